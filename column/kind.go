@@ -1,0 +1,155 @@
+package column
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+)
+
+// Kind is the physical storage of a column's values.
+type Kind uint8
+
+// The storage kinds. Temporal types map to the integer kind of their storage.
+const (
+	Unsupported Kind = iota
+	Int8
+	Int16
+	Int32
+	Int64
+	Uint8
+	Uint16
+	Uint32
+	Uint64
+	Float32
+	Float64
+	Bool
+	Decimal128
+	Binary      // 32-bit offsets: string, binary
+	LargeBinary // 64-bit offsets: large_string, large_binary
+)
+
+var kindNames = [...]string{"unsupported", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+	"float32", "float64", "bool", "decimal128", "binary", "large_binary"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// Width is the size in bytes of one value of a fixed-width kind (0 for bool,
+// whose values are bits, and for the variable-width kinds).
+func (k Kind) Width() int {
+	switch k {
+	case Int8, Uint8:
+		return 1
+	case Int16, Uint16:
+		return 2
+	case Int32, Uint32, Float32:
+		return 4
+	case Int64, Uint64, Float64:
+		return 8
+	case Decimal128:
+		return 16
+	}
+	return 0
+}
+
+// Family groups kinds that share one aggregate state layout.
+type Family uint8
+
+// The families.
+const (
+	FamilyNone Family = iota
+	FamilySigned
+	FamilyUnsigned
+	FamilyFloat
+	FamilyBool
+	FamilyDecimal
+	FamilyBytes
+)
+
+var familyNames = [...]string{"none", "signed", "unsigned", "float", "bool", "decimal", "bytes"}
+
+func (f Family) String() string {
+	if int(f) < len(familyNames) {
+		return familyNames[f]
+	}
+	return fmt.Sprintf("family(%d)", uint8(f))
+}
+
+// Family is the aggregate family of a kind.
+func (k Kind) Family() Family {
+	switch k {
+	case Int8, Int16, Int32, Int64:
+		return FamilySigned
+	case Uint8, Uint16, Uint32, Uint64:
+		return FamilyUnsigned
+	case Float32, Float64:
+		return FamilyFloat
+	case Bool:
+		return FamilyBool
+	case Decimal128:
+		return FamilyDecimal
+	case Binary, LargeBinary:
+		return FamilyBytes
+	}
+	return FamilyNone
+}
+
+// KindOf returns the storage kind of values of type dt. For a dictionary type it
+// is the kind of the dictionary's values (see IndexKind for the indices). It
+// returns Unsupported, with a reason, for types no backend aggregates.
+func KindOf(dt arrow.DataType) (Kind, error) {
+	switch t := dt.(type) {
+	case *arrow.DictionaryType:
+		if _, err := KindOf(t.IndexType); err != nil {
+			return Unsupported, err
+		}
+		return KindOf(t.ValueType)
+	}
+	switch dt.ID() {
+	case arrow.INT8:
+		return Int8, nil
+	case arrow.INT16:
+		return Int16, nil
+	case arrow.INT32, arrow.DATE32, arrow.TIME32:
+		return Int32, nil
+	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
+		return Int64, nil
+	case arrow.UINT8:
+		return Uint8, nil
+	case arrow.UINT16:
+		return Uint16, nil
+	case arrow.UINT32:
+		return Uint32, nil
+	case arrow.UINT64:
+		return Uint64, nil
+	case arrow.FLOAT32:
+		return Float32, nil
+	case arrow.FLOAT64:
+		return Float64, nil
+	case arrow.BOOL:
+		return Bool, nil
+	case arrow.DECIMAL128:
+		return Decimal128, nil
+	case arrow.STRING, arrow.BINARY:
+		return Binary, nil
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		return LargeBinary, nil
+	}
+	return Unsupported, fmt.Errorf("type %s is not supported", dt)
+}
+
+// IndexKind returns the storage kind of a dictionary type's indices.
+func IndexKind(dt *arrow.DictionaryType) (Kind, error) {
+	k, err := KindOf(dt.IndexType)
+	if err != nil {
+		return Unsupported, err
+	}
+	if f := k.Family(); f != FamilySigned && f != FamilyUnsigned {
+		return Unsupported, fmt.Errorf("dictionary index type %s is not an integer", dt.IndexType)
+	}
+	return k, nil
+}

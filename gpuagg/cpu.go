@@ -1,0 +1,115 @@
+package gpuagg
+
+import (
+	"context"
+	"sync"
+
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// Backend folds column views into partial states. The CPU backend is always
+// there; the CUDA backend (build tag cuda) implements the same interface.
+type Backend interface {
+	// Name identifies the backend in plans and errors ("cpu", "gpu").
+	Name() string
+	// Update folds views[i] into states[i] for every i. States arrive
+	// initialized (NewState) or holding earlier partials of the same column.
+	Update(ctx context.Context, views []*column.View, states []*State) error
+}
+
+// CPU is the pure Go backend: each view is cut into morsels of MorselSize
+// elements, morsels are aggregated by up to Threads goroutines, and the morsel
+// states of a view are merged in order.
+type CPU struct {
+	Threads int
+	scratch sync.Pool // *cpuScratch
+}
+
+// Name implements Backend.
+func (c *CPU) Name() string { return "cpu" }
+
+type task struct {
+	col    int
+	lo, hi int
+}
+
+type cpuScratch struct {
+	tasks  []task
+	states []State
+	accs   []morselAccs
+}
+
+// Update implements Backend.
+func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State) error {
+	sc, _ := c.scratch.Get().(*cpuScratch)
+	if sc == nil {
+		sc = &cpuScratch{}
+	}
+	defer c.scratch.Put(sc)
+
+	sc.tasks = sc.tasks[:0]
+	for i, v := range views {
+		for lo := 0; lo < v.Len; lo += MorselSize {
+			sc.tasks = append(sc.tasks, task{i, lo, min(lo+MorselSize, v.Len)})
+		}
+	}
+	if cap(sc.states) < len(sc.tasks) {
+		sc.states = make([]State, len(sc.tasks))
+	}
+	sc.states = sc.states[:len(sc.tasks)]
+	workers := max(1, min(c.Threads, len(sc.tasks)))
+	if len(sc.accs) < workers {
+		sc.accs = make([]morselAccs, workers)
+	}
+
+	var firstErr error
+	if workers == 1 {
+		firstErr = c.run(ctx, views, sc, &sc.accs[0], 0, 1)
+	} else {
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				errs[w] = c.run(ctx, views, sc, &sc.accs[w], w, workers)
+			}(w)
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				firstErr = err
+				break
+			}
+		}
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	// Merge the morsel states of each view in order: the same result for
+	// every thread count.
+	for t := range sc.tasks {
+		states[sc.tasks[t].col].Merge(&sc.states[t])
+	}
+	return nil
+}
+
+// run aggregates tasks w, w+stride, ... (a static, size-based assignment).
+func (c *CPU) run(ctx context.Context, views []*column.View, sc *cpuScratch, accs *morselAccs, w, stride int) error {
+	for t := w; t < len(sc.tasks); t += stride {
+		if t&15 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		tk := sc.tasks[t]
+		v := views[tk.col]
+		st := &sc.states[t]
+		fam := v.Kind.Family()
+		*st = NewState(fam)
+		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,266 @@
+package gpuagg
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// Engine aggregates Arrow data. It is safe for concurrent use by many
+// goroutines; one Engine per process is the intended use.
+type Engine struct {
+	mem     memory.Allocator
+	threads int
+	cpu     *CPU
+}
+
+// Option configures an Engine.
+type Option func(*Engine)
+
+// WithAllocator sets the allocator for the engine's own buffers (combined
+// validity bitmaps of struct leaves, result scalars); default
+// memory.DefaultAllocator.
+func WithAllocator(mem memory.Allocator) Option { return func(e *Engine) { e.mem = mem } }
+
+// WithThreads sets how many goroutines the CPU backend uses; default
+// runtime.GOMAXPROCS(0). Results do not depend on it.
+func WithThreads(n int) Option { return func(e *Engine) { e.threads = n } }
+
+// New returns an Engine.
+func New(opts ...Option) *Engine {
+	e := &Engine{mem: memory.DefaultAllocator, threads: runtime.GOMAXPROCS(0)}
+	for _, o := range opts {
+		o(e)
+	}
+	if e.threads < 1 {
+		e.threads = 1
+	}
+	e.cpu = &CPU{Threads: e.threads}
+	return e
+}
+
+// Threads is the CPU backend's goroutine count.
+func (e *Engine) Threads() int { return e.threads }
+
+// Request names what to aggregate.
+type Request struct {
+	// Columns are leaf names (dotted for struct fields); empty means every
+	// leaf of the schema, unsupported ones included with their Err set.
+	Columns []string
+	// Aggs is the set of aggregates; 0 means AllAggs.
+	Aggs Agg
+}
+
+// ErrUnknownColumn is wrapped by errors for requested columns the schema lacks.
+var ErrUnknownColumn = errors.New("unknown column")
+
+// Resolve returns the leaves of schema that req selects, in request order (in
+// schema order when req names none).
+func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
+	all := column.Leaves(schema)
+	if len(req.Columns) == 0 {
+		return all, nil
+	}
+	out := make([]column.Leaf, 0, len(req.Columns))
+	for _, name := range req.Columns {
+		l, ok := column.Find(all, name)
+		if !ok {
+			return nil, fmt.Errorf("%w %q (columns: %s)", ErrUnknownColumn, name, column.Names(all))
+		}
+		out = append(out, l)
+	}
+	return out, nil
+}
+
+func (req Request) aggs() Agg {
+	if req.Aggs == 0 {
+		return AllAggs
+	}
+	return req.Aggs
+}
+
+// Accumulator aggregates a stream of record batches of one schema into one
+// partial state per requested column. Batches are folded in the order they
+// are added. It is not safe for concurrent use; the Engine behind it is.
+type Accumulator struct {
+	e      *Engine
+	schema *arrow.Schema
+	leaves []column.Leaf
+	aggs   Agg
+	states []State
+
+	views  []*column.View
+	ptrs   []*State
+	active []int
+	cols   []column.Column // one per leaf, reused batch after batch
+}
+
+// NewAccumulator starts aggregating record batches of schema.
+func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator, error) {
+	leaves, err := req.Resolve(schema)
+	if err != nil {
+		return nil, err
+	}
+	a := &Accumulator{e: e, schema: schema, leaves: leaves, aggs: req.aggs(), states: make([]State, len(leaves)),
+		cols: make([]column.Column, len(leaves))}
+	for i, l := range leaves {
+		a.states[i] = NewState(l.Kind.Family())
+	}
+	return a, nil
+}
+
+// Leaves are the columns the accumulator aggregates, in result order.
+func (a *Accumulator) Leaves() []column.Leaf { return a.leaves }
+
+// States are the partial states so far, one per leaf (unsupported leaves keep
+// an empty state).
+func (a *Accumulator) States() []State { return a.states }
+
+// Add folds one record batch into the states.
+func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
+	if !rec.Schema().Equal(a.schema) {
+		return fmt.Errorf("record batch schema %s does not match %s", rec.Schema(), a.schema)
+	}
+	a.views, a.ptrs, a.active = a.views[:0], a.ptrs[:0], a.active[:0]
+	defer a.releaseColumns()
+	for i, l := range a.leaves {
+		if !l.Supported() {
+			continue
+		}
+		c := &a.cols[i]
+		if err := column.Extract(c, rec, l, a.e.mem); err != nil {
+			return err
+		}
+		a.views = append(a.views, &c.View)
+		a.ptrs = append(a.ptrs, &a.states[i])
+		a.active = append(a.active, i)
+	}
+	if err := a.e.cpu.Update(ctx, a.views, a.ptrs); err != nil {
+		return fmt.Errorf("aggregating %s: %w", a.leafNames(), err)
+	}
+	return nil
+}
+
+func (a *Accumulator) releaseColumns() {
+	for i := range a.cols {
+		a.cols[i].Release()
+	}
+}
+
+func (a *Accumulator) leafNames() string {
+	if len(a.active) == 1 {
+		return fmt.Sprintf("column %q", a.leaves[a.active[0]].Name)
+	}
+	return fmt.Sprintf("%d columns", len(a.active))
+}
+
+// Merge folds the states of another accumulator of the same request into a,
+// after a's own (for example a later file of the same dataset).
+func (a *Accumulator) Merge(o *Accumulator) error {
+	if len(o.states) != len(a.states) {
+		return fmt.Errorf("merging accumulators of %d and %d columns", len(a.states), len(o.states))
+	}
+	for i := range a.states {
+		if a.leaves[i].Name != o.leaves[i].Name || !arrow.TypeEqual(a.leaves[i].Type, o.leaves[i].Type) {
+			return fmt.Errorf("merging column %q (%s) with %q (%s)", a.leaves[i].Name, a.leaves[i].Type, o.leaves[i].Name, o.leaves[i].Type)
+		}
+		a.states[i].Merge(&o.states[i])
+	}
+	return nil
+}
+
+// Results finalizes the states.
+func (a *Accumulator) Results() []Result {
+	out := make([]Result, len(a.leaves))
+	for i, l := range a.leaves {
+		if !l.Supported() {
+			out[i] = Result{Name: l.Name, Type: l.Type, Err: l.Err}
+			continue
+		}
+		out[i] = a.states[i].Finalize(l.Name, l.Type, a.aggs)
+	}
+	return out
+}
+
+// Aggregate reads every record batch of rdr and returns the aggregates of the
+// requested columns. It does not release rdr.
+func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Request) ([]Result, error) {
+	acc, err := e.NewAccumulator(rdr.Schema(), req)
+	if err != nil {
+		return nil, err
+	}
+	for rdr.Next() {
+		if err := acc.Add(ctx, rdr.Record()); err != nil {
+			return nil, err
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		return nil, fmt.Errorf("reading record batches: %w", err)
+	}
+	return acc.Results(), nil
+}
+
+// UpdateView folds one column view into a state on the CPU backend: the
+// allocation-free core under every other entry point.
+func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *State) error {
+	views, states := [1]*column.View{v}, [1]*State{s}
+	return e.cpu.Update(ctx, views[:], states[:])
+}
+
+// AggregateRecord aggregates the columns of one record batch.
+func (e *Engine) AggregateRecord(ctx context.Context, rec arrow.Record, req Request) ([]Result, error) {
+	acc, err := e.NewAccumulator(rec.Schema(), req)
+	if err != nil {
+		return nil, err
+	}
+	if err := acc.Add(ctx, rec); err != nil {
+		return nil, err
+	}
+	return acc.Results(), nil
+}
+
+// AggregateTable aggregates the columns of a table, chunk by chunk.
+func (e *Engine) AggregateTable(ctx context.Context, tbl arrow.Table, req Request) ([]Result, error) {
+	rdr := array.NewTableReader(tbl, -1)
+	defer rdr.Release()
+	return e.Aggregate(ctx, rdr, req)
+}
+
+// AggregateArray aggregates one array (a struct array aggregates its first
+// leaf; use AggregateRecord for every leaf).
+func (e *Engine) AggregateArray(ctx context.Context, arr arrow.Array, aggs Agg) (Result, error) {
+	ch := arrow.NewChunked(arr.DataType(), []arrow.Array{arr})
+	defer ch.Release()
+	return e.AggregateChunked(ctx, ch, aggs)
+}
+
+// AggregateChunked aggregates the chunks of a chunked array as one column.
+func (e *Engine) AggregateChunked(ctx context.Context, ch *arrow.Chunked, aggs Agg) (Result, error) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "", Type: ch.DataType(), Nullable: true}}, nil)
+	acc, err := e.NewAccumulator(schema, Request{Aggs: aggs})
+	if err != nil {
+		return Result{}, err
+	}
+	if len(acc.leaves) != 1 {
+		return Result{}, fmt.Errorf("array of type %s has %d leaves; aggregate it as a record", ch.DataType(), len(acc.leaves))
+	}
+	if !acc.leaves[0].Supported() {
+		return Result{}, acc.leaves[0].Err
+	}
+	for _, chunk := range ch.Chunks() {
+		rec := array.NewRecord(schema, []arrow.Array{chunk}, int64(chunk.Len()))
+		err := acc.Add(ctx, rec)
+		rec.Release()
+		if err != nil {
+			return Result{}, err
+		}
+	}
+	return acc.Results()[0], nil
+}

@@ -1,0 +1,154 @@
+package gpuagg
+
+import (
+	"bytes"
+	"math"
+
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// State is the partial aggregate of one column: the one definition of what the
+// aggregates are, whatever drives them. NewState initializes it, the update
+// loops of a backend fold values into it (the CPU loops in this package, the
+// CUDA kernels' per-thread states), Merge combines two partial states, and
+// Finalize turns it into results.
+//
+// Merge is associative and has NewState as identity, so partial states of
+// chunks, files, devices or machines can be combined in any grouping; the
+// engine always merges in a fixed order, which makes float results identical
+// from run to run whatever the thread count. A State is a plain value: copy it,
+// serialize it with MarshalBinary or AppendStates, merge it later.
+type State struct {
+	Family    column.Family
+	Count     int64 // valid (non-null) values
+	NullCount int64
+
+	// Sum is the exact sum of signed, unsigned and decimal values (unscaled) and
+	// the number of true values of a boolean column.
+	Sum Int192
+
+	// Float sums are compensated: the sum is FSum + FComp, where FComp gathers the
+	// rounding errors of every addition (error-free transformations, Neumaier).
+	// FSpecial is the plain sum of the non-finite values (infinities, NaN) and of
+	// partial sums that overflowed, 0 when there were none.
+	FSum, FComp, FSpecial float64
+
+	// Min and Max in the family's encoding: signed int64 bits, unsigned uint64,
+	// float64 bits, decimal128 as {lo, hi}; unused for bool and bytes. Floats
+	// start at +Inf / -Inf and skip NaN, so Min > Max with Count > 0 means every
+	// valid value was NaN.
+	Min, Max [2]uint64
+
+	// BMin and BMax are the bytewise extremes of a bytes column (owned copies),
+	// meaningful when Count > 0.
+	BMin, BMax []byte
+}
+
+// NewState returns the empty state (the identity of Merge) of a family.
+func NewState(f column.Family) State {
+	s := State{Family: f}
+	switch f {
+	case column.FamilySigned:
+		s.Min[0], s.Max[0] = uint64(math.MaxInt64), 1<<63
+	case column.FamilyUnsigned:
+		s.Min[0], s.Max[0] = math.MaxUint64, 0
+	case column.FamilyFloat:
+		s.Min[0], s.Max[0] = math.Float64bits(math.Inf(1)), math.Float64bits(math.Inf(-1))
+	case column.FamilyDecimal:
+		// max decimal128: 2^127-1; min: -2^127
+		s.Min = [2]uint64{math.MaxUint64, math.MaxInt64}
+		s.Max = [2]uint64{0, 1 << 63}
+	}
+	return s
+}
+
+// Merge folds o into s. Both must be of the same family.
+func (s *State) Merge(o *State) {
+	wasEmpty := s.Count == 0
+	s.Count += o.Count
+	s.NullCount += o.NullCount
+	switch s.Family {
+	case column.FamilySigned:
+		s.Sum = s.Sum.Add(o.Sum)
+		s.Min[0] = uint64(min(int64(s.Min[0]), int64(o.Min[0])))
+		s.Max[0] = uint64(max(int64(s.Max[0]), int64(o.Max[0])))
+	case column.FamilyUnsigned:
+		s.Sum = s.Sum.Add(o.Sum)
+		s.Min[0] = min(s.Min[0], o.Min[0])
+		s.Max[0] = max(s.Max[0], o.Max[0])
+	case column.FamilyBool:
+		s.Sum = s.Sum.Add(o.Sum)
+	case column.FamilyDecimal:
+		s.Sum = s.Sum.Add(o.Sum)
+		if dec128Less(o.Min, s.Min) {
+			s.Min = o.Min
+		}
+		if dec128Less(s.Max, o.Max) {
+			s.Max = o.Max
+		}
+	case column.FamilyFloat:
+		s.addFloatPartial(o.FSum, o.FComp)
+		s.FSpecial += o.FSpecial
+		s.Min[0] = math.Float64bits(floatMin(math.Float64frombits(s.Min[0]), math.Float64frombits(o.Min[0])))
+		s.Max[0] = math.Float64bits(floatMax(math.Float64frombits(s.Max[0]), math.Float64frombits(o.Max[0])))
+	case column.FamilyBytes:
+		if o.Count > 0 {
+			if wasEmpty || bytes.Compare(o.BMin, s.BMin) < 0 {
+				s.BMin = append(s.BMin[:0], o.BMin...)
+			}
+			if wasEmpty || bytes.Compare(o.BMax, s.BMax) > 0 {
+				s.BMax = append(s.BMax[:0], o.BMax...)
+			}
+		}
+	}
+}
+
+// addFloatPartial adds the compensated pair (sum, comp) with an error-free
+// two-sum: the rounding error of sum+FSum goes into FComp.
+func (s *State) addFloatPartial(sum, comp float64) {
+	t := s.FSum + sum
+	if math.IsInf(t, 0) || math.IsNaN(t) {
+		// An infinity, a NaN or an overflow: the result is non-finite whatever
+		// the finite rest is, so only the special value is kept.
+		s.FSpecial += t
+		s.FSum = 0
+		s.FComp += comp
+		return
+	}
+	z := t - s.FSum
+	s.FComp += (s.FSum - (t - z)) + (sum - z) + comp
+	s.FSum = t
+}
+
+// FloatSum returns the compensated float sum: NaN or ±Inf when non-finite values
+// were seen, else FSum + FComp rounded once.
+func (s *State) FloatSum() float64 {
+	if s.FSpecial != 0 || math.IsNaN(s.FSpecial) {
+		return s.FSpecial
+	}
+	return s.FSum + s.FComp
+}
+
+// floatMin is min with -0 < +0; NaN never wins against a number (the update
+// loops never store NaN; the identity is +Inf).
+func floatMin(a, b float64) float64 {
+	if b < a || (b == a && math.Signbit(b)) {
+		return b
+	}
+	return a
+}
+
+// floatMax is max with +0 > -0.
+func floatMax(a, b float64) float64 {
+	if b > a || (b == a && !math.Signbit(b)) {
+		return b
+	}
+	return a
+}
+
+func dec128Less(a, b [2]uint64) bool {
+	if int64(a[1]) != int64(b[1]) {
+		return int64(a[1]) < int64(b[1])
+	}
+	return a[0] < b[0]
+}
