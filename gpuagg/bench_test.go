@@ -73,7 +73,10 @@ func BenchmarkFused(b *testing.B) {
 		})
 		for _, threads := range []int{1, 2} {
 			b.Run(fmt.Sprintf("%s/fused-threads%d", tc.name, threads), func(b *testing.B) {
-				e := New(WithThreads(threads))
+				e, err := New(WithThreads(threads), WithDevice(DeviceCPU))
+				if err != nil {
+					b.Fatal(err)
+				}
 				v, err := column.ViewOf(tc.arr)
 				if err != nil {
 					b.Fatal(err)

@@ -18,7 +18,11 @@ import (
 type Engine struct {
 	mem     memory.Allocator
 	threads int
+	device  Device
 	cpu     *CPU
+	gpu     GPUBackend // nil: CPU only
+	// gpuShared: the GPU backend came from WithGPU and is the caller's to close.
+	gpuShared bool
 }
 
 // Option configures an Engine.
@@ -33,8 +37,16 @@ func WithAllocator(mem memory.Allocator) Option { return func(e *Engine) { e.mem
 // runtime.GOMAXPROCS(0). Results do not depend on it.
 func WithThreads(n int) Option { return func(e *Engine) { e.threads = n } }
 
-// New returns an Engine.
-func New(opts ...Option) *Engine {
+// WithDevice sets the device policy; default DeviceAuto.
+func WithDevice(d Device) Option { return func(e *Engine) { e.device = d } }
+
+// WithGPU makes the engine use b as its GPU backend (instead of opening the
+// registered one). The engine does not close it.
+func WithGPU(b GPUBackend) Option { return func(e *Engine) { e.gpu, e.gpuShared = b, true } }
+
+// New returns an Engine. With DeviceGPU it fails when no GPU backend can be
+// opened; with DeviceAuto it falls back to the CPU.
+func New(opts ...Option) (*Engine, error) {
 	e := &Engine{mem: memory.DefaultAllocator, threads: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
 		o(e)
@@ -43,7 +55,41 @@ func New(opts ...Option) *Engine {
 		e.threads = 1
 	}
 	e.cpu = &CPU{Threads: e.threads}
-	return e
+	if e.gpu == nil && e.device != DeviceCPU && GPUBuiltIn() {
+		g, err := openGPU()
+		switch {
+		case err == nil:
+			e.gpu = g
+		case e.device == DeviceGPU:
+			return nil, err
+		}
+	}
+	if e.device == DeviceGPU && e.gpu == nil {
+		_, err := openGPU()
+		return nil, err
+	}
+	if e.device == DeviceCPU {
+		e.gpu = nil
+	}
+	return e, nil
+}
+
+// Close releases the GPU backend the engine opened.
+func (e *Engine) Close() error {
+	if e.gpu != nil && !e.gpuShared {
+		err := e.gpu.Close()
+		e.gpu = nil
+		return err
+	}
+	return nil
+}
+
+// backendFor picks the backend of a view.
+func (e *Engine) backendFor(v *column.View) Backend {
+	if e.gpu != nil && e.gpu.Handles(v) {
+		return e.gpu
+	}
+	return e.cpu
 }
 
 // Threads is the CPU backend's goroutine count.
@@ -142,8 +188,36 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 		a.ptrs = append(a.ptrs, &a.states[i])
 		a.active = append(a.active, i)
 	}
-	if err := a.e.cpu.Update(ctx, a.views, a.ptrs); err != nil {
-		return fmt.Errorf("aggregating %s: %w", a.leafNames(), err)
+	return a.e.update(ctx, a.views, a.ptrs, a.leafNames)
+}
+
+// update sends each view to its backend: the GPU's views in one call, the
+// CPU's in another.
+func (e *Engine) update(ctx context.Context, views []*column.View, states []*State, names func() string) error {
+	if e.gpu == nil {
+		if err := e.cpu.Update(ctx, views, states); err != nil {
+			return fmt.Errorf("aggregating %s on the cpu: %w", names(), err)
+		}
+		return nil
+	}
+	var gv, cv []*column.View
+	var gs, cs []*State
+	for i, v := range views {
+		if e.backendFor(v) == e.cpu {
+			cv, cs = append(cv, v), append(cs, states[i])
+		} else {
+			gv, gs = append(gv, v), append(gs, states[i])
+		}
+	}
+	if len(gv) > 0 {
+		if err := e.gpu.Update(ctx, gv, gs); err != nil {
+			return fmt.Errorf("aggregating %s on the %s: %w", names(), e.gpu.Name(), err)
+		}
+	}
+	if len(cv) > 0 {
+		if err := e.cpu.Update(ctx, cv, cs); err != nil {
+			return fmt.Errorf("aggregating %s on the cpu: %w", names(), err)
+		}
 	}
 	return nil
 }
@@ -207,11 +281,11 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 	return acc.Results(), nil
 }
 
-// UpdateView folds one column view into a state on the CPU backend: the
-// allocation-free core under every other entry point.
+// UpdateView folds one column view into a state on its backend: on the CPU,
+// the allocation-free core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *State) error {
 	views, states := [1]*column.View{v}, [1]*State{s}
-	return e.cpu.Update(ctx, views[:], states[:])
+	return e.backendFor(v).Update(ctx, views[:], states[:])
 }
 
 // AggregateRecord aggregates the columns of one record batch.
