@@ -1,0 +1,214 @@
+// Package aggcompute plugs arrowagg's aggregates into Arrow Go's compute
+// function registry: sum, min_max, count and mean, as meta functions, with
+// options equivalent to Arrow C++'s ScalarAggregateOptions and CountOptions.
+// Arrow Go v17 has none of these functions.
+//
+//	aggcompute.Register(compute.GetFunctionRegistry(), engine)
+//	out, err := compute.CallFunction(ctx, "sum", nil, compute.NewDatum(arr))
+//
+// Results are Arrow scalars with Arrow C++'s types: sum is int64 for signed
+// integers, uint64 for unsigned ones and booleans, float64 for floats,
+// decimal128(38, scale) for decimals; min_max is a struct scalar {min, max} of
+// the input's type; count is int64; mean is float64. An integer sum that does
+// not fit int64 / uint64 is an error wrapping ErrOverflow that gives the exact
+// value (gpuagg.Result.SumExact has it too); it never wraps around.
+package aggcompute
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/apache/arrow/go/v17/arrow/compute/exec"
+	"github.com/apache/arrow/go/v17/arrow/scalar"
+
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+// ScalarAggregateOptions are the options of sum, min_max and mean, as Arrow
+// C++'s: with SkipNulls false any null makes the result null; fewer than
+// MinCount valid values make it null.
+type ScalarAggregateOptions struct {
+	SkipNulls bool
+	MinCount  uint32
+}
+
+// TypeName implements compute.FunctionOptions.
+func (ScalarAggregateOptions) TypeName() string { return "ScalarAggregateOptions" }
+
+// DefaultScalarAggregateOptions are Arrow's defaults: skip nulls, min_count 1.
+func DefaultScalarAggregateOptions() ScalarAggregateOptions {
+	return ScalarAggregateOptions{SkipNulls: true, MinCount: 1}
+}
+
+// CountMode selects what count counts.
+type CountMode uint8
+
+// The count modes, as Arrow C++'s CountOptions.
+const (
+	CountOnlyValid CountMode = iota
+	CountOnlyNull
+	CountAll
+)
+
+// CountOptions are the options of count.
+type CountOptions struct{ Mode CountMode }
+
+// TypeName implements compute.FunctionOptions.
+func (CountOptions) TypeName() string { return "CountOptions" }
+
+// ErrOverflow is wrapped by the error of a sum that does not fit its type.
+var ErrOverflow = errors.New("sum overflows its result type")
+
+// Register adds sum, min_max, count and mean to reg, computed by e (a nil e
+// means a CPU engine with default options). It fails if reg already has a
+// function of one of these names.
+func Register(reg compute.FunctionRegistry, e *gpuagg.Engine) error {
+	if e == nil {
+		var err error
+		if e, err = gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU)); err != nil {
+			return err
+		}
+	}
+	fns := []struct {
+		name, summary string
+		opts          string
+		impl          compute.MetaFunctionImpl
+	}{
+		{"sum", "Compute the sum of a numeric array", "ScalarAggregateOptions", aggregator(e, gpuagg.Sum, sumOf)},
+		{"min_max", "Compute the minimum and maximum values of an array", "ScalarAggregateOptions", aggregator(e, gpuagg.Min|gpuagg.Max, minMaxOf)},
+		{"mean", "Compute the mean of a numeric array", "ScalarAggregateOptions", aggregator(e, gpuagg.Mean, meanOf)},
+		{"count", "Count the number of null / non-null values", "CountOptions", countImpl(e)},
+	}
+	for _, f := range fns {
+		fn := compute.NewMetaFunction(f.name, compute.Unary(), compute.FunctionDoc{
+			Summary: f.summary, ArgNames: []string{"array"}, OptionsType: f.opts,
+		}, f.impl)
+		if !reg.AddFunction(fn, false) {
+			return fmt.Errorf("aggcompute: registry already has a function %q", f.name)
+		}
+	}
+	return nil
+}
+
+// aggregate runs the engine over a datum (array, chunked array or scalar).
+func aggregate(ctx context.Context, e *gpuagg.Engine, aggs gpuagg.Agg, arg compute.Datum) (gpuagg.Result, error) {
+	switch d := arg.(type) {
+	case *compute.ArrayDatum:
+		arr := d.MakeArray()
+		defer arr.Release()
+		return e.AggregateArray(ctx, arr, aggs)
+	case *compute.ChunkedDatum:
+		return e.AggregateChunked(ctx, d.Value, aggs)
+	case *compute.ScalarDatum:
+		arr, err := scalar.MakeArrayFromScalar(d.Value, 1, exec.GetAllocator(ctx))
+		if err != nil {
+			return gpuagg.Result{}, fmt.Errorf("%w: %w", arrow.ErrInvalid, err)
+		}
+		defer arr.Release()
+		return e.AggregateArray(ctx, arr, aggs)
+	}
+	return gpuagg.Result{}, fmt.Errorf("%w: aggregates take an array, chunked array or scalar, not %s", arrow.ErrInvalid, arg.Kind())
+}
+
+// finish picks one aggregate out of a result.
+type finish func(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error)
+
+func aggregator(e *gpuagg.Engine, aggs gpuagg.Agg, pick finish) compute.MetaFunctionImpl {
+	return func(ctx context.Context, opts compute.FunctionOptions, args ...compute.Datum) (compute.Datum, error) {
+		o := DefaultScalarAggregateOptions()
+		switch v := opts.(type) {
+		case nil:
+		case ScalarAggregateOptions:
+			o = v
+		case *ScalarAggregateOptions:
+			o = *v
+		default:
+			return nil, fmt.Errorf("%w: want ScalarAggregateOptions, got %s", arrow.ErrInvalid, opts.TypeName())
+		}
+		r, err := aggregate(ctx, e, aggs|gpuagg.Count|gpuagg.NullCount, args[0])
+		if err != nil {
+			return nil, err
+		}
+		dt := args[0].(compute.ArrayLikeDatum).Type()
+		s, err := pick(r, dt)
+		if err != nil {
+			return nil, err
+		}
+		if (!o.SkipNulls && r.NullCount > 0) || r.Count < int64(o.MinCount) {
+			s = nullLike(s)
+		}
+		return compute.NewDatum(s), nil
+	}
+}
+
+// nullLike returns a null scalar of s's type (a struct of nulls for min_max).
+func nullLike(s scalar.Scalar) scalar.Scalar {
+	if st, ok := s.(*scalar.Struct); ok {
+		fields := make([]scalar.Scalar, len(st.Value))
+		for i, f := range st.Value {
+			fields[i] = scalar.MakeNullScalar(f.DataType())
+		}
+		return scalar.NewStructScalar(fields, st.Type)
+	}
+	return scalar.MakeNullScalar(s.DataType())
+}
+
+func notApplicable(fn string, dt arrow.DataType) error {
+	return fmt.Errorf("%w: function '%s' has no kernel matching input type (%s)", arrow.ErrNotImplemented, fn, dt)
+}
+
+func sumOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+	if r.Sum == nil {
+		return nil, notApplicable("sum", dt)
+	}
+	if r.SumOverflow {
+		return nil, fmt.Errorf("%w: sum of %s is %s", ErrOverflow, dt, r.SumExact)
+	}
+	return r.Sum, nil
+}
+
+func minMaxOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+	if r.Min == nil || r.Max == nil {
+		return nil, notApplicable("min_max", dt)
+	}
+	vt := r.Min.DataType()
+	st := arrow.StructOf(arrow.Field{Name: "min", Type: vt, Nullable: true}, arrow.Field{Name: "max", Type: vt, Nullable: true})
+	return scalar.NewStructScalar([]scalar.Scalar{r.Min, r.Max}, st), nil
+}
+
+func meanOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+	if r.Mean == nil {
+		return nil, notApplicable("mean", dt)
+	}
+	return r.Mean, nil
+}
+
+func countImpl(e *gpuagg.Engine) compute.MetaFunctionImpl {
+	return func(ctx context.Context, opts compute.FunctionOptions, args ...compute.Datum) (compute.Datum, error) {
+		mode := CountOnlyValid
+		switch v := opts.(type) {
+		case nil:
+		case CountOptions:
+			mode = v.Mode
+		case *CountOptions:
+			mode = v.Mode
+		default:
+			return nil, fmt.Errorf("%w: want CountOptions, got %s", arrow.ErrInvalid, opts.TypeName())
+		}
+		r, err := aggregate(ctx, e, gpuagg.Count|gpuagg.NullCount, args[0])
+		if err != nil {
+			return nil, err
+		}
+		n := r.Count
+		switch mode {
+		case CountOnlyNull:
+			n = r.NullCount
+		case CountAll:
+			n = r.Count + r.NullCount
+		}
+		return compute.NewDatum(scalar.NewInt64Scalar(n)), nil
+	}
+}
