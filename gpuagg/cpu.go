@@ -34,9 +34,11 @@ type task struct {
 }
 
 type cpuScratch struct {
+	views  []*column.View
 	tasks  []task
 	states []State
 	accs   []morselAccs
+	errs   []error
 }
 
 // Update implements Backend.
@@ -45,8 +47,12 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State)
 	if sc == nil {
 		sc = &cpuScratch{}
 	}
-	defer c.scratch.Put(sc)
+	defer func() {
+		clear(sc.views) // drop references to the caller's data
+		c.scratch.Put(sc)
+	}()
 
+	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
 		for lo := 0; lo < v.Len; lo += MorselSize {
@@ -62,29 +68,24 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State)
 		sc.accs = make([]morselAccs, workers)
 	}
 
-	var firstErr error
+	sc.errs = append(sc.errs[:0], make([]error, workers)...)
 	if workers == 1 {
-		firstErr = c.run(ctx, views, sc, &sc.accs[0], 0, 1)
+		sc.errs[0] = c.run(ctx, sc, 0, 1)
 	} else {
 		var wg sync.WaitGroup
-		errs := make([]error, workers)
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
-				errs[w] = c.run(ctx, views, sc, &sc.accs[w], w, workers)
+				sc.errs[w] = c.run(ctx, sc, w, workers)
 			}(w)
 		}
 		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				firstErr = err
-				break
-			}
-		}
 	}
-	if firstErr != nil {
-		return firstErr
+	for _, err := range sc.errs {
+		if err != nil {
+			return err
+		}
 	}
 	// Merge the morsel states of each view in order: the same result for
 	// every thread count.
@@ -95,7 +96,8 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State)
 }
 
 // run aggregates tasks w, w+stride, ... (a static, size-based assignment).
-func (c *CPU) run(ctx context.Context, views []*column.View, sc *cpuScratch, accs *morselAccs, w, stride int) error {
+func (c *CPU) run(ctx context.Context, sc *cpuScratch, w, stride int) error {
+	accs := &sc.accs[w]
 	for t := w; t < len(sc.tasks); t += stride {
 		if t&15 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -103,7 +105,7 @@ func (c *CPU) run(ctx context.Context, views []*column.View, sc *cpuScratch, acc
 			}
 		}
 		tk := sc.tasks[t]
-		v := views[tk.col]
+		v := sc.views[tk.col]
 		st := &sc.states[t]
 		fam := v.Kind.Family()
 		*st = NewState(fam)

@@ -284,8 +284,11 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 // UpdateView folds one column view into a state on its backend: on the CPU,
 // the allocation-free core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *State) error {
-	views, states := [1]*column.View{v}, [1]*State{s}
-	return e.backendFor(v).Update(ctx, views[:], states[:])
+	if e.gpu != nil && e.gpu.Handles(v) {
+		return e.gpu.Update(ctx, []*column.View{v}, []*State{s})
+	}
+	views, states := [1]*column.View{v}, [1]*State{s} // on the stack
+	return e.cpu.Update(ctx, views[:], states[:])
 }
 
 // AggregateRecord aggregates the columns of one record batch.

@@ -1,0 +1,150 @@
+package planner
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"time"
+)
+
+// Calibration holds the measured costs the planner works from. Rates are in
+// bytes per second.
+type Calibration struct {
+	Host string `json:"host"` // what the CPU figures were measured on
+	// CPU fused-pass throughput: PerThread with one goroutine, Max with
+	// MaxThreads goroutines (memory bandwidth caps the scaling).
+	CPUPerThread float64 `json:"cpu_per_thread"`
+	CPUMax       float64 `json:"cpu_max"`
+	MaxThreads   int     `json:"max_threads"`
+	// CPUOverhead is the fixed cost of one CPU aggregation call.
+	CPUOverhead time.Duration `json:"cpu_overhead"`
+
+	// GPU is empty when there is none; the GPU figures are then unused.
+	GPU string `json:"gpu,omitempty"`
+	// H2DPinned and H2DPageable are host-to-device copy rates from pinned
+	// and from ordinary (pageable) host memory; HostStaged is the rate of the
+	// backend's own path from ordinary memory (staging through pinned buffers,
+	// overlapped with the copies), which is what ordinary Arrow data takes.
+	H2DPinned   float64 `json:"h2d_pinned,omitempty"`
+	H2DPageable float64 `json:"h2d_pageable,omitempty"`
+	HostStaged  float64 `json:"host_staged,omitempty"`
+	// DeviceRead is the fused kernel's read rate on GPU-resident data.
+	DeviceRead float64 `json:"device_read,omitempty"`
+	// Launch is a kernel launch plus reading its result back, for a small
+	// column.
+	Launch time.Duration `json:"launch,omitempty"`
+
+	MeasuredAt time.Time `json:"measured_at"`
+}
+
+// HasGPU reports whether the calibration describes a usable GPU.
+func (c Calibration) HasGPU() bool {
+	return c.GPU != "" && c.DeviceRead > 0 && c.HostStaged > 0
+}
+
+// CPURate is the CPU's fused-pass throughput with n goroutines: linear in n
+// up to the measured maximum.
+func (c Calibration) CPURate(n int) float64 {
+	if n < 1 {
+		n = 1
+	}
+	r := c.CPUPerThread * float64(n)
+	if c.CPUMax > 0 && r > c.CPUMax {
+		r = c.CPUMax
+	}
+	return r
+}
+
+// Validate checks that the figures are usable.
+func (c Calibration) Validate() error {
+	if c.CPUPerThread <= 0 || c.CPUMax < c.CPUPerThread || c.MaxThreads < 1 {
+		return fmt.Errorf("calibration: CPU figures missing or inconsistent (per thread %g B/s, max %g B/s, %d threads)",
+			c.CPUPerThread, c.CPUMax, c.MaxThreads)
+	}
+	if c.GPU != "" && (c.DeviceRead <= 0 || c.HostStaged <= 0 || c.H2DPinned <= 0 || c.Launch <= 0) {
+		return fmt.Errorf("calibration: GPU %q has missing figures", c.GPU)
+	}
+	return nil
+}
+
+// Defaults is a conservative calibration for a CPU-only host of n cores, used
+// until a measurement exists: 4 GB/s per goroutine, 12 GB/s at most.
+func Defaults(n int) Calibration {
+	if n < 1 {
+		n = 1
+	}
+	return Calibration{Host: "defaults", CPUPerThread: 4e9, CPUMax: max(4e9, min(12e9, 4e9*float64(n))), MaxThreads: n,
+		CPUOverhead: 2 * time.Microsecond}
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// CachePath is where the calibration of a host and GPU is cached: a file under
+// os.UserCacheDir()/arrowagg.
+func CachePath(host, gpu string) (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("calibration cache: %w", err)
+	}
+	name := unsafeName.ReplaceAllString(host, "_")
+	if gpu != "" {
+		name += "-" + unsafeName.ReplaceAllString(gpu, "_")
+	}
+	return filepath.Join(dir, "arrowagg", "calibration-"+name+".json"), nil
+}
+
+// ErrNoCache is returned by Load when no calibration is cached.
+var ErrNoCache = errors.New("no cached calibration")
+
+// Load reads a cached calibration.
+func Load(path string) (Calibration, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Calibration{}, fmt.Errorf("%w at %s", ErrNoCache, path)
+	}
+	if err != nil {
+		return Calibration{}, fmt.Errorf("reading calibration: %w", err)
+	}
+	var c Calibration
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Calibration{}, fmt.Errorf("calibration %s: %w", path, err)
+	}
+	if err := c.Validate(); err != nil {
+		return Calibration{}, fmt.Errorf("calibration %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Save writes a calibration to path (atomically: a temporary file renamed).
+func Save(path string, c Calibration) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding calibration: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("calibration cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".calibration-*")
+	if err != nil {
+		return fmt.Errorf("calibration cache: %w", err)
+	}
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing calibration: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("writing calibration: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("writing calibration: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,186 @@
+package planner
+
+import (
+	"fmt"
+	"time"
+)
+
+// Location is where a column's memory lives.
+type Location uint8
+
+// The locations.
+const (
+	Host   Location = iota // ordinary (pageable) host memory, e.g. Go's heap
+	Pinned                 // page-locked host memory
+	Device                 // already in GPU memory
+)
+
+func (l Location) String() string {
+	switch l {
+	case Pinned:
+		return "pinned"
+	case Device:
+		return "device"
+	}
+	return "host"
+}
+
+// Column is what the planner knows of one column.
+type Column struct {
+	Name     string
+	Bytes    int64 // bytes a backend reads: values and validity
+	Location Location
+	// GPUCapable: the GPU backend handles the column's type (not strings).
+	GPUCapable bool
+}
+
+// Backend is a planner's choice.
+type Backend uint8
+
+// The choices.
+const (
+	CPU   Backend = iota
+	GPU           // the whole column on the GPU
+	Split         // part on the GPU, the rest on the CPU at the same time
+)
+
+func (b Backend) String() string {
+	switch b {
+	case GPU:
+		return "gpu"
+	case Split:
+		return "cpu+gpu"
+	}
+	return "cpu"
+}
+
+// Force overrides the planner's choice.
+type Force uint8
+
+// The overrides.
+const (
+	Auto Force = iota
+	ForceCPU
+	ForceGPU
+)
+
+// Options tune a plan.
+type Options struct {
+	Threads int   // CPU goroutines; default the calibration's MaxThreads
+	Force   Force // Auto: the fastest estimate
+	// MinSplitBytes is the smallest column worth splitting (default 32 MiB):
+	// below it a split's fixed costs outweigh what it saves.
+	MinSplitBytes int64
+}
+
+// Decision is the plan of one column.
+type Decision struct {
+	Column  string
+	Backend Backend
+	// GPUFraction is the share of the column's elements that go to the GPU (1
+	// for GPU, 0 for CPU).
+	GPUFraction float64
+	// Estimates of each choice; zero where a choice is impossible.
+	CPUTime, GPUTime, SplitTime time.Duration
+	// Estimate is the chosen choice's estimate.
+	Estimate time.Duration
+	Reason   string
+}
+
+// Plan decides where each column is aggregated.
+func Plan(cols []Column, cal Calibration, opt Options) []Decision {
+	threads := opt.Threads
+	if threads < 1 {
+		threads = cal.MaxThreads
+	}
+	if opt.MinSplitBytes <= 0 {
+		opt.MinSplitBytes = 32 << 20
+	}
+	out := make([]Decision, len(cols))
+	for i, c := range cols {
+		out[i] = decide(c, cal, threads, opt)
+	}
+	return out
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// gpuRate is the rate the GPU path reads a column at, by where it lives.
+func gpuRate(c Column, cal Calibration) float64 {
+	switch c.Location {
+	case Device:
+		return cal.DeviceRead
+	case Pinned:
+		return min(cal.H2DPinned, cal.DeviceRead)
+	}
+	return cal.HostStaged
+}
+
+func decide(c Column, cal Calibration, threads int, opt Options) Decision {
+	d := Decision{Column: c.Name}
+	b := float64(c.Bytes)
+	cpuRate := cal.CPURate(threads)
+	d.CPUTime = cal.CPUOverhead + seconds(b/cpuRate)
+	gpuOK := cal.HasGPU() && c.GPUCapable
+	if gpuOK {
+		g := gpuRate(c, cal)
+		d.GPUTime = cal.Launch + seconds(b/g)
+		if c.Location != Device && c.Bytes >= opt.MinSplitBytes {
+			// Split in proportion to the two rates; both run at once.
+			f := g / (g + cpuRate)
+			d.GPUFraction = f
+			d.SplitTime = max(cal.Launch+seconds(f*b/g), cal.CPUOverhead+seconds((1-f)*b/cpuRate))
+		}
+	}
+
+	switch {
+	case opt.Force == ForceCPU || !gpuOK:
+		d.Backend, d.GPUFraction, d.Estimate = CPU, 0, d.CPUTime
+		switch {
+		case opt.Force == ForceCPU:
+			d.Reason = "cpu forced"
+		case !c.GPUCapable:
+			d.Reason = "cpu: the GPU backend does not handle this type"
+		default:
+			d.Reason = "cpu: no GPU"
+		}
+		if c.Location == Device {
+			d.Reason += " (column resident on the GPU is read back)"
+		}
+	case opt.Force == ForceGPU || c.Location == Device:
+		d.Backend, d.GPUFraction, d.Estimate = GPU, 1, d.GPUTime
+		if opt.Force == ForceGPU {
+			d.Reason = "gpu forced"
+		} else {
+			d.Reason = fmt.Sprintf("gpu: resident on the device, read at %s", rate(cal.DeviceRead))
+		}
+	case d.SplitTime > 0 && d.SplitTime < min(d.CPUTime, d.GPUTime):
+		d.Backend, d.Estimate = Split, d.SplitTime
+		d.Reason = fmt.Sprintf("split %.0f%% gpu (%s from %s memory) / %.0f%% cpu (%s on %d threads): %s vs cpu %s, gpu %s",
+			100*d.GPUFraction, rate(gpuRate(c, cal)), c.Location, 100*(1-d.GPUFraction), rate(cpuRate), threads,
+			d.SplitTime, d.CPUTime, d.GPUTime)
+	case d.GPUTime < d.CPUTime:
+		d.Backend, d.GPUFraction, d.Estimate = GPU, 1, d.GPUTime
+		d.Reason = fmt.Sprintf("gpu: %s vs cpu %s (%s from %s memory vs %s on %d threads)",
+			d.GPUTime, d.CPUTime, rate(gpuRate(c, cal)), c.Location, rate(cpuRate), threads)
+	default:
+		d.Backend, d.GPUFraction, d.Estimate = CPU, 0, d.CPUTime
+		why := "faster"
+		if cal.Launch > d.CPUTime {
+			why = "launch latency dominates"
+		}
+		d.Reason = fmt.Sprintf("cpu: %s vs gpu %s (%s)", d.CPUTime, d.GPUTime, why)
+	}
+	return d
+}
+
+// rate formats bytes per second.
+func rate(bps float64) string {
+	switch {
+	case bps >= 1e12:
+		return fmt.Sprintf("%.2f TB/s", bps/1e12)
+	case bps >= 1e9:
+		return fmt.Sprintf("%.1f GB/s", bps/1e9)
+	}
+	return fmt.Sprintf("%.0f MB/s", bps/1e6)
+}

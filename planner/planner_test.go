@@ -1,0 +1,111 @@
+package planner
+
+import (
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// h100Host is the calibration measured on the H100 host (16 cores): pinned
+// uploads 55 GB/s, pageable 8, staged 45, device read 3 TB/s, 24 µs launch,
+// Go 4.3 GB/s per goroutine up to 51.3 GB/s.
+func h100Host() Calibration {
+	return Calibration{Host: "h100-host", CPUPerThread: 4.3e9, CPUMax: 51.3e9, MaxThreads: 16, CPUOverhead: 3 * time.Microsecond,
+		GPU: "H100", H2DPinned: 55e9, H2DPageable: 8e9, HostStaged: 45e9, DeviceRead: 3e12, Launch: 24 * time.Microsecond}
+}
+
+func TestPlanDecisions(t *testing.T) {
+	cal := h100Host()
+	require.NoError(t, cal.Validate())
+	plan := Plan([]Column{
+		{Name: "small", Bytes: 4 << 10, GPUCapable: true},
+		{Name: "resident", Bytes: 4 << 10, Location: Device, GPUCapable: true},
+		{Name: "big", Bytes: 1 << 30, GPUCapable: true},
+		{Name: "strings", Bytes: 1 << 30},
+		{Name: "pinned", Bytes: 1 << 30, Location: Pinned, GPUCapable: true},
+	}, cal, Options{})
+	require.Equal(t, CPU, plan[0].Backend, plan[0].Reason)
+	require.Contains(t, plan[0].Reason, "launch latency dominates")
+	require.Equal(t, GPU, plan[1].Backend, plan[1].Reason)
+	require.Equal(t, Split, plan[2].Backend, plan[2].Reason)
+	require.InDelta(t, 45/(45+51.3), plan[2].GPUFraction, 1e-9)
+	// Together the two paths are about twice as fast as either alone.
+	require.Less(t, float64(plan[2].SplitTime), 0.6*float64(min(plan[2].CPUTime, plan[2].GPUTime)))
+	require.Equal(t, CPU, plan[3].Backend)
+	require.Contains(t, plan[3].Reason, "does not handle")
+	require.Equal(t, Split, plan[4].Backend)
+	require.Greater(t, plan[4].GPUFraction, plan[2].GPUFraction, "pinned memory uploads faster than staging")
+	for _, d := range plan {
+		require.Equal(t, d.Estimate, map[Backend]time.Duration{CPU: d.CPUTime, GPU: d.GPUTime, Split: d.SplitTime}[d.Backend])
+	}
+}
+
+// TestCrossover: as a host column grows, the choice moves from the CPU to a
+// split and never back; with one goroutine the GPU alone wins before that.
+func TestCrossover(t *testing.T) {
+	cal := h100Host()
+	for _, threads := range []int{1, 16} {
+		prev := CPU
+		var flip int64
+		for b := int64(1 << 10); b <= 8<<30; b *= 2 {
+			d := Plan([]Column{{Name: "x", Bytes: b, GPUCapable: true}}, cal, Options{Threads: threads})[0]
+			if d.Backend != prev {
+				require.NotEqual(t, CPU, d.Backend, "threads=%d bytes=%d went back to the cpu", threads, b)
+				if flip == 0 {
+					flip = b
+				}
+			}
+			prev = d.Backend
+		}
+		require.NotZero(t, flip, "threads=%d: the GPU never paid", threads)
+		t.Logf("threads=%d: the GPU path pays from %d bytes", threads, flip)
+	}
+}
+
+func TestForceAndNoGPU(t *testing.T) {
+	cal := h100Host()
+	cols := []Column{{Name: "x", Bytes: 1 << 30, GPUCapable: true}, {Name: "s", Bytes: 10}}
+	for _, d := range Plan(cols, cal, Options{Force: ForceCPU}) {
+		require.Equal(t, CPU, d.Backend)
+	}
+	forced := Plan(cols, cal, Options{Force: ForceGPU})
+	require.Equal(t, GPU, forced[0].Backend)
+	require.Equal(t, CPU, forced[1].Backend, "strings stay on the cpu even when the gpu is forced")
+	for _, d := range Plan(cols, Defaults(2), Options{}) {
+		require.Equal(t, CPU, d.Backend)
+		require.NotZero(t, d.CPUTime)
+		require.Zero(t, d.GPUTime)
+	}
+}
+
+func TestCalibrationCache(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	t.Setenv("HOME", t.TempDir())
+	path, err := CachePath("my host/1", "NVIDIA H100 80GB HBM3")
+	require.NoError(t, err)
+	require.Equal(t, "calibration-my_host_1-NVIDIA_H100_80GB_HBM3.json", filepath.Base(path))
+	_, err = Load(path)
+	require.ErrorIs(t, err, ErrNoCache)
+	cal := h100Host()
+	cal.MeasuredAt = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, Save(path, cal))
+	got, err := Load(path)
+	require.NoError(t, err)
+	require.Equal(t, cal, got)
+
+	bad := cal
+	bad.CPUMax = 1
+	require.Error(t, Save(path, bad))
+	bad = cal
+	bad.DeviceRead = 0
+	require.ErrorContains(t, bad.Validate(), "GPU")
+}
+
+func TestCPURate(t *testing.T) {
+	cal := h100Host()
+	require.Equal(t, 4.3e9, cal.CPURate(0))
+	require.InDelta(t, 8*4.3e9, cal.CPURate(8), 1)
+	require.Equal(t, 51.3e9, cal.CPURate(64))
+}
