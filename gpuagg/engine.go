@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // Engine aggregates Arrow data. It is safe for concurrent use by many
@@ -23,6 +26,10 @@ type Engine struct {
 	gpu     GPUBackend // nil: CPU only
 	// gpuShared: the GPU backend came from WithGPU and is the caller's to close.
 	gpuShared bool
+
+	cal     planner.Calibration
+	calSet  bool
+	calOnce sync.Once
 }
 
 // Option configures an Engine.
@@ -146,6 +153,8 @@ type Accumulator struct {
 	ptrs   []*State
 	active []int
 	cols   []column.Column // one per leaf, reused batch after batch
+	took   []time.Duration
+	plans  []ColumnPlan // per leaf, summed over batches
 }
 
 // NewAccumulator starts aggregating record batches of schema.
@@ -155,7 +164,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 		return nil, err
 	}
 	a := &Accumulator{e: e, schema: schema, leaves: leaves, aggs: req.aggs(), states: make([]State, len(leaves)),
-		cols: make([]column.Column, len(leaves))}
+		cols: make([]column.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves))}
 	for i, l := range leaves {
 		a.states[i] = NewState(l.Kind.Family())
 	}
@@ -188,38 +197,31 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 		a.ptrs = append(a.ptrs, &a.states[i])
 		a.active = append(a.active, i)
 	}
-	return a.e.update(ctx, a.views, a.ptrs, a.leafNames)
-}
-
-// update sends each view to its backend: the GPU's views in one call, the
-// CPU's in another.
-func (e *Engine) update(ctx context.Context, views []*column.View, states []*State, names func() string) error {
-	if e.gpu == nil {
-		if err := e.cpu.Update(ctx, views, states); err != nil {
-			return fmt.Errorf("aggregating %s on the cpu: %w", names(), err)
-		}
+	if len(a.views) == 0 {
 		return nil
 	}
-	var gv, cv []*column.View
-	var gs, cs []*State
-	for i, v := range views {
-		if e.backendFor(v) == e.cpu {
-			cv, cs = append(cv, v), append(cs, states[i])
-		} else {
-			gv, gs = append(gv, v), append(gs, states[i])
-		}
+	plan := a.e.planBatch(ctx, a.views)
+	a.took = append(a.took[:0], make([]time.Duration, len(a.views))...)
+	if err := a.e.execute(ctx, a.views, a.ptrs, plan, a.took); err != nil {
+		return fmt.Errorf("aggregating %s: %w", a.leafNames(), err)
 	}
-	if len(gv) > 0 {
-		if err := e.gpu.Update(ctx, gv, gs); err != nil {
-			return fmt.Errorf("aggregating %s on the %s: %w", names(), e.gpu.Name(), err)
-		}
-	}
-	if len(cv) > 0 {
-		if err := e.cpu.Update(ctx, cv, cs); err != nil {
-			return fmt.Errorf("aggregating %s on the cpu: %w", names(), err)
-		}
+	for k, i := range a.active {
+		p, d := &a.plans[i], plan[k]
+		p.Backend, p.Reason = d.Backend.String(), d.Reason
+		p.Location = planLocation(a.e, a.views[k]).String()
+		p.Bytes += a.views[k].ByteSize()
+		p.GPUFraction = d.GPUFraction
+		p.Estimated += d.Estimate
+		p.Measured += a.took[k]
 	}
 	return nil
+}
+
+func planLocation(e *Engine, v *column.View) planner.Location {
+	if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
+		return loc.Locate(v)
+	}
+	return planner.Host
 }
 
 func (a *Accumulator) releaseColumns() {

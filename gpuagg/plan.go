@@ -1,0 +1,250 @@
+package gpuagg
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/planner"
+)
+
+// GPUCalibrator is implemented by GPU backends that can measure their costs
+// for the planner: it fills the GPU fields of cal (GPU, H2DPinned,
+// H2DPageable, HostStaged, DeviceRead, Launch).
+type GPUCalibrator interface {
+	CalibrateGPU(ctx context.Context, cal *planner.Calibration) error
+}
+
+// Locator is implemented by GPU backends that hold columns in device memory:
+// it tells the planner where a view's data lives.
+type Locator interface {
+	Locate(v *column.View) planner.Location
+}
+
+// WithCalibration makes the planner use cal instead of measuring or loading
+// the cached calibration.
+func WithCalibration(cal planner.Calibration) Option {
+	return func(e *Engine) { e.cal, e.calSet = cal, true }
+}
+
+// calibration returns the engine's calibration: the caller's, else the cached
+// one of this host and GPU, else a fresh measurement (cached for next time).
+// Only an engine with a GPU needs one: a CPU-only plan has one choice.
+func (e *Engine) calibration(ctx context.Context) planner.Calibration {
+	e.calOnce.Do(func() {
+		if e.calSet {
+			return
+		}
+		host, _ := os.Hostname()
+		gpuName := ""
+		if n, ok := e.gpu.(interface{ DeviceName() string }); ok {
+			gpuName = n.DeviceName()
+		}
+		path, err := planner.CachePath(host, gpuName)
+		if err == nil {
+			if cal, err := planner.Load(path); err == nil && cal.MaxThreads == e.threads {
+				e.cal = cal
+				return
+			}
+		}
+		cal := e.measureCPU(ctx)
+		cal.Host = host
+		if c, ok := e.gpu.(GPUCalibrator); ok {
+			if err := c.CalibrateGPU(ctx, &cal); err != nil {
+				cal.GPU = "" // unusable figures: plan CPU-only rather than guess
+			}
+		}
+		cal.MeasuredAt = time.Now().UTC()
+		e.cal = cal
+		if path != "" && cal.Validate() == nil {
+			_ = planner.Save(path, cal) // a cache: failing to write it costs a re-measure
+		}
+	})
+	return e.cal
+}
+
+// measureCPU times the fused pass over a 32 MiB int64 column with one
+// goroutine and with all of them (best of three each, a few milliseconds).
+func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
+	const n = 4 << 20
+	buf := memory.NewResizableBuffer(memory.DefaultAllocator)
+	defer buf.Release()
+	buf.Resize(n * 8)
+	vals := column.Slice[int64](buf.Bytes())
+	for i := range vals {
+		vals[i] = int64(i*2654435761) >> 7
+	}
+	v := column.View{Type: arrow.PrimitiveTypes.Int64, Kind: column.Int64, Len: n, Values: buf.Bytes()}
+	timeIt := func(threads int) float64 {
+		c := &CPU{Threads: threads}
+		best := time.Duration(1 << 62)
+		for rep := 0; rep < 3; rep++ {
+			s := NewState(column.FamilySigned)
+			start := time.Now()
+			views, states := [1]*column.View{&v}, [1]*State{&s}
+			if err := c.Update(ctx, views[:], states[:]); err != nil {
+				return 0
+			}
+			best = min(best, time.Since(start))
+		}
+		return float64(n*8) / best.Seconds()
+	}
+	one := timeIt(1)
+	all := one
+	if e.threads > 1 {
+		all = max(one, timeIt(e.threads))
+	}
+	if one <= 0 {
+		return planner.Defaults(e.threads)
+	}
+	return planner.Calibration{CPUPerThread: one, CPUMax: all, MaxThreads: e.threads, CPUOverhead: 5 * time.Microsecond}
+}
+
+// ColumnPlan is how one column was aggregated: the planner's choice and its
+// estimate, and what it took, summed over the record batches.
+type ColumnPlan struct {
+	Name        string
+	Backend     string // "cpu", "gpu" or "cpu+gpu"
+	Location    string // where the data lived: host, pinned or device
+	Bytes       int64
+	GPUFraction float64
+	Estimated   time.Duration
+	Measured    time.Duration
+	Reason      string
+}
+
+// Plan reports how each column was aggregated so far, in result order
+// (unsupported columns have an empty Backend and their error as Reason).
+func (a *Accumulator) Plan() []ColumnPlan {
+	out := make([]ColumnPlan, len(a.leaves))
+	for i, l := range a.leaves {
+		out[i] = a.plans[i]
+		out[i].Name = l.Name
+		if !l.Supported() {
+			out[i].Reason = l.Err.Error()
+		}
+	}
+	return out
+}
+
+// planBatch decides where each view of a batch goes.
+func (e *Engine) planBatch(ctx context.Context, views []*column.View) []planner.Decision {
+	cols := make([]planner.Column, len(views))
+	for i, v := range views {
+		cols[i] = planner.Column{Bytes: v.ByteSize(), GPUCapable: e.gpu != nil && e.gpu.Handles(v)}
+		if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
+			cols[i].Location = loc.Locate(v)
+		}
+	}
+	force := planner.Auto
+	switch e.device {
+	case DeviceCPU:
+		force = planner.ForceCPU
+	case DeviceGPU:
+		force = planner.ForceGPU
+	}
+	cal := planner.Defaults(e.threads) // a CPU-only plan needs no measurement
+	if e.gpu != nil && force != planner.ForceCPU {
+		cal = e.calibration(ctx)
+	}
+	return planner.Plan(cols, cal, planner.Options{Threads: e.threads, Force: force})
+}
+
+// subView returns elements [lo, hi) of v as a view of its own.
+func subView(v *column.View, lo, hi int) *column.View {
+	s := *v
+	s.Offset += lo
+	s.ValidityOffset += lo
+	s.Len = hi - lo
+	if s.Validity != nil {
+		s.NullCount = s.Len - bitutil.CountSetBits(s.Validity, s.ValidityOffset, s.Len)
+		if s.NullCount == 0 {
+			s.Validity = nil
+		}
+	}
+	return &s
+}
+
+// execute runs one batch's plan: the GPU's share and the CPU's share at the
+// same time, then merges each column's GPU part before its CPU part.
+func (e *Engine) execute(ctx context.Context, views []*column.View, states []*State, plan []planner.Decision, took []time.Duration) error {
+	var gv, cv []*column.View
+	var gs, cs []*State
+	var gi, ci []int // which column each work item belongs to
+	var splits []State
+	for i, v := range views {
+		d := plan[i]
+		switch d.Backend {
+		case planner.GPU:
+			gv, gs, gi = append(gv, v), append(gs, states[i]), append(gi, i)
+		case planner.Split:
+			// The GPU takes the first part (whole morsels), the CPU the rest.
+			k := int(float64(v.Len)*d.GPUFraction) / MorselSize * MorselSize
+			if k == 0 || k >= v.Len {
+				cv, cs, ci = append(cv, v), append(cs, states[i]), append(ci, i)
+				continue
+			}
+			splits = append(splits, NewState(v.Kind.Family()))
+			gv, gi = append(gv, subView(v, 0, k)), append(gi, i)
+			cv, ci = append(cv, subView(v, k, v.Len)), append(ci, i)
+			gs = append(gs, states[i])
+			cs = append(cs, nil) // filled below, once splits stops growing
+		default:
+			cv, cs, ci = append(cv, v), append(cs, states[i]), append(ci, i)
+		}
+	}
+	// Split columns: the CPU part goes into a state of its own, merged after
+	// the GPU part so that the order of merges is fixed.
+	k := 0
+	for j := range cs {
+		if cs[j] == nil {
+			cs[j] = &splits[k]
+			k++
+		}
+	}
+	var wg sync.WaitGroup
+	var gpuErr error
+	var gpuTook time.Duration
+	if len(gv) > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			start := time.Now()
+			gpuErr = e.gpu.Update(ctx, gv, gs)
+			gpuTook = time.Since(start)
+		}()
+	}
+	var cpuErr error
+	start := time.Now()
+	if len(cv) > 0 {
+		cpuErr = e.cpu.Update(ctx, cv, cs)
+	}
+	cpuTook := time.Since(start)
+	wg.Wait()
+	if gpuErr != nil {
+		return fmt.Errorf("on the %s: %w", e.gpu.Name(), gpuErr)
+	}
+	if cpuErr != nil {
+		return fmt.Errorf("on the cpu: %w", cpuErr)
+	}
+	for j := range cv {
+		if i := ci[j]; cs[j] != states[i] {
+			states[i].Merge(cs[j]) // a split column's CPU part, after its GPU part
+		}
+	}
+	// Every column of a batch shares the batch's wall time by backend.
+	for _, i := range gi {
+		took[i] = max(took[i], gpuTook)
+	}
+	for _, i := range ci {
+		took[i] = max(took[i], cpuTook)
+	}
+	return nil
+}
