@@ -102,6 +102,12 @@ func (e *Engine) backendFor(v *column.View) Backend {
 // Threads is the CPU backend's goroutine count.
 func (e *Engine) Threads() int { return e.threads }
 
+// HasGPU reports whether the engine has a GPU backend to plan with.
+func (e *Engine) HasGPU() bool { return e.gpu != nil }
+
+// Device is the engine's device policy.
+func (e *Engine) Device() Device { return e.device }
+
 // Request names what to aggregate.
 type Request struct {
 	// Columns are leaf names (dotted for struct fields); empty means every
@@ -247,7 +253,10 @@ func (a *Accumulator) Merge(o *Accumulator) error {
 		if a.leaves[i].Name != o.leaves[i].Name || !arrow.TypeEqual(a.leaves[i].Type, o.leaves[i].Type) {
 			return fmt.Errorf("merging column %q (%s) with %q (%s)", a.leaves[i].Name, a.leaves[i].Type, o.leaves[i].Name, o.leaves[i].Type)
 		}
+	}
+	for i := range a.states {
 		a.states[i].Merge(&o.states[i])
+		a.plans[i].merge(o.plans[i])
 	}
 	return nil
 }

@@ -120,6 +120,17 @@ type ColumnPlan struct {
 	Reason      string
 }
 
+// merge adds o's totals to p (accumulators of later batches or files); the
+// latest choice and reason win.
+func (p *ColumnPlan) merge(o ColumnPlan) {
+	if o.Backend != "" {
+		p.Backend, p.Location, p.GPUFraction, p.Reason = o.Backend, o.Location, o.GPUFraction, o.Reason
+	}
+	p.Bytes += o.Bytes
+	p.Estimated += o.Estimated
+	p.Measured += o.Measured
+}
+
 // Plan reports how each column was aggregated so far, in result order
 // (unsupported columns have an empty Backend and their error as Reason).
 func (a *Accumulator) Plan() []ColumnPlan {

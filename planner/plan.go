@@ -139,10 +139,10 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 		switch {
 		case opt.Force == ForceCPU:
 			d.Reason = "cpu forced"
-		case !c.GPUCapable:
-			d.Reason = "cpu: the GPU backend does not handle this type"
-		default:
+		case !cal.HasGPU():
 			d.Reason = "cpu: no GPU"
+		default:
+			d.Reason = "cpu: the GPU backend does not handle this type"
 		}
 		if c.Location == Device {
 			d.Reason += " (column resident on the GPU is read back)"

@@ -1,0 +1,50 @@
+# arrowagg: make build | run | test | bench | bench-cpu | testdata | clean
+# GPU: make kernels | cuda | gpu-bin (need the CUDA toolkit; see README.md)
+
+GO ?= go
+
+.PHONY: build run test bench bench-cpu testdata clean kernels cuda gpu-bin
+
+## build: the command, into bin/arrowagg
+build:
+	$(GO) build -o bin/arrowagg ./cmd/arrowagg
+
+## run: build, then aggregate testdata/ on the CPU and print the table
+run: build
+	./bin/arrowagg --device cpu testdata/
+
+## test: gofmt check, go vet, and every test with the race detector
+test:
+	@unformatted="$$(gofmt -l .)"; \
+	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
+	$(GO) vet ./... ./testdata/gen
+	$(GO) test -race ./...
+
+## bench: the Go benchmarks of the main module, briefly
+bench:
+	$(GO) test -run '^$$' -bench . -benchtime 200ms ./...
+
+## bench-cpu: arrowagg against DuckDB on a generated Parquet file (bench/ module)
+bench-cpu:
+	bash scripts/bench-cpu.sh
+
+## testdata: regenerate testdata/ and its golden outputs
+testdata:
+	$(GO) run ./testdata/gen testdata
+	$(GO) test ./cmd/arrowagg -run '^TestGolden$$' -update
+
+## clean: remove what the build made
+clean:
+	rm -rf bin gpu-bin
+
+## kernels: regenerate the PTX of the CUDA kernels (CUDA toolkit)
+kernels:
+	bash scripts/gen-ptx.sh
+
+## cuda: the command with the CUDA backend, into bin/arrowagg-cuda
+cuda:
+	$(GO) build -tags cuda -o bin/arrowagg-cuda ./cmd/arrowagg
+
+## gpu-bin: the binaries a GPU host without Go runs, into gpu-bin/
+gpu-bin:
+	bash scripts/gpu-build.sh

@@ -1,0 +1,265 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/spf13/pflag"
+
+	"github.com/arrowagg/arrowagg/dataset"
+	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/report"
+)
+
+// Exit statuses.
+const (
+	exitOK          = 0
+	exitInternal    = 1
+	exitInput       = 2 // bad usage or bad input
+	exitInterrupted = 130
+)
+
+// version is set at link time: -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+// env is what run reads and writes besides its arguments.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	stdinTerminal  bool
+	stderrTerminal bool
+	mem            memory.Allocator
+}
+
+// usageError is a problem with the command line (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// options are the parsed flags.
+type options struct {
+	columns  []string
+	aggs     gpuagg.Agg
+	format   report.Format
+	device   gpuagg.Device
+	explain  bool
+	threads  int
+	progress string
+	paths    []string
+}
+
+const usageHead = `Usage: arrowagg [flags] PATH...
+
+Aggregates the columns of Parquet files, Arrow IPC files and Arrow IPC
+streams: count, null_count, sum, min, max and mean, on the CPU or a GPU.
+
+PATH is a file, a directory (every Parquet or Arrow IPC file directly in it),
+a glob, or - for an Arrow IPC stream on standard input; formats are detected
+from the bytes. Several inputs are one dataset: columns are matched by name,
+and a column missing from a file is null there.
+
+Flags:
+`
+
+const usageTail = `
+Exit status: 0 success, 1 internal error, 2 bad usage or bad input,
+130 interrupted.
+`
+
+// parseFlags parses args; done is set when --help or --version was handled.
+func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err error) {
+	fs := pflag.NewFlagSet("arrowagg", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	columns := fs.StringSliceP("columns", "c", nil, "columns to aggregate, comma-separated; dotted names for struct fields (default: every supported column)")
+	aggs := fs.StringP("aggs", "a", "count,null_count,sum,min,max,mean", "aggregates, comma-separated")
+	format := fs.StringP("format", "f", "table", "output format: table, json or csv")
+	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
+	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
+	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
+	progress := fs.String("progress", "auto", "progress bar on stderr: auto (a terminal and over 64 MiB of input), always or never")
+	showVersion := fs.BoolP("version", "V", false, "print the version and exit")
+	help := fs.BoolP("help", "h", false, "print this help and exit")
+
+	if err := fs.Parse(args); err != nil {
+		return opts, false, usageError{err}
+	}
+	if *help {
+		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
+		return opts, true, nil
+	}
+	if *showVersion {
+		fmt.Fprintln(stdout, versionString())
+		return opts, true, nil
+	}
+	if opts.aggs, err = gpuagg.ParseAggs(*aggs); err != nil {
+		return opts, false, usagef("--aggs: %w", err)
+	}
+	if opts.format, err = report.ParseFormat(*format); err != nil {
+		return opts, false, usagef("--format: %w", err)
+	}
+	if opts.device, err = gpuagg.ParseDevice(*device); err != nil {
+		return opts, false, usagef("--device: %w", err)
+	}
+	switch *progress {
+	case "auto", "always", "never":
+	default:
+		return opts, false, usagef("--progress: unknown mode %q (want auto, always or never)", *progress)
+	}
+	if *threads < 0 {
+		return opts, false, usagef("--threads: %d is negative", *threads)
+	}
+	for _, c := range *columns {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			return opts, false, usagef("--columns: empty column name")
+		}
+		opts.columns = append(opts.columns, c)
+	}
+	opts.explain, opts.threads, opts.progress, opts.paths = *explain, *threads, *progress, fs.Args()
+	if len(opts.paths) == 0 {
+		return opts, false, usagef("no input: name files, directories, globs or - (stdin); see arrowagg --help")
+	}
+	return opts, false, nil
+}
+
+func versionString() string {
+	v := version
+	if v == "" {
+		v = "(devel)"
+		if bi, ok := debug.ReadBuildInfo(); ok {
+			if bi.Main.Version != "" {
+				v = bi.Main.Version
+			}
+			for _, s := range bi.Settings {
+				if s.Key == "vcs.revision" {
+					v += " " + s.Value
+				}
+			}
+		}
+	}
+	backend := "CPU backend only"
+	if gpuagg.GPUBuiltIn() {
+		backend = "with the CUDA backend"
+	}
+	return fmt.Sprintf("arrowagg %s (%s, %s/%s, %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, backend)
+}
+
+// run is the whole command; it returns the exit status.
+func run(ctx context.Context, args []string, e env) int {
+	err := execute(ctx, args, e)
+	if err == nil {
+		return exitOK
+	}
+	code := exitCode(ctx, err)
+	msg := err.Error()
+	if code == exitInterrupted {
+		msg = "interrupted"
+	}
+	// One line, whatever the libraries below put in their messages.
+	msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	fmt.Fprintf(e.stderr, "arrowagg: %s\n", msg)
+	return code
+}
+
+func exitCode(ctx context.Context, err error) int {
+	var ue usageError
+	var de *dataset.Error
+	switch {
+	case ctx.Err() != nil:
+		return exitInterrupted
+	case errors.As(err, &ue), errors.As(err, &de),
+		errors.Is(err, gpuagg.ErrUnknownColumn), errors.Is(err, gpuagg.ErrNoGPU):
+		return exitInput
+	}
+	return exitInternal
+}
+
+func execute(ctx context.Context, args []string, e env) error {
+	opts, done, err := parseFlags(args, e.stdout)
+	if err != nil || done {
+		return err
+	}
+	if opts.threads > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(opts.threads))
+	}
+	eng, err := newEngine(opts, e.mem)
+	if err != nil {
+		return err
+	}
+	defer eng.Close()
+
+	sources, err := dataset.Expand(opts.paths)
+	if err != nil {
+		return err
+	}
+	var total int64
+	for _, s := range sources {
+		if s.Path == dataset.Stdin {
+			if e.stdinTerminal {
+				return &dataset.Error{Path: "stdin", Err: errors.New("is a terminal; pipe an Arrow IPC stream into it")}
+			}
+			total = -1
+		} else if total >= 0 {
+			total += s.Size
+		}
+	}
+
+	bar := newProgress(opts.progress, e.stderr, e.stderrTerminal, total)
+	defer bar.stop(false)
+	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads})
+	if err != nil {
+		return err
+	}
+	defer ds.Close()
+	sel, err := ds.Select(opts.columns)
+	if err != nil {
+		return err
+	}
+	for _, l := range sel.Skipped {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipping %v\n", l.Err) })
+	}
+	sum, err := ds.Aggregate(ctx, eng, sel, dataset.AggregateOptions{Aggs: opts.aggs})
+	if err != nil {
+		return err
+	}
+	bar.stop(true)
+	if opts.explain {
+		if err := writePlan(e.stderr, opts, eng, sources, sel, sum); err != nil {
+			return err
+		}
+	}
+	r := report.Report{Rows: sum.Rows, Files: sum.Files, Aggs: opts.aggs, Columns: sum.Results}
+	if opts.explain && opts.format == report.JSON {
+		r.Plan = sum.Plan
+	}
+	if err := report.Write(e.stdout, opts.format, r); err != nil {
+		return fmt.Errorf("writing the %s output: %w", opts.format, err)
+	}
+	return nil
+}
+
+// newEngine makes the engine of the device policy: DeviceGPU without a GPU
+// backend is an error wrapping gpuagg.ErrNoGPU.
+func newEngine(opts options, mem memory.Allocator) (*gpuagg.Engine, error) {
+	eo := []gpuagg.Option{gpuagg.WithDevice(opts.device), gpuagg.WithAllocator(mem)}
+	if opts.threads > 0 {
+		eo = append(eo, gpuagg.WithThreads(opts.threads))
+	}
+	eng, err := gpuagg.New(eo...)
+	if err != nil {
+		return nil, fmt.Errorf("--device %s: %w", opts.device, err)
+	}
+	return eng, nil
+}

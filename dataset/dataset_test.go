@@ -1,0 +1,392 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/internal/testdatagen"
+	"github.com/arrowagg/arrowagg/report"
+)
+
+func newEngine(t *testing.T, mem memory.Allocator) *gpuagg.Engine {
+	t.Helper()
+	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithAllocator(mem), gpuagg.WithThreads(2))
+	require.NoError(t, err)
+	t.Cleanup(func() { eng.Close() })
+	return eng
+}
+
+// aggregatePaths expands, opens, selects and aggregates.
+func aggregatePaths(ctx context.Context, t *testing.T, mem memory.Allocator, in []string, columns []string, opts Options) (*Summary, Selection, error) {
+	t.Helper()
+	srcs, err := Expand(in)
+	if err != nil {
+		return nil, Selection{}, err
+	}
+	opts.Mem = mem
+	d, err := Open(ctx, srcs, opts)
+	if err != nil {
+		return nil, Selection{}, err
+	}
+	defer d.Close()
+	sel, err := d.Select(columns)
+	if err != nil {
+		return nil, sel, err
+	}
+	sum, err := d.Aggregate(ctx, newEngine(t, mem), sel, AggregateOptions{})
+	return sum, sel, err
+}
+
+func jsonOf(t *testing.T, rows int64, files int, res []gpuagg.Result) string {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, report.Write(&b, report.JSON, report.Report{Rows: rows, Files: files, Columns: res}))
+	return b.String()
+}
+
+// inMemory aggregates file f from the generator's rows, batch by batch as the
+// file was written, with the grouping Aggregate uses (one accumulator for
+// the file, merged into one over the selected leaves).
+func inMemory(t *testing.T, mem memory.Allocator, f testdatagen.File, leaves []column.Leaf) []gpuagg.Result {
+	t.Helper()
+	eng := newEngine(t, mem)
+	req := gpuagg.Request{Columns: Selection{Leaves: leaves}.Names()}
+	total, err := eng.NewAccumulator(flatSchema(leaves), req)
+	require.NoError(t, err)
+	acc, err := eng.NewAccumulator(testdatagen.Schema(f), req)
+	require.NoError(t, err)
+	for lo := 0; lo < f.Rows; lo += f.Chunk {
+		rec := testdatagen.Record(mem, f, lo, min(lo+f.Chunk, f.Rows))
+		require.NoError(t, acc.Add(context.Background(), rec))
+		rec.Release()
+	}
+	require.NoError(t, total.Merge(acc))
+	return total.Results()
+}
+
+// Every file reads back as the rows it was made of: the same aggregates,
+// to the last bit, as the generator's in-memory batches.
+// With many workers, several Parquet row groups are decoded at once.
+func TestAggregateMatchesGeneratedRows(t *testing.T) {
+	for _, tc := range []struct {
+		f       testdatagen.File
+		workers int
+	}{{testdatagen.Files[0], 1}, {testdatagen.Files[0], 64}, {testdatagen.Files[1], 3}, {testdatagen.Files[2], 3}} {
+		f := tc.f
+		t.Run(fmt.Sprintf("%s/%d", f.Name, tc.workers), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			sum, sel, err := aggregatePaths(context.Background(), t, mem, []string{filepath.Join(testdata, f.Name)}, nil, Options{Workers: tc.workers})
+			require.NoError(t, err)
+			assert.Equal(t, int64(f.Rows), sum.Rows)
+			assert.Equal(t, 1, sum.Files)
+			require.Len(t, sel.Skipped, 1)
+			assert.Equal(t, "tags", sel.Skipped[0].Name)
+			want := inMemory(t, mem, f, sel.Leaves)
+			assert.Equal(t, jsonOf(t, int64(f.Rows), 1, want), jsonOf(t, sum.Rows, sum.Files, sum.Results))
+			require.Len(t, sum.Plan, len(sel.Leaves))
+			for i, p := range sum.Plan {
+				assert.Positive(t, p.Bytes, sel.Leaves[i].Name)
+				assert.Equal(t, "cpu", p.Backend, sel.Leaves[i].Name)
+				assert.Positive(t, p.Measured, sel.Leaves[i].Name)
+			}
+		})
+	}
+}
+
+// Columns are matched by name across files; a column a file lacks is null
+// in its rows.
+func TestAggregateUnionByName(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	sum, sel, err := aggregatePaths(context.Background(), t, mem, []string{testdata}, nil, Options{})
+	require.NoError(t, err)
+	total := 0
+	for _, f := range testdatagen.Files {
+		total += f.Rows
+	}
+	assert.Equal(t, int64(total), sum.Rows)
+	assert.Equal(t, len(testdatagen.Files), sum.Files)
+	assert.Len(t, sel.Leaves, 27)
+
+	perFile := map[string]gpuagg.Result{}
+	for _, f := range testdatagen.Files {
+		one, _, err := aggregatePaths(context.Background(), t, mem, []string{filepath.Join(testdata, f.Name)}, nil, Options{})
+		require.NoError(t, err)
+		for _, r := range one.Results {
+			acc := perFile[r.Name]
+			acc.Count += r.Count
+			acc.NullCount += r.NullCount
+			perFile[r.Name] = acc
+		}
+		for _, name := range f.Omit {
+			acc := perFile[name]
+			acc.NullCount += int64(f.Rows)
+			perFile[name] = acc
+		}
+	}
+	for _, r := range sum.Results {
+		assert.Equal(t, perFile[r.Name].Count, r.Count, r.Name)
+		assert.Equal(t, perFile[r.Name].NullCount, r.NullCount, r.Name)
+		assert.Equal(t, int64(total), r.Count+r.NullCount, r.Name)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	srcs, err := Expand([]string{testdata})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{})
+	require.NoError(t, err)
+	defer d.Close()
+
+	sel, err := d.Select([]string{"point", "u8", "u8", "elapsed"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"point.a", "point.b", "u8", "elapsed"}, sel.Names())
+	assert.Equal(t, arrow.FixedWidthTypes.Duration_ms, sel.Leaves[3].Type, "elapsed is described by the first file that has it")
+
+	_, err = d.Select([]string{"nope"})
+	assert.ErrorIs(t, err, gpuagg.ErrUnknownColumn)
+	assert.True(t, strings.HasPrefix(err.Error(), filepath.Join(testdata, "sample.arrow")+`: unknown column "nope" (columns: i8, i16,`), err.Error())
+
+	_, err = d.Select([]string{"tags"})
+	assert.EqualError(t, err, filepath.Join(testdata, "sample.arrow")+`: column "tags": type list<item: int32, nullable> is not supported`)
+}
+
+func writeIPC(t *testing.T, path string, rec arrow.Record) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+}
+
+func int64Record(name string, vals ...int64) arrow.Record {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues(vals, nil)
+	arr := b.NewArray()
+	defer arr.Release()
+	return array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil), []arrow.Array{arr}, int64(len(vals)))
+}
+
+func TestSameNameOtherType(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
+	ra := int64Record("x", 1, 2)
+	defer ra.Release()
+	writeIPC(t, a, ra)
+	bb := array.NewInt32Builder(memory.DefaultAllocator)
+	bb.AppendValues([]int32{3}, nil)
+	arr := bb.NewArray()
+	bb.Release()
+	rb := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{arr}, 1)
+	arr.Release()
+	defer rb.Release()
+	writeIPC(t, b, rb)
+
+	_, _, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{a, b}, nil, Options{})
+	assert.EqualError(t, err, b+`: column "x" is int32 here but int64 in `+a)
+	var e *Error
+	assert.ErrorAs(t, err, &e)
+}
+
+func TestParquetProjection(t *testing.T) {
+	pq := filepath.Join(testdata, "sample.parquet")
+	schema, pf, err := probeParquet(pq)
+	require.NoError(t, err)
+	r, err := openParquet(pq, pf, schema, []string{"point.b", "u64"}, memory.DefaultAllocator, DefaultBatchBytes, 2, nil)
+	require.NoError(t, err)
+	defer r.close()
+	// Parquet leaf columns: u64 is leaf 7, point.b the one after point.a.
+	var pointB int
+	for i, l := range column.Leaves(schema) {
+		if l.Name == "point.b" {
+			pointB = i
+		}
+	}
+	assert.Equal(t, []int{pointB, 7}, r.cols)
+	rec, err := r.next(context.Background())
+	require.NoError(t, err)
+	defer rec.Release()
+	assert.Equal(t, []string{"point struct<b: utf8>", "u64 uint64"}, fieldStrings(rec.Schema()))
+	assert.Equal(t, int64(300), rec.NumRows(), "one row group per batch")
+}
+
+func fieldStrings(s *arrow.Schema) []string {
+	var out []string
+	for _, f := range s.Fields() {
+		out = append(out, f.Name+" "+f.Type.String())
+	}
+	return out
+}
+
+func TestNoColumnsCountsRows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	srcs, err := Expand([]string{testdata})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	sum, err := d.Aggregate(context.Background(), newEngine(t, mem), Selection{}, AggregateOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2300), sum.Rows)
+	assert.Empty(t, sum.Results)
+}
+
+func TestStdin(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	stream, err := os.ReadFile(filepath.Join(testdata, "sample.arrows"))
+	require.NoError(t, err)
+	var progressed atomic.Int64
+	sum, _, err := aggregatePaths(context.Background(), t, mem, []string{"-"}, []string{"i64"},
+		Options{Stdin: bytes.NewReader(stream), Progress: func(n int64) { progressed.Add(n) }})
+	require.NoError(t, err)
+	assert.Equal(t, int64(500), sum.Rows)
+	assert.Equal(t, int64(len(stream)), progressed.Load(), "every byte of the stream is counted")
+
+	want, _, err := aggregatePaths(context.Background(), t, mem, []string{filepath.Join(testdata, "sample.arrows")}, []string{"i64"}, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, jsonOf(t, want.Rows, 1, want.Results), jsonOf(t, sum.Rows, 1, sum.Results))
+}
+
+// A read of standard input that never returns is abandoned when the
+// context ends, while reading the schema and while reading batches.
+func TestStdinCancel(t *testing.T) {
+	stream, err := os.ReadFile(filepath.Join(testdata, "sample.arrows"))
+	require.NoError(t, err)
+	for _, stall := range []int{0, 2000} { // before the schema; after the first messages
+		t.Run(fmt.Sprint(stall), func(t *testing.T) {
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			go func() { _, _ = pw.Write(stream[:stall]) }() // then nothing, for ever
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(100*time.Millisecond, cancel)
+			done := make(chan error, 1)
+			go func() {
+				_, _, err := aggregatePaths(ctx, t, memory.DefaultAllocator, []string{"-"}, nil, Options{Stdin: pr})
+				done <- err
+			}()
+			select {
+			case err := <-done:
+				assert.ErrorIs(t, err, context.Canceled)
+			case <-time.After(10 * time.Second):
+				t.Fatal("reading a stalled stdin did not stop when the context ended")
+			}
+		})
+	}
+}
+
+func TestProgressAddsUpToTheInputSize(t *testing.T) {
+	var total int64
+	for _, f := range testdatagen.Files {
+		fi, err := os.Stat(filepath.Join(testdata, f.Name))
+		require.NoError(t, err)
+		total += fi.Size()
+	}
+	for _, cols := range [][]string{nil, {"u8"}} {
+		var done atomic.Int64
+		_, _, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{testdata}, cols,
+			Options{Progress: func(n int64) {
+				assert.Positive(t, n)
+				done.Add(n)
+			}})
+		require.NoError(t, err)
+		assert.Equal(t, total, done.Load(), "columns %v", cols)
+	}
+}
+
+// corruptions returns damaged copies of a file: cut at many lengths, and
+// with a run of bytes overwritten at many offsets.
+func corruptions(data []byte) map[string][]byte {
+	out := map[string][]byte{}
+	step := max(len(data)/40, 1)
+	for n := 1; n < len(data); n += step {
+		out[fmt.Sprintf("cut at %d", n)] = data[:n]
+	}
+	for off := 0; off < len(data); off += step {
+		for _, fill := range []byte{0x00, 0xFF} {
+			d := bytes.Clone(data)
+			for i := off; i < min(off+16, len(d)); i++ {
+				d[i] = fill
+			}
+			out[fmt.Sprintf("%#x at %d", fill, off)] = d
+		}
+	}
+	return out
+}
+
+// Damaged files never crash or hang the reader: every failure is an
+// *Error naming the file, and what does decode is reported like any data.
+func TestCorruptInputs(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range testdatagen.Files {
+		data, err := os.ReadFile(filepath.Join(testdata, f.Name))
+		require.NoError(t, err)
+		failures := 0
+		for name, d := range corruptions(data) {
+			path := filepath.Join(dir, f.Name)
+			require.NoError(t, os.WriteFile(path, d, 0o644))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			// many workers: several row groups decoded at once
+			_, _, err := aggregatePaths(ctx, t, memory.DefaultAllocator, []string{path}, nil, Options{Workers: 64})
+			require.NoError(t, ctx.Err(), "%s %s: hung", f.Name, name)
+			cancel()
+			if err != nil {
+				failures++
+				var e *Error
+				require.ErrorAs(t, err, &e, "%s %s: %v", f.Name, name, err)
+				assert.Equal(t, path, e.Path)
+				assert.False(t, errors.Is(err, context.DeadlineExceeded))
+			}
+		}
+		assert.Positive(t, failures, f.Name)
+	}
+}
+
+// BenchmarkAggregate reads and aggregates every column of testdata/.
+func BenchmarkAggregate(b *testing.B) {
+	srcs, err := Expand([]string{testdata})
+	require.NoError(b, err)
+	var size int64
+	for _, s := range srcs {
+		size += s.Size
+	}
+	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
+	require.NoError(b, err)
+	defer eng.Close()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		d, err := Open(context.Background(), srcs, Options{})
+		require.NoError(b, err)
+		sel, err := d.Select(nil)
+		require.NoError(b, err)
+		if _, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		d.Close()
+	}
+}

@@ -1,0 +1,186 @@
+package dataset
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Stdin is the path that names standard input (an Arrow IPC stream).
+const Stdin = "-"
+
+// Source is one input of a dataset: a file or standard input.
+type Source struct {
+	Path   string // as given or found; Stdin for standard input
+	Format Format
+	Size   int64 // bytes; -1 when unknown (standard input)
+}
+
+// Name is how errors and plans name the source.
+func (s Source) Name() string {
+	if s.Path == Stdin {
+		return "stdin"
+	}
+	return s.Path
+}
+
+// Error is a problem with one input. Its message is "path: problem".
+type Error struct {
+	Path string // the input's name ("stdin" for standard input)
+	Err  error
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// inputError wraps err as the problem of path, dropping the redundant
+// "op path:" of an *fs.PathError and keeping an *Error that already names an
+// input.
+func inputError(path string, err error) error {
+	var e *Error
+	if errors.As(err, &e) {
+		return err
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		err = pe.Err
+	}
+	return &Error{Path: path, Err: err}
+}
+
+// Expand turns paths into the sources they name, in order, without
+// duplicates:
+//   - a regular file must be of a supported format;
+//   - a directory stands for every regular file directly in it (not in its
+//     subdirectories) whose bytes are of a supported format, in name order,
+//     leaving out names starting with "." or "_" (hidden files, _SUCCESS,
+//     _metadata); it is an error when there is none;
+//   - a path that does not exist but contains a glob metacharacter is
+//     expanded with filepath.Glob, each match as above; no match is an error;
+//   - Stdin ("-") is an Arrow IPC stream on standard input, at most once.
+//
+// Every error is an *Error naming the path.
+func Expand(paths []string) ([]Source, error) {
+	if len(paths) == 0 {
+		return nil, errors.New("no input: name files, directories, globs or - (stdin)")
+	}
+	var out []Source
+	seen := map[string]bool{}
+	add := func(s Source) {
+		key := s.Path
+		if key != Stdin {
+			if abs, err := filepath.Abs(s.Path); err == nil {
+				key = abs
+			}
+		}
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, s)
+		}
+	}
+	for _, p := range paths {
+		if p == Stdin {
+			if seen[Stdin] {
+				return nil, &Error{Path: "stdin", Err: errors.New("named more than once")}
+			}
+			add(Source{Path: Stdin, Format: IPCStream, Size: -1})
+			continue
+		}
+		srcs, err := expandPath(p)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range srcs {
+			add(s)
+		}
+	}
+	return out, nil
+}
+
+func expandPath(p string) ([]Source, error) {
+	fi, err := os.Stat(p)
+	if errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(p, `*?[\`) {
+		matches, gerr := filepath.Glob(p)
+		if gerr != nil {
+			return nil, &Error{Path: p, Err: fmt.Errorf("bad glob pattern: %w", gerr)}
+		}
+		if len(matches) == 0 {
+			return nil, &Error{Path: p, Err: errors.New("no file matches the pattern")}
+		}
+		var out []Source
+		for _, m := range matches {
+			s, err := expandPath(m)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, s...)
+		}
+		return out, nil
+	}
+	if err != nil {
+		return nil, inputError(p, err)
+	}
+	if fi.IsDir() {
+		return expandDir(p)
+	}
+	s, err := detectPath(p, fi)
+	if err != nil {
+		return nil, inputError(p, err)
+	}
+	return []Source{s}, nil
+}
+
+func expandDir(dir string) ([]Source, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, inputError(dir, err)
+	}
+	var out []Source
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || e.IsDir() {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p) // follows symbolic links
+		if err != nil {
+			return nil, inputError(p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			continue
+		}
+		s, err := detectPath(p, fi)
+		switch {
+		case errors.Is(err, ErrUnknownFormat) || errors.Is(err, ErrEmpty):
+			continue // not a data file
+		case err != nil:
+			return nil, inputError(p, err)
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return nil, &Error{Path: dir, Err: errors.New("no Parquet or Arrow IPC files in this directory")}
+	}
+	return out, nil
+}
+
+// detectPath detects the format of the regular file p.
+func detectPath(p string, fi fs.FileInfo) (Source, error) {
+	if !fi.Mode().IsRegular() {
+		return Source{}, errors.New("not a regular file (read an Arrow IPC stream from a pipe with -)")
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return Source{}, err
+	}
+	defer f.Close()
+	format, err := DetectFile(f, fi.Size())
+	if err != nil {
+		return Source{}, err
+	}
+	return Source{Path: p, Format: format, Size: fi.Size()}, nil
+}

@@ -1,0 +1,309 @@
+// Package report prints aggregation results as an aligned table, JSON or CSV.
+//
+// The JSON form is a contract other programs parse:
+//
+//	{"rows": <int>, "files": <int>, "columns": [
+//	  {"name", "type", "count", "null_count", "sum", "min", "max", "mean"}, ...]}
+//
+// Integers (counts, integer sums, integer min/max) are exact JSON integers of
+// any size; floats are the shortest form that reads back as the same float,
+// with NaN and the infinities as the strings "NaN", "Inf" and "-Inf";
+// decimals are strings in plain notation with the column's scale; dates are
+// "YYYY-MM-DD"; timestamps RFC 3339 in UTC with as many fractional digits as
+// needed; times "HH:MM:SS" with the fractional digits of their unit;
+// durations an integer with their unit ("1500ms"); booleans sum to the number
+// of true values and have min/max true/false; strings have min/max as
+// strings, binaries as base64 strings. An aggregate that was not requested,
+// does not apply to the type or has no valid values is null.
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"golang.org/x/text/width"
+
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+// Format is an output format.
+type Format uint8
+
+// The formats.
+const (
+	Table Format = iota
+	JSON
+	CSV
+)
+
+func (f Format) String() string {
+	switch f {
+	case JSON:
+		return "json"
+	case CSV:
+		return "csv"
+	}
+	return "table"
+}
+
+// ParseFormat parses "table", "json" or "csv".
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "table", "":
+		return Table, nil
+	case "json":
+		return JSON, nil
+	case "csv":
+		return CSV, nil
+	}
+	return Table, fmt.Errorf("unknown format %q (want table, json or csv)", s)
+}
+
+// Report is what is printed: the dataset's size and the results of its
+// columns, in order.
+type Report struct {
+	Rows    int64
+	Files   int
+	Aggs    gpuagg.Agg // requested aggregates; 0 means all
+	Columns []gpuagg.Result
+	// Plan, when set, is printed in the JSON output as "plan" beside
+	// "columns" (one entry per column, in the same order).
+	Plan []gpuagg.ColumnPlan
+}
+
+type row struct {
+	name, typ string
+	vals      []value
+}
+
+func (r Report) rows() ([]row, error) {
+	aggs := r.Aggs
+	if aggs == 0 {
+		aggs = gpuagg.AllAggs
+	}
+	out := make([]row, len(r.Columns))
+	for i, c := range r.Columns {
+		if c.Err != nil {
+			return nil, fmt.Errorf("column %q was not aggregated: %w", c.Name, c.Err)
+		}
+		vals, err := values(c, aggs)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = row{name: c.Name, typ: c.Type.String(), vals: vals}
+	}
+	return out, nil
+}
+
+// Write prints the report in format f. The output is built in full before
+// anything is written.
+func Write(w io.Writer, f Format, r Report) error {
+	rows, err := r.rows()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	switch f {
+	case JSON:
+		writeJSON(&buf, r, rows)
+	case CSV:
+		if err := writeCSV(&buf, rows); err != nil {
+			return err
+		}
+	default:
+		writeTable(&buf, r, rows)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+// jsonString quotes s as a JSON string (without escaping <, > and &).
+func jsonString(s string) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s) // a string always encodes
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (v value) json() string {
+	switch v.kind {
+	case number, boolean:
+		return v.s
+	case text:
+		return jsonString(v.s)
+	}
+	return "null"
+}
+
+func writeJSON(b *bytes.Buffer, r Report, rows []row) {
+	fmt.Fprintf(b, "{\n  \"rows\": %d,\n  \"files\": %d,\n  \"columns\": [", r.Rows, r.Files)
+	for i, rw := range rows {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(b, "\n    {\"name\": %s, \"type\": %s", jsonString(rw.name), jsonString(rw.typ))
+		for j, a := range aggOrder {
+			fmt.Fprintf(b, ", %q: %s", a.name, rw.vals[j].json())
+		}
+		b.WriteByte('}')
+	}
+	if len(rows) > 0 {
+		b.WriteString("\n  ")
+	}
+	b.WriteString("]")
+	if r.Plan != nil {
+		b.WriteString(",\n  \"plan\": [")
+		for i, p := range r.Plan {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "\n    {\"name\": %s, \"backend\": %s, \"location\": %s, \"bytes\": %d, \"gpu_fraction\": %s, \"estimated_s\": %s, \"measured_s\": %s, \"reason\": %s}",
+				jsonString(p.Name), jsonString(p.Backend), jsonString(p.Location), p.Bytes,
+				strconv.FormatFloat(p.GPUFraction, 'g', -1, 64), strconv.FormatFloat(p.Estimated.Seconds(), 'g', -1, 64),
+				strconv.FormatFloat(p.Measured.Seconds(), 'g', -1, 64), jsonString(p.Reason))
+		}
+		if len(r.Plan) > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString("]")
+	}
+	b.WriteString("\n}\n")
+}
+
+func writeCSV(b *bytes.Buffer, rows []row) error {
+	w := csv.NewWriter(b)
+	header := []string{"name", "type"}
+	for _, a := range aggOrder {
+		header = append(header, a.name)
+	}
+	if err := w.Write(header); err != nil {
+		return err
+	}
+	for _, rw := range rows {
+		rec := []string{rw.name, rw.typ}
+		for _, v := range rw.vals {
+			rec = append(rec, v.s) // null: empty
+		}
+		if err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	w.Flush()
+	return w.Error()
+}
+
+// maxCell is the widest a table cell gets before it is cut.
+const maxCell = 40
+
+// cellText is the table form of a string: quoted when it has control
+// characters, and cut when cut is set and it is long.
+func cellText(s string, cut bool) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) }) >= 0 {
+		s = strconv.Quote(s)
+	}
+	if cut && displayWidth(s) > maxCell {
+		var out strings.Builder
+		w := 0
+		for _, r := range s {
+			rw := runeWidth(r)
+			if w+rw > maxCell-3 {
+				break
+			}
+			out.WriteRune(r)
+			w += rw
+		}
+		s = out.String() + "..."
+	}
+	return s
+}
+
+func runeWidth(r rune) int {
+	switch width.LookupRune(r).Kind() {
+	case width.EastAsianWide, width.EastAsianFullwidth:
+		return 2
+	}
+	return 1
+}
+
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		n += runeWidth(r)
+	}
+	return n
+}
+
+func writeTable(b *bytes.Buffer, r Report, rows []row) {
+	aggs := r.Aggs
+	if aggs == 0 {
+		aggs = gpuagg.AllAggs
+	}
+	header := []string{"column", "type"}
+	var shown []int
+	for j, a := range aggOrder {
+		if aggs.Has(a.agg) {
+			header = append(header, a.name)
+			shown = append(shown, j)
+		}
+	}
+	cells := [][]string{header}
+	for _, rw := range rows {
+		line := []string{cellText(rw.name, false), cellText(rw.typ, false)}
+		for _, j := range shown {
+			v := rw.vals[j]
+			if v.kind == null {
+				line = append(line, "null")
+			} else {
+				line = append(line, cellText(v.s, true))
+			}
+		}
+		cells = append(cells, line)
+	}
+	widths := make([]int, len(header))
+	for _, line := range cells {
+		for c, s := range line {
+			widths[c] = max(widths[c], displayWidth(s))
+		}
+	}
+	for i, line := range cells {
+		var l strings.Builder
+		for c, s := range line {
+			pad := strings.Repeat(" ", widths[c]-displayWidth(s))
+			if c > 0 {
+				l.WriteString("  ")
+			}
+			if c < 2 { // names and types to the left, aggregates to the right
+				l.WriteString(s + pad)
+			} else {
+				l.WriteString(pad + s)
+			}
+		}
+		b.WriteString(strings.TrimRight(l.String(), " "))
+		b.WriteByte('\n')
+		if i == 0 {
+			var sep strings.Builder
+			for c, w := range widths {
+				if c > 0 {
+					sep.WriteString("  ")
+				}
+				sep.WriteString(strings.Repeat("-", w))
+			}
+			b.WriteString(sep.String() + "\n")
+		}
+	}
+	fmt.Fprintf(b, "%s, %s\n", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
+}
+
+func plural(n int64, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return strconv.FormatInt(n, 10) + " " + what + "s"
+}

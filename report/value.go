@@ -1,0 +1,283 @@
+package report
+
+import (
+	"encoding/base64"
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/scalar"
+
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+// kind is how a value is written in JSON.
+type kind uint8
+
+const (
+	null    kind = iota
+	number       // a JSON number: text is its exact literal
+	text         // a JSON string
+	boolean      // true or false
+)
+
+// value is one aggregate of one column, ready to print in every format.
+type value struct {
+	kind kind
+	s    string // the text form: the number, the string, "true" or "false"
+}
+
+var nullValue = value{}
+
+func numberOf(s string) value { return value{number, s} }
+
+func textOf(s string) value { return value{text, s} }
+
+// Aggregate names, in output order.
+var aggOrder = []struct {
+	agg  gpuagg.Agg
+	name string
+}{
+	{gpuagg.Count, "count"}, {gpuagg.NullCount, "null_count"}, {gpuagg.Sum, "sum"},
+	{gpuagg.Min, "min"}, {gpuagg.Max, "max"}, {gpuagg.Mean, "mean"},
+}
+
+// values returns the aggregates of r in aggOrder: null when not requested
+// (not in aggs), not applicable to the type, or without valid values.
+func values(r gpuagg.Result, aggs gpuagg.Agg) ([]value, error) {
+	out := make([]value, len(aggOrder))
+	for i, a := range aggOrder {
+		if !aggs.Has(a.agg) {
+			continue
+		}
+		var err error
+		switch a.agg {
+		case gpuagg.Count:
+			out[i] = numberOf(strconv.FormatInt(r.Count, 10))
+		case gpuagg.NullCount:
+			out[i] = numberOf(strconv.FormatInt(r.NullCount, 10))
+		case gpuagg.Sum:
+			out[i], err = sumValue(r)
+		case gpuagg.Min:
+			out[i], err = scalarValue(r.Min, valueType(r.Type))
+		case gpuagg.Max:
+			out[i], err = scalarValue(r.Max, valueType(r.Type))
+		case gpuagg.Mean:
+			out[i], err = scalarValue(r.Mean, arrow.PrimitiveTypes.Float64)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("column %q, %s: %w", r.Name, a.name, err)
+		}
+	}
+	return out, nil
+}
+
+// valueType is the type of a column's values (a dictionary's value type).
+func valueType(dt arrow.DataType) arrow.DataType {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		return d.ValueType
+	}
+	return dt
+}
+
+// sumValue prints a sum exactly: integer sums of any size as JSON integers,
+// decimal sums in plain notation with the column's scale, durations with
+// their unit.
+func sumValue(r gpuagg.Result) (value, error) {
+	if r.Sum == nil || !r.Sum.IsValid() {
+		return nullValue, nil
+	}
+	vt := valueType(r.Type)
+	if f, ok := r.Sum.(*scalar.Float64); ok {
+		return floatValue(f.Value, 64), nil
+	}
+	if r.SumExact == nil {
+		return nullValue, fmt.Errorf("sum of type %s without its exact value", r.Sum.DataType())
+	}
+	switch t := vt.(type) {
+	case *arrow.Decimal128Type:
+		return textOf(formatDecimal(r.SumExact, t.Scale)), nil
+	case *arrow.DurationType:
+		return textOf(r.SumExact.String() + t.Unit.String()), nil
+	}
+	return numberOf(r.SumExact.String()), nil
+}
+
+func intValue[T int8 | int16 | int32 | int64](v T) value {
+	return numberOf(strconv.FormatInt(int64(v), 10))
+}
+
+func uintValue[T uint8 | uint16 | uint32 | uint64](v T) value {
+	return numberOf(strconv.FormatUint(uint64(v), 10))
+}
+
+// scalarValue prints a min, max or mean of a column whose values are of
+// type dt.
+func scalarValue(s scalar.Scalar, dt arrow.DataType) (value, error) {
+	if s == nil || !s.IsValid() {
+		return nullValue, nil
+	}
+	switch s := s.(type) {
+	case *scalar.Int8:
+		return intValue(s.Value), nil
+	case *scalar.Int16:
+		return intValue(s.Value), nil
+	case *scalar.Int32:
+		return intValue(s.Value), nil
+	case *scalar.Int64:
+		return intValue(s.Value), nil
+	case *scalar.Uint8:
+		return uintValue(s.Value), nil
+	case *scalar.Uint16:
+		return uintValue(s.Value), nil
+	case *scalar.Uint32:
+		return uintValue(s.Value), nil
+	case *scalar.Uint64:
+		return uintValue(s.Value), nil
+	case *scalar.Float32:
+		return floatValue(float64(s.Value), 32), nil
+	case *scalar.Float64:
+		return floatValue(s.Value, 64), nil
+	case *scalar.Boolean:
+		return value{boolean, strconv.FormatBool(s.Value)}, nil
+	case *scalar.Decimal128:
+		t, ok := dt.(*arrow.Decimal128Type)
+		if !ok {
+			break
+		}
+		return textOf(formatDecimal(s.Value.BigInt(), t.Scale)), nil
+	case *scalar.Date32:
+		return textOf(time.Unix(int64(s.Value)*86400, 0).UTC().Format(time.DateOnly)), nil
+	case *scalar.Date64:
+		return textOf(time.UnixMilli(int64(s.Value)).UTC().Format(time.DateOnly)), nil
+	case *scalar.Time32:
+		t, ok := dt.(*arrow.Time32Type)
+		if !ok {
+			break
+		}
+		return textOf(formatTime(int64(s.Value), t.Unit)), nil
+	case *scalar.Time64:
+		t, ok := dt.(*arrow.Time64Type)
+		if !ok {
+			break
+		}
+		return textOf(formatTime(int64(s.Value), t.Unit)), nil
+	case *scalar.Timestamp:
+		t, ok := dt.(*arrow.TimestampType)
+		if !ok {
+			break
+		}
+		return textOf(formatTimestamp(int64(s.Value), t.Unit)), nil
+	case *scalar.Duration:
+		t, ok := dt.(*arrow.DurationType)
+		if !ok {
+			break
+		}
+		return textOf(strconv.FormatInt(int64(s.Value), 10) + t.Unit.String()), nil
+	case *scalar.String:
+		return textOf(string(s.Value.Bytes())), nil
+	case *scalar.LargeString:
+		return textOf(string(s.Value.Bytes())), nil
+	case *scalar.Binary:
+		return textOf(base64.StdEncoding.EncodeToString(s.Value.Bytes())), nil
+	case *scalar.LargeBinary:
+		return textOf(base64.StdEncoding.EncodeToString(s.Value.Bytes())), nil
+	}
+	return nullValue, fmt.Errorf("no output form for a %s scalar of a %s column", s.DataType(), dt)
+}
+
+// floatValue prints a float in its shortest form that reads back as the same
+// float of the given size, as a valid JSON number (the form of
+// encoding/json); NaN and the infinities are the strings "NaN", "Inf" and
+// "-Inf".
+func floatValue(f float64, bits int) value {
+	switch {
+	case math.IsNaN(f):
+		return textOf("NaN")
+	case math.IsInf(f, 1):
+		return textOf("Inf")
+	case math.IsInf(f, -1):
+		return textOf("-Inf")
+	}
+	return numberOf(formatFloat(f, bits))
+}
+
+func formatFloat(f float64, bits int) string {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 {
+		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
+			format = 'e'
+		}
+	}
+	b := strconv.AppendFloat(nil, f, format, -1, bits)
+	if format == 'e' {
+		// 1e-07 -> 1e-7
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return string(b)
+}
+
+// formatDecimal prints unscaled * 10^-scale in plain notation with exactly
+// scale fractional digits (none when scale <= 0).
+func formatDecimal(unscaled *big.Int, scale int32) string {
+	digits := new(big.Int).Abs(unscaled).String()
+	switch {
+	case scale < 0 && digits != "0":
+		digits += strings.Repeat("0", int(-scale))
+	case scale > 0:
+		if len(digits) <= int(scale) {
+			digits = strings.Repeat("0", int(scale)-len(digits)+1) + digits
+		}
+		cut := len(digits) - int(scale)
+		digits = digits[:cut] + "." + digits[cut:]
+	}
+	if unscaled.Sign() < 0 {
+		return "-" + digits
+	}
+	return digits
+}
+
+var unitPerSecond = map[arrow.TimeUnit]int64{arrow.Second: 1, arrow.Millisecond: 1e3, arrow.Microsecond: 1e6, arrow.Nanosecond: 1e9}
+
+var unitDigits = map[arrow.TimeUnit]int{arrow.Second: 0, arrow.Millisecond: 3, arrow.Microsecond: 6, arrow.Nanosecond: 9}
+
+// splitUnits splits v units into whole seconds and nanoseconds (>= 0).
+func splitUnits(v int64, unit arrow.TimeUnit) (sec, nsec int64) {
+	per := unitPerSecond[unit]
+	sec, rem := v/per, v%per
+	if rem < 0 {
+		sec, rem = sec-1, rem+per
+	}
+	return sec, rem * (1e9 / per)
+}
+
+// formatTimestamp prints a timestamp in RFC 3339, in UTC, with as many
+// fractional digits as it needs.
+func formatTimestamp(v int64, unit arrow.TimeUnit) string {
+	sec, nsec := splitUnits(v, unit)
+	return time.Unix(sec, nsec).UTC().Format(time.RFC3339Nano)
+}
+
+// formatTime prints a time of day as HH:MM:SS with the fractional digits of
+// its unit (as Arrow prints it); a value outside the day prints as an
+// integer with its unit.
+func formatTime(v int64, unit arrow.TimeUnit) string {
+	per := unitPerSecond[unit]
+	if v < 0 || v >= 86400*per {
+		return strconv.FormatInt(v, 10) + unit.String()
+	}
+	sec, frac := v/per, v%per
+	s := fmt.Sprintf("%02d:%02d:%02d", sec/3600, sec/60%60, sec%60)
+	if d := unitDigits[unit]; d > 0 {
+		s += fmt.Sprintf(".%0*d", d, frac)
+	}
+	return s
+}

@@ -1,0 +1,22 @@
+// Command gen writes the data files of testdata/ (make testdata).
+//
+//	go run ./testdata/gen [DIR]
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/arrowagg/arrowagg/internal/testdatagen"
+)
+
+func main() {
+	dir := "testdata"
+	if len(os.Args) > 1 {
+		dir = os.Args[1]
+	}
+	if err := testdatagen.Write(dir); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
