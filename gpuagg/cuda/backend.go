@@ -1,0 +1,553 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"runtime"
+	"sync/atomic"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+type options struct {
+	ordinal     int
+	chunkBytes  int64
+	streams     int
+	copyThreads int
+	warn        func(string)
+	memLimit    int64
+}
+
+// Option configures Open.
+type Option func(*options)
+
+// WithOrdinal selects the GPU (default 0).
+func WithOrdinal(i int) Option { return func(o *options) { o.ordinal = i } }
+
+// WithChunkBytes sets the size of the chunks that columns in host memory are
+// uploaded and aggregated in (default 64 MiB; at least 64 KiB). Each stream
+// holds that much page-locked staging and device memory, and a bit more.
+func WithChunkBytes(n int) Option { return func(o *options) { o.chunkBytes = int64(n) } }
+
+// WithStreams sets how many chunks are in flight at once, each on its own
+// stream with its own buffers (default 3, at least 2: the upload of chunk
+// k+1 overlaps the kernel on chunk k).
+func WithStreams(n int) Option { return func(o *options) { o.streams = n } }
+
+// WithCopyThreads sets how many goroutines fill a staging buffer (default
+// GOMAXPROCS, at most 16).
+func WithCopyThreads(n int) Option { return func(o *options) { o.copyThreads = n } }
+
+// WithMemoryLimit caps the device memory the backend allocates (bytes; 0,
+// the default, for no cap beyond the device's), for sharing a GPU.
+func WithMemoryLimit(n int64) Option { return func(o *options) { o.memLimit = n } }
+
+// WithWarnings sets where warnings go (the backend falling back to the CPU);
+// default the standard logger on stderr.
+func WithWarnings(f func(msg string)) Option { return func(o *options) { o.warn = f } }
+
+// Backend is the CUDA backend of gpuagg: it implements gpuagg.GPUBackend.
+// Columns in host memory are cut into chunks that stream through page-locked
+// staging buffers and device buffers on several streams, one fused kernel
+// launch per chunk; chunk states are merged on the host with State.Merge, in
+// chunk order, so results are the same from run to run. Columns can also be
+// kept on the device (Upload) and aggregated many times.
+//
+// A Backend is safe for concurrent use; calls run one at a time on the
+// device's thread.
+type Backend struct {
+	d    *device
+	opts options
+	cpu  *gpuagg.CPU
+
+	// Device-thread state.
+	lanes     []lane
+	laneBytes int64  // chunk capacity of the lanes' data buffers; 0: not allocated
+	hout      []byte // page-locked: the state words of in-flight chunks
+	columns   map[*Column]struct{}
+}
+
+// lane is one stream of the upload pipeline with its buffers.
+type lane struct {
+	stream cu.Stream
+	copied cu.Event // recorded after the lane's uploads: its staging is free again
+	sc     scratch
+	dvals  devBuf
+	dvalid devBuf
+	hvals  []byte // page-locked staging
+	hvalid []byte
+	busy   bool
+}
+
+const (
+	defaultChunkBytes = 64 << 20
+	defaultStreams    = 3
+	minChunkBytes     = 64 << 10
+	outSlots          = 1024 // chunk states in flight before the host merges them
+)
+
+var _ gpuagg.GPUBackend = (*Backend)(nil)
+
+func init() {
+	gpuagg.RegisterGPU(func() (gpuagg.GPUBackend, error) { return Open() })
+}
+
+// Open initializes GPU 0 (or the one WithOrdinal names): its primary
+// context, the kernels (JIT-compiled by the driver from PTX), the streams and
+// the launch scratch. Data buffers are allocated at the first Update.
+func Open(opts ...Option) (*Backend, error) {
+	o := options{chunkBytes: defaultChunkBytes, streams: defaultStreams, copyThreads: min(runtime.GOMAXPROCS(0), 16)}
+	for _, f := range opts {
+		f(&o)
+	}
+	o.chunkBytes = max(o.chunkBytes, minChunkBytes)
+	o.streams = max(o.streams, 2)
+	o.copyThreads = max(o.copyThreads, 1)
+	if o.warn == nil {
+		l := log.New(os.Stderr, "arrowagg: ", 0)
+		o.warn = func(m string) { l.Print(m) }
+	}
+	d, err := openDevice(o.ordinal)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	b := &Backend{d: d, opts: o, cpu: &gpuagg.CPU{Threads: runtime.GOMAXPROCS(0)}, columns: map[*Column]struct{}{}}
+	if err := d.do(b.setup); err != nil {
+		return nil, fmt.Errorf("cuda: %w", errors.Join(err, d.close()))
+	}
+	return b, nil
+}
+
+// setup creates the lanes' streams, events and scratch; device thread.
+func (b *Backend) setup() error {
+	d := b.d
+	d.pool.limit = b.opts.memLimit
+	d.onClose(b.teardown)
+	maxGrid := 0
+	for _, g := range d.maxGrid {
+		maxGrid = max(maxGrid, g)
+	}
+	b.lanes = make([]lane, b.opts.streams)
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		var err error
+		if ln.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return fmt.Errorf("creating stream %d: %w", i, err)
+		}
+		if ln.copied, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			return fmt.Errorf("creating event %d: %w", i, err)
+		}
+		if ln.sc.partials, err = d.pool.alloc(int64(maxGrid) * maxWords * 8); err != nil {
+			return fmt.Errorf("allocating the launch scratch: %w", err)
+		}
+		if ln.sc.ticket, err = d.pool.alloc(4); err != nil {
+			return fmt.Errorf("allocating the launch scratch: %w", err)
+		}
+		if err := cu.MemsetD32(ln.sc.ticket.ptr, 0, 1); err != nil {
+			return fmt.Errorf("zeroing the launch ticket: %w", err)
+		}
+		if ln.sc.out, err = d.pool.alloc(maxWords * 8); err != nil {
+			return fmt.Errorf("allocating the launch scratch: %w", err)
+		}
+	}
+	var err error
+	if b.hout, err = hostAlloc(outSlots * maxWords * 8); err != nil {
+		return fmt.Errorf("allocating %d bytes of page-locked memory for results: %w", outSlots*maxWords*8, err)
+	}
+	return nil
+}
+
+// teardown frees what setup and Update allocated, and the resident columns
+// left; device thread.
+func (b *Backend) teardown() error {
+	var errs []error
+	for c := range b.columns {
+		c.freeLocked()
+	}
+	b.freeLaneBuffers()
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		var zs cu.Stream
+		if ln.stream != zs {
+			errs = append(errs, ln.stream.Destroy())
+		}
+		var ze cu.Event
+		if ln.copied != ze {
+			errs = append(errs, cu.DestroyEvent(&ln.copied))
+		}
+		b.d.pool.release(&ln.sc.partials)
+		b.d.pool.release(&ln.sc.ticket)
+		b.d.pool.release(&ln.sc.out)
+	}
+	errs = append(errs, hostFree(b.hout))
+	b.hout = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("freeing the stream buffers: %w", err)
+	}
+	return nil
+}
+
+// Name implements gpuagg.Backend.
+func (b *Backend) Name() string { return "gpu" }
+
+// Info describes the device.
+func (b *Backend) Info() DeviceInfo { return b.d.info }
+
+// Handles implements gpuagg.GPUBackend: every fixed-width kind (integers,
+// temporal types, floats, booleans, decimal128); strings, binaries and
+// dictionary arrays stay on the CPU.
+func (b *Backend) Handles(v *column.View) bool {
+	_, ok := specOf(v.Kind)
+	return ok && !v.IsDict()
+}
+
+// Close frees the device memory (resident columns included) and the context.
+func (b *Backend) Close() error {
+	if err := b.d.close(); err != nil {
+		return fmt.Errorf("cuda: closing %s: %w", b.d.info.Name, err)
+	}
+	return nil
+}
+
+// MemoryInUse is the number of bytes of device memory the backend holds for
+// buffers in use (resident columns, stream buffers, scratch), not counting
+// freed blocks it caches for reuse.
+func (b *Backend) MemoryInUse() int64 {
+	var n int64
+	b.d.do(func() error { n = b.d.pool.inUse; return nil }) //nolint:errcheck // 0 when closed
+	return n
+}
+
+// Trim frees the device memory the backend caches for reuse, and the stream
+// buffers (allocated again by the next Update).
+func (b *Backend) Trim() error {
+	return b.d.do(func() error {
+		b.freeLaneBuffers()
+		return b.d.pool.trim()
+	})
+}
+
+// ensureLanes allocates the lanes' data buffers, halving the chunk size when
+// memory runs out; device thread.
+func (b *Backend) ensureLanes() error {
+	if b.laneBytes > 0 {
+		return nil
+	}
+	var err error
+	for c := b.opts.chunkBytes; c >= minChunkBytes; c /= 2 {
+		if err = b.allocLaneBuffers(c); err == nil {
+			b.laneBytes = c
+			return nil
+		}
+		b.freeLaneBuffers()
+		if !isOOM(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func (b *Backend) allocLaneBuffers(c int64) error {
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		var err error
+		if ln.dvals, err = b.d.pool.alloc(c + 64); err != nil {
+			return err
+		}
+		if ln.dvalid, err = b.d.pool.alloc(c/8 + 64); err != nil {
+			return err
+		}
+		if ln.hvals, err = b.stagingAlloc(int(c + 64)); err != nil {
+			return err
+		}
+		if ln.hvalid, err = b.stagingAlloc(int(c/8 + 64)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *Backend) stagingAlloc(n int) ([]byte, error) {
+	buf, err := hostAlloc(n)
+	if err != nil {
+		return nil, fmt.Errorf("allocating %d bytes of page-locked staging: %w", n, err)
+	}
+	return buf, nil
+}
+
+func (b *Backend) freeLaneBuffers() {
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		b.d.pool.release(&ln.dvals)
+		b.d.pool.release(&ln.dvalid)
+		hostFree(ln.hvals)  //nolint:errcheck // nothing to do about it
+		hostFree(ln.hvalid) //nolint:errcheck
+		ln.hvals, ln.hvalid = nil, nil
+	}
+	b.laneBytes = 0
+}
+
+// Update implements gpuagg.Backend: it folds every view into its state. The
+// states are left untouched when it fails. When the device has too little
+// memory for even small chunks it warns and aggregates on the CPU.
+func (b *Backend) Update(ctx context.Context, views []*column.View, states []*gpuagg.State) error {
+	if len(views) != len(states) {
+		return fmt.Errorf("cuda: %d views but %d states", len(views), len(states))
+	}
+	for _, v := range views {
+		if !b.Handles(v) {
+			return fmt.Errorf("cuda: the GPU backend does not aggregate %s columns", v.Type)
+		}
+	}
+	fallback := false
+	err := b.d.do(func() error {
+		if err := b.ensureLanes(); err != nil {
+			if isOOM(err) {
+				fallback = true
+				return nil
+			}
+			return err
+		}
+		return b.update(ctx, views, states)
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: %w", err)
+	}
+	if fallback {
+		b.opts.warn(fmt.Sprintf("GPU %s: too little free device or page-locked memory for %d KiB chunks: aggregating %d columns on the CPU",
+			b.d.info.Name, minChunkBytes>>10, len(views)))
+		return b.cpu.Update(ctx, views, states)
+	}
+	return nil
+}
+
+// chunk is elements [lo, hi) of views[view].
+type chunk struct {
+	view, lo, hi int
+}
+
+// update runs the upload pipeline; device thread.
+func (b *Backend) update(ctx context.Context, views []*column.View, states []*gpuagg.State) (err error) {
+	defer func() {
+		// On every path: wait for the streams before the views go.
+		if derr := b.drain(); derr != nil && err == nil {
+			err = derr
+		}
+		runtime.KeepAlive(views)
+	}()
+	var chunks []chunk
+	for vi, v := range views {
+		spec, err := b.d.kernelFor(v.Kind)
+		if err != nil {
+			return err
+		}
+		per := b.chunkElems(spec)
+		for lo := 0; lo < v.Len; {
+			hi := chunkEnd(v, spec, lo, per)
+			chunks = append(chunks, chunk{vi, lo, hi})
+			lo = hi
+		}
+	}
+	local := make([]gpuagg.State, len(views))
+	for i, v := range views {
+		local[i] = gpuagg.NewState(v.Kind.Family())
+	}
+	for w := 0; w < len(chunks); w += outSlots {
+		win := chunks[w:min(w+outSlots, len(chunks))]
+		if err := b.runWindow(ctx, views, win); err != nil {
+			return err
+		}
+		// Chunk states merge in chunk order: results do not depend on timing.
+		for i, c := range win {
+			k := views[c.view].Kind
+			words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.hout[i*maxWords*8])), specs[k].words)
+			s := decode(k, int64(c.hi-c.lo), words)
+			local[c.view].Merge(&s)
+		}
+	}
+	for i := range states {
+		states[i].Merge(&local[i])
+	}
+	return nil
+}
+
+// runWindow uploads and aggregates the chunks of win, the state of win[i]
+// landing in result slot i, and waits for them; device thread.
+func (b *Backend) runWindow(ctx context.Context, views []*column.View, win []chunk) error {
+	for i, c := range win {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		v := views[c.view]
+		if err := b.issue(v, specs[v.Kind], c.lo, c.hi, &b.lanes[i%len(b.lanes)], i); err != nil {
+			return fmt.Errorf("aggregating elements [%d, %d) of a %s column: %w", c.lo, c.hi, v.Type, err)
+		}
+	}
+	return b.drain()
+}
+
+// chunkElems is the number of elements of a chunk of the lanes' size.
+func (b *Backend) chunkElems(s kernelSpec) int {
+	return int(b.laneBytes * 8 / int64(max(s.bits, 8)))
+}
+
+// pageSize is the granularity of host memory registration.
+var pageSize = os.Getpagesize()
+
+// chunkEnd returns the end of the chunk of v that starts at element lo and
+// holds at most per elements: moved down to a page boundary of the values'
+// address when that leaves it non-empty, so that consecutive chunks share no
+// page.
+func chunkEnd(v *column.View, s kernelSpec, lo, per int) int {
+	hi := lo + per
+	if hi >= v.Len {
+		return v.Len
+	}
+	base := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(v.Values))))
+	pageBits := uint64(pageSize) * 8
+	abs := base*8 + uint64(v.Offset+hi)*uint64(s.bits)
+	if back := int(abs % pageBits / uint64(s.bits)); hi-back > lo {
+		hi -= back
+	}
+	return hi
+}
+
+// span is the host byte range of a chunk's buffer and the element (or bit)
+// offset of its first element in it.
+type span struct {
+	lo, hi int
+	off    uint64
+}
+
+// valueSpan is the byte range of v.Values that elements [lo, hi) occupy,
+// starting at a 16-byte boundary (4 for bitmaps) of the buffer, so that the
+// device copy keeps the vector alignment of the host data.
+func valueSpan(v *column.View, s kernelSpec, lo, hi int) span {
+	if s.bits == 1 {
+		return bitSpan(v.Offset, lo, hi)
+	}
+	w := s.bits / 8
+	start := (v.Offset + lo) * w
+	b0 := start &^ 15
+	return span{b0, (v.Offset + hi) * w, uint64((start - b0) / w)}
+}
+
+// bitSpan is the byte range of a bitmap whose element 0 is bit off, for
+// elements [lo, hi), from a 4-byte boundary (the kernels read 32-bit words).
+func bitSpan(off, lo, hi int) span {
+	p := off + lo
+	b0 := (p >> 3) &^ 3
+	return span{b0, (off + hi + 7) >> 3, uint64(p - 8*b0)}
+}
+
+// issue enqueues, on a lane, the upload of elements [lo, hi) of v, the
+// kernel, and the copy of its state into result slot slot; device thread.
+func (b *Backend) issue(v *column.View, s kernelSpec, lo, hi int, ln *lane, slot int) error {
+	if err := b.await(ln); err != nil {
+		return err
+	}
+	vs := valueSpan(v, s, lo, hi)
+	if err := b.upload(ln, ln.dvals.ptr, ln.hvals, v.Values[vs.lo:vs.hi]); err != nil {
+		return err
+	}
+	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(hi - lo)}
+	if v.Validity != nil {
+		bs := bitSpan(v.ValidityOffset, lo, hi)
+		if err := b.upload(ln, ln.dvalid.ptr, ln.hvalid, v.Validity[bs.lo:bs.hi]); err != nil {
+			return err
+		}
+		args.validity, args.vbit = ln.dvalid.ptr, bs.off
+	}
+	if err := ln.copied.Record(ln.stream); err != nil {
+		return fmt.Errorf("recording the upload event: %w", err)
+	}
+	ln.busy = true
+	if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args); err != nil {
+		return err
+	}
+	words := specs[v.Kind].words
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&b.hout[slot*maxWords*8]), ln.sc.out.ptr, int64(words*8), ln.stream); err != nil {
+		return fmt.Errorf("copying the chunk state to the host: %w", err)
+	}
+	return nil
+}
+
+// upload enqueues the copy of src to dst on the lane's stream: directly when
+// src is page-locked, else through the staging buffer.
+func (b *Backend) upload(ln *lane, dst cu.DevicePtr, staging, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	from := unsafe.Pointer(&src[0])
+	if !pinned(src) {
+		b.parallelCopy(staging[:len(src)], src)
+		from = unsafe.Pointer(&staging[0])
+	}
+	if err := cu.MemcpyHtoDAsync(dst, from, int64(len(src)), ln.stream); err != nil {
+		return fmt.Errorf("copying %d bytes to the device: %w", len(src), err)
+	}
+	return nil
+}
+
+// await waits until the lane's previous uploads are done, so that its
+// staging may be refilled.
+func (b *Backend) await(ln *lane) error {
+	if !ln.busy {
+		return nil
+	}
+	ln.busy = false
+	if err := ln.copied.Synchronize(); err != nil {
+		return fmt.Errorf("waiting for an upload: %w", err)
+	}
+	return nil
+}
+
+// drain waits for all lanes' work; device thread.
+func (b *Backend) drain() error {
+	var first error
+	for i := range b.lanes {
+		ln := &b.lanes[i]
+		if err := b.await(ln); err != nil && first == nil {
+			first = err
+		}
+		if err := ln.stream.Synchronize(); err != nil && first == nil {
+			first = fmt.Errorf("waiting for stream %d: %w", i, err)
+		}
+	}
+	return first
+}
+
+// parallelCopy copies src to dst with copyThreads goroutines, the calling
+// one (the device thread) included: it copies the first share and then
+// spins until the others are done, rather than sleeping and waiting to be
+// woken (a locked thread wakes slowly).
+func (b *Backend) parallelCopy(dst, src []byte) {
+	const minShare = 1 << 20
+	workers := min(b.opts.copyThreads, len(src)/minShare)
+	if workers <= 1 {
+		copy(dst, src)
+		return
+	}
+	share := (len(src)/workers + 4095) &^ 4095
+	var pending atomic.Int32
+	for i := share; i < len(src); i += share {
+		j := min(i+share, len(src))
+		pending.Add(1)
+		go func() {
+			copy(dst[i:j], src[i:j])
+			pending.Add(-1)
+		}()
+	}
+	copy(dst[:share], src[:share])
+	for pending.Load() > 0 {
+	}
+}

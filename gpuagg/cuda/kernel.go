@@ -1,0 +1,168 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+// The launch geometry of kernels/agg.cu.
+const (
+	blockThreads = 256 // kBlockThreads
+	unroll       = 4   // kUnroll: 16-byte vectors a thread loads per iteration
+	maxWords     = 8   // the widest state (decimal)
+)
+
+// kernelSpec describes the kernel of one storage kind.
+type kernelSpec struct {
+	name  string
+	words int // 64-bit words of its state
+	bits  int // bits per element (1 for bool)
+}
+
+// specs is indexed by column.Kind; kinds with no kernel have an empty name.
+var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
+	for _, k := range []struct {
+		kind column.Kind
+		name string
+	}{
+		{column.Int8, "int8"}, {column.Int16, "int16"}, {column.Int32, "int32"}, {column.Int64, "int64"},
+		{column.Uint8, "uint8"}, {column.Uint16, "uint16"}, {column.Uint32, "uint32"}, {column.Uint64, "uint64"},
+		{column.Float32, "float32"}, {column.Float64, "float64"}, {column.Decimal128, "decimal128"},
+		{column.Bool, "bool"},
+	} {
+		w := 0
+		switch k.kind.Family() {
+		case column.FamilySigned, column.FamilyUnsigned:
+			w = 5
+		case column.FamilyFloat:
+			w = 6
+		case column.FamilyDecimal:
+			w = 8
+		case column.FamilyBool:
+			w = 2
+		}
+		b := 8 * k.kind.Width()
+		if k.kind == column.Bool {
+			b = 1
+		}
+		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, words: w, bits: b}
+	}
+	return s
+}()
+
+// specOf returns the kernel of kind k, if there is one.
+func specOf(k column.Kind) (kernelSpec, bool) {
+	if int(k) >= len(specs) || specs[k].name == "" {
+		return kernelSpec{}, false
+	}
+	return specs[k], true
+}
+
+// elemsPerBlockIter is how many elements one block consumes per grid-stride
+// iteration: a block is worth launching only for that many.
+func (s kernelSpec) elemsPerBlockIter() int64 {
+	if s.bits == 1 {
+		return blockThreads * 32
+	}
+	return blockThreads * unroll * int64(128/s.bits)
+}
+
+// scratch is the per-stream memory of a launch: the blocks' partial states,
+// the last-block ticket (kept zero between launches) and the launch's state.
+type scratch struct {
+	partials devBuf
+	ticket   devBuf
+	out      devBuf
+}
+
+// launchArgs are the kernel's parameters, all 64-bit.
+type launchArgs struct {
+	values   cu.DevicePtr
+	voff     uint64 // element offset (bool: bit offset) into values
+	validity cu.DevicePtr
+	vbit     uint64 // bit offset into validity
+	n        uint64
+}
+
+// grid is the number of blocks for n elements of kind k: enough to fill the
+// device (from its multiprocessor count and the kernel's occupancy), fewer
+// for small chunks.
+func (d *device) grid(k column.Kind, n uint64) int {
+	per := uint64(specs[k].elemsPerBlockIter())
+	g := (n + per - 1) / per
+	return int(max(1, min(g, uint64(d.maxGrid[k]))))
+}
+
+// maxLaunch is the most elements one launch of kind k takes: thread sums of
+// narrow integers are 64-bit, exact while a thread sees < 2^32 elements.
+func (d *device) maxLaunch(k column.Kind) uint64 {
+	return uint64(d.maxGrid[k]) * blockThreads << 31
+}
+
+// launch enqueues the kernel of kind k on stream st; its state lands in
+// sc.out.
+func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs) error {
+	p := [8]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n,
+		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr)}
+	var args [8]unsafe.Pointer
+	for i := range p {
+		args[i] = unsafe.Pointer(&p[i])
+	}
+	g := d.grid(k, a.n)
+	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, args[:]); err != nil {
+		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
+	}
+	return nil
+}
+
+// decode turns the state words of a launch over n elements of kind k into a
+// gpuagg.State (the word layouts are documented in kernels/agg.cu).
+func decode(k column.Kind, n int64, w []uint64) gpuagg.State {
+	s := gpuagg.NewState(k.Family())
+	var count uint64
+	switch k.Family() {
+	case column.FamilySigned:
+		s.Sum = gpuagg.Int192From128(w[0], int64(w[1]))
+		count = w[4]
+		if count > 0 {
+			s.Min[0], s.Max[0] = w[2], w[3]
+		}
+	case column.FamilyUnsigned:
+		s.Sum = gpuagg.Int192{w[0], w[1], 0}
+		count = w[4]
+		if count > 0 {
+			s.Min[0], s.Max[0] = w[2], w[3]
+		}
+	case column.FamilyFloat:
+		s.FSum = math.Float64frombits(w[0])
+		s.FComp = math.Float64frombits(w[1])
+		s.FSpecial = math.Float64frombits(w[2])
+		s.Min[0], s.Max[0] = unkey(w[3]), unkey(w[4])
+		count = w[5]
+	case column.FamilyDecimal:
+		s.Sum = gpuagg.Int192{w[0], w[1], w[2]}
+		count = w[7]
+		if count > 0 {
+			s.Min, s.Max = [2]uint64{w[3], w[4]}, [2]uint64{w[5], w[6]}
+		}
+	case column.FamilyBool:
+		s.Sum = gpuagg.Int192FromUint(w[0])
+		count = w[1]
+	}
+	s.Count = int64(count)
+	s.NullCount = n - s.Count
+	return s
+}
+
+// unkey turns a float order key of the kernels back into float64 bits.
+func unkey(k uint64) uint64 {
+	return k ^ uint64(int64(k)>>63)&math.MaxInt64
+}

@@ -1,0 +1,165 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+// Column is a column chunk resident in device memory: uploaded once by
+// Upload, aggregated any number of times by Aggregate, each time one kernel
+// launch and no host transfer but the state's few words. Free returns its
+// memory to the backend's pool; Close of the backend frees it too.
+type Column struct {
+	b        *Backend
+	typ      arrow.DataType
+	kind     column.Kind
+	n        int
+	bytes    int64
+	values   devBuf
+	validity devBuf
+	voff     uint64 // element (bool: bit) offset of element 0 in values
+	vbit     uint64 // bit offset of element 0 in validity
+	valid    bool   // has a validity bitmap
+}
+
+// Upload copies the buffers of v to the device. It fails (errors.Is
+// ErrOutOfMemory) when the device has too little free memory.
+func (b *Backend) Upload(ctx context.Context, v *column.View) (*Column, error) {
+	if !b.Handles(v) {
+		return nil, fmt.Errorf("cuda: the GPU backend does not aggregate %s columns", v.Type)
+	}
+	c := &Column{b: b, typ: v.Type, kind: v.Kind, n: v.Len, bytes: v.ByteSize()}
+	err := b.d.do(func() error {
+		if v.Len == 0 {
+			b.columns[c] = struct{}{}
+			return nil
+		}
+		vs := valueSpan(v, specs[v.Kind], 0, v.Len)
+		c.voff = vs.off
+		if err := c.copyIn(ctx, &c.values, v.Values[vs.lo:vs.hi]); err != nil {
+			return err
+		}
+		if v.Validity != nil {
+			bs := bitSpan(v.ValidityOffset, 0, v.Len)
+			c.vbit, c.valid = bs.off, true
+			if err := c.copyIn(ctx, &c.validity, v.Validity[bs.lo:bs.hi]); err != nil {
+				c.freeLocked()
+				return err
+			}
+		}
+		b.columns[c] = struct{}{}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: uploading a %s column of %d values: %w", v.Type, v.Len, err)
+	}
+	return c, nil
+}
+
+// copyIn allocates dst and copies src into it in pieces on lane 0's stream
+// (checking ctx between them), and waits for the copies; device thread.
+func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) error {
+	var err error
+	if *dst, err = c.b.d.pool.alloc(int64(len(src)) + 64); err != nil {
+		return err
+	}
+	st := c.b.lanes[0].stream
+	const piece = 256 << 20
+	for i := 0; i < len(src) && err == nil; i += piece {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		j := min(i+piece, len(src))
+		if err = cu.MemcpyHtoDAsync(dst.ptr+cu.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
+			err = fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
+		}
+	}
+	if serr := st.Synchronize(); serr != nil && err == nil {
+		err = fmt.Errorf("waiting for the copy to the device: %w", serr)
+	}
+	if err != nil {
+		c.b.d.pool.release(dst)
+	}
+	return err
+}
+
+// Len is the number of elements.
+func (c *Column) Len() int { return c.n }
+
+// Type is the column's Arrow type.
+func (c *Column) Type() arrow.DataType { return c.typ }
+
+// ByteSize is the number of bytes an aggregation reads: values and validity
+// bitmap (column.View.ByteSize).
+func (c *Column) ByteSize() int64 { return c.bytes }
+
+// Aggregate folds the column into a fresh state: one launch (more only for
+// columns beyond maxLaunch elements), merged with State.Merge.
+func (c *Column) Aggregate(ctx context.Context) (gpuagg.State, error) {
+	s := gpuagg.NewState(c.kind.Family())
+	err := c.b.d.do(func() error {
+		if !c.live() {
+			return fmt.Errorf("aggregating a freed column")
+		}
+		ln := &c.b.lanes[0]
+		step := c.b.d.maxLaunch(c.kind)
+		for lo := uint64(0); lo < uint64(c.n); lo += step {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n := min(step, uint64(c.n)-lo)
+			if err := c.launch(ln.stream, &ln.sc, lo, n); err != nil {
+				return err
+			}
+			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), maxWords)[:specs[c.kind].words]
+			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&w[0]), ln.sc.out.ptr, int64(len(w)*8), ln.stream); err != nil {
+				return fmt.Errorf("copying the state to the host: %w", err)
+			}
+			if err := ln.stream.Synchronize(); err != nil {
+				return fmt.Errorf("running %s: %w", specs[c.kind].name, err)
+			}
+			part := decode(c.kind, int64(n), w)
+			s.Merge(&part)
+		}
+		return nil
+	})
+	if err != nil {
+		return gpuagg.State{}, fmt.Errorf("cuda: aggregating a resident %s column: %w", c.typ, err)
+	}
+	return s, nil
+}
+
+// launch enqueues the kernel over elements [lo, lo+n) on st; device thread.
+func (c *Column) launch(st cu.Stream, sc *scratch, lo, n uint64) error {
+	a := launchArgs{values: c.values.ptr, voff: c.voff + lo, n: n}
+	if c.valid {
+		a.validity, a.vbit = c.validity.ptr, c.vbit+lo
+	}
+	return c.b.d.launch(c.kind, st, sc, a)
+}
+
+func (c *Column) live() bool {
+	_, ok := c.b.columns[c]
+	return ok
+}
+
+// Free returns the column's device memory to the backend. It is a no-op on
+// a freed column or a closed backend.
+func (c *Column) Free() {
+	c.b.d.do(func() error { c.freeLocked(); return nil }) //nolint:errcheck // ErrClosed: Close freed it
+}
+
+func (c *Column) freeLocked() {
+	c.b.d.pool.release(&c.values)
+	c.b.d.pool.release(&c.validity)
+	delete(c.b.columns, c)
+}

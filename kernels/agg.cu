@@ -1,0 +1,584 @@
+// agg.cu: the fused aggregation kernels of arrowagg.
+//
+// One launch folds one Arrow column chunk (values, optional validity bitmap)
+// into one partial aggregate state {sum, min, max, count}, with no host round
+// trip. The state of each type family mirrors gpuagg.State and is reduced in
+// four layers, like CUB's block and device reductions:
+//
+//   thread  a fused accumulator fed by a grid-stride loop of 16-byte vector
+//           loads, the validity bitmap read as 32-bit words alongside;
+//   warp    a shuffle tree (fixed shape, so float results are deterministic);
+//   block   one state per warp in shared memory, reduced by warp 0;
+//   device  each block stores its partial state, __threadfence(), takes an
+//           atomic ticket; the last block to finish merges the partials in
+//           block order, writes the launch's state and resets the ticket.
+//
+// Every state is an array of 64-bit words (Words<K>), so the warp, block and
+// device layers are generic; each family supplies identity() and merge().
+// The word layouts are read back by the Go package gpuagg/cuda (decode.go):
+//
+//   signed    {sum lo, sum hi (128-bit two's complement), min, max, count}
+//   unsigned  {sum lo, sum hi (128-bit), min, max, count}
+//   float     {sum, compensation, special, min key, max key, count}
+//   decimal   {sum w0, w1, w2 (192-bit), min lo, min hi, max lo, max hi, count}
+//   bool      {trues, count}
+//
+// Kernel parameters are all 64-bit (pointers or unsigned long long):
+//   values    device pointer; element i of the chunk is values[voff + i]
+//             (for bool: bit voff + i of the 32-bit-word bitmap);
+//   voff      element (bool: bit) offset into values;
+//   validity  device pointer to the validity bitmap as 32-bit words (4-byte
+//             aligned), or null when every element is valid;
+//   vbit      bit offset of element 0 into validity;
+//   n         number of elements (64-bit: chunks of more than 2^31 elements);
+//   partials  gridDim.x states of scratch, one per block;
+//   ticket    a zeroed 32-bit counter, left zeroed again by the last block;
+//   out       the launch's state.
+// values + voff must be aligned to the element width (16 bytes for decimal);
+// bitmaps are readable up to the 32-bit word that holds their last bit.
+// Thread sums of 8/16/32-bit integers are 64-bit: exact while a thread sees
+// fewer than 2^32 elements (the host bounds n by the grid size).
+
+#include <stdint.h>
+
+namespace arrowagg {
+
+constexpr int kBlockThreads = 256;
+constexpr int kWarpThreads = 32;
+constexpr int kBlockWarps = kBlockThreads / kWarpThreads;
+constexpr int kUnroll = 4;  // 16-byte loads in flight per thread
+constexpr unsigned kFullMask = 0xffffffffu;
+
+// ---------------------------------------------------------------- integers
+
+__device__ __forceinline__ void add128(uint64_t& lo, uint64_t& hi, uint64_t xlo, uint64_t xhi) {
+#ifdef __CUDA_ARCH__
+  asm("add.cc.u64 %0, %0, %2;\n\taddc.u64 %1, %1, %3;" : "+l"(lo), "+l"(hi) : "l"(xlo), "l"(xhi));
+#else  // host builds of this file (a CPU emulation of the kernels)
+  lo += xlo;
+  hi += xhi + (lo < xlo);
+#endif
+}
+
+__device__ __forceinline__ void add192(uint64_t& w0, uint64_t& w1, uint64_t& w2, uint64_t x0, uint64_t x1,
+                                       uint64_t x2) {
+#ifdef __CUDA_ARCH__
+  asm("add.cc.u64 %0, %0, %3;\n\taddc.cc.u64 %1, %1, %4;\n\taddc.u64 %2, %2, %5;"
+      : "+l"(w0), "+l"(w1), "+l"(w2)
+      : "l"(x0), "l"(x1), "l"(x2));
+#else
+  w0 += x0;
+  const uint64_t c0 = w0 < x0;
+  const uint64_t t = w1 + x1;
+  const uint64_t c1 = t < x1;
+  w1 = t + c0;
+  w2 += x2 + c1 + (w1 < c0);
+#endif
+}
+
+// less128 compares signed 128-bit values given as {lo, hi}.
+__device__ __forceinline__ bool less128(uint64_t alo, uint64_t ahi, uint64_t blo, uint64_t bhi) {
+  return (int64_t)ahi < (int64_t)bhi || (ahi == bhi && alo < blo);
+}
+
+template <typename T> struct Limits;
+template <> struct Limits<int8_t> { static constexpr int8_t lo = -128, hi = 127; };
+template <> struct Limits<int16_t> { static constexpr int16_t lo = -32768, hi = 32767; };
+template <> struct Limits<int32_t> { static constexpr int32_t lo = INT32_MIN, hi = INT32_MAX; };
+template <> struct Limits<int64_t> { static constexpr int64_t lo = INT64_MIN, hi = INT64_MAX; };
+template <> struct Limits<uint8_t> { static constexpr uint8_t lo = 0, hi = UINT8_MAX; };
+template <> struct Limits<uint16_t> { static constexpr uint16_t lo = 0, hi = UINT16_MAX; };
+template <> struct Limits<uint32_t> { static constexpr uint32_t lo = 0, hi = UINT32_MAX; };
+template <> struct Limits<uint64_t> { static constexpr uint64_t lo = 0, hi = UINT64_MAX; };
+
+template <typename T> __device__ __forceinline__ T tmin(T a, T b) { return b < a ? b : a; }
+template <typename T> __device__ __forceinline__ T tmax(T a, T b) { return b > a ? b : a; }
+
+// ------------------------------------------------------------------ states
+
+template <int K> struct Words {
+  uint64_t w[K];
+};
+
+template <int K> __device__ __forceinline__ Words<K> shfl_down(const Words<K>& s, int delta) {
+  Words<K> o;
+#pragma unroll
+  for (int i = 0; i < K; i++) o.w[i] = __shfl_down_sync(kFullMask, (unsigned long long)s.w[i], delta);
+  return o;
+}
+
+template <int K> __device__ __forceinline__ void store_state(uint64_t* p, const Words<K>& s) {
+#pragma unroll
+  for (int i = 0; i < K; i++) __stcg((unsigned long long*)p + i, (unsigned long long)s.w[i]);
+}
+
+// load_state reads a state written by another block: through L2 (ld.cg),
+// never a stale L1 line.
+template <int K> __device__ __forceinline__ Words<K> load_state(const uint64_t* p) {
+  Words<K> s;
+#pragma unroll
+  for (int i = 0; i < K; i++) s.w[i] = __ldcg((const unsigned long long*)p + i);
+  return s;
+}
+
+// SignedFamily: {sum lo, sum hi, min, max, count}, int64 min/max.
+struct SignedFamily {
+  static constexpr int K = 5;
+  using State = Words<K>;
+  __device__ static State identity() { return State{{0, 0, (uint64_t)INT64_MAX, (uint64_t)INT64_MIN, 0}}; }
+  __device__ static void merge(State& a, const State& b) {
+    add128(a.w[0], a.w[1], b.w[0], b.w[1]);
+    a.w[2] = (uint64_t)tmin((int64_t)a.w[2], (int64_t)b.w[2]);
+    a.w[3] = (uint64_t)tmax((int64_t)a.w[3], (int64_t)b.w[3]);
+    a.w[4] += b.w[4];
+  }
+};
+
+// UnsignedFamily: {sum lo, sum hi, min, max, count}, uint64 min/max.
+struct UnsignedFamily {
+  static constexpr int K = 5;
+  using State = Words<K>;
+  __device__ static State identity() { return State{{0, 0, UINT64_MAX, 0, 0}}; }
+  __device__ static void merge(State& a, const State& b) {
+    add128(a.w[0], a.w[1], b.w[0], b.w[1]);
+    a.w[2] = tmin(a.w[2], b.w[2]);
+    a.w[3] = tmax(a.w[3], b.w[3]);
+    a.w[4] += b.w[4];
+  }
+};
+
+// Float min/max are kept as order keys: the bits of a float with the
+// magnitude bits flipped when negative, compared as signed integers. The
+// order is total on non-NaN values with -0 < +0; NaN never enters (it is
+// replaced by the identity), so min/max skip NaN like the CPU backend.
+//
+// The mask is the sign spread by an arithmetic shift, then shifted right by
+// one as unsigned. Do not write it (b >> 63) & INT64_MAX: NVVM 11.8 turns
+// that into bfe.u64 b, 63, 63, which yields 1, not the mask (seen on the H100).
+__device__ __forceinline__ int32_t flip32(int32_t b) { return b ^ (int32_t)((uint32_t)(b >> 31) >> 1); }
+__device__ __forceinline__ int64_t flip64(int64_t b) { return b ^ (int64_t)((uint64_t)(b >> 63) >> 1); }
+__device__ __forceinline__ int32_t key32(float x) { return flip32(__float_as_int(x)); }
+__device__ __forceinline__ int64_t key64(double x) { return flip64(__double_as_longlong(x)); }
+__device__ __forceinline__ float unkey32(int32_t k) { return __int_as_float(flip32(k)); }
+
+constexpr int64_t kKey64PosInf = 0x7ff0000000000000LL;
+constexpr int64_t kKey64NegInf = (int64_t)(0xfff0000000000000ULL ^ 0x7fffffffffffffffULL);
+constexpr int32_t kKey32PosInf = 0x7f800000;
+constexpr int32_t kKey32NegInf = (int32_t)(0xff800000u ^ 0x7fffffffu);
+
+__device__ __forceinline__ double as_f64(uint64_t w) { return __longlong_as_double((long long)w); }
+__device__ __forceinline__ uint64_t f64_bits(double d) { return (uint64_t)__double_as_longlong(d); }
+
+// FloatFamily: {sum, comp, special, min key, max key, count}. merge is
+// State.Merge of the Go package: an error-free two-sum of the partial sums
+// into the compensation, non-finite partial sums into special.
+struct FloatFamily {
+  static constexpr int K = 6;
+  using State = Words<K>;
+  __device__ static State identity() {
+    return State{{0, 0, 0, (uint64_t)kKey64PosInf, (uint64_t)kKey64NegInf, 0}};
+  }
+  __device__ static void merge(State& a, const State& b) {
+    const double as = as_f64(a.w[0]), bs = as_f64(b.w[0]);
+    const double t = as + bs;
+    if (isfinite(t)) {
+      const double z = t - as;
+      a.w[1] = f64_bits(as_f64(a.w[1]) + ((as - (t - z)) + (bs - z) + as_f64(b.w[1])));
+      a.w[0] = f64_bits(t);
+    } else {
+      a.w[2] = f64_bits(as_f64(a.w[2]) + t);
+      a.w[0] = f64_bits(0.0);
+      a.w[1] = f64_bits(as_f64(a.w[1]) + as_f64(b.w[1]));
+    }
+    a.w[2] = f64_bits(as_f64(a.w[2]) + as_f64(b.w[2]));
+    a.w[3] = (uint64_t)tmin((int64_t)a.w[3], (int64_t)b.w[3]);
+    a.w[4] = (uint64_t)tmax((int64_t)a.w[4], (int64_t)b.w[4]);
+    a.w[5] += b.w[5];
+  }
+};
+
+// DecimalFamily: {sum (192-bit), min {lo, hi}, max {lo, hi}, count}.
+struct DecimalFamily {
+  static constexpr int K = 8;
+  using State = Words<K>;
+  __device__ static State identity() {
+    return State{{0, 0, 0, UINT64_MAX, (uint64_t)INT64_MAX, 0, (uint64_t)INT64_MIN, 0}};
+  }
+  __device__ static void merge(State& a, const State& b) {
+    add192(a.w[0], a.w[1], a.w[2], b.w[0], b.w[1], b.w[2]);
+    if (less128(b.w[3], b.w[4], a.w[3], a.w[4])) a.w[3] = b.w[3], a.w[4] = b.w[4];
+    if (less128(a.w[5], a.w[6], b.w[5], b.w[6])) a.w[5] = b.w[5], a.w[6] = b.w[6];
+    a.w[7] += b.w[7];
+  }
+};
+
+// BoolFamily: {number of true values, count}.
+struct BoolFamily {
+  static constexpr int K = 2;
+  using State = Words<K>;
+  __device__ static State identity() { return State{{0, 0}}; }
+  __device__ static void merge(State& a, const State& b) {
+    a.w[0] += b.w[0];
+    a.w[1] += b.w[1];
+  }
+};
+
+// --------------------------------------------------- warp, block, device
+
+// warp_reduce leaves the state of the whole warp in lane 0. Lanes whose
+// partner is out of range merge garbage that lane 0 never reads.
+template <class Fam> __device__ __forceinline__ typename Fam::State warp_reduce(typename Fam::State s) {
+#pragma unroll
+  for (int d = kWarpThreads / 2; d > 0; d >>= 1) {
+    const typename Fam::State o = shfl_down(s, d);
+    Fam::merge(s, o);
+  }
+  return s;
+}
+
+// block_reduce leaves the state of the whole block in thread 0.
+template <class Fam> __device__ __forceinline__ typename Fam::State block_reduce(typename Fam::State s) {
+  __shared__ typename Fam::State warp_states[kBlockWarps];
+  const int lane = threadIdx.x % kWarpThreads, warp = threadIdx.x / kWarpThreads;
+  s = warp_reduce<Fam>(s);
+  __syncthreads();  // warp_states may still be read by an earlier call
+  if (lane == 0) warp_states[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = lane < kBlockWarps ? warp_states[lane] : Fam::identity();
+    s = warp_reduce<Fam>(s);
+  }
+  return s;
+}
+
+// grid_finish reduces the block, publishes its partial state, and lets the
+// last block merge all partials in block order into out.
+template <class Fam>
+__device__ __forceinline__ void grid_finish(typename Fam::State s, uint64_t* partials, unsigned int* ticket,
+                                            uint64_t* out) {
+  constexpr int K = Fam::K;
+  __shared__ bool am_last;
+  s = block_reduce<Fam>(s);
+  if (threadIdx.x == 0) {
+    store_state<K>(partials + (uint64_t)blockIdx.x * K, s);
+    __threadfence();
+    const unsigned int t = atomicAdd(ticket, 1u);
+    am_last = t == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!am_last) return;
+  __threadfence();
+  typename Fam::State acc = Fam::identity();
+  for (unsigned int b = threadIdx.x; b < gridDim.x; b += kBlockThreads) {
+    const typename Fam::State p = load_state<K>(partials + (uint64_t)b * K);
+    Fam::merge(acc, p);
+  }
+  acc = block_reduce<Fam>(acc);
+  if (threadIdx.x == 0) {
+    store_state<K>(out, acc);
+    *(volatile unsigned int*)ticket = 0;
+  }
+}
+
+// -------------------------------------------------------- thread loops
+
+template <typename T> __device__ __forceinline__ T vec_lane(const uint4& v, int k) {
+  union {
+    uint4 v;
+    T e[16 / sizeof(T)];
+  } u;
+  u.v = v;
+  return u.e[k];
+}
+
+__device__ __forceinline__ uint32_t bit_at(const uint32_t* __restrict__ bm, uint64_t p) {
+  return (__ldg(bm + (p >> 5)) >> (p & 31)) & 1u;
+}
+
+// bits_at returns bits p, p+1, ... of a bitmap (bit 0 of the result is bit
+// p); only the first `need` bits are meaningful, and the word after p's is
+// read only when they reach into it.
+__device__ __forceinline__ uint32_t bits_at(const uint32_t* __restrict__ bm, uint64_t p, unsigned need) {
+  const uint64_t wi = p >> 5;
+  const unsigned sh = (unsigned)(p & 31);
+  const uint32_t lo = __ldg(bm + wi);
+  const uint32_t hi = sh + need > 32 ? __ldg(bm + wi + 1) : 0u;
+  return __funnelshift_r(lo, hi, sh);
+}
+
+__device__ __forceinline__ uint64_t global_thread() { return (uint64_t)blockIdx.x * kBlockThreads + threadIdx.x; }
+__device__ __forceinline__ uint64_t grid_threads() { return (uint64_t)gridDim.x * kBlockThreads; }
+
+// thread_pass feeds this thread's share of elements [0, n) to fn(x, valid)
+// and returns how many of them are valid: the unaligned head and the tail
+// one element per thread, the body as 16-byte vectors in a grid-stride loop
+// unrolled kUnroll times, each vector's validity bits read with it.
+template <typename T, bool kNulls, typename Fn>
+__device__ __forceinline__ uint64_t thread_pass(const T* __restrict__ vals, const uint32_t* __restrict__ valid,
+                                                uint64_t vbit, uint64_t n, Fn& fn) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr uint32_t kVecMask = V == 32 ? kFullMask : (1u << V) - 1;
+  const uint64_t tid = global_thread(), stride = grid_threads();
+  const uint64_t mis = (reinterpret_cast<uintptr_t>(vals) & 15) / sizeof(T);
+  const uint64_t head = mis == 0 ? 0 : (V - mis < n ? V - mis : n);
+  const uint64_t nvec = (n - head) / V;
+  const uint64_t tail = head + nvec * V;
+  uint64_t count = 0;
+
+  auto one = [&](uint64_t e) {
+    const uint32_t ok = kNulls ? bit_at(valid, vbit + e) : 1u;
+    fn(vals[e], ok != 0);
+    count += ok;
+  };
+  auto vec = [&](const uint4& v, uint32_t m) {
+#pragma unroll
+    for (int k = 0; k < V; k++) fn(vec_lane<T>(v, k), kNulls ? ((m >> k) & 1u) != 0 : true);
+    count += kNulls ? __popc(m & kVecMask) : V;
+  };
+
+  if (tid < head) one(tid);
+  if (tid < n - tail) one(tail + tid);
+
+  const uint4* __restrict__ vp = reinterpret_cast<const uint4*>(vals + head);
+  uint64_t j = tid;
+  for (; j + (kUnroll - 1) * stride < nvec; j += kUnroll * stride) {
+    uint4 v[kUnroll];
+    uint32_t m[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) v[u] = __ldg(vp + j + u * stride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) m[u] = kNulls ? bits_at(valid, vbit + head + (j + u * stride) * V, V) : 0u;
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) vec(v[u], m[u]);
+  }
+  for (; j < nvec; j += stride) {
+    const uint4 v = __ldg(vp + j);
+    vec(v, kNulls ? bits_at(valid, vbit + head + j * V, V) : 0u);
+  }
+  return count;
+}
+
+template <typename T, typename Fn>
+__device__ __forceinline__ uint64_t thread_pass(const T* vals, const uint32_t* valid, uint64_t vbit, uint64_t n,
+                                                Fn& fn) {
+  if (valid != nullptr) return thread_pass<T, true>(vals, valid, vbit, n, fn);
+  return thread_pass<T, false>(vals, nullptr, 0, n, fn);
+}
+
+// thread_pass_scalar feeds fn the same elements as thread_pass, one at a
+// time (no vector loads, no unrolling): for the rare re-reads, small and
+// light on registers.
+template <typename T, typename Fn>
+__device__ __noinline__ void thread_pass_scalar(const T* __restrict__ vals, const uint32_t* __restrict__ valid,
+                                                uint64_t vbit, uint64_t n, Fn& fn) {
+  constexpr uint64_t V = 16 / sizeof(T);
+  const uint64_t tid = global_thread(), stride = grid_threads();
+  const uint64_t mis = (reinterpret_cast<uintptr_t>(vals) & 15) / sizeof(T);
+  const uint64_t head = mis == 0 ? 0 : (V - mis < n ? V - mis : n);
+  const uint64_t nvec = (n - head) / V;
+  const uint64_t tail = head + nvec * V;
+  auto one = [&](uint64_t e) { fn(vals[e], valid == nullptr || bit_at(valid, vbit + e) != 0); };
+  if (tid < head) one(tid);
+  if (tid < n - tail) one(tail + tid);
+  for (uint64_t j = tid; j < nvec; j += stride)
+    for (uint64_t k = 0; k < V; k++) one(head + j * V + k);
+}
+
+// ------------------------------------------------ thread accumulators
+
+// IntAcc folds integers of type T: 64-bit sums for narrow types (exact for
+// 2^32 elements a thread), 128-bit sums for 64-bit types; min/max in T.
+template <typename T, class Fam> struct IntAcc {
+  static constexpr bool kWide = sizeof(T) == 8;
+  static constexpr bool kSigned = T(-1) < T(0);
+  uint64_t lo = 0, hi = 0;  // narrow types: lo is the (two's complement) sum
+  T mn = Limits<T>::hi, mx = Limits<T>::lo;
+
+  __device__ __forceinline__ void operator()(T x, bool ok) {
+    const T xs = ok ? x : T(0);
+    if (kWide) {
+      add128(lo, hi, (uint64_t)xs, kSigned ? (uint64_t)((int64_t)xs >> 63) : 0);
+    } else {
+      lo += kSigned ? (uint64_t)(int64_t)xs : (uint64_t)xs;
+    }
+    mn = tmin(mn, ok ? x : Limits<T>::hi);
+    mx = tmax(mx, ok ? x : Limits<T>::lo);
+  }
+
+  __device__ __forceinline__ typename Fam::State state(uint64_t count) const {
+    typename Fam::State s;
+    s.w[0] = lo;
+    s.w[1] = kWide ? hi : (kSigned ? (uint64_t)((int64_t)lo >> 63) : 0);
+    s.w[2] = kSigned ? (uint64_t)(int64_t)mn : (uint64_t)mn;
+    s.w[3] = kSigned ? (uint64_t)(int64_t)mx : (uint64_t)mx;
+    s.w[4] = count;
+    return s;
+  }
+};
+
+// FloatAcc folds floats: a two-sum per value (branch-free, like the CPU's
+// fast path) and min/max over order keys. It does not look for NaN: a valid
+// NaN (or infinity, or an overflow) makes the sum non-finite, and a thread
+// whose sum is non-finite re-reads its elements through CarefulAcc, which
+// keeps them apart in the special sum and out of min/max as the CPU does.
+template <typename T> struct FloatKey;
+template <> struct FloatKey<float> {
+  using K = int32_t;
+  static constexpr K pos_inf = kKey32PosInf, neg_inf = kKey32NegInf;
+  __device__ static K key(float x) { return key32(x); }
+  __device__ static int64_t widen(K k) { return key64((double)unkey32(k)); }
+};
+template <> struct FloatKey<double> {
+  using K = int64_t;
+  static constexpr K pos_inf = kKey64PosInf, neg_inf = kKey64NegInf;
+  __device__ static K key(double x) { return key64(x); }
+  __device__ static int64_t widen(K k) { return k; }
+};
+
+template <typename T> struct FloatAcc {
+  using Key = FloatKey<T>;
+  double s = 0, c = 0;
+  typename Key::K kmn = Key::pos_inf, kmx = Key::neg_inf;
+
+  __device__ __forceinline__ void operator()(T x, bool ok) {
+    const double xd = (double)(ok ? x : T(0));
+    const double t = s + xd;
+    const double z = t - s;
+    c += (s - (t - z)) + (xd - z);
+    s = t;
+    const typename Key::K k = Key::key(x);
+    kmn = tmin(kmn, ok ? k : Key::pos_inf);
+    kmx = tmax(kmx, ok ? k : Key::neg_inf);
+  }
+
+  __device__ __forceinline__ bool finite() const { return isfinite(s) && isfinite(c); }
+};
+
+template <typename T> struct CarefulAcc {
+  using Key = FloatKey<T>;
+  double s = 0, c = 0, special = 0;
+  typename Key::K kmn = Key::pos_inf, kmx = Key::neg_inf;
+
+  __device__ __forceinline__ void operator()(T x, bool ok) {
+    if (!ok) return;
+    if (x == x) {  // min/max skip NaN
+      const typename Key::K k = Key::key(x);
+      kmn = tmin(kmn, k);
+      kmx = tmax(kmx, k);
+    }
+    const double xd = (double)x;
+    if (!isfinite(xd)) {
+      special += xd;
+      return;
+    }
+    const double t = s + xd;
+    if (isinf(t)) {
+      special += t;  // finite values overflowed
+      s = 0;
+      return;
+    }
+    const double z = t - s;
+    c += (s - (t - z)) + (xd - z);
+    s = t;
+  }
+};
+
+// DecAcc folds decimal128 values: 192-bit sum, signed 128-bit min/max.
+struct alignas(16) Dec128 {
+  uint64_t lo, hi;
+};
+
+struct DecAcc {
+  uint64_t s0 = 0, s1 = 0, s2 = 0;
+  uint64_t mnlo = UINT64_MAX, mnhi = (uint64_t)INT64_MAX, mxlo = 0, mxhi = (uint64_t)INT64_MIN;
+  __device__ __forceinline__ void operator()(Dec128 x, bool ok) {
+    const uint64_t lo = ok ? x.lo : 0, hi = ok ? x.hi : 0;
+    add192(s0, s1, s2, lo, hi, (uint64_t)((int64_t)hi >> 63));
+    if (ok && less128(x.lo, x.hi, mnlo, mnhi)) mnlo = x.lo, mnhi = x.hi;
+    if (ok && less128(mxlo, mxhi, x.lo, x.hi)) mxlo = x.lo, mxhi = x.hi;
+  }
+};
+
+template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, int) {
+  return Dec128{(uint64_t)v.x | (uint64_t)v.y << 32, (uint64_t)v.z | (uint64_t)v.w << 32};
+}
+
+// ------------------------------------------------------------ kernels
+
+template <typename T, class Fam>
+__device__ __forceinline__ void agg_int(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
+                                        uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+  IntAcc<T, Fam> acc;
+  const uint64_t count = thread_pass(static_cast<const T*>(values) + voff, validity, vbit, n, acc);
+  grid_finish<Fam>(acc.state(count), partials, ticket, out);
+}
+
+template <typename T>
+__device__ __forceinline__ void agg_float(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
+                                          uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+  const T* vals = static_cast<const T*>(values) + voff;
+  FloatAcc<T> acc;
+  const uint64_t count = thread_pass(vals, validity, vbit, n, acc);
+  FloatFamily::State s;
+  if (acc.finite()) {
+    s = FloatFamily::State{{f64_bits(acc.s), f64_bits(acc.c), f64_bits(0.0), (uint64_t)FloatKey<T>::widen(acc.kmn),
+                            (uint64_t)FloatKey<T>::widen(acc.kmx), count}};
+  } else {
+    CarefulAcc<T> careful;
+    thread_pass_scalar(vals, validity, vbit, n, careful);
+    s = FloatFamily::State{{f64_bits(careful.s), f64_bits(careful.c), f64_bits(careful.special),
+                            (uint64_t)FloatKey<T>::widen(careful.kmn), (uint64_t)FloatKey<T>::widen(careful.kmx),
+                            count}};
+  }
+  grid_finish<FloatFamily>(s, partials, ticket, out);
+}
+
+__device__ __forceinline__ void agg_decimal(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
+                                            uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+  DecAcc acc;
+  const uint64_t count = thread_pass(static_cast<const Dec128*>(values) + voff, validity, vbit, n, acc);
+  const DecimalFamily::State s{{acc.s0, acc.s1, acc.s2, acc.mnlo, acc.mnhi, acc.mxlo, acc.mxhi, count}};
+  grid_finish<DecimalFamily>(s, partials, ticket, out);
+}
+
+// agg_bool reads the values bitmap and the validity bitmap 32 elements at a
+// time (bit offsets need not be multiples of 8).
+__device__ __forceinline__ void agg_bool(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
+                                         uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+  const uint32_t* bits = static_cast<const uint32_t*>(values);
+  const uint64_t words = (n + 31) / 32;
+  uint64_t trues = 0, count = 0;
+  for (uint64_t j = global_thread(); j < words; j += grid_threads()) {
+    const uint64_t rem = n - 32 * j;
+    const unsigned need = rem >= 32 ? 32u : (unsigned)rem;
+    const uint32_t range = need == 32 ? kFullMask : (1u << need) - 1;
+    const uint32_t m = (validity != nullptr ? bits_at(validity, vbit + 32 * j, need) : kFullMask) & range;
+    trues += __popc(bits_at(bits, voff + 32 * j, need) & m);
+    count += __popc(m);
+  }
+  grid_finish<BoolFamily>(BoolFamily::State{{trues, count}}, partials, ticket, out);
+}
+
+}  // namespace arrowagg
+
+using namespace arrowagg;
+
+#define ARROWAGG_KERNEL(name, body)                                                                         \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                             \
+      name(const void* values, unsigned long long voff, const uint32_t* validity, unsigned long long vbit, \
+           unsigned long long n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {                \
+    body(values, voff, validity, vbit, n, partials, ticket, out);                                         \
+  }
+
+ARROWAGG_KERNEL(arrowagg_int8, (agg_int<int8_t, SignedFamily>))
+ARROWAGG_KERNEL(arrowagg_int16, (agg_int<int16_t, SignedFamily>))
+ARROWAGG_KERNEL(arrowagg_int32, (agg_int<int32_t, SignedFamily>))
+ARROWAGG_KERNEL(arrowagg_int64, (agg_int<int64_t, SignedFamily>))
+ARROWAGG_KERNEL(arrowagg_uint8, (agg_int<uint8_t, UnsignedFamily>))
+ARROWAGG_KERNEL(arrowagg_uint16, (agg_int<uint16_t, UnsignedFamily>))
+ARROWAGG_KERNEL(arrowagg_uint32, (agg_int<uint32_t, UnsignedFamily>))
+ARROWAGG_KERNEL(arrowagg_uint64, (agg_int<uint64_t, UnsignedFamily>))
+ARROWAGG_KERNEL(arrowagg_float32, agg_float<float>)
+ARROWAGG_KERNEL(arrowagg_float64, agg_float<double>)
+ARROWAGG_KERNEL(arrowagg_decimal128, agg_decimal)
+ARROWAGG_KERNEL(arrowagg_bool, agg_bool)

@@ -1,0 +1,9 @@
+package kernels
+
+import _ "embed"
+
+// AggPTX is the PTX of agg.cu: the kernels arrowagg_<kind> (int8 ... uint64,
+// float32, float64, decimal128, bool), whose parameters are all 64-bit.
+//
+//go:embed agg.ptx
+var AggPTX string

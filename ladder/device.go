@@ -1,0 +1,385 @@
+//go:build cuda
+
+package ladder
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/kernels"
+)
+
+// blockThreads is the block size of the ladder's launches (kBlock in
+// kernels/ladder.cu, which kernels 7 to 13 are compiled for).
+const blockThreads = 256
+
+// ErrClosed is returned by calls on a closed Device.
+var ErrClosed = errors.New("ladder: device is closed")
+
+// DeviceInfo describes the GPU a Device runs on.
+type DeviceInfo struct {
+	Ordinal           int
+	Name              string
+	ComputeCapability [2]int
+	Multiprocessors   int
+	Memory            int64 // bytes of device memory
+	DriverVersion     int   // CUDA version of the driver, e.g. 13000 for 13.0
+}
+
+func (i DeviceInfo) String() string {
+	return fmt.Sprintf("%s (sm_%d%d, %d SMs, %.1f GiB, driver CUDA %d.%d)", i.Name, i.ComputeCapability[0],
+		i.ComputeCapability[1], i.Multiprocessors, float64(i.Memory)/(1<<30), i.DriverVersion/1000,
+		i.DriverVersion%1000/10)
+}
+
+// kernel is one entry point of the module and the most blocks of
+// blockThreads threads that fit on the device at once.
+type kernel struct {
+	fn      cu.Function
+	maxGrid int
+}
+
+// Device runs the ladder's kernels on one GPU. It owns a context created for
+// it, which is current on one OS thread only: every driver call runs on the
+// goroutine locked to that thread, through do.
+type Device struct {
+	mu     sync.Mutex // serializes do and Close
+	closed bool
+	work   chan func()
+
+	dev         cu.Device
+	ctx         cu.CUContext
+	hasCtx      bool
+	mod         cu.Module
+	hasMod      bool
+	stream      cu.Stream
+	start, stop cu.Event
+	fns         map[string]kernel
+	info        DeviceInfo
+}
+
+// Open creates a context on GPU ordinal and loads the ladder's kernels.
+func Open(ordinal int) (*Device, error) {
+	d := &Device{work: make(chan func())}
+	started := make(chan error, 1)
+	go d.loop(ordinal, started)
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Info describes the device.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+func (d *Device) loop(ordinal int, started chan<- error) {
+	// Never unlocked: when the goroutine ends, so does the thread, and the
+	// context binding with it.
+	runtime.LockOSThread()
+	if err := d.init(ordinal); err != nil {
+		started <- errors.Join(err, d.teardown())
+		return
+	}
+	started <- nil
+	for f := range d.work {
+		f()
+	}
+}
+
+// entryPoints lists the kernels of a PTX module.
+var entryPoints = regexp.MustCompile(`(?m)^\.visible \.entry (\w+)\(`)
+
+func (d *Device) init(ordinal int) error {
+	n, err := cu.NumDevices()
+	if err != nil {
+		return fmt.Errorf("counting CUDA devices: %w", err)
+	}
+	if ordinal < 0 || ordinal >= n {
+		return fmt.Errorf("CUDA device %d does not exist (%d visible)", ordinal, n)
+	}
+	if d.dev, err = cu.GetDevice(ordinal); err != nil {
+		return fmt.Errorf("getting CUDA device %d: %w", ordinal, err)
+	}
+	if d.ctx, err = d.dev.MakeContext(cu.SchedAuto); err != nil {
+		return fmt.Errorf("creating a context on CUDA device %d: %w", ordinal, err)
+	}
+	d.hasCtx = true // cuCtxCreate made it current on this thread
+	info := DeviceInfo{Ordinal: ordinal, DriverVersion: cu.Version()}
+	if info.Name, err = d.dev.Name(); err != nil {
+		return fmt.Errorf("reading the name of CUDA device %d: %w", ordinal, err)
+	}
+	if info.ComputeCapability[0], info.ComputeCapability[1], err = d.dev.ComputeCapability(); err != nil {
+		return fmt.Errorf("reading the compute capability of CUDA device %d: %w", ordinal, err)
+	}
+	if info.Multiprocessors, err = d.dev.Attribute(cu.MultiprocessorCount); err != nil {
+		return fmt.Errorf("reading the multiprocessor count of CUDA device %d: %w", ordinal, err)
+	}
+	if info.Memory, err = d.dev.TotalMem(); err != nil {
+		return fmt.Errorf("reading the memory size of CUDA device %d: %w", ordinal, err)
+	}
+	d.info = info
+	if d.mod, err = cu.LoadData(kernels.LadderPTX); err != nil {
+		return fmt.Errorf("loading the ladder kernels (PTX for compute_60) on %s: %w", info.Name, err)
+	}
+	d.hasMod = true
+	d.fns = make(map[string]kernel)
+	for _, m := range entryPoints.FindAllStringSubmatch(kernels.LadderPTX, -1) {
+		name := m[1]
+		fn, err := d.mod.Function(name)
+		if err != nil {
+			return fmt.Errorf("finding kernel %s: %w", name, err)
+		}
+		occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, 0)
+		if err != nil {
+			return fmt.Errorf("reading the occupancy of kernel %s: %w", name, err)
+		}
+		d.fns[name] = kernel{fn: fn, maxGrid: max(1, occ) * info.Multiprocessors}
+	}
+	// A blocking stream: ordered after the synchronous copies of the legacy
+	// default stream (the uploads and read-backs).
+	if d.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
+		return fmt.Errorf("creating a stream: %w", err)
+	}
+	if d.start, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+		return fmt.Errorf("creating an event: %w", err)
+	}
+	if d.stop, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+		return fmt.Errorf("creating an event: %w", err)
+	}
+	return nil
+}
+
+// teardown frees what init made; it runs on the device thread.
+func (d *Device) teardown() error {
+	var errs []error
+	var zeroEvent cu.Event
+	for _, e := range []*cu.Event{&d.start, &d.stop} {
+		if *e != zeroEvent {
+			if err := cu.DestroyEvent(e); err != nil {
+				errs = append(errs, fmt.Errorf("destroying an event: %w", err))
+			}
+		}
+	}
+	var zeroStream cu.Stream
+	if d.stream != zeroStream {
+		if err := d.stream.Destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("destroying the stream: %w", err))
+		}
+	}
+	if d.hasMod {
+		if err := d.mod.Unload(); err != nil {
+			errs = append(errs, fmt.Errorf("unloading the ladder kernels: %w", err))
+		}
+		d.hasMod = false
+	}
+	if d.hasCtx {
+		if err := d.ctx.Destroy(); err != nil {
+			errs = append(errs, fmt.Errorf("destroying the context: %w", err))
+		}
+		d.hasCtx = false
+	}
+	return errors.Join(errs...)
+}
+
+// do runs f on the device thread and returns its error; a panic in f comes
+// back as an error.
+func (d *Device) do(f func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return ErrClosed
+	}
+	done := make(chan error, 1)
+	d.work <- func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("ladder: internal error: %v", r)
+			}
+		}()
+		done <- f()
+	}
+	return <-done
+}
+
+// Close frees the context and ends the device thread.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	done := make(chan error, 1)
+	d.work <- func() { done <- d.teardown() }
+	err := <-done
+	close(d.work)
+	return err
+}
+
+// kernel returns the entry point called name.
+func (d *Device) kernel(name string) (kernel, error) {
+	k, ok := d.fns[name]
+	if !ok {
+		return kernel{}, fmt.Errorf("kernel %s is not in the ladder module", name)
+	}
+	return k, nil
+}
+
+// launch enqueues kernel name on the device's stream; every parameter is
+// 64-bit, as cu's Launch copies 8 bytes per parameter.
+func (d *Device) launch(name string, grid, block int, params ...uint64) error {
+	k, err := d.kernel(name)
+	if err != nil {
+		return err
+	}
+	args := make([]unsafe.Pointer, len(params))
+	for i := range params {
+		args[i] = unsafe.Pointer(&params[i])
+	}
+	if err := k.fn.Launch(grid, 1, 1, block, 1, 1, 0, d.stream, args); err != nil {
+		return fmt.Errorf("launching %s (%d blocks of %d threads): %w", name, grid, block, err)
+	}
+	return nil
+}
+
+// grid is the number of blocks for n items, perBlock a block, capped by
+// the most blocks of kernel name that fit on the device when fill is set.
+func (d *Device) grid(name string, n, perBlock uint64, fill bool) (int, error) {
+	g := ceilDiv(n, perBlock)
+	if fill {
+		k, err := d.kernel(name)
+		if err != nil {
+			return 0, err
+		}
+		g = min(g, uint64(k.maxGrid))
+	}
+	if g > 1<<31-1 {
+		return 0, fmt.Errorf("%s: %d elements need %d blocks, over the grid limit", name, n, g)
+	}
+	return int(max(g, 1)), nil
+}
+
+// maxGrid is the largest grid of any kernel that is sized to fill the
+// device.
+func (d *Device) maxGrid() int {
+	g := 1
+	for _, k := range d.fns {
+		g = max(g, k.maxGrid)
+	}
+	return g
+}
+
+func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
+
+// devAlloc is one device allocation.
+type devAlloc struct {
+	ptr  cu.DevicePtr
+	size int64
+}
+
+// workspace is an input of n int32 on the device and the scratch memory
+// every variant needs to reduce it.
+type workspace struct {
+	n       uint64
+	in      devAlloc
+	scratch [2]devAlloc // block partials, ping-pong between passes
+	window  devAlloc    // kernel 13's partials
+	ticket  devAlloc    // the last-block counter, kept zero between launches
+	out     devAlloc    // a launch's result (up to 16 bytes)
+	copyDst devAlloc    // the copy's destination, when measured
+}
+
+// minBlock is the smallest block size a variant launches with: kernels 1
+// to 8 leave one partial per minBlock input elements at most.
+const minBlock = 64
+
+// newWorkspace uploads data and allocates the scratch memory; withCopy also
+// allocates a destination for a device-to-device copy of the input. On the
+// device thread.
+func (d *Device) newWorkspace(data []int32, withCopy bool) (ws *workspace, err error) {
+	n := uint64(len(data))
+	if n == 0 || n >= 1<<32 {
+		return nil, fmt.Errorf("%d elements: the ladder sums 1 to 2^32-1 int32 values", n)
+	}
+	ws = &workspace{n: n}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, ws.free())
+			ws = nil
+		}
+	}()
+	alloc := func(a *devAlloc, size uint64, what string) error {
+		size = max(16, (size+15)&^15)
+		p, err := cu.MemAlloc(int64(size))
+		if err != nil {
+			return fmt.Errorf("allocating %d bytes of device memory for %s: %w", size, what, err)
+		}
+		*a = devAlloc{ptr: p, size: int64(size)}
+		return nil
+	}
+	partials := max(ceilDiv(n, minBlock)*8, uint64(d.maxGrid())*maxStateBytes)
+	for _, s := range []struct {
+		a    *devAlloc
+		size uint64
+		what string
+	}{
+		{&ws.in, n * 4, "the input"},
+		{&ws.scratch[0], partials, "block partials"},
+		{&ws.scratch[1], partials, "block partials"},
+		{&ws.window, ceilDiv(n, window) * 8, "the window cascade"},
+		{&ws.ticket, 8, "the ticket"},
+		{&ws.out, maxStateBytes, "the result"},
+	} {
+		if err := alloc(s.a, s.size, s.what); err != nil {
+			return nil, err
+		}
+	}
+	if withCopy {
+		if err := alloc(&ws.copyDst, n*4, "the copy's destination"); err != nil {
+			return nil, err
+		}
+	}
+	if err := cu.MemcpyHtoD(ws.in.ptr, unsafe.Pointer(&data[0]), int64(n*4)); err != nil {
+		return nil, fmt.Errorf("copying %d bytes of input to the device: %w", n*4, err)
+	}
+	if err := cu.MemsetD32(ws.ticket.ptr, 0, 2); err != nil {
+		return nil, fmt.Errorf("zeroing the ticket: %w", err)
+	}
+	if err := cu.Synchronize(); err != nil {
+		return nil, fmt.Errorf("uploading the input: %w", err)
+	}
+	return ws, nil
+}
+
+// free releases the workspace's device memory. On the device thread.
+func (ws *workspace) free() error {
+	var errs []error
+	for _, a := range []*devAlloc{&ws.in, &ws.scratch[0], &ws.scratch[1], &ws.window, &ws.ticket, &ws.out,
+		&ws.copyDst} {
+		if a.ptr != 0 {
+			if err := cu.MemFree(a.ptr); err != nil {
+				errs = append(errs, fmt.Errorf("freeing %d bytes of device memory: %w", a.size, err))
+			}
+			*a = devAlloc{}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readBack copies size bytes at p to the host once the stream is done.
+func (d *Device) readBack(p cu.DevicePtr, size int) ([]byte, error) {
+	if err := d.stream.Synchronize(); err != nil {
+		return nil, fmt.Errorf("waiting for the kernels: %w", err)
+	}
+	b := make([]byte, size)
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&b[0]), p, int64(size)); err != nil {
+		return nil, fmt.Errorf("reading the result back: %w", err)
+	}
+	return b, nil
+}

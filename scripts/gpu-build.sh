@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds, on a build machine with a CUDA 11 or 12 toolkit (no GPU needed; see
+# scripts/install-cuda-toolkit.sh), everything scripts/gpu-check.sh runs on a GPU
+# host that has no Go: the cuda test binaries (tests and benchmarks of gpuagg/cuda,
+# the reduction ladder's tests) and the command (arrowagg-cuda, with its
+# `ladder` subcommand), with -tags cuda, stripped, into gpu-bin/
+# (git-ignored), under 60 MiB in all. The command's test binary is large, so it
+# is built only with GPU_BUILD_CLI_TESTS=1.
+#
+# Usage, from anywhere: scripts/gpu-build.sh   (GPU_BIN=dir to build elsewhere)
+# Then copy the repository with gpu-bin/ to the GPU host and run
+# scripts/gpu-check.sh there from the repository root.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+out="${GPU_BIN:-$root/gpu-bin}"
+cd "$root"
+mkdir -p "$out"
+rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/ladder
+
+flags=(-tags cuda -trimpath "-ldflags=-s -w")
+echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
+go test "${flags[@]}" -c -o "$out/cuda.test" ./gpuagg/cuda
+go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
+go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
+if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then
+  go test "${flags[@]}" -c -o "$out/arrowagg.test" ./cmd/arrowagg
+fi
+
+ls -l "$out"
+total=$(du -cb "$out"/* | tail -1 | cut -f1)
+limit=$((60 << 20))
+echo "gpu-build: $((total >> 20)) MiB in $out"
+if [ "$total" -ge "$limit" ]; then
+  echo "gpu-build: $out is $total bytes, over the $limit-byte budget for the trip to the GPU host" >&2
+  exit 1
+fi
