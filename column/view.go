@@ -36,6 +36,11 @@ type View struct {
 	// dictionary, whose own nulls count as nulls of the column.
 	IndexKind Kind
 	Dict      *View
+
+	// Row is the row number of element 0 in the whole stream the column is
+	// part of (0 for a lone array): the ordered aggregates (first, last,
+	// arg_min, arg_max) report rows.
+	Row int64
 }
 
 // IsDict reports whether the view is a dictionary array.

@@ -16,15 +16,25 @@ const (
 	Count
 	NullCount
 	Mean
+	// The ordered aggregates: the first and last non-null values in row
+	// order, and the rows of the minimum and of the maximum (the earliest row
+	// on ties). Rows count from 0 at the first row of the input.
+	First
+	Last
+	ArgMin
+	ArgMax
 
-	// AllAggs is every aggregate.
+	// AllAggs is the default set: every unordered aggregate.
 	AllAggs = Sum | Min | Max | Count | NullCount | Mean
+	// OrderedAggs are the aggregates that depend on row order.
+	OrderedAggs = First | Last | ArgMin | ArgMax
 )
 
 var aggNames = []struct {
 	a    Agg
 	name string
-}{{Count, "count"}, {NullCount, "null_count"}, {Sum, "sum"}, {Min, "min"}, {Max, "max"}, {Mean, "mean"}}
+}{{Count, "count"}, {NullCount, "null_count"}, {Sum, "sum"}, {Min, "min"}, {Max, "max"}, {Mean, "mean"},
+	{First, "first"}, {Last, "last"}, {ArgMin, "arg_min"}, {ArgMax, "arg_max"}}
 
 // Has reports whether every aggregate of b is in a.
 func (a Agg) Has(b Agg) bool { return a&b == b }
@@ -39,8 +49,8 @@ func (a Agg) String() string {
 	return strings.Join(names, ",")
 }
 
-// ParseAggs parses a comma-separated list of aggregate names
-// (sum, min, max, count, null_count, mean).
+// ParseAggs parses a comma-separated list of aggregate names (sum, min, max,
+// count, null_count, mean, first, last, arg_min, arg_max).
 func ParseAggs(s string) (Agg, error) {
 	var a Agg
 	for _, part := range strings.Split(s, ",") {
@@ -56,7 +66,7 @@ func ParseAggs(s string) (Agg, error) {
 			}
 		}
 		if !found {
-			return 0, fmt.Errorf("unknown aggregate %q (want any of sum, min, max, count, null_count, mean)", part)
+			return 0, fmt.Errorf("unknown aggregate %q (want any of sum, min, max, count, null_count, mean, first, last, arg_min, arg_max)", part)
 		}
 	}
 	if a == 0 {

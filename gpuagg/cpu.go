@@ -34,11 +34,12 @@ type task struct {
 }
 
 type cpuScratch struct {
-	views  []*column.View
-	tasks  []task
-	states []State
-	accs   []morselAccs
-	errs   []error
+	views   []*column.View
+	ordered []bool // per view: its state tracks the ordered aggregates
+	tasks   []task
+	states  []State
+	accs    []morselAccs
+	errs    []error
 }
 
 // Update implements Backend.
@@ -53,6 +54,10 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State)
 	}()
 
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
+	sc.ordered = sc.ordered[:0]
+	for _, s := range states {
+		sc.ordered = append(sc.ordered, s.Ordered)
+	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
 		for lo := 0; lo < v.Len; lo += MorselSize {
@@ -111,6 +116,11 @@ func (c *CPU) run(ctx context.Context, sc *cpuScratch, w, stride int) error {
 		*st = NewState(fam)
 		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
 			return err
+		}
+		if sc.ordered[tk.col] {
+			if err := orderedMorsel(st, v, tk.lo, tk.hi); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -161,6 +161,7 @@ type Accumulator struct {
 	cols   []column.Column // one per leaf, reused batch after batch
 	took   []time.Duration
 	plans  []ColumnPlan // per leaf, summed over batches
+	rows   int64        // rows added so far: the row of the next batch's first row
 }
 
 // NewAccumulator starts aggregating record batches of schema.
@@ -173,6 +174,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 		cols: make([]column.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves))}
 	for i, l := range leaves {
 		a.states[i] = NewState(l.Kind.Family())
+		a.states[i].Ordered = a.aggs&OrderedAggs != 0
 	}
 	return a, nil
 }
@@ -199,14 +201,16 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 		if err := column.Extract(c, rec, l, a.e.mem); err != nil {
 			return err
 		}
+		c.Row = a.rows
 		a.views = append(a.views, &c.View)
 		a.ptrs = append(a.ptrs, &a.states[i])
 		a.active = append(a.active, i)
 	}
 	if len(a.views) == 0 {
+		a.rows += rec.NumRows()
 		return nil
 	}
-	plan := a.e.planBatch(ctx, a.views)
+	plan := a.e.planBatch(ctx, a.views, a.ptrs)
 	a.took = append(a.took[:0], make([]time.Duration, len(a.views))...)
 	if err := a.e.execute(ctx, a.views, a.ptrs, plan, a.took); err != nil {
 		return fmt.Errorf("aggregating %s: %w", a.leafNames(), err)
@@ -220,8 +224,12 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 		p.Estimated += d.Estimate
 		p.Measured += a.took[k]
 	}
+	a.rows += rec.NumRows()
 	return nil
 }
+
+// Rows is the number of rows added so far (merged accumulators' included).
+func (a *Accumulator) Rows() int64 { return a.rows }
 
 func planLocation(e *Engine, v *column.View) planner.Location {
 	if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
@@ -244,7 +252,8 @@ func (a *Accumulator) leafNames() string {
 }
 
 // Merge folds the states of another accumulator of the same request into a,
-// after a's own (for example a later file of the same dataset).
+// after a's own (for example a later file of the same dataset): o's rows
+// follow a's.
 func (a *Accumulator) Merge(o *Accumulator) error {
 	if len(o.states) != len(a.states) {
 		return fmt.Errorf("merging accumulators of %d and %d columns", len(a.states), len(o.states))
@@ -254,11 +263,21 @@ func (a *Accumulator) Merge(o *Accumulator) error {
 			return fmt.Errorf("merging column %q (%s) with %q (%s)", a.leaves[i].Name, a.leaves[i].Type, o.leaves[i].Name, o.leaves[i].Type)
 		}
 	}
-	for i := range a.states {
-		a.states[i].Merge(&o.states[i])
+	a.mergeStates(o.states, o.rows)
+	for i := range a.plans {
 		a.plans[i].merge(o.plans[i])
 	}
 	return nil
+}
+
+// mergeStates merges the partial states of rows more rows after a's.
+func (a *Accumulator) mergeStates(states []State, rows int64) {
+	for i := range a.states {
+		o := states[i]
+		o.ShiftRows(a.rows)
+		a.states[i].Merge(&o)
+	}
+	a.rows += rows
 }
 
 // Results finalizes the states.
@@ -295,7 +314,7 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 // UpdateView folds one column view into a state on its backend: on the CPU,
 // the allocation-free core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *State) error {
-	if e.gpu != nil && e.gpu.Handles(v) {
+	if e.gpuTakes(v, s) {
 		return e.gpu.Update(ctx, []*column.View{v}, []*State{s})
 	}
 	views, states := [1]*column.View{v}, [1]*State{s} // on the stack

@@ -26,6 +26,13 @@ type expected struct {
 	special      float64    // plain sum of non-finite values (NaN/±Inf), 0 if none
 	abs          float64    // sum of |x| of the finite float values
 	min, max     any        // int64, uint64, float64, bool, *big.Int (decimal), string
+
+	// ordered aggregates (tracked when ordered is set); rows count across
+	// the chunks
+	ordered                           bool
+	row                               int64
+	first, last                       any
+	firstRow, lastRow, argMin, argMax int64
 }
 
 // oracleTypes are the types the property tests cover.
@@ -180,7 +187,17 @@ func randDict(mem memory.Allocator, r *rand.Rand, dt *arrow.DictionaryType, n in
 
 // oracle computes the expected aggregates of the chunks with typed accessors.
 func oracle(chunks ...arrow.Array) expected {
-	e := expected{sumInt: new(big.Int), sumFloat: new(big.Float).SetPrec(4096)}
+	return runOracle(false, chunks)
+}
+
+// oracleOrdered is oracle with the ordered aggregates too.
+func oracleOrdered(chunks ...arrow.Array) expected {
+	return runOracle(true, chunks)
+}
+
+func runOracle(ordered bool, chunks []arrow.Array) expected {
+	e := expected{sumInt: new(big.Int), sumFloat: new(big.Float).SetPrec(4096), ordered: ordered,
+		firstRow: -1, lastRow: -1, argMin: -1, argMax: -1}
 	for _, arr := range chunks {
 		oracleChunk(&e, arr)
 	}
@@ -194,48 +211,25 @@ func oracleChunk(e *expected, arr arrow.Array) {
 		values = d.Dictionary()
 		index = d.GetValueIndex
 	}
-	for i := 0; i < arr.Len(); i++ {
+	for i := 0; i < arr.Len(); i, e.row = i+1, e.row+1 {
 		if arr.IsNull(i) || values.IsNull(index(i)) {
 			e.nulls++
 			continue
 		}
 		e.count++
-		j := index(i)
-		switch a := values.(type) {
-		case *array.Int8:
-			e.addInt(int64(a.Value(j)))
-		case *array.Int16:
-			e.addInt(int64(a.Value(j)))
-		case *array.Int32:
-			e.addInt(int64(a.Value(j)))
-		case *array.Int64:
-			e.addInt(a.Value(j))
-		case *array.Date32:
-			e.addInt(int64(a.Value(j)))
-		case *array.Date64:
-			e.addInt(int64(a.Value(j)))
-		case *array.Time32:
-			e.addInt(int64(a.Value(j)))
-		case *array.Time64:
-			e.addInt(int64(a.Value(j)))
-		case *array.Timestamp:
-			e.addInt(int64(a.Value(j)))
-		case *array.Duration:
-			e.addInt(int64(a.Value(j)))
-		case *array.Uint8:
-			e.addUint(uint64(a.Value(j)))
-		case *array.Uint16:
-			e.addUint(uint64(a.Value(j)))
-		case *array.Uint32:
-			e.addUint(uint64(a.Value(j)))
-		case *array.Uint64:
-			e.addUint(a.Value(j))
-		case *array.Float32:
-			e.addFloat(float64(a.Value(j)))
-		case *array.Float64:
-			e.addFloat(a.Value(j))
-		case *array.Boolean:
-			v := a.Value(j)
+		v := valueOf(values, index(i))
+		var oldMin, oldMax string
+		if e.ordered {
+			oldMin, oldMax = fmt.Sprint(e.min), fmt.Sprint(e.max)
+		}
+		switch v := v.(type) {
+		case int64:
+			e.addInt(v)
+		case uint64:
+			e.addUint(v)
+		case float64:
+			e.addFloat(v)
+		case bool:
 			if v {
 				e.sumInt.Add(e.sumInt, big.NewInt(1))
 			}
@@ -244,8 +238,7 @@ func oracleChunk(e *expected, arr arrow.Array) {
 			}
 			e.min = e.min.(bool) && v
 			e.max = e.max.(bool) || v
-		case *array.Decimal128:
-			v := a.Value(j).BigInt()
+		case *big.Int:
 			e.sumInt.Add(e.sumInt, v)
 			if e.min == nil || v.Cmp(e.min.(*big.Int)) < 0 {
 				e.min = v
@@ -253,16 +246,75 @@ func oracleChunk(e *expected, arr arrow.Array) {
 			if e.max == nil || v.Cmp(e.max.(*big.Int)) > 0 {
 				e.max = v
 			}
-		case *array.String:
-			e.addBytes([]byte(a.Value(j)))
-		case *array.LargeString:
-			e.addBytes([]byte(a.Value(j)))
-		case *array.Binary:
-			e.addBytes(a.Value(j))
-		default:
-			panic(fmt.Sprintf("oracle: no case for %T", a))
+		case string:
+			e.addBytes([]byte(v))
+		}
+		// Ordered aggregates: the first change of an extreme is its row (the
+		// extremes change only when a value strictly beats them; -0 beats +0
+		// for min and prints differently).
+		if !e.ordered {
+			continue
+		}
+		if e.firstRow < 0 {
+			e.firstRow, e.first = e.row, v
+		}
+		e.lastRow, e.last = e.row, v
+		if fmt.Sprint(e.min) != oldMin || e.argMin < 0 {
+			e.argMin = e.row
+		}
+		if fmt.Sprint(e.max) != oldMax || e.argMax < 0 {
+			e.argMax = e.row
 		}
 	}
+}
+
+// valueOf is element j of a flat array in the oracle's terms.
+func valueOf(values arrow.Array, j int) any {
+	switch a := values.(type) {
+	case *array.Int8:
+		return int64(a.Value(j))
+	case *array.Int16:
+		return int64(a.Value(j))
+	case *array.Int32:
+		return int64(a.Value(j))
+	case *array.Int64:
+		return a.Value(j)
+	case *array.Date32:
+		return int64(a.Value(j))
+	case *array.Date64:
+		return int64(a.Value(j))
+	case *array.Time32:
+		return int64(a.Value(j))
+	case *array.Time64:
+		return int64(a.Value(j))
+	case *array.Timestamp:
+		return int64(a.Value(j))
+	case *array.Duration:
+		return int64(a.Value(j))
+	case *array.Uint8:
+		return uint64(a.Value(j))
+	case *array.Uint16:
+		return uint64(a.Value(j))
+	case *array.Uint32:
+		return uint64(a.Value(j))
+	case *array.Uint64:
+		return a.Value(j)
+	case *array.Float32:
+		return float64(a.Value(j))
+	case *array.Float64:
+		return a.Value(j)
+	case *array.Boolean:
+		return a.Value(j)
+	case *array.Decimal128:
+		return a.Value(j).BigInt()
+	case *array.String:
+		return a.Value(j)
+	case *array.LargeString:
+		return a.Value(j)
+	case *array.Binary:
+		return string(a.Value(j))
+	}
+	panic(fmt.Sprintf("oracle: no case for %T", values))
 }
 
 func (e *expected) addInt(v int64) {

@@ -145,11 +145,30 @@ func (a *Accumulator) Plan() []ColumnPlan {
 	return out
 }
 
+// OrderedGPU is implemented by GPU backends that compute the ordered
+// aggregates (States with Ordered set); without it such columns stay on the
+// CPU.
+type OrderedGPU interface {
+	SupportsOrdered() bool
+}
+
+// gpuTakes reports whether the GPU backend can aggregate v into a state like s.
+func (e *Engine) gpuTakes(v *column.View, s *State) bool {
+	if e.gpu == nil || !e.gpu.Handles(v) {
+		return false
+	}
+	if s.Ordered {
+		o, ok := e.gpu.(OrderedGPU)
+		return ok && o.SupportsOrdered()
+	}
+	return true
+}
+
 // planBatch decides where each view of a batch goes.
-func (e *Engine) planBatch(ctx context.Context, views []*column.View) []planner.Decision {
+func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*State) []planner.Decision {
 	cols := make([]planner.Column, len(views))
 	for i, v := range views {
-		cols[i] = planner.Column{Bytes: v.ByteSize(), GPUCapable: e.gpu != nil && e.gpu.Handles(v)}
+		cols[i] = planner.Column{Bytes: v.ByteSize(), GPUCapable: e.gpuTakes(v, states[i])}
 		if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
 			cols[i].Location = loc.Locate(v)
 		}

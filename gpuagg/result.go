@@ -38,6 +38,13 @@ type Result struct {
 	SumExact    *big.Int
 	SumOverflow bool
 
+	// First and Last are the first and last non-null values (the column's
+	// type); ArgMin and ArgMax the rows (int64) of the first minimum and the
+	// first maximum. Set when requested; null scalars when there is no valid
+	// value.
+	First, Last    scalar.Scalar
+	ArgMin, ArgMax scalar.Scalar
+
 	// State is the column's partial state, mergeable with other partials.
 	State State
 }
@@ -66,7 +73,51 @@ func (s *State) Finalize(name string, dt arrow.DataType, aggs Agg) Result {
 	if aggs.Has(Mean) {
 		r.Mean = s.meanScalar(vt, has)
 	}
+	if aggs&OrderedAggs != 0 && s.Ordered {
+		s.finalizeOrdered(&r, vt, has, aggs)
+	}
 	return r
+}
+
+func (s *State) finalizeOrdered(r *Result, vt arrow.DataType, has bool, aggs Agg) {
+	valueAt := func(enc [2]uint64, b []byte) scalar.Scalar {
+		if s.Family == column.FamilyBool {
+			return scalar.NewBooleanScalar(enc[0] == 1)
+		}
+		if s.Family == column.FamilyFloat {
+			// the extremes' NaN rule does not apply to one value
+			f := math.Float64frombits(enc[0])
+			if vt.ID() == arrow.FLOAT32 {
+				return scalar.NewFloat32Scalar(float32(f))
+			}
+			return scalar.NewFloat64Scalar(f)
+		}
+		return s.extremeScalar(vt, true, enc, b, false)
+	}
+	row := func(r int64) scalar.Scalar {
+		if !has || r < 0 {
+			return scalar.MakeNullScalar(arrow.PrimitiveTypes.Int64)
+		}
+		return scalar.NewInt64Scalar(r)
+	}
+	if aggs.Has(First) {
+		r.First = scalar.MakeNullScalar(vt)
+		if has && s.FirstRow >= 0 {
+			r.First = valueAt(s.First, s.BFirst)
+		}
+	}
+	if aggs.Has(Last) {
+		r.Last = scalar.MakeNullScalar(vt)
+		if has && s.LastRow >= 0 {
+			r.Last = valueAt(s.Last, s.BLast)
+		}
+	}
+	if aggs.Has(ArgMin) {
+		r.ArgMin = row(s.MinRow)
+	}
+	if aggs.Has(ArgMax) {
+		r.ArgMax = row(s.MaxRow)
+	}
 }
 
 // sumType is the Arrow type of the sum of a column of type dt, nil when sum

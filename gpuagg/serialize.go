@@ -19,7 +19,7 @@ var (
 	_ encoding.BinaryUnmarshaler = (*State)(nil)
 )
 
-const stateVersion = 1
+const stateVersion = 2
 
 // MarshalBinary encodes the state (little-endian, versioned).
 func (s State) MarshalBinary() ([]byte, error) {
@@ -40,6 +40,18 @@ func (s State) MarshalBinary() ([]byte, error) {
 	b = append(b, s.BMin...)
 	b = binary.AppendUvarint(b, uint64(len(s.BMax)))
 	b = append(b, s.BMax...)
+	if !s.Ordered {
+		return append(b, 0), nil
+	}
+	b = append(b, 1)
+	for _, w := range [8]uint64{uint64(s.FirstRow), uint64(s.LastRow), uint64(s.MinRow), uint64(s.MaxRow),
+		s.First[0], s.First[1], s.Last[0], s.Last[1]} {
+		b = binary.LittleEndian.AppendUint64(b, w)
+	}
+	b = binary.AppendUvarint(b, uint64(len(s.BFirst)))
+	b = append(b, s.BFirst...)
+	b = binary.AppendUvarint(b, uint64(len(s.BLast)))
+	b = append(b, s.BLast...)
 	return b, nil
 }
 
@@ -58,8 +70,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if column.Family(b[1]) > column.FamilyBytes {
 		return fmt.Errorf("%w: family %d", errState, b[1])
 	}
-	var n State
-	n.Family = column.Family(b[1])
+	n := NewState(column.Family(b[1]))
 	p := b[2:]
 	u := func() uint64 {
 		v := binary.LittleEndian.Uint64(p)
@@ -72,7 +83,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	}
 	n.FSum, n.FComp, n.FSpecial = math.Float64frombits(u()), math.Float64frombits(u()), math.Float64frombits(u())
 	n.Min[0], n.Min[1], n.Max[0], n.Max[1] = u(), u(), u(), u()
-	for _, dst := range []*[]byte{&n.BMin, &n.BMax} {
+	bstr := func(dst *[]byte) error {
 		l, k := binary.Uvarint(p)
 		if k <= 0 || l > uint64(len(p)-k) {
 			return fmt.Errorf("%w: bad byte-string length", errState)
@@ -81,6 +92,30 @@ func (s *State) UnmarshalBinary(b []byte) error {
 			*dst = append([]byte(nil), p[k:k+int(l)]...)
 		}
 		p = p[k+int(l):]
+		return nil
+	}
+	if err := bstr(&n.BMin); err != nil {
+		return err
+	}
+	if err := bstr(&n.BMax); err != nil {
+		return err
+	}
+	if len(p) < 1 {
+		return fmt.Errorf("%w: truncated", errState)
+	}
+	n.Ordered, p = p[0] == 1, p[1:]
+	if n.Ordered {
+		if len(p) < 64 {
+			return fmt.Errorf("%w: truncated ordered aggregates", errState)
+		}
+		n.FirstRow, n.LastRow, n.MinRow, n.MaxRow = int64(u()), int64(u()), int64(u()), int64(u())
+		n.First[0], n.First[1], n.Last[0], n.Last[1] = u(), u(), u(), u()
+		if err := bstr(&n.BFirst); err != nil {
+			return err
+		}
+		if err := bstr(&n.BLast); err != nil {
+			return err
+		}
 	}
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", errState, len(p))
@@ -93,11 +128,13 @@ func (s *State) UnmarshalBinary(b []byte) error {
 }
 
 // StatesSchema is the schema of partial states as a record batch: one row per
-// column, with the column's name, its Arrow type as text, and the state.
+// column, with the column's name, its Arrow type as text, the state, and the
+// number of rows the states cover.
 var StatesSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "name", Type: arrow.BinaryTypes.String},
 	{Name: "type", Type: arrow.BinaryTypes.String},
 	{Name: "state", Type: arrow.BinaryTypes.Binary},
+	{Name: "rows", Type: arrow.PrimitiveTypes.Int64}, // rows the states cover
 }, nil)
 
 // StatesRecord serializes the accumulator's partial states into a record batch
@@ -108,6 +145,7 @@ func (a *Accumulator) StatesRecord(mem memory.Allocator) (arrow.Record, error) {
 	names := b.Field(0).(*array.StringBuilder)
 	types := b.Field(1).(*array.StringBuilder)
 	states := b.Field(2).(*array.BinaryBuilder)
+	rows := b.Field(3).(*array.Int64Builder)
 	for i, l := range a.leaves {
 		enc, err := a.states[i].MarshalBinary()
 		if err != nil {
@@ -116,6 +154,7 @@ func (a *Accumulator) StatesRecord(mem memory.Allocator) (arrow.Record, error) {
 		names.Append(l.Name)
 		types.Append(l.Type.String())
 		states.Append(enc)
+		rows.Append(a.rows)
 	}
 	return b.NewRecord(), nil
 }
@@ -144,8 +183,10 @@ func (a *Accumulator) MergeRecord(rec arrow.Record) error {
 			return fmt.Errorf("%w: column %q has family %s, want %s", errState, l.Name, decoded[i].Family, a.states[i].Family)
 		}
 	}
-	for i := range decoded {
-		a.states[i].Merge(&decoded[i])
+	var rows int64
+	if len(a.leaves) > 0 {
+		rows = rec.Column(3).(*array.Int64).Value(0)
 	}
+	a.mergeStates(decoded, rows)
 	return nil
 }

@@ -42,11 +42,22 @@ type State struct {
 	// BMin and BMax are the bytewise extremes of a bytes column (owned copies),
 	// meaningful when Count > 0.
 	BMin, BMax []byte
+
+	// Ordered is set when the state also tracks the ordered aggregates: the
+	// first and last valid values with their rows, and the rows of the first
+	// occurrence of Min and Max. Rows count from the first row of the stream;
+	// -1 means none. Whatever order partial states are merged in, the result
+	// is the same: the earliest row wins ties.
+	Ordered           bool
+	FirstRow, LastRow int64
+	First, Last       [2]uint64 // in the Min/Max encoding
+	BFirst, BLast     []byte    // bytes columns
+	MinRow, MaxRow    int64
 }
 
 // NewState returns the empty state (the identity of Merge) of a family.
 func NewState(f column.Family) State {
-	s := State{Family: f}
+	s := State{Family: f, FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
 	switch f {
 	case column.FamilySigned:
 		s.Min[0], s.Max[0] = uint64(math.MaxInt64), 1<<63
@@ -64,6 +75,9 @@ func NewState(f column.Family) State {
 
 // Merge folds o into s. Both must be of the same family.
 func (s *State) Merge(o *State) {
+	if s.Ordered || o.Ordered {
+		s.mergeOrdered(o)
+	}
 	wasEmpty := s.Count == 0
 	s.Count += o.Count
 	s.NullCount += o.NullCount
@@ -151,4 +165,141 @@ func dec128Less(a, b [2]uint64) bool {
 		return int64(a[1]) < int64(b[1])
 	}
 	return a[0] < b[0]
+}
+
+// mergeOrdered merges the ordered aggregates of o into s; it runs before the
+// extremes are merged, so it can compare them.
+func (s *State) mergeOrdered(o *State) {
+	s.Ordered = true
+	if o.FirstRow >= 0 && (s.FirstRow < 0 || o.FirstRow < s.FirstRow) {
+		s.FirstRow, s.First, s.BFirst = o.FirstRow, o.First, append(s.BFirst[:0], o.BFirst...)
+	}
+	if o.LastRow > s.LastRow {
+		s.LastRow, s.Last, s.BLast = o.LastRow, o.Last, append(s.BLast[:0], o.BLast...)
+	}
+	if o.Count == 0 {
+		return
+	}
+	if s.Count == 0 {
+		s.MinRow, s.MaxRow = o.MinRow, o.MaxRow
+		return
+	}
+	switch c := s.compareExtreme(o, false); {
+	case c > 0:
+		s.MinRow = o.MinRow
+	case c == 0:
+		s.MinRow = earliest(s.MinRow, o.MinRow)
+	}
+	switch c := s.compareExtreme(o, true); {
+	case c < 0:
+		s.MaxRow = o.MaxRow
+	case c == 0:
+		s.MaxRow = earliest(s.MaxRow, o.MaxRow)
+	}
+}
+
+func earliest(a, b int64) int64 {
+	if a < 0 || (b >= 0 && b < a) {
+		return b
+	}
+	return a
+}
+
+// compareExtreme compares s's Min (or Max) with o's in the family's order
+// (-0 < +0 for floats; NaN, reported only when every value is NaN, counts as
+// the largest for min and the smallest for max, so that a number wins).
+func (s *State) compareExtreme(o *State, isMax bool) int {
+	a, b := s.Min, o.Min
+	ab, bb := s.BMin, o.BMin
+	if isMax {
+		a, b, ab, bb = s.Max, o.Max, s.BMax, o.BMax
+	}
+	switch s.Family {
+	case column.FamilySigned:
+		return cmp3(int64(a[0]), int64(b[0]))
+	case column.FamilyUnsigned:
+		return cmp3(a[0], b[0])
+	case column.FamilyDecimal:
+		if dec128Less(a, b) {
+			return -1
+		}
+		if dec128Less(b, a) {
+			return 1
+		}
+		return 0
+	case column.FamilyBool:
+		// min is true only when every value is true; max true when any is.
+		am, bm := s.boolExtreme(isMax), o.boolExtreme(isMax)
+		return cmp3(am, bm)
+	case column.FamilyBytes:
+		return bytes.Compare(ab, bb)
+	case column.FamilyFloat:
+		fa, fb := s.floatExtreme(isMax), o.floatExtreme(isMax)
+		return cmp3(floatKey(fa, isMax), floatKey(fb, isMax))
+	}
+	return 0
+}
+
+func cmp3[T int64 | uint64](a, b T) int { // like cmp.Compare, without NaN
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// boolExtreme is the min (isMax false) or max of a bool state as 0 or 1.
+func (s *State) boolExtreme(isMax bool) uint64 {
+	trues := s.Sum[0]
+	if isMax {
+		if trues > 0 {
+			return 1
+		}
+		return 0
+	}
+	if int64(trues) == s.Count {
+		return 1
+	}
+	return 0
+}
+
+// floatExtreme is the reported min or max of a float state (NaN when every
+// value is NaN).
+func (s *State) floatExtreme(isMax bool) float64 {
+	if math.Float64frombits(s.Min[0]) > math.Float64frombits(s.Max[0]) {
+		return math.NaN()
+	}
+	if isMax {
+		return math.Float64frombits(s.Max[0])
+	}
+	return math.Float64frombits(s.Min[0])
+}
+
+// floatKey maps a float to an order-preserving unsigned key with -0 < +0;
+// NaN maps past the end that makes it lose (largest for min, smallest for
+// max).
+func floatKey(f float64, isMax bool) uint64 {
+	if math.IsNaN(f) {
+		if isMax {
+			return 0
+		}
+		return math.MaxUint64
+	}
+	u := math.Float64bits(f)
+	if u>>63 == 1 {
+		return ^u
+	}
+	return u | 1<<63
+}
+
+// ShiftRows moves the state's rows by n: for a partial state of a part of a
+// stream that starts at row n.
+func (s *State) ShiftRows(n int64) {
+	for _, r := range []*int64{&s.FirstRow, &s.LastRow, &s.MinRow, &s.MaxRow} {
+		if *r >= 0 {
+			*r += n
+		}
+	}
 }
