@@ -82,11 +82,16 @@ type row struct {
 	vals      []value
 }
 
-func (r Report) rows() ([]row, error) {
-	aggs := r.Aggs
-	if aggs == 0 {
-		aggs = gpuagg.AllAggs
+// aggs is the requested set (AllAggs when none was named).
+func (r Report) aggs() gpuagg.Agg {
+	if r.Aggs == 0 {
+		return gpuagg.AllAggs
 	}
+	return r.Aggs
+}
+
+func (r Report) rows() ([]row, error) {
+	aggs := r.aggs()
 	out := make([]row, len(r.Columns))
 	for i, c := range r.Columns {
 		if c.Err != nil {
@@ -113,7 +118,7 @@ func Write(w io.Writer, f Format, r Report) error {
 	case JSON:
 		writeJSON(&buf, r, rows)
 	case CSV:
-		if err := writeCSV(&buf, rows); err != nil {
+		if err := writeCSV(&buf, r, rows); err != nil {
 			return err
 		}
 	default:
@@ -150,7 +155,9 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 		}
 		fmt.Fprintf(b, "\n    {\"name\": %s, \"type\": %s", jsonString(rw.name), jsonString(rw.typ))
 		for j, a := range aggOrder {
-			fmt.Fprintf(b, ", %q: %s", a.name, rw.vals[j].json())
+			if listed(a.agg, r.aggs()) {
+				fmt.Fprintf(b, ", %q: %s", a.name, rw.vals[j].json())
+			}
 		}
 		b.WriteByte('}')
 	}
@@ -177,19 +184,23 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 	b.WriteString("\n}\n")
 }
 
-func writeCSV(b *bytes.Buffer, rows []row) error {
+func writeCSV(b *bytes.Buffer, r Report, rows []row) error {
 	w := csv.NewWriter(b)
 	header := []string{"name", "type"}
 	for _, a := range aggOrder {
-		header = append(header, a.name)
+		if listed(a.agg, r.aggs()) {
+			header = append(header, a.name)
+		}
 	}
 	if err := w.Write(header); err != nil {
 		return err
 	}
 	for _, rw := range rows {
 		rec := []string{rw.name, rw.typ}
-		for _, v := range rw.vals {
-			rec = append(rec, v.s) // null: empty
+		for j, v := range rw.vals {
+			if listed(aggOrder[j].agg, r.aggs()) {
+				rec = append(rec, v.s) // null: empty
+			}
 		}
 		if err := w.Write(rec); err != nil {
 			return err

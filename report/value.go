@@ -44,6 +44,14 @@ var aggOrder = []struct {
 }{
 	{gpuagg.Count, "count"}, {gpuagg.NullCount, "null_count"}, {gpuagg.Sum, "sum"},
 	{gpuagg.Min, "min"}, {gpuagg.Max, "max"}, {gpuagg.Mean, "mean"},
+	{gpuagg.First, "first"}, {gpuagg.Last, "last"}, {gpuagg.ArgMin, "arg_min"}, {gpuagg.ArgMax, "arg_max"},
+}
+
+// listed reports whether the JSON and CSV outputs have a field for aggregate
+// a: the six base aggregates always (null when not requested), the ordered
+// ones only when requested, so that the contract of the base six is stable.
+func listed(a, aggs gpuagg.Agg) bool {
+	return a&gpuagg.OrderedAggs == 0 || aggs.Has(a)
 }
 
 // values returns the aggregates of r in aggOrder: null when not requested
@@ -68,6 +76,14 @@ func values(r gpuagg.Result, aggs gpuagg.Agg) ([]value, error) {
 			out[i], err = scalarValue(r.Max, valueType(r.Type))
 		case gpuagg.Mean:
 			out[i], err = scalarValue(r.Mean, arrow.PrimitiveTypes.Float64)
+		case gpuagg.First:
+			out[i], err = scalarValue(r.First, valueType(r.Type))
+		case gpuagg.Last:
+			out[i], err = scalarValue(r.Last, valueType(r.Type))
+		case gpuagg.ArgMin:
+			out[i], err = scalarValue(r.ArgMin, arrow.PrimitiveTypes.Int64)
+		case gpuagg.ArgMax:
+			out[i], err = scalarValue(r.ArgMax, arrow.PrimitiveTypes.Int64)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("column %q, %s: %w", r.Name, a.name, err)

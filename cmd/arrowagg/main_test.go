@@ -286,7 +286,7 @@ func TestBadInput(t *testing.T) {
 		{"stdin is not a stream", []string{"-"}, env{stdin: strings.NewReader("hello, world\n")}, `stdin: reading an Arrow IPC stream: .+`},
 		{"empty stdin", []string{"-"}, env{}, `stdin: reading an Arrow IPC stream: .+`},
 		{"unknown flag", []string{"--frobnicate", pq}, env{}, `unknown flag: --frobnicate`},
-		{"bad aggregate", []string{"-a", "sum,median", pq}, env{}, `--aggs: unknown aggregate "median" \(want any of sum, min, max, count, null_count, mean\)`},
+		{"bad aggregate", []string{"-a", "sum,median", pq}, env{}, `--aggs: unknown aggregate "median" \(want any of sum, min, max, count, null_count, mean, first, last, arg_min, arg_max\)`},
 		{"bad format", []string{"--format", "xml", pq}, env{}, `--format: unknown format "xml" \(want table, json or csv\)`},
 		{"bad device", []string{"--device", "tpu", pq}, env{}, `--device: unknown device "tpu" \(want auto, cpu or gpu\)`},
 		{"bad progress", []string{"--progress", "sometimes", pq}, env{}, `--progress: unknown mode "sometimes" \(want auto, always or never\)`},
@@ -450,4 +450,63 @@ func TestLadderSubcommand(t *testing.T) {
 	assert.Equal(t, 2, got.code)
 	assert.Equal(t, "arrowagg ladder: the ladder needs the cuda build (make cuda)\n", got.stderr)
 	assert.Empty(t, got.stdout)
+}
+
+// TestOrderedAcrossFiles: rows count across the files of a dataset in the
+// order given, so the dataset's arg_min and arg_max are a file's own plus the
+// rows of the files before it, and first/last come from the first and last
+// files that have a value.
+func TestOrderedAcrossFiles(t *testing.T) {
+	files := []string{testdata + "/sample.parquet", testdata + "/sample.arrow", testdata + "/sample.arrows"}
+	type col struct {
+		Name                  string
+		Min, Max, First, Last any
+		ArgMin                *int64 `json:"arg_min"`
+		ArgMax                *int64 `json:"arg_max"`
+	}
+	type out struct {
+		Rows    int64
+		Columns []col
+	}
+	agg := func(paths ...string) out {
+		args := append([]string{"-f", "json", "-c", "i64,f32,word,flag", "-a", "min,max,first,last,arg_min,arg_max"}, paths...)
+		got := runIn(t, context.Background(), env{}, args...)
+		require.Equal(t, 0, got.code, got.stderr)
+		var o out
+		require.NoError(t, json.Unmarshal([]byte(got.stdout), &o), got.stdout)
+		return o
+	}
+	all := agg(files...)
+	var parts []out
+	for _, f := range files {
+		parts = append(parts, agg(f))
+	}
+	for c := range all.Columns {
+		want := all.Columns[c]
+		var base int64
+		foundMin, foundMax := false, false
+		var first, last any
+		for _, p := range parts {
+			pc := p.Columns[c]
+			if first == nil {
+				first = pc.First
+			}
+			if pc.Last != nil {
+				last = pc.Last
+			}
+			if !foundMin && pc.ArgMin != nil && fmt.Sprint(pc.Min) == fmt.Sprint(want.Min) {
+				assert.Equal(t, base+*pc.ArgMin, *want.ArgMin, "arg_min of %s", want.Name)
+				foundMin = true
+			}
+			if !foundMax && pc.ArgMax != nil && fmt.Sprint(pc.Max) == fmt.Sprint(want.Max) {
+				assert.Equal(t, base+*pc.ArgMax, *want.ArgMax, "arg_max of %s", want.Name)
+				foundMax = true
+			}
+			base += p.Rows
+		}
+		assert.True(t, foundMin && foundMax, want.Name)
+		assert.Equal(t, first, want.First, want.Name)
+		assert.Equal(t, last, want.Last, want.Name)
+	}
+	assert.Equal(t, parts[0].Rows+parts[1].Rows+parts[2].Rows, all.Rows)
 }

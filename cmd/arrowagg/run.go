@@ -83,7 +83,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	columns := fs.StringSliceP("columns", "c", nil, "columns to aggregate, comma-separated; dotted names for struct fields (default: every supported column)")
-	aggs := fs.StringP("aggs", "a", "count,null_count,sum,min,max,mean", "aggregates, comma-separated")
+	aggs := fs.StringP("aggs", "a", "count,null_count,sum,min,max,mean", "aggregates, comma-separated; also first,last,arg_min,arg_max (row order)")
 	format := fs.StringP("format", "f", "table", "output format: table, json or csv")
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")

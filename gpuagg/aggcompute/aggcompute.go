@@ -1,7 +1,8 @@
 // Package aggcompute plugs arrowagg's aggregates into Arrow Go's compute
-// function registry: sum, min_max, count and mean, as meta functions, with
-// options equivalent to Arrow C++'s ScalarAggregateOptions and CountOptions.
-// Arrow Go v17 has none of these functions.
+// function registry: sum, min_max, count and mean, and the ordered first,
+// last, first_last, arg_min and arg_max, as meta functions, with options
+// equivalent to Arrow C++'s ScalarAggregateOptions and CountOptions. Arrow Go
+// v17 has none of these functions.
 //
 //	aggcompute.Register(compute.GetFunctionRegistry(), engine)
 //	out, err := compute.CallFunction(ctx, "sum", nil, compute.NewDatum(arr))
@@ -9,7 +10,9 @@
 // Results are Arrow scalars with Arrow C++'s types: sum is int64 for signed
 // integers, uint64 for unsigned ones and booleans, float64 for floats,
 // decimal128(38, scale) for decimals; min_max is a struct scalar {min, max} of
-// the input's type; count is int64; mean is float64. An integer sum that does
+// the input's type; count is int64; mean is float64; first and last are of
+// the input's type and first_last a struct {first, last}; arg_min and arg_max
+// are the int64 row of the first minimum / maximum (null without values). An integer sum that does
 // not fit int64 / uint64 is an error wrapping ErrOverflow that gives the exact
 // value (gpuagg.Result.SumExact has it too); it never wraps around.
 package aggcompute
@@ -81,6 +84,11 @@ func Register(reg compute.FunctionRegistry, e *gpuagg.Engine) error {
 		{"min_max", "Compute the minimum and maximum values of an array", "ScalarAggregateOptions", aggregator(e, gpuagg.Min|gpuagg.Max, minMaxOf)},
 		{"mean", "Compute the mean of a numeric array", "ScalarAggregateOptions", aggregator(e, gpuagg.Mean, meanOf)},
 		{"count", "Count the number of null / non-null values", "CountOptions", countImpl(e)},
+		{"first", "Compute the first non-null value in row order", "ScalarAggregateOptions", aggregator(e, gpuagg.First, pick("first", func(r gpuagg.Result) scalar.Scalar { return r.First }))},
+		{"last", "Compute the last non-null value in row order", "ScalarAggregateOptions", aggregator(e, gpuagg.Last, pick("last", func(r gpuagg.Result) scalar.Scalar { return r.Last }))},
+		{"first_last", "Compute the first and last non-null values in row order", "ScalarAggregateOptions", aggregator(e, gpuagg.First|gpuagg.Last, firstLastOf)},
+		{"arg_min", "Compute the index of the first minimum", "ScalarAggregateOptions", aggregator(e, gpuagg.ArgMin, pick("arg_min", func(r gpuagg.Result) scalar.Scalar { return r.ArgMin }))},
+		{"arg_max", "Compute the index of the first maximum", "ScalarAggregateOptions", aggregator(e, gpuagg.ArgMax, pick("arg_max", func(r gpuagg.Result) scalar.Scalar { return r.ArgMax }))},
 	}
 	for _, f := range fns {
 		fn := compute.NewMetaFunction(f.name, compute.Unary(), compute.FunctionDoc{
@@ -177,6 +185,26 @@ func minMaxOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	vt := r.Min.DataType()
 	st := arrow.StructOf(arrow.Field{Name: "min", Type: vt, Nullable: true}, arrow.Field{Name: "max", Type: vt, Nullable: true})
 	return scalar.NewStructScalar([]scalar.Scalar{r.Min, r.Max}, st), nil
+}
+
+// pick returns the finish of an aggregate that is one field of the result.
+func pick(fn string, field func(gpuagg.Result) scalar.Scalar) finish {
+	return func(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+		s := field(r)
+		if s == nil {
+			return nil, notApplicable(fn, dt)
+		}
+		return s, nil
+	}
+}
+
+func firstLastOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+	if r.First == nil || r.Last == nil {
+		return nil, notApplicable("first_last", dt)
+	}
+	vt := r.First.DataType()
+	st := arrow.StructOf(arrow.Field{Name: "first", Type: vt, Nullable: true}, arrow.Field{Name: "last", Type: vt, Nullable: true})
+	return scalar.NewStructScalar([]scalar.Scalar{r.First, r.Last}, st), nil
 }
 
 func meanOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {

@@ -60,10 +60,22 @@ func TestFunctions(t *testing.T) {
 	require.Equal(t, int64(4), call(t, ctx, "count", aggcompute.CountOptions{Mode: aggcompute.CountAll}, arr).(*scalar.Int64).Value)
 	require.InDelta(t, 10.0/3, call(t, ctx, "mean", nil, arr).(*scalar.Float64).Value, 0)
 
+	// The ordered aggregates: rows in order, nulls skipped, ties to the
+	// earliest row.
+	require.Equal(t, int32(5), call(t, ctx, "first", nil, arr).(*scalar.Int32).Value)
+	require.Equal(t, int32(7), call(t, ctx, "last", nil, arr).(*scalar.Int32).Value)
+	fl := call(t, ctx, "first_last", nil, arr).(*scalar.Struct)
+	require.Equal(t, int32(5), fl.Value[0].(*scalar.Int32).Value)
+	require.Equal(t, int32(7), fl.Value[1].(*scalar.Int32).Value)
+	require.Equal(t, int64(1), call(t, ctx, "arg_min", nil, arr).(*scalar.Int64).Value)
+	require.Equal(t, int64(2), call(t, ctx, "arg_max", nil, arr).(*scalar.Int64).Value)
+
 	// Chunked arrays and scalars.
 	ch := arrow.NewChunked(arr.DataType(), []arrow.Array{arr, arr})
 	defer ch.Release()
 	require.Equal(t, int64(20), call(t, ctx, "sum", nil, ch).(*scalar.Int64).Value)
+	require.Equal(t, int64(2), call(t, ctx, "arg_max", nil, ch).(*scalar.Int64).Value, "the first of two equal maxima")
+	require.Equal(t, int32(7), call(t, ctx, "last", nil, ch).(*scalar.Int32).Value)
 	require.Equal(t, 1.5, call(t, ctx, "sum", nil, scalar.NewFloat64Scalar(1.5)).(*scalar.Float64).Value)
 
 	// Strings have min_max but no sum.
