@@ -311,14 +311,24 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 	return acc.Results(), nil
 }
 
-// UpdateView folds one column view into a state on its backend: on the CPU,
-// the allocation-free core under every other entry point.
+// UpdateView folds one column view into a state where the planner puts it
+// (CPU, GPU or both). Without a GPU it is the CPU backend's allocation-free
+// core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *State) error {
-	if e.gpuTakes(v, s) {
-		return e.gpu.Update(ctx, []*column.View{v}, []*State{s})
+	if e.gpu == nil {
+		views, states := [1]*column.View{v}, [1]*State{s} // on the stack
+		return e.cpu.Update(ctx, views[:], states[:])
 	}
-	views, states := [1]*column.View{v}, [1]*State{s} // on the stack
-	return e.cpu.Update(ctx, views[:], states[:])
+	views, states := []*column.View{v}, []*State{s}
+	plan := e.planBatch(ctx, views, states)
+	took := make([]time.Duration, 1)
+	return e.execute(ctx, views, states, plan, took)
+}
+
+// PlanView is the planner's decision for aggregating v into a state like s,
+// without aggregating it.
+func (e *Engine) PlanView(ctx context.Context, v *column.View, s *State) planner.Decision {
+	return e.planBatch(ctx, []*column.View{v}, []*State{s})[0]
 }
 
 // AggregateRecord aggregates the columns of one record batch.

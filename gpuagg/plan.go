@@ -34,6 +34,16 @@ func WithCalibration(cal planner.Calibration) Option {
 	return func(e *Engine) { e.cal, e.calSet = cal, true }
 }
 
+// Calibration returns the calibration the engine plans with, measuring it
+// on first use when the engine has a GPU (a CPU-only engine plans with
+// planner.Defaults).
+func (e *Engine) Calibration(ctx context.Context) planner.Calibration {
+	if e.gpu == nil {
+		return planner.Defaults(e.threads)
+	}
+	return e.calibration(ctx)
+}
+
 // calibration returns the engine's calibration: the caller's, else the cached
 // one of this host and GPU, else a fresh measurement (cached for next time).
 // Only an engine with a GPU needs one: a CPU-only plan has one choice.

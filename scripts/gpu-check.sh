@@ -97,7 +97,7 @@ fi
 
 if has bench; then
   stamp "bench"
-  (cd gpuagg/cuda && "$BIN/cuda.test" -test.run '^$' -test.bench . -test.benchtime "${GPU_BENCHTIME:-20x}" \
+  (cd gpuagg/cuda && "$BIN/cuda.test" -test.run '^$' -test.bench "${GPU_BENCH:-Resident|EndToEnd|Chunks|HostCopy}" -test.benchtime "${GPU_BENCHTIME:-20x}" \
     -test.timeout="${GPU_TEST_TIMEOUT:-240s}") >"$OUT/bench.log" 2>&1
   result[bench]=$?
   grep -E '^(ceilings|Benchmark|FAIL|panic)' "$OUT/bench.log" | head -60
