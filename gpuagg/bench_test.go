@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -16,80 +17,110 @@ import (
 
 const benchN = 16 << 20
 
-func benchInt64(nullFrac float64) *array.Int64 {
+// benchArray builds benchN values drawn by next, about nullFrac of them null.
+func benchArray[T any](b array.Builder, appendValue func(T), next func(r *rand.Rand) T, nullFrac float64) arrow.Array {
+	defer b.Release()
+	r := rand.New(rand.NewPCG(1, 2))
+	b.Reserve(benchN)
+	for i := 0; i < benchN; i++ {
+		if nullFrac > 0 && r.Float64() < nullFrac {
+			b.AppendNull()
+			continue
+		}
+		appendValue(next(r))
+	}
+	return b.NewArray()
+}
+
+func benchInt64(nullFrac float64) arrow.Array {
 	b := array.NewInt64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	r := rand.New(rand.NewPCG(1, 2))
-	b.Reserve(benchN)
-	for i := 0; i < benchN; i++ {
-		if nullFrac > 0 && r.Float64() < nullFrac {
-			b.UnsafeAppendBoolToBitmap(false)
-			continue
-		}
-		b.UnsafeAppend(r.Int64N(1<<40) - 1<<39)
-	}
-	return b.NewInt64Array()
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) int64 { return r.Int64N(1<<40) - 1<<39 }, nullFrac)
 }
 
-func benchFloat64(nullFrac float64) *array.Float64 {
+func benchFloat64(nullFrac float64) arrow.Array {
 	b := array.NewFloat64Builder(memory.DefaultAllocator)
-	defer b.Release()
-	r := rand.New(rand.NewPCG(1, 2))
-	b.Reserve(benchN)
-	for i := 0; i < benchN; i++ {
-		if nullFrac > 0 && r.Float64() < nullFrac {
-			b.UnsafeAppendBoolToBitmap(false)
-			continue
-		}
-		b.UnsafeAppend(r.NormFloat64() * 1e6)
-	}
-	return b.NewFloat64Array()
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e6 }, nullFrac)
 }
 
-// BenchmarkFused compares the fused sum+min+max+count pass with arrow/math's
-// SIMD sum (sum only) on the same data, one goroutine and all of them.
+func benchInt32(nullFrac float64) arrow.Array {
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) int32 { return int32(r.Uint32()) }, nullFrac)
+}
+
+func benchFloat32(nullFrac float64) arrow.Array {
+	b := array.NewFloat32Builder(memory.DefaultAllocator)
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) }, nullFrac)
+}
+
+// BenchmarkFused measures the fused sum+min+max+count pass over benchN values
+// at one goroutine and at GOMAXPROCS, and arrow/math's SIMD sum (sum only) on
+// the same data in the same run where it has one (int64, float64). Bytes are
+// those the pass reads: values, and validity where there are nulls. The
+// engine's scratch is warmed up first, so allocs/op is the steady state.
 func BenchmarkFused(b *testing.B) {
 	ctx := context.Background()
+	threads := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threads = append(threads, n)
+	}
 	for _, tc := range []struct {
 		name string
-		arr  arrow.Array
+		make func(nullFrac float64) arrow.Array
 	}{
-		{"int64", benchInt64(0)}, {"int64-nulls10", benchInt64(0.1)},
-		{"float64", benchFloat64(0)}, {"float64-nulls10", benchFloat64(0.1)},
+		{"int64", benchInt64}, {"float64", benchFloat64}, {"int32", benchInt32}, {"float32", benchFloat32},
 	} {
-		bytes := int64(tc.arr.Len() * 8)
-		b.Run(tc.name+"/arrow-math-sum", func(b *testing.B) {
-			b.SetBytes(bytes)
-			var sink float64
-			for i := 0; i < b.N; i++ {
-				switch a := tc.arr.(type) {
-				case *array.Int64:
-					sink += float64(amath.Int64.Sum(a))
-				case *array.Float64:
-					sink += amath.Float64.Sum(a)
-				}
+		for _, nullFrac := range []float64{0, 0.1} {
+			arr := tc.make(nullFrac)
+			name := tc.name
+			if nullFrac > 0 {
+				name = fmt.Sprintf("%s-nulls%.0f", name, 100*nullFrac)
 			}
-			_ = sink
-		})
-		for _, threads := range []int{1, 2} {
-			b.Run(fmt.Sprintf("%s/fused-threads%d", tc.name, threads), func(b *testing.B) {
-				e, err := New(WithThreads(threads), WithDevice(DeviceCPU))
-				if err != nil {
-					b.Fatal(err)
-				}
-				v, err := column.ViewOf(tc.arr)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.SetBytes(v.ByteSize())
-				b.ReportAllocs()
-				for i := 0; i < b.N; i++ {
+			if a, ok := arr.(*array.Int64); ok {
+				b.Run(name+"/arrow-math-sum", func(b *testing.B) {
+					b.SetBytes(int64(a.Len() * 8))
+					var sink int64
+					for i := 0; i < b.N; i++ {
+						sink += amath.Int64.Sum(a)
+					}
+					_ = sink
+				})
+			}
+			if a, ok := arr.(*array.Float64); ok {
+				b.Run(name+"/arrow-math-sum", func(b *testing.B) {
+					b.SetBytes(int64(a.Len() * 8))
+					var sink float64
+					for i := 0; i < b.N; i++ {
+						sink += amath.Float64.Sum(a)
+					}
+					_ = sink
+				})
+			}
+			for _, n := range threads {
+				b.Run(fmt.Sprintf("%s/fused-threads%d", name, n), func(b *testing.B) {
+					e, err := New(WithThreads(n), WithDevice(DeviceCPU))
+					if err != nil {
+						b.Fatal(err)
+					}
+					v, err := column.ViewOf(arr)
+					if err != nil {
+						b.Fatal(err)
+					}
 					s := NewState(v.Kind.Family())
 					if err := e.UpdateView(ctx, &v, &s); err != nil {
 						b.Fatal(err)
 					}
-				}
-			})
+					b.SetBytes(v.ByteSize())
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						s = NewState(v.Kind.Family())
+						if err := e.UpdateView(ctx, &v, &s); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			arr.Release()
 		}
 	}
 }

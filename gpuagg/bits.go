@@ -76,3 +76,49 @@ func visit(v visitor, validity []byte, bitOff, lo, hi int) int64 {
 	}
 	return n
 }
+
+// alignedBits returns the validity bits of elements [lo, hi) of a column
+// whose bitmap starts at bit bitOff, byte-aligned: bit b of byte i of the
+// result is element lo+8i+b. The result aliases validity when the first bit is
+// on a byte boundary and is shifted into *scratch otherwise (grown once, then
+// reused). Bits past hi in the last byte are unspecified.
+func alignedBits(validity []byte, bitOff, lo, hi int, scratch *[]byte) []byte {
+	n := hi - lo
+	nb := (n + 7) / 8
+	p := bitOff + lo
+	if p%8 == 0 {
+		return validity[p/8 : p/8+nb]
+	}
+	if cap(*scratch) < nb {
+		*scratch = make([]byte, nb)
+	}
+	b := (*scratch)[:nb]
+	i := 0
+	for ; i+8 <= nb; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], loadBits(validity, p+8*i, 64))
+	}
+	if i < nb {
+		w := loadBits(validity, p+8*i, n-8*i)
+		for ; i < nb; i++ {
+			b[i] = byte(w)
+			w >>= 8
+		}
+	}
+	return b
+}
+
+// countBits returns the number of set bits among the first n bits of b.
+func countBits(b []byte, n int) int64 {
+	var c int
+	i := 0
+	for ; i+8 <= n/8; i += 8 {
+		c += bits.OnesCount64(binary.LittleEndian.Uint64(b[i:]))
+	}
+	for ; i < n/8; i++ {
+		c += bits.OnesCount8(b[i])
+	}
+	if r := n % 8; r != 0 {
+		c += bits.OnesCount8(b[i] & (1<<uint(r) - 1))
+	}
+	return int64(c)
+}

@@ -34,6 +34,44 @@ type morselAccs struct {
 	dec  decimalAcc
 	bool boolAcc
 	byt  bytesAcc
+
+	vbits []byte // scratch of alignedBits
+}
+
+// kernelAcc is implemented by the accumulators that have SIMD kernels for some
+// of their element types. kernel folds elements [lo, hi) (lo a multiple of
+// 64) whose validity bits start at bit 0 of valid (nil: all valid), or reports
+// false, having done nothing, where there is no kernel.
+type kernelAcc interface {
+	kernel(lo, hi int, valid []byte) bool
+}
+
+// laneAcc is implemented by the accumulators whose lanes depend on the bounds
+// of the morsel (the float lanes): beginMorsel is called before a morsel is
+// folded.
+type laneAcc interface {
+	beginMorsel(lo, hi int)
+}
+
+// fold aggregates elements [lo, hi) of v into a, with a SIMD kernel where there
+// is one, and returns the number of valid elements.
+func (m *morselAccs) fold(a accumulator, v *column.View, lo, hi int) int64 {
+	if l, ok := a.(laneAcc); ok {
+		l.beginMorsel(lo, hi)
+	}
+	if k, ok := a.(kernelAcc); ok && simdLevel != simdNone && hi > lo {
+		var valid []byte
+		if v.Validity != nil {
+			valid = alignedBits(v.Validity, v.ValidityOffset, lo, hi, &m.vbits)
+		}
+		if k.kernel(lo, hi, valid) {
+			if valid == nil {
+				return int64(hi - lo)
+			}
+			return countBits(valid, hi-lo) // after the kernel: in cache
+		}
+	}
+	return visit(a, v.Validity, v.ValidityOffset, lo, hi)
 }
 
 // careful is implemented by the float accumulators: a morsel whose fast pass
@@ -106,9 +144,9 @@ func (m *morselAccs) updateMorsel(s *State, v *column.View, lo, hi int) error {
 	if err != nil {
 		return err
 	}
-	n := visit(a, v.Validity, v.ValidityOffset, lo, hi)
+	n := m.fold(a, v, lo, hi)
 	if c, ok := a.(careful); ok && c.needsCareful() {
-		c.setCareful()
+		c.setCareful() // lane 0 alone, per value: the lane structure is moot
 		visit(a, v.Validity, v.ValidityOffset, lo, hi)
 	}
 	a.flush(s)

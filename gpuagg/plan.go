@@ -3,6 +3,7 @@ package gpuagg
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"time"
@@ -89,12 +90,12 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 	buf.Resize(n * 8)
 	vals := column.Slice[int64](buf.Bytes())
 	for i := range vals {
-		vals[i] = int64(i*2654435761) >> 7
+		vals[i] = int64(uint64(i)*2654435761) >> 7
 	}
 	v := column.View{Type: arrow.PrimitiveTypes.Int64, Kind: column.Int64, Len: n, Values: buf.Bytes()}
 	timeIt := func(threads int) float64 {
 		c := &CPU{Threads: threads}
-		best := time.Duration(1 << 62)
+		best := time.Duration(math.MaxInt64)
 		for rep := 0; rep < 3; rep++ {
 			s := NewState(column.FamilySigned)
 			start := time.Now()

@@ -15,6 +15,59 @@ import (
 // independent lanes, so that the loop is not bound by one dependency chain)
 // and flush writes them into the morsel's fresh State; morsel states are then
 // combined with State.Merge like every other level.
+//
+// For 64- and 32-bit integers and floats the accumulators hand whole morsels
+// to SIMD kernels (simd_amd64.s) where the CPU has them. The Go loops remain
+// the reference and the fallback: integer results are exact on both paths,
+// and float lanes follow one canonical structure (floatLanes), so every path
+// gives bit-identical States.
+
+// simdKind names the instruction sets of the SIMD kernels, in increasing order.
+type simdKind int
+
+const (
+	simdNone   simdKind = iota // the Go loops
+	simdAVX2                   // amd64 AVX2
+	simdAVX512                 // amd64 AVX-512 F/DQ/BW/VL
+)
+
+func (k simdKind) String() string {
+	return [...]string{"go", "avx2", "avx512"}[k]
+}
+
+// intLanes is the lane state of the integer SIMD kernels (their memory layout:
+// keep the field order). Lane k holds sum, the 64-bit wrapping sum of its
+// values, and hi, the sum of their high 32 bits (x>>32, arithmetic for signed
+// values), which together give the exact sum (see sums); min and max are in the
+// kind's encoding (int64 bits or uint64). Integer results do not depend on the
+// lane structure: any exact scheme gives the same State.
+type intLanes struct {
+	sum, hi, min, max [8]uint64
+}
+
+func (l *intLanes) init(mn, mx uint64) {
+	for k := range l.min {
+		l.min[k], l.max[k] = mn, mx
+	}
+}
+
+// sums returns the wrapping sum of the lanes and the sum of their high halves.
+// Every value x is hi(x)*2^32 + lo(x) with 0 <= lo(x) < 2^32, so the exact sum is
+// hi*2^32 + (sum - hi<<32 mod 2^64), the second term being the sum of the low
+// halves: exact while fewer than 2^32 values were folded (a morsel is far less).
+func (l *intLanes) sums() (sum, hi uint64) {
+	for k := range l.sum {
+		sum += l.sum[k]
+		hi += l.hi[k]
+	}
+	return sum, hi
+}
+
+// castSlice reinterprets v as a []U of the same length; T and U must have the
+// same size and representation of values.
+func castSlice[U, T any](v []T) []U {
+	return unsafe.Slice((*U)(unsafe.Pointer(unsafe.SliceData(v))), len(v))
+}
 
 // signedAcc accumulates signed integers. A value x is split into its high 32
 // bits (signed) and low 32 bits (unsigned), each summed in 64 bits: exact for
@@ -95,6 +148,34 @@ func (a *signedAcc[T]) sparse(base int, w uint64) {
 		a.sumLo += uint64(h)
 	}
 	a.min, a.max = mn, mx
+}
+
+// kernel implements kernelAcc.
+func (a *signedAcc[T]) kernel(lo, hi int, valid []byte) bool {
+	var l intLanes
+	l.init(uint64(a.min), uint64(a.max))
+	v := a.vals[lo:hi]
+	var ok bool
+	switch unsafe.Sizeof(T(0)) {
+	case 8:
+		ok = kernelInt64(castSlice[int64](v), valid, &l)
+	case 4:
+		ok = kernelInt32(castSlice[int32](v), valid, &l)
+	}
+	if !ok {
+		return false
+	}
+	sum, hi32 := l.sums()
+	if unsafe.Sizeof(T(0)) == 8 {
+		a.sumHi += int64(hi32)
+		a.sumLo += sum - hi32<<32
+	} else {
+		a.sumLo += sum // the exact int64 sum, two's complement
+	}
+	for k := range l.min {
+		a.min, a.max = min(a.min, int64(l.min[k])), max(a.max, int64(l.max[k]))
+	}
+	return true
 }
 
 func (a *signedAcc[T]) flush(s *State) { // s is fresh
@@ -181,6 +262,30 @@ func (a *unsignedAcc[T]) sparse(base int, w uint64) {
 	a.min, a.max = mn, mx
 }
 
+// kernel implements kernelAcc.
+func (a *unsignedAcc[T]) kernel(lo, hi int, valid []byte) bool {
+	var l intLanes
+	l.init(a.min, a.max)
+	v := a.vals[lo:hi]
+	var ok bool
+	switch unsafe.Sizeof(T(0)) {
+	case 8:
+		ok = kernelUint64(castSlice[uint64](v), valid, &l)
+	case 4:
+		ok = kernelUint32(castSlice[uint32](v), valid, &l)
+	}
+	if !ok {
+		return false
+	}
+	sum, hi32 := l.sums()
+	a.sumHi += hi32
+	a.sumLo += sum - hi32<<32
+	for k := range l.min {
+		a.min, a.max = min(a.min, l.min[k]), max(a.max, l.max[k])
+	}
+	return true
+}
+
 func (a *unsignedAcc[T]) flush(s *State) {
 	hi := Int192{a.sumHi << 32, a.sumHi >> 32, 0}
 	s.Sum = s.Sum.Add(hi).Add(Int192FromUint(a.sumLo))
@@ -188,63 +293,133 @@ func (a *unsignedAcc[T]) flush(s *State) {
 	s.Max[0] = max(s.Max[0], a.max)
 }
 
-// floatAcc accumulates floats with two compensated lanes (an error-free
-// two-sum per value: the rounding error of every addition is kept). Min and
-// max skip NaN by comparison. When a lane becomes non-finite, or a zero
+// The lanes of float sums are canonical, shared by the Go loops and the SIMD
+// kernels so that both give bit-identical States. A morsel of n elements is
+// cut into floatParts parts of q = morselQuarter(n) elements (the last one
+// shorter or empty; the kernels stream them side by side); element i of part
+// p, counted from the part's start, goes to lane p*floatPartLanes + i mod
+// floatPartLanes. Each lane keeps an error-free two-sum (s, c) of its valid
+// elements in element order (nulls leave it untouched), and flush adds lanes
+// 0, 1, ... into the State in that order.
+const (
+	floatParts     = 4
+	floatPartLanes = 8
+	floatLaneCount = floatParts * floatPartLanes
+)
+
+// morselQuarter is the length of the parts of a morsel of n elements but the
+// last: a multiple of 64 at or above n/4 (so validity bits stay byte-aligned
+// and a 64-element group lies in one part), at most n.
+func morselQuarter(n int) int { return min(n, ((n+3)/4+63)&^63) }
+
+// floatLanes is the lane state of a float accumulator (the SIMD kernels'
+// memory layout: keep the field order).
+type floatLanes struct {
+	s, c [floatLaneCount]float64 // compensated sums, the canonical lanes
+	// min and max are per-lane extremes of the SIMD kernels (two registers
+	// each); the Go loops keep floatAcc.min/max instead (extremes do not depend
+	// on the order).
+	min, max [16]float64
+}
+
+// add folds x into lane k with an error-free two-sum; the SIMD kernels do the
+// very same operations in the same order.
+func (l *floatLanes) add(k int, x float64) {
+	s := l.s[k]
+	t := s + x
+	z := t - s
+	l.c[k] += (s - (t - z)) + (x - z)
+	l.s[k] = t
+}
+
+// floatAcc accumulates floats in the canonical compensated lanes (an
+// error-free two-sum per value: the rounding error of every addition is kept).
+// Min and max skip NaN by comparison. When a lane becomes non-finite, or a zero
 // extreme leaves the sign of zero in doubt, flush re-reads the morsel on a
 // careful path; ordinary data never takes it.
 type floatAcc[T float32 | float64] struct {
 	vals     []T
-	s0, c0   float64
-	s1, c1   float64
+	l        floatLanes
+	lo, q    int // the morsel's first element and part length (lanes)
 	min, max float64
 	careful  bool    // the per-value path that keeps non-finite values apart
 	special  float64 // careful path: plain sum of the non-finite values
 }
 
 func (a *floatAcc[T]) reset(vals []T) {
-	*a = floatAcc[T]{vals: vals, min: math.Inf(1), max: math.Inf(-1)}
+	*a = floatAcc[T]{vals: vals, q: math.MaxInt, min: math.Inf(1), max: math.Inf(-1)}
+}
+
+// beginMorsel implements laneAcc.
+func (a *floatAcc[T]) beginMorsel(lo, hi int) {
+	a.lo, a.q = lo, morselQuarter(hi-lo)
+	if a.q == 0 {
+		a.q = math.MaxInt
+	}
+}
+
+// kernel implements kernelAcc.
+func (a *floatAcc[T]) kernel(lo, hi int, valid []byte) bool {
+	if a.careful || simdLevel == simdNone || lo%64 != 0 || a.lo != lo || a.q != morselQuarter(hi-lo) {
+		return false
+	}
+	for k := range a.l.min {
+		a.l.min[k], a.l.max[k] = a.min, a.max
+	}
+	v := a.vals[lo:hi]
+	var ok bool
+	switch unsafe.Sizeof(T(0)) {
+	case 8:
+		ok = kernelFloat64(castSlice[float64](v), valid, &a.l)
+	case 4:
+		ok = kernelFloat32(castSlice[float32](v), valid, &a.l)
+	}
+	if !ok {
+		return false
+	}
+	for k := range a.l.min {
+		if a.l.min[k] < a.min {
+			a.min = a.l.min[k]
+		}
+		if a.l.max[k] > a.max {
+			a.max = a.l.max[k]
+		}
+	}
+	return true
+}
+
+// part returns the part of element i and the element where the part ends.
+func (a *floatAcc[T]) part(i int) (p, end int) {
+	p = min((i-a.lo)/a.q, floatParts-1)
+	if p == floatParts-1 {
+		return p, math.MaxInt
+	}
+	return p, a.lo + (p+1)*a.q
 }
 
 func (a *floatAcc[T]) dense(i, j int) {
-	v := a.vals[i:j]
 	if a.careful {
-		for _, x := range v {
+		for _, x := range a.vals[i:j] {
 			a.addCareful(float64(x))
 		}
 		return
 	}
-	s0, c0, s1, c1 := a.s0, a.c0, a.s1, a.c1
-	mn, mx := a.min, a.max
-	k := 0
-	for ; k+2 <= len(v); k += 2 {
-		x0, x1 := float64(v[k]), float64(v[k+1])
-		t0 := s0 + x0
-		t1 := s1 + x1
-		z0 := t0 - s0
-		z1 := t1 - s1
-		c0 += (s0 - (t0 - z0)) + (x0 - z0)
-		c1 += (s1 - (t1 - z1)) + (x1 - z1)
-		s0, s1 = t0, t1
-		if x0 < mn {
-			mn = x0
-		}
-		if x0 > mx {
-			mx = x0
-		}
-		if x1 < mn {
-			mn = x1
-		}
-		if x1 > mx {
-			mx = x1
-		}
+	for i < j {
+		p, end := a.part(i)
+		end = min(end, j)
+		a.denseLanes(i, end, p*floatPartLanes)
+		i = end
 	}
-	for ; k < len(v); k++ {
-		x := float64(v[k])
-		t := s0 + x
-		z := t - s0
-		c0 += (s0 - (t - z)) + (x - z)
-		s0 = t
+}
+
+// denseLanes folds elements [i, j) of one part, whose lanes start at first
+// (morsels and parts start at multiples of 64, so i mod floatPartLanes is the
+// lane within the part).
+func (a *floatAcc[T]) denseLanes(i, j, first int) {
+	mn, mx := a.min, a.max
+	for k, xt := range a.vals[i:j] {
+		x := float64(xt)
+		a.l.add(first+(i+k)&(floatPartLanes-1), x)
 		if x < mn {
 			mn = x
 		}
@@ -252,7 +427,6 @@ func (a *floatAcc[T]) dense(i, j int) {
 			mx = x
 		}
 	}
-	a.s0, a.c0, a.s1, a.c1 = s0, c0, s1, c1
 	a.min, a.max = mn, mx
 }
 
@@ -264,14 +438,13 @@ func (a *floatAcc[T]) sparse(base int, w uint64) {
 		}
 		return
 	}
-	s, c := a.s0, a.c0
+	p, _ := a.part(base) // a 64-element group lies in one part
+	first := p * floatPartLanes
 	mn, mx := a.min, a.max
 	for ; w != 0; w &= w - 1 {
-		x := float64(v[bits.TrailingZeros64(w)])
-		t := s + x
-		z := t - s
-		c += (s - (t - z)) + (x - z)
-		s = t
+		k := bits.TrailingZeros64(w)
+		x := float64(v[k])
+		a.l.add(first+(base+k)&(floatPartLanes-1), x)
 		if x < mn {
 			mn = x
 		}
@@ -279,33 +452,37 @@ func (a *floatAcc[T]) sparse(base int, w uint64) {
 			mx = x
 		}
 	}
-	a.s0, a.c0 = s, c
 	a.min, a.max = mn, mx
 }
 
 func (a *floatAcc[T]) addCareful(x float64) {
+	a.min = floatMin(a.min, x) // NaN never wins
+	a.max = floatMax(a.max, x)
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		a.special += x
 		return
 	}
-	t := a.s0 + x
+	t := a.l.s[0] + x
 	if math.IsInf(t, 0) {
 		a.special += t // finite values overflowed
-		a.s0 = 0
+		a.l.s[0] = 0
 		return
 	}
-	z := t - a.s0
-	a.c0 += (a.s0 - (t - z)) + (x - z)
-	a.s0 = t
-	a.min = floatMin(a.min, x)
-	a.max = floatMax(a.max, x)
+	a.l.add(0, x) // the careful path uses lane 0 only
 }
 
 // finite reports whether the fast path stayed finite (then its result is exact
 // up to the compensation's bound).
 func (a *floatAcc[T]) finite() bool {
-	return !math.IsInf(a.s0+a.s1+a.c0+a.c1, 0) && !math.IsNaN(a.s0+a.s1+a.c0+a.c1)
+	for k := range a.l.s {
+		if !isFinite(a.l.s[k]) || !isFinite(a.l.c[k]) {
+			return false
+		}
+	}
+	return true
 }
+
+func isFinite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // needsCareful reports whether the morsel must be re-read on the careful path:
 // a non-finite lane, or a zero extreme whose sign the fast comparison may have
@@ -315,8 +492,9 @@ func (a *floatAcc[T]) needsCareful() bool {
 }
 
 func (a *floatAcc[T]) flush(s *State) {
-	s.addFloatPartial(a.s0, a.c0)
-	s.addFloatPartial(a.s1, a.c1)
+	for k := range a.l.s {
+		s.addFloatPartial(a.l.s[k], a.l.c[k])
+	}
 	if a.special != 0 || math.IsNaN(a.special) {
 		s.FSpecial += a.special
 	}
