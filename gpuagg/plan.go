@@ -203,6 +203,7 @@ func subView(v *column.View, lo, hi int) *column.View {
 	s := *v
 	s.Offset += lo
 	s.ValidityOffset += lo
+	s.Row += int64(lo)
 	s.Len = hi - lo
 	if s.Validity != nil {
 		s.NullCount = s.Len - bitutil.CountSetBits(s.Validity, s.ValidityOffset, s.Len)
@@ -232,7 +233,9 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*St
 				cv, cs, ci = append(cv, v), append(cs, states[i]), append(ci, i)
 				continue
 			}
-			splits = append(splits, NewState(v.Kind.Family()))
+			part := NewState(v.Kind.Family())
+			part.Ordered = states[i].Ordered
+			splits = append(splits, part)
 			gv, gi = append(gv, subView(v, 0, k)), append(gi, i)
 			cv, ci = append(cv, subView(v, k, v.Len)), append(ci, i)
 			gs = append(gs, states[i])

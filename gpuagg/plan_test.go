@@ -29,6 +29,7 @@ func (f *fakeGPU) Handles(v *column.View) bool {
 	return v.Kind.Family() != column.FamilyBytes && v.Dict == nil
 }
 func (f *fakeGPU) Close() error                         { return nil }
+func (f *fakeGPU) SupportsOrdered() bool                { return true }
 func (f *fakeGPU) Locate(*column.View) planner.Location { return planner.Host }
 func (f *fakeGPU) Update(ctx context.Context, views []*column.View, states []*State) error {
 	f.calls.Add(1)
@@ -72,12 +73,15 @@ func TestSplitExecution(t *testing.T) {
 	}
 	defer rec.Release()
 
-	acc, err := e.NewAccumulator(rec.Schema(), Request{})
+	acc, err := e.NewAccumulator(rec.Schema(), Request{Aggs: AllAggs | OrderedAggs})
 	require.NoError(t, err)
 	require.NoError(t, acc.Add(context.Background(), rec))
 	res := acc.Results()
 	for i := range res {
-		checkResult(t, res[i], oracle(rec.Column(i)), types[i], fmt.Sprintf("%s seed=%d", types[i], seed))
+		want := oracleOrdered(rec.Column(i))
+		msg := fmt.Sprintf("%s seed=%d", types[i], seed)
+		checkResult(t, res[i], want, types[i], msg)
+		checkOrdered(t, res[i], want, msg)
 	}
 	plan := acc.Plan()
 	require.Equal(t, "cpu+gpu", plan[0].Backend, plan[0].Reason)

@@ -15,7 +15,7 @@
 //
 // Every state is an array of 64-bit words (Words<K>), so the warp, block and
 // device layers are generic; each family supplies identity() and merge().
-// The word layouts are read back by the Go package gpuagg/cuda (decode.go):
+// The word layouts are read back by the Go package gpuagg/cuda (kernel.go):
 //
 //   signed    {sum lo, sum hi (128-bit two's complement), min, max, count}
 //   unsigned  {sum lo, sum hi (128-bit), min, max, count}
@@ -34,6 +34,9 @@
 //   partials  gridDim.x states of scratch, one per block;
 //   ticket    a zeroed 32-bit counter, left zeroed again by the last block;
 //   out       the launch's state.
+// The ordered kernels arrowagg_ordered_<kind> take the same parameters
+// with, after n, state: the fused kernel's state of the same elements (read
+// on the device; see "ordered aggregates" below); their out is 8 words.
 // values + voff must be aligned to the element width (16 bytes for decimal);
 // bitmaps are readable up to the 32-bit word that holds their last bit.
 // Thread sums of 8/16/32-bit integers are 64-bit: exact while a thread sees
@@ -251,11 +254,12 @@ template <class Fam> __device__ __forceinline__ typename Fam::State block_reduce
   return s;
 }
 
-// grid_finish reduces the block, publishes its partial state, and lets the
-// last block merge all partials in block order into out.
+// grid_reduce reduces the block and publishes its partial state; the last
+// block to finish merges all partials in block order and resets the ticket.
+// It returns true in thread 0 of that block alone, whose s is then the
+// launch's state.
 template <class Fam>
-__device__ __forceinline__ void grid_finish(typename Fam::State s, uint64_t* partials, unsigned int* ticket,
-                                            uint64_t* out) {
+__device__ __forceinline__ bool grid_reduce(typename Fam::State& s, uint64_t* partials, unsigned int* ticket) {
   constexpr int K = Fam::K;
   __shared__ bool am_last;
   s = block_reduce<Fam>(s);
@@ -266,7 +270,7 @@ __device__ __forceinline__ void grid_finish(typename Fam::State s, uint64_t* par
     am_last = t == gridDim.x - 1;
   }
   __syncthreads();
-  if (!am_last) return;
+  if (!am_last) return false;
   __threadfence();
   typename Fam::State acc = Fam::identity();
   for (unsigned int b = threadIdx.x; b < gridDim.x; b += kBlockThreads) {
@@ -274,10 +278,18 @@ __device__ __forceinline__ void grid_finish(typename Fam::State s, uint64_t* par
     Fam::merge(acc, p);
   }
   acc = block_reduce<Fam>(acc);
-  if (threadIdx.x == 0) {
-    store_state<K>(out, acc);
-    *(volatile unsigned int*)ticket = 0;
-  }
+  if (threadIdx.x != 0) return false;
+  *(volatile unsigned int*)ticket = 0;
+  s = acc;
+  return true;
+}
+
+// grid_finish reduces the launch's states with grid_reduce and writes the
+// result to out.
+template <class Fam>
+__device__ __forceinline__ void grid_finish(typename Fam::State s, uint64_t* partials, unsigned int* ticket,
+                                            uint64_t* out) {
+  if (grid_reduce<Fam>(s, partials, ticket)) store_state<Fam::K>(out, s);
 }
 
 // -------------------------------------------------------- thread loops
@@ -559,6 +571,226 @@ __device__ __forceinline__ void agg_bool(const void* values, uint64_t voff, cons
   grid_finish<BoolFamily>(BoolFamily::State{{trues, count}}, partials, ticket, out);
 }
 
+
+// ------------------------------------------------- ordered aggregates
+
+// The ordered pass runs after the fused kernel, over the same elements, and
+// reads that kernel's state (min, max, count) from device memory, so the two
+// launches follow each other on the stream with no host round trip. It finds
+// the first and the last valid element and the first elements equal to the
+// min and to the max, as 64-bit element indices (kNoRow, -1 as int64, when
+// there is none), and reads the storage bits of the first and last valid
+// values:
+//
+//   ordered   {first, last, first == min, first == max,
+//              first value lo, hi, last value lo, hi}
+//
+// Values are zero-extended storage bits (decimal: {lo, hi}; bool: 0 or 1);
+// the host turns them into the State encoding. Equality is the CPU backend's:
+// floats compare bits, so a -0 min matches -0 alone, and when every valid
+// value is NaN (min key > max key with count > 0) the first NaN is the min
+// and the max; the bool min is true only when every value is.
+//
+// A thread visits its elements in increasing order (head, vectors, tail), so
+// its first hits are its earliest; the block and device layers take the
+// smallest index (the largest for last), so ties go to the earliest row
+// whatever the grid.
+
+constexpr uint64_t kNoRow = UINT64_MAX;
+
+// OrderedFamily: {first, last, first min, first max} element indices.
+struct OrderedFamily {
+  static constexpr int K = 4;
+  using State = Words<K>;
+  __device__ static State identity() { return State{{kNoRow, kNoRow, kNoRow, kNoRow}}; }
+  __device__ static void merge(State& a, const State& b) {
+    a.w[0] = tmin(a.w[0], b.w[0]);
+    a.w[1] = (uint64_t)tmax((int64_t)a.w[1], (int64_t)b.w[1]);  // kNoRow is -1
+    a.w[2] = tmin(a.w[2], b.w[2]);
+    a.w[3] = tmin(a.w[3], b.w[3]);
+  }
+};
+
+__device__ __forceinline__ unsigned lowest_bit(uint32_t m) {  // m != 0
+#ifdef __CUDA_ARCH__
+  return (unsigned)__ffs(m) - 1;
+#else
+  return (unsigned)__builtin_ctz(m);
+#endif
+}
+
+__device__ __forceinline__ unsigned highest_bit(uint32_t m) {  // m != 0
+#ifdef __CUDA_ARCH__
+  return 31u - (unsigned)__clz(m);
+#else
+  return 31u - (unsigned)__builtin_clz(m);
+#endif
+}
+
+// RowTracker is one thread's ordered state. add folds up to 32 elements
+// from base on: bit k of each mask is element base + k.
+struct RowTracker {
+  uint64_t first = kNoRow, last = kNoRow, mn = kNoRow, mx = kNoRow;
+  __device__ __forceinline__ void add(uint64_t base, uint32_t valid, uint32_t eqmin, uint32_t eqmax) {
+    if (valid == 0) return;
+    if (first == kNoRow) first = base + lowest_bit(valid);
+    last = base + highest_bit(valid);
+    if (mn == kNoRow && eqmin != 0) mn = base + lowest_bit(eqmin);
+    if (mx == kNoRow && eqmax != 0) mx = base + lowest_bit(eqmax);
+  }
+};
+
+// IntMatch: signed and unsigned states hold min and max in words 2 and 3.
+template <typename T> struct IntMatch {
+  T mn, mx;
+  __device__ explicit IntMatch(const uint64_t* st) : mn((T)st[2]), mx((T)st[3]) {}
+  __device__ __forceinline__ bool is_min(T x) const { return x == mn; }
+  __device__ __forceinline__ bool is_max(T x) const { return x == mx; }
+};
+
+// FloatMatch: float states hold min and max as order keys (words 3 and 4)
+// and the count in word 5.
+template <typename T> struct FloatBits;
+template <> struct FloatBits<float> {
+  using U = uint32_t;
+  __device__ static U bits(float x) { return (uint32_t)__float_as_int(x); }
+};
+template <> struct FloatBits<double> {
+  using U = uint64_t;
+  __device__ static U bits(double x) { return (uint64_t)__double_as_longlong(x); }
+};
+
+__device__ __forceinline__ double unkey64(uint64_t k) { return __longlong_as_double((long long)flip64((int64_t)k)); }
+
+template <typename T> struct FloatMatch {
+  using U = typename FloatBits<T>::U;
+  U mn, mx;
+  bool nan;  // every valid value is NaN: the first NaN is min and max
+  __device__ explicit FloatMatch(const uint64_t* st)
+      : mn(FloatBits<T>::bits((T)unkey64(st[3]))),
+        mx(FloatBits<T>::bits((T)unkey64(st[4]))),
+        nan(st[5] > 0 && (int64_t)st[3] > (int64_t)st[4]) {}
+  __device__ __forceinline__ bool is_min(T x) const { return nan ? x != x : FloatBits<T>::bits(x) == mn; }
+  __device__ __forceinline__ bool is_max(T x) const { return nan ? x != x : FloatBits<T>::bits(x) == mx; }
+};
+
+// DecMatch: decimal states hold min in words 3-4 and max in words 5-6.
+struct DecMatch {
+  uint64_t mnlo, mnhi, mxlo, mxhi;
+  __device__ explicit DecMatch(const uint64_t* st) : mnlo(st[3]), mnhi(st[4]), mxlo(st[5]), mxhi(st[6]) {}
+  __device__ __forceinline__ bool is_min(Dec128 x) const { return x.lo == mnlo && x.hi == mnhi; }
+  __device__ __forceinline__ bool is_max(Dec128 x) const { return x.lo == mxlo && x.hi == mxhi; }
+};
+
+// raw_of is the storage bits of a value, zero-extended.
+template <typename T> __device__ __forceinline__ Dec128 raw_of(T x) {
+  union {
+    T v;
+    uint64_t u;
+  } r;
+  r.u = 0;
+  r.v = x;
+  return Dec128{r.u, 0};
+}
+template <> __device__ __forceinline__ Dec128 raw_of<Dec128>(Dec128 x) { return x; }
+
+// ordered_pass is thread_pass's walk over the elements with their indices:
+// the head, then 16-byte vectors (kUnroll in flight), then the tail.
+template <typename T, bool kNulls, class Match>
+__device__ __forceinline__ RowTracker ordered_pass(const T* __restrict__ vals, const uint32_t* __restrict__ valid,
+                                                   uint64_t vbit, uint64_t n, const Match& mt) {
+  constexpr int V = 16 / sizeof(T);
+  constexpr uint32_t kVecMask = (1u << V) - 1;  // V <= 16
+  const uint64_t tid = global_thread(), stride = grid_threads();
+  const uint64_t mis = (reinterpret_cast<uintptr_t>(vals) & 15) / sizeof(T);
+  const uint64_t head = mis == 0 ? 0 : (V - mis < n ? V - mis : n);
+  const uint64_t nvec = (n - head) / V;
+  const uint64_t tail = head + nvec * V;
+  RowTracker tr;
+
+  auto one = [&](uint64_t e) {
+    const uint32_t ok = kNulls ? bit_at(valid, vbit + e) : 1u;
+    const T x = vals[e];
+    tr.add(e, ok, ok & (uint32_t)mt.is_min(x), ok & (uint32_t)mt.is_max(x));
+  };
+  auto vec = [&](uint64_t j, const uint4& v, uint32_t m) {
+    uint32_t eqmin = 0, eqmax = 0;
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+      const T x = vec_lane<T>(v, k);
+      eqmin |= (uint32_t)mt.is_min(x) << k;
+      eqmax |= (uint32_t)mt.is_max(x) << k;
+    }
+    const uint32_t ok = kNulls ? m & kVecMask : kVecMask;
+    tr.add(head + j * V, ok, eqmin & ok, eqmax & ok);
+  };
+
+  if (tid < head) one(tid);
+  const uint4* __restrict__ vp = reinterpret_cast<const uint4*>(vals + head);
+  uint64_t j = tid;
+  for (; j + (kUnroll - 1) * stride < nvec; j += kUnroll * stride) {
+    uint4 v[kUnroll];
+    uint32_t m[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) v[u] = __ldg(vp + j + u * stride);
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) m[u] = kNulls ? bits_at(valid, vbit + head + (j + u * stride) * V, V) : 0u;
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) vec(j + u * stride, v[u], m[u]);
+  }
+  for (; j < nvec; j += stride) {
+    const uint4 v = __ldg(vp + j);
+    vec(j, v, kNulls ? bits_at(valid, vbit + head + j * V, V) : 0u);
+  }
+  if (tid < n - tail) one(tail + tid);
+  return tr;
+}
+
+// ordered_finish reduces the threads' trackers over the grid and writes the
+// ordered state, with the first and last values read through raw(index).
+template <typename Raw>
+__device__ __forceinline__ void ordered_finish(const RowTracker& tr, uint64_t* partials, unsigned int* ticket,
+                                               uint64_t* out, const Raw& raw) {
+  OrderedFamily::State s{{tr.first, tr.last, tr.mn, tr.mx}};
+  if (!grid_reduce<OrderedFamily>(s, partials, ticket)) return;
+  const Dec128 f = s.w[0] != kNoRow ? raw(s.w[0]) : Dec128{0, 0};
+  const Dec128 l = s.w[1] != kNoRow ? raw(s.w[1]) : Dec128{0, 0};
+  store_state<8>(out, Words<8>{{s.w[0], s.w[1], s.w[2], s.w[3], f.lo, f.hi, l.lo, l.hi}});
+}
+
+template <typename T, class Match>
+__device__ __forceinline__ void ordered_typed(const void* values, uint64_t voff, const uint32_t* validity,
+                                              uint64_t vbit, uint64_t n, const uint64_t* state, uint64_t* partials,
+                                              unsigned int* ticket, uint64_t* out) {
+  const T* vals = static_cast<const T*>(values) + voff;
+  const Match mt(state);
+  const RowTracker tr = validity != nullptr ? ordered_pass<T, true>(vals, validity, vbit, n, mt)
+                                            : ordered_pass<T, false>(vals, nullptr, 0, n, mt);
+  ordered_finish(tr, partials, ticket, out, [&](uint64_t e) { return raw_of<T>(vals[e]); });
+}
+
+// ordered_bool walks 32 elements at a time like agg_bool; its state holds the
+// number of true values and the count.
+__device__ __forceinline__ void ordered_bool(const void* values, uint64_t voff, const uint32_t* validity,
+                                             uint64_t vbit, uint64_t n, const uint64_t* state, uint64_t* partials,
+                                             unsigned int* ticket, uint64_t* out) {
+  const uint32_t* bits = static_cast<const uint32_t*>(values);
+  const uint64_t trues = state[0], count = state[1];
+  const uint32_t want_min = trues == count ? kFullMask : 0u;  // true only when every value is
+  const uint32_t want_max = trues > 0 ? kFullMask : 0u;
+  const uint64_t words = (n + 31) / 32;
+  RowTracker tr;
+  for (uint64_t j = global_thread(); j < words; j += grid_threads()) {
+    const uint64_t rem = n - 32 * j;
+    const unsigned need = rem >= 32 ? 32u : (unsigned)rem;
+    const uint32_t range = need == 32 ? kFullMask : (1u << need) - 1;
+    const uint32_t m = (validity != nullptr ? bits_at(validity, vbit + 32 * j, need) : kFullMask) & range;
+    const uint32_t b = bits_at(bits, voff + 32 * j, need);
+    tr.add(32 * j, m, ~(b ^ want_min) & m, ~(b ^ want_max) & m);
+  }
+  ordered_finish(tr, partials, ticket, out, [&](uint64_t e) { return Dec128{bit_at(bits, voff + e), 0}; });
+}
+
 }  // namespace arrowagg
 
 using namespace arrowagg;
@@ -582,3 +814,24 @@ ARROWAGG_KERNEL(arrowagg_float32, agg_float<float>)
 ARROWAGG_KERNEL(arrowagg_float64, agg_float<double>)
 ARROWAGG_KERNEL(arrowagg_decimal128, agg_decimal)
 ARROWAGG_KERNEL(arrowagg_bool, agg_bool)
+
+#define ARROWAGG_ORDERED_KERNEL(name, body)                                                                 \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                             \
+      name(const void* values, unsigned long long voff, const uint32_t* validity, unsigned long long vbit, \
+           unsigned long long n, const uint64_t* state, uint64_t* partials, unsigned int* ticket,         \
+           uint64_t* out) {                                                                               \
+    body(values, voff, validity, vbit, n, state, partials, ticket, out);                                  \
+  }
+
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_int8, (ordered_typed<int8_t, IntMatch<int8_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_int16, (ordered_typed<int16_t, IntMatch<int16_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_int32, (ordered_typed<int32_t, IntMatch<int32_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_int64, (ordered_typed<int64_t, IntMatch<int64_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_uint8, (ordered_typed<uint8_t, IntMatch<uint8_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_uint16, (ordered_typed<uint16_t, IntMatch<uint16_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_uint32, (ordered_typed<uint32_t, IntMatch<uint32_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_uint64, (ordered_typed<uint64_t, IntMatch<uint64_t>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_float32, (ordered_typed<float, FloatMatch<float>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_float64, (ordered_typed<double, FloatMatch<double>>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_decimal128, (ordered_typed<Dec128, DecMatch>))
+ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_bool, ordered_bool)

@@ -72,7 +72,7 @@ type Backend struct {
 	// Device-thread state.
 	lanes     []lane
 	laneBytes int64  // chunk capacity of the lanes' data buffers; 0: not allocated
-	hout      []byte // page-locked: the state words of in-flight chunks
+	hout      []byte // page-locked: the results of in-flight chunks, slotWords each
 	columns   map[*Column]struct{}
 }
 
@@ -95,7 +95,10 @@ const (
 	outSlots          = 1024 // chunk states in flight before the host merges them
 )
 
-var _ gpuagg.GPUBackend = (*Backend)(nil)
+var (
+	_ gpuagg.GPUBackend = (*Backend)(nil)
+	_ gpuagg.OrderedGPU = (*Backend)(nil)
+)
 
 func init() {
 	gpuagg.RegisterGPU(func() (gpuagg.GPUBackend, error) { return Open() })
@@ -133,8 +136,8 @@ func (b *Backend) setup() error {
 	d.pool.limit = b.opts.memLimit
 	d.onClose(b.teardown)
 	maxGrid := 0
-	for _, g := range d.maxGrid {
-		maxGrid = max(maxGrid, g)
+	for k := range specs {
+		maxGrid = max(maxGrid, d.maxGrid[k], d.ordMaxGrid[k])
 	}
 	b.lanes = make([]lane, b.opts.streams)
 	for i := range b.lanes {
@@ -155,13 +158,13 @@ func (b *Backend) setup() error {
 		if err := cu.MemsetD32(ln.sc.ticket.ptr, 0, 1); err != nil {
 			return fmt.Errorf("zeroing the launch ticket: %w", err)
 		}
-		if ln.sc.out, err = d.pool.alloc(maxWords * 8); err != nil {
+		if ln.sc.out, err = d.pool.alloc(slotWords * 8); err != nil {
 			return fmt.Errorf("allocating the launch scratch: %w", err)
 		}
 	}
 	var err error
-	if b.hout, err = hostAlloc(outSlots * maxWords * 8); err != nil {
-		return fmt.Errorf("allocating %d bytes of page-locked memory for results: %w", outSlots*maxWords*8, err)
+	if b.hout, err = hostAlloc(outSlots * slotWords * 8); err != nil {
+		return fmt.Errorf("allocating %d bytes of page-locked memory for results: %w", outSlots*slotWords*8, err)
 	}
 	return nil
 }
@@ -209,6 +212,11 @@ func (b *Backend) Handles(v *column.View) bool {
 	_, ok := specOf(v.Kind)
 	return ok && !v.IsDict()
 }
+
+// SupportsOrdered implements gpuagg.OrderedGPU: the ordered aggregates
+// (first, last, arg_min, arg_max) of every kind the backend handles are
+// computed on the device, identical to the CPU backend's.
+func (b *Backend) SupportsOrdered() bool { return true }
 
 // Close frees the device memory (resident columns included) and the context.
 func (b *Backend) Close() error {
@@ -296,8 +304,9 @@ func (b *Backend) freeLaneBuffers() {
 	b.laneBytes = 0
 }
 
-// Update implements gpuagg.Backend: it folds every view into its state. The
-// states are left untouched when it fails. When the device has too little
+// Update implements gpuagg.Backend: it folds every view into its state, with
+// the ordered aggregates (a second kernel per chunk) for states that have
+// Ordered set. The states are left untouched when it fails. When the device has too little
 // memory for even small chunks it warns and aggregates on the CPU.
 func (b *Backend) Update(ctx context.Context, views []*column.View, states []*gpuagg.State) error {
 	if len(views) != len(states) {
@@ -330,9 +339,11 @@ func (b *Backend) Update(ctx context.Context, views []*column.View, states []*gp
 	return nil
 }
 
-// chunk is elements [lo, hi) of views[view].
+// chunk is elements [lo, hi) of views[view]; ordered: with the ordered
+// aggregates.
 type chunk struct {
 	view, lo, hi int
+	ordered      bool
 }
 
 // update runs the upload pipeline; device thread.
@@ -353,13 +364,14 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*gp
 		per := b.chunkElems(spec)
 		for lo := 0; lo < v.Len; {
 			hi := chunkEnd(v, spec, lo, per)
-			chunks = append(chunks, chunk{vi, lo, hi})
+			chunks = append(chunks, chunk{vi, lo, hi, states[vi].Ordered})
 			lo = hi
 		}
 	}
 	local := make([]gpuagg.State, len(views))
 	for i, v := range views {
 		local[i] = gpuagg.NewState(v.Kind.Family())
+		local[i].Ordered = states[i].Ordered
 	}
 	for w := 0; w < len(chunks); w += outSlots {
 		win := chunks[w:min(w+outSlots, len(chunks))]
@@ -368,9 +380,14 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*gp
 		}
 		// Chunk states merge in chunk order: results do not depend on timing.
 		for i, c := range win {
-			k := views[c.view].Kind
-			words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.hout[i*maxWords*8])), specs[k].words)
-			s := decode(k, int64(c.hi-c.lo), words)
+			v := views[c.view]
+			words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.hout[i*slotWords*8])), slotWords)
+			s := decode(v.Kind, int64(c.hi-c.lo), words[:specs[v.Kind].words])
+			if c.ordered {
+				if err := decodeOrdered(&s, v.Kind, v.Row+int64(c.lo), words[maxWords:]); err != nil {
+					return err
+				}
+			}
 			local[c.view].Merge(&s)
 		}
 	}
@@ -388,7 +405,7 @@ func (b *Backend) runWindow(ctx context.Context, views []*column.View, win []chu
 			return err
 		}
 		v := views[c.view]
-		if err := b.issue(v, specs[v.Kind], c.lo, c.hi, &b.lanes[i%len(b.lanes)], i); err != nil {
+		if err := b.issue(v, specs[v.Kind], c, &b.lanes[i%len(b.lanes)], i); err != nil {
 			return fmt.Errorf("aggregating elements [%d, %d) of a %s column: %w", c.lo, c.hi, v.Type, err)
 		}
 	}
@@ -449,9 +466,10 @@ func bitSpan(off, lo, hi int) span {
 	return span{b0, (off + hi + 7) >> 3, uint64(p - 8*b0)}
 }
 
-// issue enqueues, on a lane, the upload of elements [lo, hi) of v, the
-// kernel, and the copy of its state into result slot slot; device thread.
-func (b *Backend) issue(v *column.View, s kernelSpec, lo, hi int, ln *lane, slot int) error {
+// issue enqueues, on a lane, the upload of chunk c of v, the kernels, and
+// the copy of the results into result slot slot; device thread.
+func (b *Backend) issue(v *column.View, s kernelSpec, c chunk, ln *lane, slot int) error {
+	lo, hi := c.lo, c.hi
 	if err := b.await(ln); err != nil {
 		return err
 	}
@@ -471,11 +489,11 @@ func (b *Backend) issue(v *column.View, s kernelSpec, lo, hi int, ln *lane, slot
 		return fmt.Errorf("recording the upload event: %w", err)
 	}
 	ln.busy = true
-	if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args); err != nil {
+	if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args, c.ordered); err != nil {
 		return err
 	}
-	words := specs[v.Kind].words
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&b.hout[slot*maxWords*8]), ln.sc.out.ptr, int64(words*8), ln.stream); err != nil {
+	dst := unsafe.Pointer(&b.hout[slot*slotWords*8])
+	if err := cu.MemcpyDtoHAsync(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.ordered), ln.stream); err != nil {
 		return fmt.Errorf("copying the chunk state to the host: %w", err)
 	}
 	return nil

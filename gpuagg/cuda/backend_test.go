@@ -32,7 +32,12 @@ var (
 // chunk per column here), 64 KiB chunks on two streams (many chunks in
 // flight, state slots recycled), and 1 MiB chunks on four streams (staging
 // filled through the cache); and through resident columns.
-func TestMatchesCPU(t *testing.T) {
+func TestMatchesCPU(t *testing.T) { matchesCPU(t, false) }
+
+// matchesCPU runs TestMatchesCPU's matrix, with states that track the
+// ordered aggregates when ordered is set (and views that start at a row past
+// 2^32, so that rows are the view's Row plus the element index).
+func matchesCPU(t *testing.T, ordered bool) {
 	small, err := Open(WithChunkBytes(64<<10), WithStreams(2))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, small.Close()) }()
@@ -55,19 +60,31 @@ func TestMatchesCPU(t *testing.T) {
 				for _, n := range testSizes {
 					arr := array.NewSlice(base, int64(off), int64(off+n))
 					v := viewOf(t, arr)
-					want := cpuState(t, v)
-					name := fmt.Sprintf("%s nulls=%v offset=%d len=%d", dt, nf, off, n)
+					if ordered {
+						v.Row = 1<<35 + int64(off)
+					}
+					want := newState(v, ordered)
+					cpu := &gpuagg.CPU{Threads: 4}
+					require.NoError(t, cpu.Update(t.Context(), []*column.View{v}, []*gpuagg.State{&want}))
+					name := fmt.Sprintf("%s nulls=%v offset=%d len=%d ordered=%v", dt, nf, off, n, ordered)
+					check := func(got gpuagg.State, how string) {
+						t.Helper()
+						requireSame(t, v, want, got, "%s (%s)", name, how)
+						if ordered {
+							requireSameOrdered(t, want, got, "%s (%s)", name, how)
+						}
+					}
 					for _, be := range backends {
-						got := gpuagg.NewState(v.Kind.Family())
+						got := newState(v, ordered)
 						require.NoError(t, be.b.Update(t.Context(), []*column.View{v}, []*gpuagg.State{&got}), name)
-						requireSame(t, v, want, got, "%s (%s)", name, be.name)
+						check(got, be.name)
 					}
 					col, err := testBackend.Upload(t.Context(), v)
 					require.NoError(t, err, name)
-					got, err := col.Aggregate(t.Context())
-					require.NoError(t, err, name)
+					got := newState(v, ordered)
+					require.NoError(t, col.Update(t.Context(), &got), name)
 					col.Free()
-					requireSame(t, v, want, got, "%s (resident)", name)
+					check(got, "resident")
 					arr.Release()
 				}
 			}

@@ -186,7 +186,14 @@ func nullsName(nulls bool) string {
 // BenchmarkResident: fused sum+min+max+count over 1 GiB columns already in
 // device memory, one launch each, timed with CUDA events (bitmap bytes
 // counted when there are nulls).
-func BenchmarkResident(b *testing.B) {
+func BenchmarkResident(b *testing.B) { benchResident(b, false) }
+
+// BenchmarkResidentOrdered: the same with the ordered aggregates (first,
+// last, arg_min, arg_max): the fused launch and the ordered pass after it,
+// timed together over the same bytes.
+func BenchmarkResidentOrdered(b *testing.B) { benchResident(b, true) }
+
+func benchResident(b *testing.B, ordered bool) {
 	d2d, _ := ceilings(b)
 	ctx := context.Background()
 	for _, dt := range benchTypes {
@@ -200,7 +207,7 @@ func BenchmarkResident(b *testing.B) {
 					b.Fatal(err)
 				}
 				defer col.Free()
-				checkAgainstCPU(b, v, col)
+				checkAgainstCPU(b, v, col, ordered)
 				bytes := float64(col.ByteSize())
 				b.SetBytes(col.ByteSize())
 				b.ResetTimer()
@@ -208,7 +215,9 @@ func BenchmarkResident(b *testing.B) {
 				err = testBackend.d.do(func() error {
 					ln := &testBackend.lanes[0]
 					var err error
-					t, err = timeEvents(ln.stream, b.N, func() error { return col.launch(ln.stream, &ln.sc, 0, uint64(col.n)) })
+					t, err = timeEvents(ln.stream, b.N, func() error {
+						return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), ordered)
+					})
 					return err
 				})
 				if err != nil {
@@ -221,19 +230,24 @@ func BenchmarkResident(b *testing.B) {
 	}
 }
 
-// checkAgainstCPU makes sure the benchmarked kernel computes the right thing.
-func checkAgainstCPU(b *testing.B, v *column.View, col *Column) {
-	got, err := col.Aggregate(context.Background())
-	if err != nil {
+// checkAgainstCPU makes sure the benchmarked kernels compute the right
+// thing (with ordered, the ordered aggregates too).
+func checkAgainstCPU(b *testing.B, v *column.View, col *Column, ordered bool) {
+	got := gpuagg.NewState(v.Kind.Family())
+	got.Ordered = ordered
+	if err := col.Update(context.Background(), &got); err != nil {
 		b.Fatal(err)
 	}
 	want := gpuagg.NewState(v.Kind.Family())
+	want.Ordered = ordered
 	cpu := &gpuagg.CPU{Threads: runtime.GOMAXPROCS(0)}
 	if err := cpu.Update(context.Background(), []*column.View{v}, []*gpuagg.State{&want}); err != nil {
 		b.Fatal(err)
 	}
 	if got.Count != want.Count || got.Min != want.Min || got.Max != want.Max ||
-		(v.Kind.Family() != column.FamilyFloat && got.Sum != want.Sum) {
+		(v.Kind.Family() != column.FamilyFloat && got.Sum != want.Sum) ||
+		got.FirstRow != want.FirstRow || got.LastRow != want.LastRow || got.First != want.First ||
+		got.Last != want.Last || got.MinRow != want.MinRow || got.MaxRow != want.MaxRow {
 		b.Fatalf("GPU state %+v, CPU state %+v", got, want)
 	}
 }

@@ -45,10 +45,13 @@ type device struct {
 	mod     cu.Module
 	fns     [len(specs)]cu.Function
 	maxGrid [len(specs)]int
-	info    DeviceInfo
-	pool    *pool
-	retain  bool // the primary context was retained
-	cleanup []func() error
+	// the ordered kernels
+	ordFns     [len(specs)]cu.Function
+	ordMaxGrid [len(specs)]int
+	info       DeviceInfo
+	pool       *pool
+	retain     bool // the primary context was retained
+	cleanup    []func() error
 }
 
 // openDevice starts the device thread and initializes GPU ordinal on it.
@@ -116,17 +119,29 @@ func (d *device) init(ordinal int) error {
 		if s.name == "" {
 			continue
 		}
-		if d.fns[k], err = d.mod.Function(s.name); err != nil {
-			return fmt.Errorf("finding kernel %s: %w", s.name, err)
+		if d.fns[k], d.maxGrid[k], err = d.loadKernel(s.name); err != nil {
+			return err
 		}
-		occ, err := d.fns[k].MaxActiveBlocksPerMultiProcessor(blockThreads, 0)
-		if err != nil {
-			return fmt.Errorf("reading the occupancy of kernel %s: %w", s.name, err)
+		if d.ordFns[k], d.ordMaxGrid[k], err = d.loadKernel(s.ordered); err != nil {
+			return err
 		}
-		d.maxGrid[k] = max(1, occ) * info.Multiprocessors
 	}
 	d.pool = newPool()
 	return nil
+}
+
+// loadKernel finds a kernel of the module and the most blocks worth
+// launching: its occupancy times the multiprocessors.
+func (d *device) loadKernel(name string) (cu.Function, int, error) {
+	fn, err := d.mod.Function(name)
+	if err != nil {
+		return fn, 0, fmt.Errorf("finding kernel %s: %w", name, err)
+	}
+	occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, 0)
+	if err != nil {
+		return fn, 0, fmt.Errorf("reading the occupancy of kernel %s: %w", name, err)
+	}
+	return fn, max(1, occ) * d.info.Multiprocessors, nil
 }
 
 // do runs f on the device thread and returns its error. A panic in f is

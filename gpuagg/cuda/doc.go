@@ -59,4 +59,12 @@
 // the same chunk size. When finite partial sums overflow, whether the result
 // is ±Inf depends on the order, as for any float summation. Float min and max
 // skip NaN and order -0 before +0 exactly like the CPU backend.
+//
+// The ordered aggregates (first, last, arg_min, arg_max; States with Ordered
+// set) equal the CPU backend's exactly: after a chunk's fused kernel, a
+// second kernel on the same stream reads its min and max on the device and
+// finds the first and last valid elements and the first elements equal to
+// the min and the max (64-bit indices, the earliest winning ties), and the
+// first and last values; rows are the view's Row plus the element index.
+// Columns whose states do not ask for them run the fused kernel alone.
 package cuda

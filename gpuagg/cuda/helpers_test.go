@@ -138,6 +138,29 @@ func cpuState(t testing.TB, v *column.View) gpuagg.State {
 	return s
 }
 
+// newState is an empty state for v, tracking the ordered aggregates when
+// ordered is set.
+func newState(v *column.View, ordered bool) gpuagg.State {
+	s := gpuagg.NewState(v.Kind.Family())
+	s.Ordered = ordered
+	return s
+}
+
+// requireSameOrdered checks the ordered aggregates of a GPU state against
+// the CPU's: rows and values bit for bit (NaN payloads included).
+func requireSameOrdered(t testing.TB, cpu, gpu gpuagg.State, msgAndArgs ...any) {
+	t.Helper()
+	require.True(t, gpu.Ordered, msgAndArgs...)
+	type ordered struct {
+		FirstRow, LastRow, MinRow, MaxRow int64
+		First, Last                       [2]uint64
+	}
+	of := func(s gpuagg.State) ordered {
+		return ordered{s.FirstRow, s.LastRow, s.MinRow, s.MaxRow, s.First, s.Last}
+	}
+	require.Equal(t, of(cpu), of(gpu), msgAndArgs...)
+}
+
 // absSum is the sum of |x| over the valid finite values of a float view, and
 // how many there are.
 func absSum(v *column.View) (float64, int) {

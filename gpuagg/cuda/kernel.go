@@ -18,13 +18,21 @@ const (
 	blockThreads = 256 // kBlockThreads
 	unroll       = 4   // kUnroll: 16-byte vectors a thread loads per iteration
 	maxWords     = 8   // the widest state (decimal)
+	orderedWords = 8   // the state of the ordered kernels
+	// slotWords is the room of one launch's results: the state, then the
+	// ordered state when the ordered aggregates are asked for.
+	slotWords = maxWords + orderedWords
 )
 
-// kernelSpec describes the kernel of one storage kind.
+// noRow is the ordered kernels' "none" (kNoRow): -1 as int64.
+const noRow = math.MaxUint64
+
+// kernelSpec describes the kernels of one storage kind.
 type kernelSpec struct {
-	name  string
-	words int // 64-bit words of its state
-	bits  int // bits per element (1 for bool)
+	name    string // the fused kernel
+	ordered string // the ordered kernel, run after it on its state
+	words   int    // 64-bit words of its state
+	bits    int    // bits per element (1 for bool)
 }
 
 // specs is indexed by column.Kind; kinds with no kernel have an empty name.
@@ -53,7 +61,7 @@ var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
 		if k.kind == column.Bool {
 			b = 1
 		}
-		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, words: w, bits: b}
+		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, ordered: "arrowagg_ordered_" + k.name, words: w, bits: b}
 	}
 	return s
 }()
@@ -76,7 +84,8 @@ func (s kernelSpec) elemsPerBlockIter() int64 {
 }
 
 // scratch is the per-stream memory of a launch: the blocks' partial states,
-// the last-block ticket (kept zero between launches) and the launch's state.
+// the last-block ticket (kept zero between launches) and the launch's
+// results (slotWords: the state, then the ordered state).
 type scratch struct {
 	partials devBuf
 	ticket   devBuf
@@ -93,12 +102,12 @@ type launchArgs struct {
 }
 
 // grid is the number of blocks for n elements of kind k: enough to fill the
-// device (from its multiprocessor count and the kernel's occupancy), fewer
-// for small chunks.
-func (d *device) grid(k column.Kind, n uint64) int {
+// device (maxGrid, from its multiprocessor count and the kernel's
+// occupancy), fewer for small chunks.
+func (d *device) grid(k column.Kind, n uint64, maxGrid int) int {
 	per := uint64(specs[k].elemsPerBlockIter())
 	g := (n + per - 1) / per
-	return int(max(1, min(g, uint64(d.maxGrid[k]))))
+	return int(max(1, min(g, uint64(maxGrid))))
 }
 
 // maxLaunch is the most elements one launch of kind k takes: thread sums of
@@ -108,19 +117,41 @@ func (d *device) maxLaunch(k column.Kind) uint64 {
 }
 
 // launch enqueues the kernel of kind k on stream st; its state lands in
-// sc.out.
-func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs) error {
+// sc.out. With ordered, the ordered kernel follows on the same stream, reads
+// that state on the device and writes the ordered state after it.
+func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, ordered bool) error {
 	p := [8]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n,
 		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr)}
 	var args [8]unsafe.Pointer
 	for i := range p {
 		args[i] = unsafe.Pointer(&p[i])
 	}
-	g := d.grid(k, a.n)
+	g := d.grid(k, a.n, d.maxGrid[k])
 	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, args[:]); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
 	}
+	if !ordered {
+		return nil
+	}
+	q := [9]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n, uint64(sc.out.ptr),
+		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr) + maxWords*8}
+	var oargs [9]unsafe.Pointer
+	for i := range q {
+		oargs[i] = unsafe.Pointer(&q[i])
+	}
+	g = d.grid(k, a.n, d.ordMaxGrid[k])
+	if err := d.ordFns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, oargs[:]); err != nil {
+		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
+	}
 	return nil
+}
+
+// resultBytes is how many bytes of a launch's results to copy back.
+func resultBytes(k column.Kind, ordered bool) int64 {
+	if ordered {
+		return slotWords * 8
+	}
+	return int64(specs[k].words) * 8
 }
 
 // decode turns the state words of a launch over n elements of kind k into a
@@ -165,4 +196,41 @@ func decode(k column.Kind, n int64, w []uint64) gpuagg.State {
 // unkey turns a float order key of the kernels back into float64 bits.
 func unkey(k uint64) uint64 {
 	return k ^ uint64(int64(k)>>63)&math.MaxInt64
+}
+
+// decodeOrdered fills the ordered aggregates of s, the state of a launch
+// whose element 0 is row row0, from the ordered kernel's words: element
+// indices (noRow for none) of the first and last valid values, of the first
+// minimum and maximum, then the storage bits of the first and last values.
+func decodeOrdered(s *gpuagg.State, k column.Kind, row0 int64, w []uint64) error {
+	s.Ordered = true
+	found := func(i uint64) bool { return i != noRow }
+	if found(w[0]) != (s.Count > 0) || found(w[1]) != (s.Count > 0) || found(w[2]) != (s.Count > 0) ||
+		found(w[3]) != (s.Count > 0) {
+		return fmt.Errorf("ordered kernel %s: rows %d, %d, %d, %d for %d valid values", specs[k].ordered,
+			int64(w[0]), int64(w[1]), int64(w[2]), int64(w[3]), s.Count)
+	}
+	if s.Count == 0 {
+		return nil
+	}
+	s.FirstRow, s.First = row0+int64(w[0]), encodeRaw(k, w[4], w[5])
+	s.LastRow, s.Last = row0+int64(w[1]), encodeRaw(k, w[6], w[7])
+	s.MinRow, s.MaxRow = row0+int64(w[2]), row0+int64(w[3])
+	return nil
+}
+
+// encodeRaw turns the zero-extended storage bits of a value of kind k into
+// the State encoding (Min/Max): signed values sign-extended, float32 widened
+// by Go's own conversion (NaN payloads as the CPU backend has them).
+func encodeRaw(k column.Kind, lo, hi uint64) [2]uint64 {
+	switch {
+	case k == column.Float32:
+		return [2]uint64{math.Float64bits(float64(math.Float32frombits(uint32(lo))))}
+	case k == column.Decimal128:
+		return [2]uint64{lo, hi}
+	case k.Family() == column.FamilySigned:
+		sh := 64 - 8*k.Width()
+		return [2]uint64{uint64(int64(lo<<sh) >> sh)}
+	}
+	return [2]uint64{lo}
 }

@@ -15,14 +15,16 @@ import (
 )
 
 // Column is a column chunk resident in device memory: uploaded once by
-// Upload, aggregated any number of times by Aggregate, each time one kernel
-// launch and no host transfer but the state's few words. Free returns its
+// Upload, aggregated any number of times by Aggregate or Update, each time
+// one kernel launch (two with the ordered aggregates) and no host transfer
+// but the state's few words. Free returns its
 // memory to the backend's pool; Close of the backend frees it too.
 type Column struct {
 	b        *Backend
 	typ      arrow.DataType
 	kind     column.Kind
 	n        int
+	row      int64 // row of element 0 (column.View.Row)
 	bytes    int64
 	values   devBuf
 	validity devBuf
@@ -37,7 +39,7 @@ func (b *Backend) Upload(ctx context.Context, v *column.View) (*Column, error) {
 	if !b.Handles(v) {
 		return nil, fmt.Errorf("cuda: the GPU backend does not aggregate %s columns", v.Type)
 	}
-	c := &Column{b: b, typ: v.Type, kind: v.Kind, n: v.Len, bytes: v.ByteSize()}
+	c := &Column{b: b, typ: v.Type, kind: v.Kind, n: v.Len, row: v.Row, bytes: v.ByteSize()}
 	err := b.d.do(func() error {
 		if v.Len == 0 {
 			b.columns[c] = struct{}{}
@@ -102,10 +104,23 @@ func (c *Column) Type() arrow.DataType { return c.typ }
 // bitmap (column.View.ByteSize).
 func (c *Column) ByteSize() int64 { return c.bytes }
 
-// Aggregate folds the column into a fresh state: one launch (more only for
-// columns beyond maxLaunch elements), merged with State.Merge.
+// Aggregate folds the column into a fresh state (without the ordered
+// aggregates; Update computes them): one launch (more only for columns
+// beyond maxLaunch elements), merged with State.Merge.
 func (c *Column) Aggregate(ctx context.Context) (gpuagg.State, error) {
 	s := gpuagg.NewState(c.kind.Family())
+	if err := c.Update(ctx, &s); err != nil {
+		return gpuagg.State{}, err
+	}
+	return s, nil
+}
+
+// Update folds the column into s, like Backend.Update for its view: with
+// the ordered aggregates when s.Ordered is set, rows counted from the
+// view's Row. s is left untouched when it fails.
+func (c *Column) Update(ctx context.Context, s *gpuagg.State) error {
+	local := gpuagg.NewState(c.kind.Family())
+	local.Ordered = s.Ordered
 	err := c.b.d.do(func() error {
 		if !c.live() {
 			return fmt.Errorf("aggregating a freed column")
@@ -117,34 +132,40 @@ func (c *Column) Aggregate(ctx context.Context) (gpuagg.State, error) {
 				return err
 			}
 			n := min(step, uint64(c.n)-lo)
-			if err := c.launch(ln.stream, &ln.sc, lo, n); err != nil {
+			if err := c.launch(ln.stream, &ln.sc, lo, n, s.Ordered); err != nil {
 				return err
 			}
-			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), maxWords)[:specs[c.kind].words]
-			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&w[0]), ln.sc.out.ptr, int64(len(w)*8), ln.stream); err != nil {
+			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), slotWords)
+			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered), ln.stream); err != nil {
 				return fmt.Errorf("copying the state to the host: %w", err)
 			}
 			if err := ln.stream.Synchronize(); err != nil {
 				return fmt.Errorf("running %s: %w", specs[c.kind].name, err)
 			}
-			part := decode(c.kind, int64(n), w)
-			s.Merge(&part)
+			part := decode(c.kind, int64(n), w[:specs[c.kind].words])
+			if s.Ordered {
+				if err := decodeOrdered(&part, c.kind, c.row+int64(lo), w[maxWords:]); err != nil {
+					return err
+				}
+			}
+			local.Merge(&part)
 		}
 		return nil
 	})
 	if err != nil {
-		return gpuagg.State{}, fmt.Errorf("cuda: aggregating a resident %s column: %w", c.typ, err)
+		return fmt.Errorf("cuda: aggregating a resident %s column: %w", c.typ, err)
 	}
-	return s, nil
+	s.Merge(&local)
+	return nil
 }
 
-// launch enqueues the kernel over elements [lo, lo+n) on st; device thread.
-func (c *Column) launch(st cu.Stream, sc *scratch, lo, n uint64) error {
+// launch enqueues the kernels over elements [lo, lo+n) on st; device thread.
+func (c *Column) launch(st cu.Stream, sc *scratch, lo, n uint64, ordered bool) error {
 	a := launchArgs{values: c.values.ptr, voff: c.voff + lo, n: n}
 	if c.valid {
 		a.validity, a.vbit = c.validity.ptr, c.vbit+lo
 	}
-	return c.b.d.launch(c.kind, st, sc, a)
+	return c.b.d.launch(c.kind, st, sc, a, ordered)
 }
 
 func (c *Column) live() bool {

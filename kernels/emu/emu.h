@@ -1,62 +1,93 @@
-// emu.h: a CPU emulation of the CUDA built-ins that agg.cu uses, so that the
-// kernels' source runs on any machine (CI has no GPU): 256 std::threads play
-// the threads of a block, the blocks of a grid run one after another (so the
-// kernels' __shared__ statics are per block), warp shuffles and __syncthreads
-// are barriers. Include it before agg.cu (g++ -std=c++20 -include emu.h).
+// emu.h: a CPU emulation of the CUDA built-ins that the kernels of this
+// folder's parent (agg.cu, ladder.cu) use, so that their source runs on a
+// machine without a GPU (CI has none).
+//
+// Model: one std::thread per CUDA thread of a block (any block size that is
+// a multiple of 32, up to 1024); the blocks of a grid run one after another,
+// so the kernels' __shared__ statics are per block and a block sees every
+// write of the blocks before it. __syncthreads is a block-wide barrier;
+// __syncwarp and the warp shuffles are barriers of the warp's 32 threads.
+// The threads really run independently, as on Volta and later GPUs: code
+// that assumes the lanes of a warp run in lockstep fails here too.
+//
+// Limits: warp-level calls take the full-warp mask only (every lane of the
+// warp must make the call, as the kernels do); shuffles move values of 4 or
+// 8 bytes. Include it first (harnesses #include it before the .cu file);
+// build with g++ -std=c++20 -pthread.
 #pragma once
 #include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <thread>
-#include <vector>
-#include <functional>
 #include <memory>
+#include <thread>
+#include <type_traits>
+#include <vector>
 
 #define __device__
 #define __global__
 #define __forceinline__ inline
 #define __noinline__ __attribute__((noinline))
-#define __launch_bounds__(x)
+#define __launch_bounds__(...)
 #define __shared__ static
 #define __restrict__
 
 struct dim3 { unsigned x = 0, y = 1, z = 1; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
+struct alignas(16) int4 { int x, y, z, w; };
 inline thread_local dim3 threadIdx, blockIdx;
 inline dim3 gridDim, blockDim;
 
+constexpr unsigned kEmuWarp = 32;
+constexpr unsigned kEmuMaxBlock = 1024;
+
+// BlockSync holds the barriers of one block of n threads and the exchange
+// slots of its warps' shuffles.
 struct BlockSync {
-  std::barrier<> block{256};
-  std::unique_ptr<std::barrier<>> warp[8];
-  uint64_t xbuf[8][32];
-  BlockSync() { for (auto& w : warp) w = std::make_unique<std::barrier<>>(32); }
+  std::barrier<> block;
+  std::vector<std::unique_ptr<std::barrier<>>> warp;
+  uint64_t xbuf[kEmuMaxBlock / kEmuWarp][kEmuWarp];
+  explicit BlockSync(unsigned n) : block(n) {
+    for (unsigned i = 0; i < n / kEmuWarp; i++) warp.push_back(std::make_unique<std::barrier<>>(kEmuWarp));
+  }
 };
 inline BlockSync* g_sync;
 
 inline void __syncthreads() { g_sync->block.arrive_and_wait(); }
+inline void __syncwarp(unsigned = 0xffffffffu) { g_sync->warp[threadIdx.x / kEmuWarp]->arrive_and_wait(); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
 template <typename T> inline T __shfl_down_sync(unsigned, T v, int d) {
-  static_assert(sizeof(T) == 8);
-  int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  uint64_t u; std::memcpy(&u, &v, 8);
+  static_assert(std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                "warp shuffles move 4- or 8-byte values");
+  const unsigned lane = threadIdx.x % kEmuWarp, warp = threadIdx.x / kEmuWarp;
+  uint64_t u = 0;
+  std::memcpy(&u, &v, sizeof(T));
   g_sync->xbuf[warp][lane] = u;
   g_sync->warp[warp]->arrive_and_wait();
-  uint64_t o = lane + d < 32 ? g_sync->xbuf[warp][lane + d] : u;
-  g_sync->warp[warp]->arrive_and_wait();
-  T r; std::memcpy(&r, &o, 8);
+  const uint64_t o = lane + d < kEmuWarp ? g_sync->xbuf[warp][lane + d] : u;
+  g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
+  T r;
+  std::memcpy(&r, &o, sizeof(T));
   return r;
 }
+
 template <typename T> inline T __ldg(const T* p) { return *p; }
 template <typename T> inline T __ldcg(const T* p) { return *(const volatile T*)p; }
 template <typename T> inline void __stcg(T* p, T v) { *(volatile T*)p = v; }
+
+inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
+
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) {
   return (unsigned)((((uint64_t)hi << 32) | lo) >> (sh & 31));
 }
-inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline int __float_as_int(float f) { int i; std::memcpy(&i, &f, 4); return i; }
 inline float __int_as_float(int i) { float f; std::memcpy(&f, &i, 4); return f; }
 inline long long __double_as_longlong(double d) { long long i; std::memcpy(&i, &d, 8); return i; }
@@ -64,16 +95,24 @@ inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 
 using std::isfinite;
 using std::isinf;
 
-// emu_launch runs kernel k on a grid of `grid` blocks of 256 threads.
-template <typename... A>
-inline void emu_launch(void (*k)(A...), unsigned grid, A... args) {
+// emu_launch runs kernel k on a grid of `grid` blocks of `block` threads,
+// like k<<<grid, block>>>(args...) followed by a synchronize. An invalid
+// configuration (no blocks, a block size that is not a multiple of 32 in
+// [32, 1024]) aborts, as the launch would fail on a GPU.
+template <typename... A, typename... B>
+inline void emu_launch(void (*k)(A...), unsigned grid, unsigned block, B... args) {
+  if (grid == 0 || block == 0 || block % kEmuWarp != 0 || block > kEmuMaxBlock) {
+    std::fprintf(stderr, "emu_launch: invalid configuration: grid %u, block %u\n", grid, block);
+    std::abort();
+  }
   gridDim.x = grid;
-  blockDim.x = 256;
-  BlockSync sync;
+  blockDim.x = block;
+  BlockSync sync(block);
   g_sync = &sync;
-  std::barrier<> done(256);
+  std::barrier<> done(block);
   std::vector<std::thread> ts;
-  for (unsigned t = 0; t < 256; t++)
+  ts.reserve(block);
+  for (unsigned t = 0; t < block; t++)
     ts.emplace_back([&, t] {
       threadIdx.x = t;
       for (unsigned b = 0; b < grid; b++) {

@@ -1,11 +1,11 @@
-// harness.cc: runs the kernels of kernels/ladder.cu on the CPU (emu.h) the
+// ladder_harness.cc: runs the kernels of ladder.cu on the CPU (emu.h) the
 // way package ladder launches them, on random inputs whose lengths are not
 // powers of two, and checks every result against the host: the sum, or for
 // kernel 12 the sequential fold of its operator. Small grids stand in for
 // the device-filling ones. Variant 5u (the volatile-only unrolled warp) is
 // reported, not checked: it is expected to fail with independent threads.
 #include "emu.h"
-#include "../../kernels/ladder.cu"
+#include "../ladder.cu"
 
 #include <algorithm>
 #include <cstdio>
