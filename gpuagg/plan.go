@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	amath "github.com/apache/arrow/go/v17/arrow/math"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/column"
@@ -81,10 +83,11 @@ func (e *Engine) calibration(ctx context.Context) planner.Calibration {
 	return e.cal
 }
 
-// measureCPU times the fused pass over a 32 MiB int64 column with one
-// goroutine and with all of them (best of three each, a few milliseconds).
+// measureCPU times the fused pass over a 128 MiB int64 column (larger than
+// most caches: the rate of data in memory) with one goroutine and with all of
+// them, best of three each.
 func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
-	const n = 4 << 20
+	const n = 16 << 20
 	buf := memory.NewResizableBuffer(memory.DefaultAllocator)
 	defer buf.Release()
 	buf.Resize(n * 8)
@@ -115,7 +118,32 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 	if one <= 0 {
 		return planner.Defaults(e.threads)
 	}
-	return planner.Calibration{CPUPerThread: one, CPUMax: all, MaxThreads: e.threads, CPUOverhead: 5 * time.Microsecond}
+	return planner.Calibration{CPUPerThread: one, CPUMax: all, MaxThreads: e.threads, CPUOverhead: 5 * time.Microsecond,
+		HostMemory: memoryRate(vals, e.threads)}
+}
+
+// memoryRate is the host's memory read rate: arrow's SIMD sum over vals in
+// as many parts as threads, all at once (best of three).
+func memoryRate(vals []int64, threads int) float64 {
+	best := time.Duration(math.MaxInt64)
+	per := (len(vals) + threads - 1) / threads
+	for rep := 0; rep < 3; rep++ {
+		var wg sync.WaitGroup
+		sums := make([]int64, threads)
+		start := time.Now()
+		for w := 0; w < threads; w++ {
+			lo, hi := min(len(vals), w*per), min(len(vals), (w+1)*per)
+			wg.Add(1)
+			go func(w int, part []int64) {
+				defer wg.Done()
+				sums[w] = amath.Int64.Sum(array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(part),
+					[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(part))}, nil, 0, 0)))
+			}(w, vals[lo:hi])
+		}
+		wg.Wait()
+		best = min(best, time.Since(start))
+	}
+	return float64(len(vals)*8) / best.Seconds()
 }
 
 // ColumnPlan is how one column was aggregated: the planner's choice and its
@@ -175,14 +203,13 @@ func (e *Engine) gpuTakes(v *column.View, s *State) bool {
 	return true
 }
 
-// planBatch decides where each view of a batch goes.
+// planBatch decides where each view of a batch goes. Where a column's memory
+// lives (an inquiry of the GPU backend) is asked only for the columns that
+// the GPU could take at all.
 func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*State) []planner.Decision {
 	cols := make([]planner.Column, len(views))
 	for i, v := range views {
 		cols[i] = planner.Column{Bytes: v.ByteSize(), GPUCapable: e.gpuTakes(v, states[i])}
-		if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
-			cols[i].Location = loc.Locate(v)
-		}
 	}
 	force := planner.Auto
 	switch e.device {
@@ -195,7 +222,22 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 	if e.gpu != nil && force != planner.ForceCPU {
 		cal = e.calibration(ctx)
 	}
-	return planner.Plan(cols, cal, planner.Options{Threads: e.threads, Force: force})
+	opt := planner.Options{Threads: e.threads, Force: force}
+	plan := planner.Plan(cols, cal, opt)
+	if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
+		again := false
+		for i, d := range plan {
+			if d.Backend != planner.CPU || (cols[i].GPUCapable && d.GPUTime > 0 && d.GPUTime < 2*d.CPUTime) {
+				if l := loc.Locate(views[i]); l != planner.Host {
+					cols[i].Location, again = l, true
+				}
+			}
+		}
+		if again {
+			plan = planner.Plan(cols, cal, opt)
+		}
+	}
+	return plan
 }
 
 // subView returns elements [lo, hi) of v as a view of its own.

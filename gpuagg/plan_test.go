@@ -41,7 +41,7 @@ func (f *fakeGPU) Update(ctx context.Context, views []*column.View, states []*St
 
 // splitCalibration makes the planner split large columns about half and half.
 func splitCalibration() planner.Calibration {
-	return planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 2, CPUOverhead: time.Microsecond,
+	return planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 2, HostMemory: 100e9, CPUOverhead: time.Microsecond,
 		GPU: "fake", H2DPinned: 20e9, H2DPageable: 5e9, HostStaged: 10e9, DeviceRead: 1e12, Launch: 20 * time.Microsecond}
 }
 

@@ -19,6 +19,10 @@ type Calibration struct {
 	CPUPerThread float64 `json:"cpu_per_thread"`
 	CPUMax       float64 `json:"cpu_max"`
 	MaxThreads   int     `json:"max_threads"`
+	// HostMemory is the host's memory read bandwidth (a plain SIMD sum on
+	// every core), which the CPU and the GPU's uploads share when a column is
+	// split between them; 0 means unknown (CPUMax stands in).
+	HostMemory float64 `json:"host_memory,omitempty"`
 	// CPUOverhead is the fixed cost of one CPU aggregation call.
 	CPUOverhead time.Duration `json:"cpu_overhead"`
 
@@ -38,6 +42,12 @@ type Calibration struct {
 	Launch time.Duration `json:"launch,omitempty"`
 
 	MeasuredAt time.Time `json:"measured_at"`
+}
+
+// memory is the host memory bandwidth the planner assumes: no less than what
+// the CPU pass or a pinned upload was seen to read.
+func (c Calibration) memory() float64 {
+	return max(c.HostMemory, c.CPUMax, c.H2DPinned)
 }
 
 // HasGPU reports whether the calibration describes a usable GPU.

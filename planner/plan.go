@@ -105,6 +105,21 @@ func Plan(cols []Column, cal Calibration, opt Options) []Decision {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
+// splitGain: a split must be estimated at least 10% faster than the better
+// single backend, since it puts two backends' fixed costs and variance on
+// the path.
+const splitGain = 0.9
+
+// hostTraffic is the host memory traffic, per byte, of sending a column
+// from loc to the GPU: ordinary memory is copied into pinned staging buffers
+// (read + write) that the DMA engine reads again; pinned memory is read once.
+func hostTraffic(loc Location) float64 {
+	if loc == Pinned {
+		return 1
+	}
+	return 3
+}
+
 // gpuRate is the rate the GPU path reads a column at, by where it lives.
 func gpuRate(c Column, cal Calibration) float64 {
 	switch c.Location {
@@ -126,10 +141,16 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 		g := gpuRate(c, cal)
 		d.GPUTime = cal.Launch + seconds(b/g)
 		if c.Location != Device && c.Bytes >= opt.MinSplitBytes {
-			// Split in proportion to the two rates; both run at once.
+			// Split in proportion to the two rates; both run at once, but
+			// they share the host's memory bandwidth: the CPU reads each of
+			// its bytes once, the GPU path costs hostTraffic bytes of host
+			// memory traffic per byte (staging copies it, then DMA reads it).
 			f := g / (g + cpuRate)
 			d.GPUFraction = f
 			d.SplitTime = max(cal.Launch+seconds(f*b/g), cal.CPUOverhead+seconds((1-f)*b/cpuRate))
+			if mem := cal.memory(); mem > 0 {
+				d.SplitTime = max(d.SplitTime, seconds(b*(f*hostTraffic(c.Location)+1-f)/mem))
+			}
 		}
 	}
 
@@ -154,7 +175,7 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 		} else {
 			d.Reason = fmt.Sprintf("gpu: resident on the device, read at %s", rate(cal.DeviceRead))
 		}
-	case d.SplitTime > 0 && d.SplitTime < min(d.CPUTime, d.GPUTime):
+	case d.SplitTime > 0 && float64(d.SplitTime) < splitGain*float64(min(d.CPUTime, d.GPUTime)):
 		d.Backend, d.Estimate = Split, d.SplitTime
 		d.Reason = fmt.Sprintf("split %.0f%% gpu (%s from %s memory) / %.0f%% cpu (%s on %d threads): %s vs cpu %s, gpu %s",
 			100*d.GPUFraction, rate(gpuRate(c, cal)), c.Location, 100*(1-d.GPUFraction), rate(cpuRate), threads,
