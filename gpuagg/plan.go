@@ -203,6 +203,15 @@ func (e *Engine) gpuTakes(v *column.View, s *State) bool {
 	return true
 }
 
+// cpuCertain reports, without planning, that the CPU takes v whatever else
+// the planner would weigh: the CPU is done before a GPU launch returns. It
+// keeps small columns free of the planner's cost.
+func (e *Engine) cpuCertain(ctx context.Context, v *column.View) bool {
+	cal := e.calibration(ctx)
+	cpu := cal.CPUOverhead + time.Duration(float64(v.ByteSize())/cal.CPURate(e.threads)*float64(time.Second))
+	return cpu < cal.Launch
+}
+
 // planBatch decides where each view of a batch goes. Where a column's memory
 // lives (an inquiry of the GPU backend) is asked only for the columns that
 // the GPU could take at all.
