@@ -97,8 +97,10 @@ type Number interface {
 	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~float32 | ~float64
 }
 
-// Slice reinterprets a buffer as a slice of T (no copy). Arrow buffers are
-// 64-byte aligned, so the cast is aligned for every fixed-width type.
+// Slice reinterprets a buffer as a slice of T (no copy). Arrow's own buffers
+// are 64-byte aligned; views over other memory (Parquet page buffers) may not
+// be aligned to T, which the platforms this runs on (amd64, arm64) load
+// without fault, and the SIMD loops load unaligned anyway.
 func Slice[T Number](b []byte) []T {
 	if len(b) == 0 {
 		return nil

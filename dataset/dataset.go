@@ -10,15 +10,11 @@ import (
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
-
-// DefaultBatchBytes is the default decoded size of one Parquet batch.
-const DefaultBatchBytes = 16 << 20
 
 // Options configures a Dataset. The zero value is ready to use.
 type Options struct {
@@ -30,12 +26,19 @@ type Options struct {
 	// any goroutine but never concurrently. The calls of a complete read add
 	// up to the sum of the Size of the sources whose Size is known.
 	Progress func(n int64)
-	// BatchBytes is about the decoded size of one Parquet batch; default
-	// DefaultBatchBytes.
-	BatchBytes int64
-	// Workers is how many goroutines decode Parquet columns at once; default
-	// runtime.GOMAXPROCS(0).
+	// DecodeBytes bounds the memory of the Parquet column chunks decoded
+	// into Arrow arrays at once, all workers together (a chunk being decoded
+	// takes about 16 MiB, whatever its size); default DefaultDecodeBytes.
+	DecodeBytes int64
+	// Workers is how many goroutines aggregate Parquet column chunks at
+	// once; default runtime.GOMAXPROCS(0). Of the chunks decoded into Arrow
+	// arrays, at most one per CPU (runtime.NumCPU) is decoded at a time: more
+	// would only hold more memory.
 	Workers int
+	// ArrowDecode decodes every Parquet column into Arrow arrays through
+	// pqarrow, even those Aggregate would otherwise fold from their pages
+	// (slower; for comparisons).
+	ArrowDecode bool
 }
 
 // Dataset is a list of sources read as one table.
@@ -62,8 +65,8 @@ func Open(ctx context.Context, sources []Source, opts Options) (*Dataset, error)
 	if opts.Stdin == nil {
 		opts.Stdin = os.Stdin
 	}
-	if opts.BatchBytes <= 0 {
-		opts.BatchBytes = DefaultBatchBytes
+	if opts.DecodeBytes <= 0 {
+		opts.DecodeBytes = DefaultDecodeBytes
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -268,44 +271,117 @@ type AggregateOptions struct {
 	Aggs gpuagg.Agg
 }
 
-// Aggregate reads every source, batch by batch, and aggregates the selected
-// columns with eng. Sources are read one after the other, their batches in
-// order, and partial states are merged in that order, so results are the
-// same on every run. The first error stops everything; no partial result is
-// returned. A problem with an input is an *Error naming it. Files can be
-// aggregated again; standard input is read once.
+// Aggregate reads every source and aggregates the selected columns with
+// eng. Sources are read one after the other; Parquet columns whose pages
+// hold their Arrow values as they are (flat integer, float and temporal
+// columns, PLAIN or dictionary-encoded) are aggregated from their pages, a
+// column chunk per task, when eng has no GPU and Options.ArrowDecode is not
+// set; every other column is decoded batch by batch. Partial states are
+// merged in a fixed order (sources, then row groups or batches, in order),
+// so results are the same on every run and for every number of workers. The
+// first error stops everything; no partial result is returned. A problem
+// with an input is an *Error naming it. Files can be aggregated again;
+// standard input is read once.
 func (d *Dataset) Aggregate(ctx context.Context, eng *gpuagg.Engine, sel Selection, opts AggregateOptions) (*Summary, error) {
-	req := gpuagg.Request{Columns: sel.Names(), Aggs: opts.Aggs}
-	var total *gpuagg.Accumulator
-	if len(sel.Leaves) > 0 { // (a Request without columns means all of them)
+	aggs := opts.Aggs
+	if aggs == 0 {
+		aggs = gpuagg.AllAggs
+	}
+	var pageEng *gpuagg.Engine
+	if !d.opts.ArrowDecode && !eng.HasGPU() && len(sel.Leaves) > 0 {
+		// The page path's workers are its parallelism: each folds its pages
+		// on one thread.
 		var err error
-		if total, err = eng.NewAccumulator(flatSchema(sel.Leaves), req); err != nil {
+		pageEng, err = gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(1), gpuagg.WithAllocator(d.opts.Mem))
+		if err != nil {
 			return nil, err
 		}
+		defer pageEng.Close()
 	}
-	sum := &Summary{Files: len(d.sources)}
+	total := newPartial(sel.Leaves, aggs)
 	for i := range d.sources {
-		rows, err := d.aggregateSource(ctx, eng, i, sel, req, total)
+		src, err := d.aggregateSource(ctx, eng, pageEng, i, sel, aggs)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, inputError(d.sources[i].Name(), err)
 		}
-		sum.Rows += rows
+		total.merge(src)
 	}
-	if total != nil {
-		sum.Results, sum.Plan = total.Results(), total.Plan()
+	sum := &Summary{Files: len(d.sources), Rows: total.rows}
+	if len(sel.Leaves) > 0 {
+		sum.Results, sum.Plan = total.results(), total.plans
 	}
 	return sum, nil
 }
 
-func (d *Dataset) openReader(ctx context.Context, i int, leaves []string) (batchReader, error) {
-	s, fi := d.sources[i], &d.files[i]
-	var prog *tracker
-	if d.opts.Progress != nil && s.Size >= 0 {
-		prog = &tracker{report: d.opts.Progress, size: s.Size}
+// partial is the partial aggregate of some rows of the dataset: a state and
+// a plan per selected leaf, rows counted from the first of them.
+type partial struct {
+	leaves []column.Leaf
+	aggs   gpuagg.Agg
+	states []gpuagg.State
+	plans  []gpuagg.ColumnPlan
+	rows   int64
+}
+
+func newPartial(leaves []column.Leaf, aggs gpuagg.Agg) *partial {
+	p := &partial{leaves: leaves, aggs: aggs, states: make([]gpuagg.State, len(leaves)), plans: make([]gpuagg.ColumnPlan, len(leaves))}
+	for i, l := range leaves {
+		p.states[i] = gpuagg.NewState(l.Kind.Family())
+		p.states[i].Ordered = aggs&gpuagg.OrderedAggs != 0
+		p.plans[i].Name = l.Name
 	}
+	return p
+}
+
+// add merges state s of leaf i, whose rows start at row at of p, and the
+// plan that made it.
+func (p *partial) add(i int, s gpuagg.State, at int64, plan gpuagg.ColumnPlan) {
+	s.ShiftRows(at)
+	p.states[i].Merge(&s)
+	// The latest choice and reason win; the amounts add up (as
+	// gpuagg.Accumulator.Merge does).
+	q := &p.plans[i]
+	if plan.Backend != "" {
+		q.Backend, q.Location, q.GPUFraction, q.Reason = plan.Backend, plan.Location, plan.GPUFraction, plan.Reason
+	}
+	q.Bytes += plan.Bytes
+	q.Estimated += plan.Estimated
+	q.Measured += plan.Measured
+}
+
+// merge folds o, whose rows follow p's, into p.
+func (p *partial) merge(o *partial) {
+	for i := range p.states {
+		p.add(i, o.states[i], p.rows, o.plans[i])
+	}
+	p.rows += o.rows
+}
+
+// addAccumulator merges the states of an accumulator whose first row is row
+// at of p; byName maps leaf names to their index in p.
+func (p *partial) addAccumulator(acc *gpuagg.Accumulator, at int64, byName map[string]int) {
+	plans := acc.Plan()
+	for k, l := range acc.Leaves() {
+		p.add(byName[l.Name], acc.States()[k], at, plans[k])
+	}
+}
+
+// results finalizes the states.
+func (p *partial) results() []gpuagg.Result {
+	out := make([]gpuagg.Result, len(p.leaves))
+	for i, l := range p.leaves {
+		out[i] = p.states[i].Finalize(l.Name, l.Type, p.aggs)
+	}
+	return out
+}
+
+// openReader opens the batch reader of an IPC source i; prog, when set,
+// gets the progress of its bytes.
+func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchReader, error) {
+	s, fi := d.sources[i], &d.files[i]
 	switch {
 	case fi.stream != nil:
 		r := fi.stream
@@ -313,8 +389,6 @@ func (d *Dataset) openReader(ctx context.Context, i int, leaves []string) (batch
 		return r, nil
 	case s.Path == Stdin:
 		return nil, errors.New("standard input was read already")
-	case s.Format == Parquet:
-		return openParquet(s.Path, fi.parquet, fi.schema, leaves, d.opts.Mem, d.opts.BatchBytes, d.opts.Workers, prog)
 	case s.Format == IPCFile:
 		return openIPCFile(ctx, s.Path, s.Size, d.opts.Mem, prog)
 	case s.Format == IPCStream:
@@ -327,59 +401,70 @@ func (d *Dataset) openReader(ctx context.Context, i int, leaves []string) (batch
 	return nil, ErrUnknownFormat
 }
 
-// flatSchema is a schema of one top-level field per leaf, named with the
-// leaf's (dotted) name: every selected leaf resolves in it, which makes it
-// the schema of the dataset's accumulator.
-func flatSchema(leaves []column.Leaf) *arrow.Schema {
-	fields := make([]arrow.Field, len(leaves))
-	for i, l := range leaves {
-		fields[i] = arrow.Field{Name: l.Name, Type: l.Type, Nullable: true}
-	}
-	return arrow.NewSchema(fields, nil)
-}
-
-// nullColumns appends all-null columns, for the selected leaves a source
-// lacks, to the source's batches.
-type nullColumns struct {
-	fields []arrow.Field
-	n      int64
-	arrs   []arrow.Array
-}
-
-func (c *nullColumns) augment(rec arrow.Record, mem memory.Allocator) arrow.Record {
-	if c.arrs == nil || c.n != rec.NumRows() {
-		c.release()
-		c.n = rec.NumRows()
-		c.arrs = make([]arrow.Array, len(c.fields))
-		for j, f := range c.fields {
-			c.arrs[j] = array.MakeArrayOfNull(mem, f.Type, int(c.n))
+// aggregateSource aggregates source i: the selected leaves it has (Parquet
+// column chunk by column chunk, IPC batch by batch); those it lacks are null
+// in each of its rows.
+func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engine, i int, sel Selection, aggs gpuagg.Agg) (*partial, error) {
+	s, fi := d.sources[i], &d.files[i]
+	src := newPartial(sel.Leaves, aggs)
+	byName := make(map[string]int, len(sel.Leaves))
+	var present []column.Leaf // as this source has them
+	var outIdx []int          // their index in the selection
+	for k, l := range sel.Leaves {
+		byName[l.Name] = k
+		if fl, ok := column.Find(fi.leaves, l.Name); ok {
+			present = append(present, fl)
+			outIdx = append(outIdx, k)
 		}
 	}
-	fields := append(rec.Schema().Fields(), c.fields...)
-	cols := append(append([]arrow.Array(nil), rec.Columns()...), c.arrs...)
-	return array.NewRecord(arrow.NewSchema(fields, nil), cols, rec.NumRows())
-}
-
-func (c *nullColumns) release() {
-	for _, a := range c.arrs {
-		a.Release()
+	var prog *tracker
+	if d.opts.Progress != nil && s.Size >= 0 {
+		prog = &tracker{report: d.opts.Progress, size: s.Size}
 	}
-	c.arrs = nil
+	if fi.parquet != nil {
+		leaves, err := parquetLeaves(fi.parquet, present, outIdx, pageEng != nil)
+		if err != nil {
+			return nil, err
+		}
+		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng, pageEng: pageEng,
+			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes}
+		if err := run.run(ctx, src, prog); err != nil {
+			return nil, err
+		}
+		src.rows = fi.parquet.meta.NumRows
+		prog.finish()
+	} else {
+		rows, err := d.aggregateBatches(ctx, eng, i, present, aggs, src, byName, prog)
+		if err != nil {
+			return nil, err
+		}
+		src.rows = rows
+	}
+	src.nullRest(present)
+	return src, nil
 }
 
-// aggregateSource folds source i into total and returns its row count.
-func (d *Dataset) aggregateSource(ctx context.Context, eng *gpuagg.Engine, i int, sel Selection, req gpuagg.Request, total *gpuagg.Accumulator) (rows int64, err error) {
-	var present []string
-	var missing nullColumns
-	for _, l := range sel.Leaves {
-		if _, ok := column.Find(d.files[i].leaves, l.Name); ok {
-			present = append(present, l.Name)
-		} else {
-			missing.fields = append(missing.fields, arrow.Field{Name: l.Name, Type: l.Type, Nullable: true})
+// nullRest counts a null in each row for the selected leaves a source lacks.
+func (p *partial) nullRest(present []column.Leaf) {
+	has := make(map[string]bool, len(present))
+	for _, l := range present {
+		has[l.Name] = true
+	}
+	for i, l := range p.leaves {
+		if !has[l.Name] {
+			p.states[i].NullCount += p.rows
 		}
 	}
-	defer missing.release()
-	rdr, err := d.openReader(ctx, i, present)
+}
+
+// aggregateBatches folds the leaves of IPC source i (as the source has them;
+// none: rows only) into src, batch by batch, and returns the source's rows.
+func (d *Dataset) aggregateBatches(ctx context.Context, eng *gpuagg.Engine, i int, leaves []column.Leaf, aggs gpuagg.Agg, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
+	names := make([]string, len(leaves))
+	for k, l := range leaves {
+		names[k] = l.Name
+	}
+	rdr, err := d.openReader(ctx, i, prog)
 	if err != nil {
 		return 0, err
 	}
@@ -390,17 +475,16 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *gpuagg.Engine, i int
 		}
 	}()
 
-	// One accumulator per batch schema (a Parquet file's batches share the
-	// schema of its projected columns), merged into total in order.
+	// One accumulator per batch schema, merged into src in order.
+	req := gpuagg.Request{Columns: names, Aggs: aggs}
 	var acc *gpuagg.Accumulator
 	var accSchema *arrow.Schema
-	flush := func() error {
-		if acc == nil {
-			return nil
+	var accFrom int64 // the source's row of the accumulator's first row
+	flush := func() {
+		if acc != nil {
+			src.addAccumulator(acc, accFrom, byName)
+			acc = nil
 		}
-		err := total.Merge(acc)
-		acc = nil
-		return err
 	}
 	for {
 		var b batch
@@ -417,26 +501,20 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *gpuagg.Engine, i int
 			return 0, b.err
 		}
 		rec := b.rec
-		if total == nil { // no column to aggregate: rows only
+		if len(leaves) == 0 { // rows only
 			rows += rec.NumRows()
 			rec.Release()
 			continue
 		}
-		if len(missing.fields) > 0 {
-			full := missing.augment(rec, d.opts.Mem)
-			rec.Release()
-			rec = full
-		}
 		err := func() error {
 			defer rec.Release()
 			if acc == nil || !rec.Schema().Equal(accSchema) {
-				if err := flush(); err != nil {
-					return err
-				}
+				flush()
+				var err error
 				if acc, err = eng.NewAccumulator(rec.Schema(), req); err != nil {
 					return err
 				}
-				accSchema = rec.Schema()
+				accSchema, accFrom = rec.Schema(), rows
 			}
 			if err := acc.Add(ctx, rec); err != nil {
 				return err
@@ -448,5 +526,6 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *gpuagg.Engine, i int
 			return 0, err
 		}
 	}
-	return rows, flush()
+	flush()
+	return rows, nil
 }

@@ -62,9 +62,20 @@ func jsonOf(t *testing.T, rows int64, files int, res []gpuagg.Result) string {
 	return b.String()
 }
 
+// flatSchema is a schema of one top-level field per leaf, named with the
+// leaf's (dotted) name: every selected leaf resolves in it, which makes it
+// the schema of an accumulator over them.
+func flatSchema(leaves []column.Leaf) *arrow.Schema {
+	fields := make([]arrow.Field, len(leaves))
+	for i, l := range leaves {
+		fields[i] = arrow.Field{Name: l.Name, Type: l.Type, Nullable: true}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
 // inMemory aggregates file f from the generator's rows, batch by batch as the
-// file was written, with the grouping Aggregate uses (one accumulator for
-// the file, merged into one over the selected leaves).
+// file was written (a batch per Parquet row group or IPC record batch), in
+// one accumulator merged into one over the selected leaves.
 func inMemory(t *testing.T, mem memory.Allocator, f testdatagen.File, leaves []column.Leaf) []gpuagg.Result {
 	t.Helper()
 	eng := newEngine(t, mem)
@@ -211,34 +222,42 @@ func TestSameNameOtherType(t *testing.T) {
 	assert.ErrorAs(t, err, &e)
 }
 
-func TestParquetProjection(t *testing.T) {
+// Leaves resolve to their Parquet leaf columns, and those whose pages hold
+// their Arrow values as they are take the page path.
+func TestParquetLeaves(t *testing.T) {
 	pq := filepath.Join(testdata, "sample.parquet")
-	schema, pf, err := probeParquet(pq)
+	schema, pqf, err := probeParquet(pq)
 	require.NoError(t, err)
-	r, err := openParquet(pq, pf, schema, []string{"point.b", "u64"}, memory.DefaultAllocator, DefaultBatchBytes, 2, nil)
-	require.NoError(t, err)
-	defer r.close()
-	// Parquet leaf columns: u64 is leaf 7, point.b the one after point.a.
+	all := column.Leaves(schema)
+	var pick []column.Leaf
 	var pointB int
-	for i, l := range column.Leaves(schema) {
-		if l.Name == "point.b" {
+	for i, l := range all {
+		switch l.Name {
+		case "point.b":
 			pointB = i
+			pick = append(pick, l)
+		case "u64", "i8", "price", "ts_paris", "point.a":
+			pick = append(pick, l)
 		}
 	}
-	assert.Equal(t, []int{pointB, 7}, r.cols)
-	rec, err := r.next(context.Background())
+	leaves, err := parquetLeaves(pqf, pick, []int{10, 11, 12, 13, 14, 15}, true)
 	require.NoError(t, err)
-	defer rec.Release()
-	assert.Equal(t, []string{"point struct<b: utf8>", "u64 uint64"}, fieldStrings(rec.Schema()))
-	assert.Equal(t, int64(300), rec.NumRows(), "one row group per batch")
-}
-
-func fieldStrings(s *arrow.Schema) []string {
-	var out []string
-	for _, f := range s.Fields() {
-		out = append(out, f.Name+" "+f.Type.String())
+	got := map[string]parquetLeaf{}
+	for k, l := range leaves {
+		assert.Equal(t, 10+k, l.out)
+		got[l.name] = l
 	}
-	return out
+	// Parquet leaf columns: u64 is leaf 7, point.b the one after point.a.
+	assert.Equal(t, 7, got["u64"].col)
+	assert.Equal(t, pointB, got["point.b"].col)
+	for name, paged := range map[string]bool{"u64": true, "ts_paris": true, "point.a": true, "i8": false, "price": false, "point.b": false} {
+		assert.Equal(t, paged, got[name].page != nil, name)
+	}
+	leaves, err = parquetLeaves(pqf, pick, []int{0, 1, 2, 3, 4, 5}, false)
+	require.NoError(t, err)
+	for _, l := range leaves {
+		assert.Nil(t, l.page, l.name)
+	}
 }
 
 func TestNoColumnsCountsRows(t *testing.T) {

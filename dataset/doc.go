@@ -8,13 +8,23 @@
 // Expand turns command-line paths (files, directories, globs, "-" for an IPC
 // stream on standard input) into Sources.
 //
-// Reading streams: Parquet row group by row group through pqarrow, decoding
-// only the requested columns (in parallel, projecting only the needed leaves
-// of struct columns) in batches of bounded size, several row groups at once
-// when there are more workers than columns; IPC files and streams batch by
-// batch. The next batch is decoded while the current one is aggregated, and
-// batches are aggregated in file order. A few batches per row group in flight
-// are in memory at once, whatever the size of the file.
+// Reading Parquet: only the requested leaf columns are read, a column chunk
+// (a row group of one leaf) per task, on Options.Workers goroutines. A
+// column whose Parquet values are its Arrow values bit for bit (flat int32,
+// int64, uint32, uint64, float, double, date32, time and timestamp columns,
+// PLAIN or dictionary-encoded, data pages v1 or v2, any codec) is aggregated
+// from its decompressed pages, in place: PLAIN values are folded where they
+// lie in the page, dictionary pages as dictionary views over the dictionary
+// page, and nulls are counted from the encoded definition levels. Any other
+// column (narrow integers, decimals, booleans, strings, INT96 timestamps,
+// DELTA encodings, nested columns, a GPU engine) is decoded into Arrow
+// arrays through pqarrow, batch by batch, and aggregated by the engine. Chunk
+// states are merged in file order, so results are the same whatever the
+// number of workers. Memory is bounded by the workers and Options.DecodeBytes,
+// not by the size of the file: a worker holds one chunk's buffers at a time.
+//
+// Reading IPC: files and streams batch by batch, the next batch decoded
+// while the current one is aggregated, in order.
 //
 // The sources of a Dataset are one table: columns are matched by name, and
 // the same name with two types is an error naming both files. Every problem

@@ -1,0 +1,291 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+)
+
+// Parquet's RLE / bit-packed hybrid encoding (definition levels, dictionary
+// indices), decoded straight into what the page path needs: counts of
+// non-null values, validity bitmaps and int32 dictionary indices, a window
+// at a time. Every length is checked against the bytes there are: corrupt
+// input is an error, never a read out of bounds.
+
+var errShortRuns = errors.New("the encoded values end early")
+
+// maxRun caps the length of one run, so that counts never overflow (a page
+// has at most 2^31 values).
+const maxRun = 1 << 40
+
+// hybrid decodes a stream of RLE / bit-packed hybrid runs of bit width w.
+type hybrid struct {
+	data []byte // the runs after the current one
+	w    int
+	// The current run: left values, either one repeated value (rle) or
+	// bit-packed in packed from bit bit on.
+	left   int
+	rle    bool
+	value  uint32
+	packed []byte
+	bit    int
+}
+
+// reset starts decoding runs of bit width w from data.
+func (h *hybrid) reset(data []byte, w int) { *h = hybrid{data: data, w: w} }
+
+// resetPacked starts decoding n values of w bits packed LSB first in data,
+// without run headers (the deprecated BIT_PACKED level encoding, once its
+// bit order is turned around by msbToLSB).
+func (h *hybrid) resetPacked(data []byte, w, n int) {
+	*h = hybrid{w: w, left: n, packed: data}
+}
+
+// nextRun reads the header of the next run.
+func (h *hybrid) nextRun() error {
+	if h.w < 0 || h.w > 32 {
+		return fmt.Errorf("bit width %d out of range [0, 32]", h.w)
+	}
+	hdr, k := binary.Uvarint(h.data)
+	if k <= 0 {
+		return fmt.Errorf("%w (no run header)", errShortRuns)
+	}
+	h.data = h.data[k:]
+	if hdr&1 == 0 { // one value repeated: the count, then the value in ceil(w/8) bytes
+		count := hdr >> 1
+		nb := (h.w + 7) / 8
+		if count == 0 {
+			return errors.New("a run of no values")
+		}
+		if len(h.data) < nb {
+			return fmt.Errorf("%w (run value cut)", errShortRuns)
+		}
+		var v uint32
+		for i := 0; i < nb; i++ {
+			v |= uint32(h.data[i]) << (8 * i)
+		}
+		if h.w < 32 && v>>h.w != 0 {
+			return fmt.Errorf("run value %d does not fit %d bits", v, h.w)
+		}
+		h.data = h.data[nb:]
+		h.rle, h.value, h.left = true, v, int(min(count, maxRun))
+		return nil
+	}
+	// Bit-packed: groups of 8 values in w bytes each. A cut last group is
+	// decoded as far as it goes (as other readers do).
+	groups := min(hdr>>1, maxRun/8)
+	if groups == 0 {
+		return errors.New("a bit-packed run of no values")
+	}
+	nb := len(h.data)
+	if h.w > 0 && groups <= uint64(nb/h.w) {
+		nb = int(groups) * h.w
+	}
+	h.rle, h.packed, h.bit = false, h.data[:nb], 0
+	h.left = int(groups * 8)
+	if h.w > 0 {
+		h.left = min(h.left, nb*8/h.w)
+	} else {
+		h.packed = nil
+	}
+	h.data = h.data[nb:]
+	if h.left == 0 {
+		return fmt.Errorf("%w (bit-packed run cut)", errShortRuns)
+	}
+	return nil
+}
+
+// take returns how many of the next want values the current run holds (at
+// least one), reading a run header if needed.
+func (h *hybrid) take(want int) (int, error) {
+	if h.left == 0 {
+		if err := h.nextRun(); err != nil {
+			return 0, err
+		}
+	}
+	return min(want, h.left), nil
+}
+
+// consume moves past c values of the current run.
+func (h *hybrid) consume(c int) {
+	h.left -= c
+	if !h.rle {
+		h.bit += c * h.w
+	}
+}
+
+// unpackRun decodes the next len(out) values of the current bit-packed run.
+func unpackRun[T ~int32 | ~uint32](h *hybrid, out []T) {
+	unpack32(h.packed, h.bit, h.w, out)
+}
+
+// unpack32 decodes len(out) values of w bits (1 to 32), LSB first, from bit
+// bit of b on.
+func unpack32[T ~int32 | ~uint32](b []byte, bit, w int, out []T) {
+	mask := uint64(1)<<w - 1
+	i := 0
+	// Whole 8-byte loads while they stay inside b: a value of up to 32 bits
+	// at a shift of up to 7 fits in 64.
+	for ; i < len(out) && bit>>3+8 <= len(b); i++ {
+		out[i] = T(binary.LittleEndian.Uint64(b[bit>>3:]) >> (bit & 7) & mask)
+		bit += w
+	}
+	for ; i < len(out); i++ {
+		var word uint64
+		for j, c := range b[bit>>3:] {
+			word |= uint64(c) << (8 * j)
+		}
+		out[i] = T(word >> (bit & 7) & mask)
+		bit += w
+	}
+}
+
+// levelBitWidth is the bit width of levels up to max.
+func levelBitWidth(max int16) int {
+	w := 0
+	for ; max > 0; max >>= 1 {
+		w++
+	}
+	return w
+}
+
+func levelError(v uint32, maxDef int16) error {
+	return fmt.Errorf("definition level %d above the maximum %d", v, maxDef)
+}
+
+// count returns how many of the next m levels are maxDef (> 0).
+func (h *hybrid) count(maxDef int16, m int) (int, error) {
+	var scratch [64]uint32
+	k := 0
+	for done := 0; done < m; {
+		c, err := h.take(m - done)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case h.rle:
+			if h.value > uint32(maxDef) {
+				return 0, levelError(h.value, maxDef)
+			}
+			if h.value == uint32(maxDef) {
+				k += c
+			}
+		case h.w == 1: // maxDef is 1: count the bits set
+			k += bitutil.CountSetBits(h.packed, h.bit, c)
+		default:
+			c = min(c, len(scratch))
+			unpackRun(h, scratch[:c])
+			for _, v := range scratch[:c] {
+				if v > uint32(maxDef) {
+					return 0, levelError(v, maxDef)
+				}
+				if v == uint32(maxDef) {
+					k++
+				}
+			}
+		}
+		h.consume(c)
+		done += c
+	}
+	return k, nil
+}
+
+// bitmap sets bit i of valid, for i in [0, m), when the next level i is
+// maxDef (> 0), and returns how many are set.
+func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
+	var scratch [64]uint32
+	for done := 0; done < m; {
+		c, err := h.take(m - done)
+		if err != nil {
+			return 0, err
+		}
+		switch {
+		case h.rle:
+			if h.value > uint32(maxDef) {
+				return 0, levelError(h.value, maxDef)
+			}
+			bitutil.SetBitsTo(valid, int64(done), int64(c), h.value == uint32(maxDef))
+		case h.w == 1: // the packed levels are the bitmap
+			bitutil.CopyBitmap(h.packed, h.bit, c, valid, done)
+		default:
+			c = min(c, len(scratch))
+			unpackRun(h, scratch[:c])
+			for i, v := range scratch[:c] {
+				if v > uint32(maxDef) {
+					return 0, levelError(v, maxDef)
+				}
+				bitutil.SetBitTo(valid, done+i, v == uint32(maxDef))
+			}
+		}
+		h.consume(c)
+		done += c
+	}
+	return bitutil.CountSetBits(valid, 0, m), nil
+}
+
+// indices decodes the next len(out) dictionary indices into out and checks
+// that they are below dictLen.
+func (h *hybrid) indices(dictLen int, out []int32) error {
+	for done := 0; done < len(out); {
+		c, err := h.take(len(out) - done)
+		if err != nil {
+			return err
+		}
+		dst := out[done : done+c]
+		if h.rle {
+			if h.value >= uint32(dictLen) {
+				return fmt.Errorf("dictionary index %d out of range [0, %d)", h.value, dictLen)
+			}
+			for i := range dst {
+				dst[i] = int32(h.value)
+			}
+		} else {
+			if h.w == 0 {
+				clear(dst)
+			} else {
+				unpackRun(h, dst)
+			}
+			// The OR of the indices is at least their maximum: when it is
+			// in range, they all are (the common case, one cheap pass).
+			var or int32
+			for _, v := range dst {
+				or |= v
+			}
+			if uint32(or) >= uint32(dictLen) {
+				for _, v := range dst {
+					if uint32(v) >= uint32(dictLen) {
+						return fmt.Errorf("dictionary index %d out of range [0, %d)", uint32(v), dictLen)
+					}
+				}
+			}
+		}
+		h.consume(c)
+		done += c
+	}
+	return nil
+}
+
+// msbToLSB re-packs n values of w bits from the deprecated BIT_PACKED order
+// (most significant bit first, from the high bit of each byte) into the
+// hybrid's LSB-first order, in out (grown as needed). data must hold
+// ceil(n*w/8) bytes.
+func msbToLSB(data []byte, w, n int, out []byte) []byte {
+	out = grow(out, (n*w+7)/8)
+	clear(out)
+	for i := 0; i < n; i++ {
+		var v uint32
+		for j := 0; j < w; j++ {
+			b := i*w + j
+			v = v<<1 | uint32(data[b>>3]>>(7-b&7)&1)
+		}
+		for j := 0; j < w; j++ {
+			if v>>j&1 != 0 {
+				b := i*w + j
+				out[b>>3] |= 1 << (b & 7)
+			}
+		}
+	}
+	return out
+}

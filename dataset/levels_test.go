@@ -1,0 +1,255 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hybridWriter writes the RLE / bit-packed hybrid encoding, run by run as
+// the test asks (the reference the decoder is checked against).
+type hybridWriter struct {
+	w   int
+	out []byte
+}
+
+func (e *hybridWriter) rle(count int, v uint32) {
+	e.out = binary.AppendUvarint(e.out, uint64(count)<<1)
+	for i := 0; i < (e.w+7)/8; i++ {
+		e.out = append(e.out, byte(v>>(8*i)))
+	}
+}
+
+// packed writes vals (padded with zeros to a multiple of 8) bit-packed.
+func (e *hybridWriter) packed(vals []uint32) {
+	groups := (len(vals) + 7) / 8
+	e.out = binary.AppendUvarint(e.out, uint64(groups)<<1|1)
+	buf := make([]byte, groups*e.w)
+	for i, v := range vals {
+		for j := 0; j < e.w; j++ {
+			if v>>j&1 != 0 {
+				bit := i*e.w + j
+				buf[bit/8] |= 1 << (bit % 8)
+			}
+		}
+	}
+	e.out = append(e.out, buf...)
+}
+
+// randomRuns encodes n random values below limit (of bit width w) in random
+// runs and returns the encoding and the values.
+func randomRuns(r *rand.Rand, w, n int, limit uint32) ([]byte, []uint32) {
+	e := &hybridWriter{w: w}
+	var vals []uint32
+	for len(vals) < n {
+		c := 1 + r.IntN(200)
+		if r.IntN(2) == 0 {
+			v := r.Uint32N(limit)
+			e.rle(c, v)
+			for i := 0; i < c; i++ {
+				vals = append(vals, v)
+			}
+			continue
+		}
+		run := make([]uint32, c)
+		for i := range run {
+			run[i] = r.Uint32N(limit)
+		}
+		e.packed(run)
+		vals = append(vals, run...)
+		for len(run)%8 != 0 { // the padding decodes as zeros
+			run = append(run, 0)
+			vals = append(vals, 0)
+		}
+	}
+	return e.out, vals[:n]
+}
+
+// The decoder agrees with the reference encoding for every bit width, in
+// windows of any size, for counts, bitmaps and indices.
+func TestHybridDecodesRandomRuns(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, w := range []int{1, 2, 3, 5, 8, 10, 13, 16, 17, 24, 31, 32} {
+		limit := uint32(1<<min(w, 31) - 1)
+		if w >= 32 {
+			limit = 1<<31 - 1
+		}
+		data, vals := randomRuns(r, w, 5000, limit+1)
+		// indices, in uneven windows
+		var h hybrid
+		h.reset(data, w)
+		got := make([]int32, 0, len(vals))
+		for len(got) < len(vals) {
+			k := min(1+r.IntN(700), len(vals)-len(got))
+			out := make([]int32, k)
+			require.NoError(t, h.indices(int(limit)+1, out), "width %d", w)
+			got = append(got, out...)
+		}
+		for i, v := range vals {
+			require.Equal(t, int32(v), got[i], "width %d, value %d", w, i)
+		}
+		if w > 16 {
+			continue // levels are at most 16 bits wide
+		}
+		maxDef := int16(min(limit, 1<<15-1))
+		data, vals = randomRuns(r, w, 5000, uint32(maxDef)+1)
+		h.reset(data, w)
+		var c hybrid
+		c.reset(data, w)
+		for done := 0; done < len(vals); {
+			k := min(1+r.IntN(900), len(vals)-done)
+			valid := make([]byte, bitutil.BytesForBits(int64(k)))
+			set, err := h.bitmap(maxDef, k, valid)
+			require.NoError(t, err)
+			count, err := c.count(maxDef, k)
+			require.NoError(t, err)
+			want := 0
+			for i := 0; i < k; i++ {
+				isMax := vals[done+i] == uint32(maxDef)
+				require.Equal(t, isMax, bitutil.BitIsSet(valid, i), "width %d, level %d", w, done+i)
+				if isMax {
+					want++
+				}
+			}
+			assert.Equal(t, want, set)
+			assert.Equal(t, want, count)
+			done += k
+		}
+	}
+}
+
+// The examples of the Parquet specification (Encodings.md): 0 to 7 in 3
+// bits, bit-packed LSB first in the hybrid encoding, MSB first in the
+// deprecated BIT_PACKED one.
+func TestHybridSpecExamples(t *testing.T) {
+	var h hybrid
+	h.reset([]byte{3<<1 | 1 /* one group */, 0b10001000, 0b11000110, 0b11111010}, 3)
+	out := make([]int32, 8)
+	require.NoError(t, h.indices(8, out))
+	assert.Equal(t, []int32{0, 1, 2, 3, 4, 5, 6, 7}, out)
+
+	lsb := msbToLSB([]byte{0b00000101, 0b00111001, 0b01110111}, 3, 8, nil)
+	assert.Equal(t, []byte{0b10001000, 0b11000110, 0b11111010}, lsb)
+	h.resetPacked(lsb, 3, 8)
+	require.NoError(t, h.indices(8, out))
+	assert.Equal(t, []int32{0, 1, 2, 3, 4, 5, 6, 7}, out)
+
+	// BIT_PACKED definition levels of width 1: 1 0 1 1 0 0 0 1 | 1
+	lsb = msbToLSB([]byte{0b10110001, 0b10000000}, 1, 9, nil)
+	h.resetPacked(lsb, 1, 9)
+	valid := make([]byte, 2)
+	n, err := h.bitmap(1, 9, valid)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	assert.Equal(t, []byte{0b10001101, 1}, valid)
+}
+
+// A last bit-packed group cut short decodes as far as it goes, as other
+// readers do.
+func TestHybridShortLastGroup(t *testing.T) {
+	var h hybrid
+	// two groups of width 8 announced, 11 values there
+	h.reset([]byte{2<<1 | 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, 8)
+	out := make([]int32, 11)
+	require.NoError(t, h.indices(100, out))
+	assert.Equal(t, []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, out)
+	require.ErrorIs(t, h.indices(100, make([]int32, 1)), errShortRuns)
+}
+
+// Corrupt encodings are errors, never reads out of bounds.
+func TestHybridErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		data []byte
+		w    int
+		want string
+	}{
+		{"nothing", nil, 3, "the encoded values end early (no run header)"},
+		{"cut header", []byte{0x80}, 3, "the encoded values end early (no run header)"},
+		{"cut value", []byte{4 << 1}, 9, "the encoded values end early (run value cut)"},
+		{"empty run", []byte{0, 1}, 1, "a run of no values"},
+		{"empty packed run", []byte{1}, 1, "a bit-packed run of no values"},
+		{"value too wide", []byte{4 << 1, 8}, 3, "run value 8 does not fit 3 bits"},
+		{"bit width", []byte{4 << 1, 0, 0, 0, 0, 0}, 33, "bit width 33 out of range [0, 32]"},
+		{"packed bytes missing", []byte{1<<1 | 1}, 3, "the encoded values end early (bit-packed run cut)"},
+		{"huge run", []byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}, 8, "the encoded values end early (bit-packed run cut)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var h hybrid
+			h.reset(tc.data, tc.w)
+			assert.EqualError(t, h.indices(1<<30, make([]int32, 10)), tc.want)
+		})
+	}
+	var h hybrid
+	h.reset([]byte{4 << 1, 5}, 3)
+	assert.EqualError(t, h.indices(5, make([]int32, 4)), "dictionary index 5 out of range [0, 5)")
+	h.reset([]byte{1<<1 | 1, 0b11111111, 0, 0}, 3) // 7 0 0 ...
+	assert.EqualError(t, h.indices(7, make([]int32, 8)), "dictionary index 7 out of range [0, 7)")
+	h.reset([]byte{4 << 1, 3}, 2)
+	_, err := h.count(2, 4)
+	assert.EqualError(t, err, "definition level 3 above the maximum 2")
+	h.reset([]byte{4 << 1, 3}, 2)
+	_, err = h.bitmap(2, 4, make([]byte, 1))
+	assert.EqualError(t, err, "definition level 3 above the maximum 2")
+	h.reset([]byte{1<<1 | 1, 0b11111111, 0}, 2) // 3 3 3 3 0 0 0 0
+	_, err = h.count(2, 8)
+	assert.EqualError(t, err, "definition level 3 above the maximum 2")
+	// a huge repeat count is capped, not overflowed
+	h.reset([]byte{0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 1}, 1)
+	n, err := h.count(1, 1000)
+	require.NoError(t, err)
+	assert.Equal(t, 1000, n)
+}
+
+func TestLevelBitWidth(t *testing.T) {
+	for max, want := range map[int16]int{0: 0, 1: 1, 2: 2, 3: 2, 4: 3, 7: 3, 8: 4, 255: 8, 256: 9, 1<<15 - 1: 15} {
+		assert.Equal(t, want, levelBitWidth(max), max)
+	}
+}
+
+func TestSpreadValues(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, m := range []int{1, 7, 63, 64, 65, 128, 200, 1000} {
+		valid := make([]byte, bitutil.BytesForBits(int64(m)))
+		var dense []uint64
+		want := make([]uint64, m)
+		for i := 0; i < m; i++ {
+			if r.IntN(4) != 0 || (m >= 128 && i < 64) { // a full word too
+				bitutil.SetBit(valid, i)
+				want[i] = r.Uint64()
+				dense = append(dense, want[i])
+			}
+		}
+		got := make([]uint64, m)
+		spreadValues(dense, valid, m, got)
+		assert.Equal(t, want, got, m)
+	}
+}
+
+// Any bytes decode to values or an error, never to a panic or a read out
+// of bounds.
+func FuzzHybrid(f *testing.F) {
+	f.Add([]byte{3<<1 | 1, 0b10001000, 0b11000110, 0b11111010}, uint8(3), uint16(8))
+	f.Add([]byte{4 << 1, 1, 2<<1 | 1, 0xFF, 0x0F}, uint8(1), uint16(20))
+	f.Add([]byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 7}, uint8(8), uint16(300))
+	f.Fuzz(func(t *testing.T, data []byte, w uint8, n uint16) {
+		var h hybrid
+		h.reset(data, int(w%40))
+		_ = h.indices(1<<20, make([]int32, n))
+		if lw := int(w % 17); lw > 0 {
+			maxDef := int16(1<<lw - 1)
+			h.reset(data, lw)
+			_, _ = h.count(maxDef, int(n))
+			h.reset(data, lw)
+			_, _ = h.bitmap(maxDef, int(n), make([]byte, bitutil.BytesForBits(int64(n))))
+			if len(data)*8 >= int(n)*lw {
+				h.resetPacked(msbToLSB(data, lw, int(n), nil), lw, int(n))
+				_, _ = h.count(maxDef, int(n))
+			}
+		}
+	})
+}
