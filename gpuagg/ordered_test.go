@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/big"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -78,28 +77,8 @@ func checkOrdered(t *testing.T, res Result, want expected, msg string) {
 	}
 	require.Equal(t, want.argMin, rowOf(scalarValue(res.ArgMin)), "arg_min %s", msg)
 	require.Equal(t, want.argMax, rowOf(scalarValue(res.ArgMax)), "arg_max %s", msg)
-	sameValue(t, want.first, scalarValue(res.First), "first "+msg)
-	sameValue(t, want.last, scalarValue(res.Last), "last "+msg)
-}
-
-func sameValue(t *testing.T, want, got any, msg string) {
-	t.Helper()
-	switch w := want.(type) {
-	case float64:
-		g, ok := got.(float64)
-		require.True(t, ok, "%s: got %T", msg, got)
-		if math.IsNaN(w) {
-			require.True(t, math.IsNaN(g), msg)
-			return
-		}
-		require.Equal(t, math.Float64bits(w), math.Float64bits(g), "%s: want %v got %v", msg, w, g)
-	case *big.Int:
-		g, ok := got.(*big.Int)
-		require.True(t, ok, "%s: got %T", msg, got)
-		require.Zero(t, w.Cmp(g), "%s: want %s got %s", msg, w, g)
-	default:
-		require.Equal(t, want, got, msg)
-	}
+	checkExtreme(t, want.first, scalarValue(res.First), "first "+msg)
+	checkExtreme(t, want.last, scalarValue(res.Last), "last "+msg)
 }
 
 // TestOrderedTies: ties go to the earliest row, whatever the morsel and
