@@ -3,7 +3,7 @@
 
 GO ?= go
 
-.PHONY: build run test bench bench-cpu testdata clean kernels cuda gpu-bin
+.PHONY: build run test bench bench-cpu testdata clean kernels cuda gpu-bin fuzz
 
 ## build: the command, into bin/arrowagg
 build:
@@ -27,6 +27,14 @@ bench:
 ## bench-cpu: arrowagg against DuckDB on a generated Parquet file (bench/ module)
 bench-cpu:
 	bash scripts/bench-cpu.sh
+
+## fuzz: run each fuzz target of dataset/ for FUZZTIME, one after the other
+FUZZTIME ?= 10m
+fuzz:
+	@for t in FuzzDetect FuzzParquet FuzzIPCFile FuzzIPCStream FuzzHybrid; do \
+		echo "== $$t"; \
+		$(GO) test ./dataset -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
+	done
 
 ## testdata: regenerate testdata/ and its golden outputs
 testdata:

@@ -506,8 +506,11 @@ func (d *Dataset) aggregateBatches(ctx context.Context, eng *gpuagg.Engine, i in
 			rec.Release()
 			continue
 		}
-		err := func() error {
+		err := func() (err error) {
 			defer rec.Release()
+			// Arrow builds some arrays lazily (the values of a
+			// dictionary) and panics there on corrupt offsets.
+			defer recoverTo(&err)
 			if acc == nil || !rec.Schema().Equal(accSchema) {
 				flush()
 				var err error

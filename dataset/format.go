@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
@@ -142,9 +141,12 @@ func DetectFile(r io.ReaderAt, size int64) (Format, error) {
 }
 
 // checkStreamSchema decodes the schema message at the start of r.
-func checkStreamSchema(r io.Reader) (err error) {
+func checkStreamSchema(r *io.SectionReader) (err error) {
 	defer recoverTo(&err)
-	rdr, err := ipc.NewReader(r, ipc.WithAllocator(memory.DefaultAllocator))
+	guard := newIPCGuard(r, r.Size())
+	mem := guard.allocator(memory.DefaultAllocator)
+	defer mem.freeAll()
+	rdr, err := newIPCReader(guard, mem)
 	if err != nil {
 		return err
 	}

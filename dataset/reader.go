@@ -1,7 +1,9 @@
 package dataset
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,6 +13,8 @@ import (
 	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
@@ -113,6 +117,9 @@ func probeParquet(path string) (_ *arrow.Schema, _ *parquetFile, err error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Parquet footer: %w", err)
 	}
+	if err := checkStoredSchema(pf.MetaData().KeyValueMetadata()); err != nil {
+		return nil, nil, fmt.Errorf("reading the Arrow schema stored in the Parquet footer: %w", err)
+	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Parquet schema: %w", err)
@@ -122,6 +129,27 @@ func probeParquet(path string) (_ *arrow.Schema, _ *parquetFile, err error) {
 		return nil, nil, fmt.Errorf("converting the Parquet schema to Arrow: %w", err)
 	}
 	return schema, &parquetFile{meta: pf.MetaData(), manifest: fr.Manifest}, nil
+}
+
+// checkStoredSchema checks the Arrow schema a Parquet writer may store in
+// the footer (an IPC schema message, base64-encoded, decoded as pqarrow
+// does) through the IPC guard before pqarrow reads it.
+func checkStoredSchema(kv metadata.KeyValueMetadata) error {
+	serialized := kv.FindValue("ARROW:schema")
+	if serialized == nil {
+		return nil
+	}
+	var decoded []byte
+	var err error
+	if len(*serialized)%4 == 0 {
+		decoded, err = base64.StdEncoding.DecodeString(*serialized)
+	}
+	if len(decoded) == 0 || err != nil {
+		if decoded, err = base64.RawStdEncoding.DecodeString(*serialized); err != nil {
+			return nil // pqarrow says what is wrong
+		}
+	}
+	return checkStreamSchema(io.NewSectionReader(bytes.NewReader(decoded), 0, int64(len(decoded))))
 }
 
 // --- Arrow IPC file ----------------------------------------------------------
@@ -227,7 +255,8 @@ func pump(src io.Reader) (*io.PipeReader, func()) {
 
 type ipcStreamReader struct {
 	rdr    *ipc.Reader
-	closer io.Closer // the file, if any
+	alloc  *guardAllocator // rdr's
+	closer io.Closer       // the file, if any
 	stop   func()
 	prog   *tracker
 }
@@ -238,7 +267,9 @@ type ipcStreamReader struct {
 func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin bool, mem memory.Allocator, prog *tracker, report progressFunc) (_ *ipcStreamReader, err error) {
 	defer recoverTo(&err)
 	s := &ipcStreamReader{closer: closer, prog: prog, stop: func() {}}
+	size := streamSize(r)
 	if stdin {
+		size = -1
 		pr, stop := pump(r)
 		// Cancelling ctx unblocks a read of standard input at once.
 		unregister := context.AfterFunc(ctx, stop)
@@ -251,9 +282,12 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 	if prog != nil {
 		report = prog.add
 	}
-	rdr, err := ipc.NewReader(&countingReader{r: r, prog: report}, ipc.WithAllocator(mem))
+	guard := newIPCGuard(&countingReader{r: r, prog: report}, size)
+	s.alloc = guard.allocator(mem)
+	rdr, err := newIPCReader(guard, s.alloc)
 	if err != nil {
 		s.stop()
+		s.alloc.freeAll()
 		if closer != nil {
 			closer.Close()
 		}
@@ -261,6 +295,27 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 	}
 	s.rdr = rdr
 	return s, nil
+}
+
+// streamSize is the size of the stream r, read from its start: that of a
+// section of a file, or of a regular file; -1 when unknown.
+func streamSize(r io.Reader) int64 {
+	switch v := r.(type) {
+	case *io.SectionReader:
+		return v.Size()
+	case *os.File:
+		if fi, err := v.Stat(); err == nil && fi.Mode().IsRegular() {
+			return fi.Size()
+		}
+	}
+	return -1
+}
+
+// newIPCReader starts an IPC reader on r (reading its schema); a panic of
+// the reader on corrupt bytes is an error.
+func newIPCReader(r io.Reader, mem memory.Allocator) (_ *ipc.Reader, err error) {
+	defer recoverTo(&err)
+	return ipc.NewReader(r, ipc.WithAllocator(mem))
 }
 
 func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error) {
@@ -276,15 +331,54 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		return nil, io.EOF
 	}
 	rec = s.rdr.Record()
+	for i, col := range rec.Columns() {
+		if err := checkArray(col); err != nil {
+			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+	}
 	rec.Retain()
 	return rec, nil
 }
 
+// checkArray checks what Arrow's IPC reader leaves unchecked and the
+// aggregation relies on: that validity bitmaps cover their arrays, here and
+// in struct fields and dictionaries. It also builds the arrays Arrow makes on
+// first use (the values of a dictionary), so that corrupt ones fail while the
+// batch is read, as an error of the reader, and not half-way through its
+// aggregation.
+func checkArray(arr arrow.Array) error {
+	d := arr.Data()
+	if bufs := d.Buffers(); len(bufs) > 0 && (arr.NullN() > 0 || (bufs[0] != nil && bufs[0].Len() > 0)) {
+		need := bitutil.BytesForBits(int64(d.Offset() + d.Len()))
+		if bufs[0] == nil || int64(bufs[0].Len()) < need {
+			have := 0
+			if bufs[0] != nil {
+				have = bufs[0].Len()
+			}
+			return fmt.Errorf("corrupt Arrow IPC stream: %d values at offset %d with a validity bitmap of %d bytes", d.Len(), d.Offset(), have)
+		}
+	}
+	switch a := arr.(type) {
+	case *array.Dictionary:
+		return checkArray(a.Dictionary())
+	case *array.Struct:
+		for i := 0; i < a.NumField(); i++ {
+			if err := checkArray(a.Field(i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func (s *ipcStreamReader) abort() { s.stop() }
 
+// close releases the reader; the records it returned must have been
+// released.
 func (s *ipcStreamReader) close() error {
 	s.stop()
 	s.rdr.Release()
+	s.alloc.freeAll()
 	if s.closer != nil {
 		return s.closer.Close()
 	}

@@ -1,0 +1,191 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/gpuagg"
+)
+
+// The fuzz targets feed arbitrary bytes to format detection and to the
+// readers, and aggregate every column of whatever they accept. Whatever the
+// bytes, reading must not panic, hang, or leave an allocation outstanding,
+// and must end in a result or in an error that names the input. The seed
+// corpus (the testdata files and truncated copies of them) runs as a normal
+// test; `make fuzz` runs each target for a set time.
+
+// fuzzTimeout bounds the read of one fuzz input (up to a few hundred KiB,
+// read in milliseconds): one that takes longer is a hang. It stays under the
+// 10 s after which the fuzzing engine gives up on an input without saying
+// why.
+const fuzzTimeout = 3 * time.Second
+
+// addSeeds adds the testdata file name and truncated copies of it to the
+// corpus of f.
+func addSeeds(f *testing.F, name string) {
+	f.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", name))
+	require.NoError(f, err)
+	f.Add(data)
+	for _, n := range []int{len(data) / 2, len(data) - 1, 64, 12, 8} {
+		if n > 0 && n < len(data) {
+			f.Add(data[:n:n])
+		}
+	}
+}
+
+// writeInput writes data to a file of the test's temporary directory.
+func writeInput(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// fuzzAggregate opens src (standard input reads stdin), selects every
+// column and aggregates it on the CPU, and checks the outcome: a summary,
+// or an error naming the input; no allocation outstanding; done within
+// fuzzTimeout.
+func fuzzAggregate(t *testing.T, src Source, stdin []byte) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
+	defer cancel()
+
+	type outcome struct {
+		sum *Summary
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		sum, err := func() (*Summary, error) {
+			eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithAllocator(mem), gpuagg.WithThreads(1))
+			if err != nil {
+				return nil, err
+			}
+			defer eng.Close()
+			opts := Options{Mem: mem, Workers: 2}
+			if stdin != nil {
+				opts.Stdin = bytes.NewReader(stdin)
+			}
+			d, err := Open(ctx, []Source{src}, opts)
+			if err != nil {
+				return nil, err
+			}
+			defer d.Close()
+			sel, err := d.Select(nil)
+			if err != nil {
+				return nil, err
+			}
+			return d.Aggregate(ctx, eng, sel, AggregateOptions{})
+		}()
+		done <- outcome{sum, err}
+	}()
+
+	var out outcome
+	select {
+	case out = <-done:
+	case <-time.After(fuzzTimeout + 5*time.Second):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("reading %s did not end within %v of its deadline:\n%s", src.Name(), 5*time.Second, buf[:runtime.Stack(buf, true)])
+	}
+	require.NoError(t, ctx.Err(), "reading %s took longer than %v", src.Name(), fuzzTimeout)
+	if out.err != nil {
+		var e *Error
+		if assert.True(t, errors.As(out.err, &e), "the error %q is not an *Error", out.err) {
+			assert.Equal(t, src.Name(), e.Path, "the error %q does not name the input", out.err)
+		}
+	} else {
+		require.NotNil(t, out.sum)
+		assert.Equal(t, 1, out.sum.Files)
+		assert.GreaterOrEqual(t, out.sum.Rows, int64(0))
+		assert.Len(t, out.sum.Results, len(out.sum.Plan))
+	}
+	mem.AssertSize(t, 0)
+}
+
+// FuzzDetect detects the format of arbitrary bytes: Detect on their ends,
+// DetectFile on all of them and Expand on a file of them, which must agree;
+// an input detected as a format is then aggregated.
+func FuzzDetect(f *testing.F) {
+	for _, name := range []string{"sample.parquet", "sample.arrow", "sample.arrows"} {
+		addSeeds(f, name)
+	}
+	f.Add([]byte{})
+	f.Add([]byte("PAR1"))
+	f.Add([]byte("PAR1PAR1PAR1"))
+	f.Add([]byte("ARROW1\x00\x00ARROW1"))
+	f.Add([]byte("\xff\xff\xff\xff\x00\x00\x00\x00"))
+	f.Add([]byte("\x10\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		start := time.Now()
+		size := int64(len(data))
+		head := data[:min(len(data), detectLen)]
+		tail := data[len(data)-min(len(data), detectLen):]
+		want, werr := Detect(head, tail, size)
+		got, gerr := DetectFile(bytes.NewReader(data), size)
+		if werr != nil {
+			assert.Equal(t, Unknown, want)
+			require.Error(t, gerr, "Detect failed (%v), DetectFile did not", werr)
+		}
+		if gerr != nil {
+			assert.Equal(t, Unknown, got)
+		} else {
+			// DetectFile only confirms or rejects what Detect says.
+			require.Equal(t, want, got)
+		}
+
+		path := writeInput(t, "input", data)
+		srcs, err := Expand([]string{path})
+		// Detection reads a few bytes and at most the schema message.
+		require.Less(t, time.Since(start), fuzzTimeout, "detecting the format took too long")
+		if gerr != nil {
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, path, e.Path)
+			return
+		}
+		require.NoError(t, err)
+		require.Equal(t, []Source{{Path: path, Format: got, Size: size}}, srcs)
+		fuzzAggregate(t, srcs[0], nil)
+	})
+}
+
+// FuzzParquet reads arbitrary bytes as a Parquet file, whatever their
+// magic.
+func FuzzParquet(f *testing.F) {
+	addSeeds(f, "sample.parquet")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := writeInput(t, "input.parquet", data)
+		fuzzAggregate(t, Source{Path: path, Format: Parquet, Size: int64(len(data))}, nil)
+	})
+}
+
+// FuzzIPCFile reads arbitrary bytes as an Arrow IPC file, whatever their
+// magic.
+func FuzzIPCFile(f *testing.F) {
+	addSeeds(f, "sample.arrow")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := writeInput(t, "input.arrow", data)
+		fuzzAggregate(t, Source{Path: path, Format: IPCFile, Size: int64(len(data))}, nil)
+	})
+}
+
+// FuzzIPCStream reads arbitrary bytes as an Arrow IPC stream on standard
+// input.
+func FuzzIPCStream(f *testing.F) {
+	addSeeds(f, "sample.arrows")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzAggregate(t, Source{Path: Stdin, Format: IPCStream, Size: -1}, data)
+	})
+}
