@@ -59,14 +59,22 @@ type GPUBackend interface {
 // available (a build without the cuda tag, or no GPU visible).
 var ErrNoGPU = errors.New("no GPU backend")
 
+// GPUConfig is what an Engine asks of the GPU backend it opens.
+type GPUConfig struct {
+	// MemoryLimit caps the device memory the backend allocates, in bytes (0:
+	// no cap beyond the device's). Columns larger than it stream through in
+	// chunks that fit.
+	MemoryLimit int64
+}
+
 var (
 	gpuMu      sync.Mutex
-	gpuFactory func() (GPUBackend, error)
+	gpuFactory func(GPUConfig) (GPUBackend, error)
 )
 
 // RegisterGPU installs the constructor of the GPU backend. The CUDA package
 // (build tag cuda) calls it from its init; the default build has none.
-func RegisterGPU(f func() (GPUBackend, error)) {
+func RegisterGPU(f func(GPUConfig) (GPUBackend, error)) {
 	gpuMu.Lock()
 	defer gpuMu.Unlock()
 	gpuFactory = f
@@ -79,14 +87,14 @@ func GPUBuiltIn() bool {
 	return gpuFactory != nil
 }
 
-func openGPU() (GPUBackend, error) {
+func openGPU(cfg GPUConfig) (GPUBackend, error) {
 	gpuMu.Lock()
 	f := gpuFactory
 	gpuMu.Unlock()
 	if f == nil {
 		return nil, fmt.Errorf("%w: this build has no CUDA support (build with -tags cuda)", ErrNoGPU)
 	}
-	b, err := f()
+	b, err := f(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
 	}

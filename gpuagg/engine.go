@@ -26,6 +26,7 @@ type Engine struct {
 	gpu     GPUBackend // nil: CPU only
 	// gpuShared: the GPU backend came from WithGPU and is the caller's to close.
 	gpuShared bool
+	gpuCfg    GPUConfig
 
 	cal     planner.Calibration
 	calSet  bool
@@ -51,6 +52,11 @@ func WithDevice(d Device) Option { return func(e *Engine) { e.device = d } }
 // registered one). The engine does not close it.
 func WithGPU(b GPUBackend) Option { return func(e *Engine) { e.gpu, e.gpuShared = b, true } }
 
+// WithGPUMemoryLimit caps the device memory of the GPU backend the engine
+// opens (bytes; 0, the default, for no cap): larger columns stream through
+// the device in chunks that fit.
+func WithGPUMemoryLimit(n int64) Option { return func(e *Engine) { e.gpuCfg.MemoryLimit = n } }
+
 // New returns an Engine. With DeviceGPU it fails when no GPU backend can be
 // opened; with DeviceAuto it falls back to the CPU.
 func New(opts ...Option) (*Engine, error) {
@@ -63,7 +69,7 @@ func New(opts ...Option) (*Engine, error) {
 	}
 	e.cpu = &CPU{Threads: e.threads}
 	if e.gpu == nil && e.device != DeviceCPU && GPUBuiltIn() {
-		g, err := openGPU()
+		g, err := openGPU(e.gpuCfg)
 		switch {
 		case err == nil:
 			e.gpu = g
@@ -72,7 +78,7 @@ func New(opts ...Option) (*Engine, error) {
 		}
 	}
 	if e.device == DeviceGPU && e.gpu == nil {
-		_, err := openGPU()
+		_, err := openGPU(e.gpuCfg)
 		return nil, err
 	}
 	if e.device == DeviceCPU {

@@ -101,7 +101,9 @@ var (
 )
 
 func init() {
-	gpuagg.RegisterGPU(func() (gpuagg.GPUBackend, error) { return Open() })
+	gpuagg.RegisterGPU(func(cfg gpuagg.GPUConfig) (gpuagg.GPUBackend, error) {
+		return Open(WithMemoryLimit(cfg.MemoryLimit))
+	})
 }
 
 // Open initializes GPU 0 (or the one WithOrdinal names): its primary
