@@ -12,6 +12,11 @@
   gpu_peers.py table --go-bench bench.log --peers peers.json
       Prints the comparison table (markdown) from the Go benchmark log and the
       peers' JSON.
+
+  gpu_peers.py decision --go-bench bench.log
+      Prints the planner's decision table (markdown) from BenchmarkDecision's
+      log: per type, size and location the fastest round of forced CPU,
+      forced GPU and auto, auto's choice and auto over the faster.
 """
 import argparse
 import json
@@ -186,6 +191,27 @@ def table(args):
         print("Host memcpy of 1 GiB of Go memory (destination/goroutines): " + "; ".join(hc))
 
 
+def decision(args):
+    rows, _ = parse_bench(args.go_bench)
+    choice = {0: "cpu", 1: "gpu", 2: "cpu+gpu"}
+    print("| data | type | elements | forced CPU (µs) | forced GPU (µs) | auto (µs) | auto chose | auto / faster (min) | (median) |")
+    print("|---|---|--:|--:|--:|--:|---|--:|--:|")
+    worst = 0.0
+    for name, r in rows.items():
+        m = re.match(r"BenchmarkDecision(Resident)?/(\w+)/(2\^\d+)$", name)
+        if not m or "auto-min-µs" not in r:
+            continue
+        where = "device" if m.group(1) else "host"
+        c = choice.get(int(r.get("choice(0cpu,1gpu,2both)", -1)), "?")
+        if c == "cpu+gpu":
+            c += f" ({100 * r.get('gpu-share', 0):.0f}% GPU)"
+        worst = max(worst, r["auto/faster-min"])
+        print(f"| {where} | {m.group(2)} | {m.group(3)} | {r['cpu-min-µs']:.1f} | {r['gpu-min-µs']:.1f} | "
+              f"{r['auto-min-µs']:.1f} | {c} | {r['auto/faster-min']:.2f} | {r['auto/faster-median']:.2f} |")
+    print()
+    print(f"worst auto / faster (fastest rounds): {worst:.3f}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -194,8 +220,10 @@ def main():
     t = sub.add_parser("table")
     t.add_argument("--go-bench", required=True)
     t.add_argument("--peers")
+    d = sub.add_parser("decision")
+    d.add_argument("--go-bench", required=True)
     args = ap.parse_args()
-    return measure(args) if args.cmd == "measure" else table(args)
+    return {"measure": measure, "table": table, "decision": decision}[args.cmd](args)
 
 
 if __name__ == "__main__":
