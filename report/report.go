@@ -73,7 +73,11 @@ type Report struct {
 	Aggs    gpuagg.Agg // requested aggregates; 0 means all
 	Columns []gpuagg.Result
 	// Plan, when set, is printed in the JSON output as "plan" beside
-	// "columns" (one entry per column, in the same order).
+	// "columns" (one entry per column, in the same order), each entry
+	// {"name", "backend", "location", "bytes", "gpu_fraction",
+	// "estimated_s", "measured_s", "reason"}: location is where the data
+	// was (host, pinned, or device for columns resident on the GPU) and
+	// reason says why, residency and evictions included.
 	Plan []gpuagg.ColumnPlan
 }
 
