@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/column"
@@ -160,4 +162,76 @@ func fillParallel(buf []byte, kind column.Kind) {
 		}(buf[lo:hi], w)
 	}
 	wg.Wait()
+}
+
+// BenchmarkDecisionResident is BenchmarkDecision for data resident on the
+// GPU (kept there by a gpuagg.Residency, a copy still in host memory): one
+// record batch of a single column of 2^10 to 2^30 elements, aggregated
+// through the same API by the three: forced CPU (Engine.AggregateRecord on
+// the host copy), forced GPU (a Residency of a DeviceGPU engine: every column
+// on the device) and auto (a Residency of the default engine, whose planner
+// keeps on the host the columns the CPU aggregates faster than a launch).
+//
+//	./cuda.test -test.run '^$' -test.bench DecisionResident -test.benchtime 15x
+func BenchmarkDecisionResident(b *testing.B) {
+	ctx := context.Background()
+	threads := runtime.GOMAXPROCS(0)
+	cpuEng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(threads))
+	require.NoError(b, err)
+	gpuEng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithDevice(gpuagg.DeviceGPU), gpuagg.WithThreads(threads))
+	require.NoError(b, err)
+	autoEng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithThreads(threads))
+	require.NoError(b, err)
+	const budget = 20 << 30
+	gpuRes, err := gpuEng.NewResidency(budget)
+	require.NoError(b, err)
+	defer gpuRes.Close()
+	autoRes, err := autoEng.NewResidency(budget)
+	require.NoError(b, err)
+	defer autoRes.Close()
+	req := gpuagg.Request{Aggs: gpuagg.AllAggs}
+
+	types := []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64}
+	const maxLog = 30
+	for _, dt := range types {
+		kind := kindOf(b, dt)
+		width := kind.Width()
+		buf := make([]byte, (1<<maxLog)*width)
+		fillParallel(buf, kind)
+		for lg := 10; lg <= maxLog; lg += 2 {
+			n := 1 << lg
+			b.Run(fmt.Sprintf("%s/2^%d", dt, lg), func(b *testing.B) {
+				data := array.NewData(dt, n, []*memory.Buffer{nil, memory.NewBufferBytes(buf[:n*width])}, nil, 0, 0)
+				arr := array.MakeFromData(data)
+				data.Release()
+				schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: dt}}, nil)
+				rec := array.NewRecord(schema, []arrow.Array{arr}, int64(n))
+				arr.Release()
+				defer rec.Release()
+				onGPU, err := gpuRes.UploadRecord(ctx, rec)
+				require.NoError(b, err)
+				defer onGPU.Release()
+				auto, err := autoRes.UploadRecord(ctx, rec)
+				require.NoError(b, err)
+				defer auto.Release()
+				var plan []gpuagg.ColumnPlan
+				modes := []decisionMode{
+					{"cpu", func() error { _, err := cpuEng.AggregateRecord(ctx, rec, req); return err }},
+					{"gpu", func() error { _, _, err := onGPU.Aggregate(ctx, req); return err }},
+					{"auto", func() (err error) { _, plan, err = auto.Aggregate(ctx, req); return err }},
+				}
+				b.SetBytes(int64(n*width) * int64(len(modes)))
+				times := interleave(b, modes)
+				reportDecision(b, modes, times)
+				choice := 0.0
+				if plan[0].Location == "device" {
+					choice = 1
+				}
+				b.ReportMetric(choice, "choice(0cpu,1gpu,2both)")
+				b.Logf("auto: %s on %s: %s", plan[0].Backend, plan[0].Location, plan[0].Reason)
+			})
+		}
+		buf = nil
+		runtime.GC()
+	}
 }
