@@ -287,6 +287,11 @@ func (b *Backend) allocLaneBuffers(c int64) error {
 }
 
 func (b *Backend) stagingAlloc(n int) ([]byte, error) {
+	if f := b.d.pool.faults; f != nil {
+		if err := f.hit(faultHostAlloc); err != nil {
+			return nil, fmt.Errorf("allocating %d bytes of page-locked staging: %w", n, err)
+		}
+	}
 	buf, err := hostAlloc(n)
 	if err != nil {
 		return nil, fmt.Errorf("allocating %d bytes of page-locked staging: %w", n, err)
@@ -309,7 +314,9 @@ func (b *Backend) freeLaneBuffers() {
 // Update implements gpuagg.Backend: it folds every view into its state, with
 // the ordered aggregates (a second kernel per chunk) for states that have
 // Ordered set. The states are left untouched when it fails. When the device has too little
-// memory for even small chunks it warns and aggregates on the CPU.
+// memory for even small chunks it warns and aggregates on the CPU. A failed
+// launch, copy or synchronization is returned (wrapping the driver's error),
+// not recomputed on the CPU; the backend stays usable (faults.go).
 func (b *Backend) Update(ctx context.Context, views []*column.View, states []*gpuagg.State) error {
 	if len(views) != len(states) {
 		return fmt.Errorf("cuda: %d views but %d states", len(views), len(states))
@@ -351,10 +358,10 @@ type chunk struct {
 // update runs the upload pipeline; device thread.
 func (b *Backend) update(ctx context.Context, views []*column.View, states []*gpuagg.State) (err error) {
 	defer func() {
-		// On every path: wait for the streams before the views go.
-		if derr := b.drain(); derr != nil && err == nil {
-			err = derr
-		}
+		// A failure waits for the streams before the views go and leaves the
+		// lanes idle (settle). Success has drained them (runWindow) before
+		// merging into the states: nothing after the merge may fail.
+		err = b.settle(err)
 		runtime.KeepAlive(views)
 	}()
 	var chunks []chunk
@@ -495,7 +502,7 @@ func (b *Backend) issue(v *column.View, s kernelSpec, c chunk, ln *lane, slot in
 		return err
 	}
 	dst := unsafe.Pointer(&b.hout[slot*slotWords*8])
-	if err := cu.MemcpyDtoHAsync(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.ordered), ln.stream); err != nil {
+	if err := b.d.copyDtoH(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.ordered), ln.stream); err != nil {
 		return fmt.Errorf("copying the chunk state to the host: %w", err)
 	}
 	return nil
@@ -512,7 +519,7 @@ func (b *Backend) upload(ln *lane, dst cu.DevicePtr, staging, src []byte) error 
 		b.parallelCopy(staging[:len(src)], src)
 		from = unsafe.Pointer(&staging[0])
 	}
-	if err := cu.MemcpyHtoDAsync(dst, from, int64(len(src)), ln.stream); err != nil {
+	if err := b.d.copyHtoD(dst, from, int64(len(src)), ln.stream); err != nil {
 		return fmt.Errorf("copying %d bytes to the device: %w", len(src), err)
 	}
 	return nil
@@ -525,7 +532,7 @@ func (b *Backend) await(ln *lane) error {
 		return nil
 	}
 	ln.busy = false
-	if err := ln.copied.Synchronize(); err != nil {
+	if err := b.d.syncEvent(ln.copied); err != nil {
 		return fmt.Errorf("waiting for an upload: %w", err)
 	}
 	return nil
@@ -539,7 +546,7 @@ func (b *Backend) drain() error {
 		if err := b.await(ln); err != nil && first == nil {
 			first = err
 		}
-		if err := ln.stream.Synchronize(); err != nil && first == nil {
+		if err := b.d.syncStream(ln.stream); err != nil && first == nil {
 			first = fmt.Errorf("waiting for stream %d: %w", i, err)
 		}
 	}

@@ -36,6 +36,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -82,6 +83,10 @@ func isOOM(err error) bool {
 	return errors.Is(err, ErrOutOfMemory) || errors.Is(err, cu.OutOfMemory)
 }
 
+// pinnedBytes is the number of bytes of page-locked memory that hostAlloc
+// handed out and hostFree has not freed, in the whole process.
+var pinnedBytes atomic.Int64
+
 // hostAlloc allocates n bytes of page-locked host memory, portable across
 // contexts. The calling thread must have a current context.
 func hostAlloc(n int) ([]byte, error) {
@@ -92,15 +97,20 @@ func hostAlloc(n int) ([]byte, error) {
 	if err := check(C.cuMemHostAlloc(&p, C.size_t(n), C.CU_MEMHOSTALLOC_PORTABLE)); err != nil {
 		return nil, err
 	}
+	pinnedBytes.Add(int64(n))
 	return unsafe.Slice((*byte)(p), n), nil
 }
 
-// hostFree frees memory from hostAlloc.
+// hostFree frees memory from hostAlloc: b is the whole allocation.
 func hostFree(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	return check(C.cuMemFreeHost(unsafe.Pointer(&b[0])))
+	if err := check(C.cuMemFreeHost(unsafe.Pointer(&b[0]))); err != nil {
+		return err
+	}
+	pinnedBytes.Add(-int64(len(b)))
+	return nil
 }
 
 // pinned reports whether b lies entirely in one page-locked host allocation,

@@ -127,6 +127,11 @@ func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, 
 		args[i] = unsafe.Pointer(&p[i])
 	}
 	g := d.grid(k, a.n, d.maxGrid[k])
+	if d.pool.faults != nil {
+		if err := d.launchFault(st, sc); err != nil {
+			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
+		}
+	}
 	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, args[:]); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
 	}
@@ -140,6 +145,11 @@ func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, 
 		oargs[i] = unsafe.Pointer(&q[i])
 	}
 	g = d.grid(k, a.n, d.ordMaxGrid[k])
+	if d.pool.faults != nil {
+		if err := d.launchFault(st, sc); err != nil {
+			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
+		}
+	}
 	if err := d.ordFns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, oargs[:]); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
 	}

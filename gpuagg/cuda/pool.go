@@ -23,7 +23,10 @@ type pool struct {
 	free   map[int64][]cu.DevicePtr
 	inUse  int64 // bytes of blocks handed out
 	cached int64 // bytes of blocks in the free lists
-	limit  int64 // 0, or the most bytes the pool may hold (tests)
+	limit  int64 // 0, or the most bytes the pool may hold (WithMemoryLimit)
+	// faults makes this device's driver calls fail, in tests (faults.go);
+	// nil otherwise.
+	faults *faults
 }
 
 func newPool() *pool { return &pool{free: map[int64][]cu.DevicePtr{}} }
@@ -73,6 +76,11 @@ func (p *pool) alloc(n int64) (devBuf, error) {
 }
 
 func (p *pool) driverAlloc(c int64) (cu.DevicePtr, error) {
+	if p.faults != nil {
+		if err := p.faults.hit(faultDeviceAlloc); err != nil {
+			return 0, err
+		}
+	}
 	if p.limit > 0 && p.inUse+p.cached+c > p.limit {
 		return 0, cu.OutOfMemory
 	}

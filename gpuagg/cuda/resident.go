@@ -81,11 +81,11 @@ func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) error {
 			break
 		}
 		j := min(i+piece, len(src))
-		if err = cu.MemcpyHtoDAsync(dst.ptr+cu.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
+		if err = c.b.d.copyHtoD(dst.ptr+cu.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
 			err = fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
 		}
 	}
-	if serr := st.Synchronize(); serr != nil && err == nil {
+	if serr := c.b.d.syncStream(st); serr != nil && err == nil {
 		err = fmt.Errorf("waiting for the copy to the device: %w", serr)
 	}
 	if err != nil {
@@ -121,7 +121,8 @@ func (c *Column) Aggregate(ctx context.Context) (gpuagg.State, error) {
 func (c *Column) Update(ctx context.Context, s *gpuagg.State) error {
 	local := gpuagg.NewState(c.kind.Family())
 	local.Ordered = s.Ordered
-	err := c.b.d.do(func() error {
+	err := c.b.d.do(func() (err error) {
+		defer func() { err = c.b.settle(err) }()
 		if !c.live() {
 			return fmt.Errorf("aggregating a freed column")
 		}
@@ -136,10 +137,10 @@ func (c *Column) Update(ctx context.Context, s *gpuagg.State) error {
 				return err
 			}
 			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), slotWords)
-			if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered), ln.stream); err != nil {
+			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered), ln.stream); err != nil {
 				return fmt.Errorf("copying the state to the host: %w", err)
 			}
-			if err := ln.stream.Synchronize(); err != nil {
+			if err := c.b.d.syncStream(ln.stream); err != nil {
 				return fmt.Errorf("running %s: %w", specs[c.kind].name, err)
 			}
 			part := decode(c.kind, int64(n), w[:specs[c.kind].words])
