@@ -42,17 +42,30 @@ type cpuScratch struct {
 	errs    []error
 }
 
-// Update implements Backend.
+// Update implements Backend. The states are left untouched when it fails.
 func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State) error {
+	sc, err := c.compute(ctx, views, states)
+	if err == nil {
+		sc.commit(states)
+	}
+	c.done(sc)
+	return err
+}
+
+// done returns the scratch of a compute to the pool.
+func (c *CPU) done(sc *cpuScratch) {
+	clear(sc.views) // drop references to the caller's data
+	c.scratch.Put(sc)
+}
+
+// compute aggregates the morsels of views (states give their Ordered flags)
+// into the scratch's morsel states, leaving the states alone; commit merges
+// them in. The caller hands the scratch back with done.
+func (c *CPU) compute(ctx context.Context, views []*column.View, states []*State) (*cpuScratch, error) {
 	sc, _ := c.scratch.Get().(*cpuScratch)
 	if sc == nil {
 		sc = &cpuScratch{}
 	}
-	defer func() {
-		clear(sc.views) // drop references to the caller's data
-		c.scratch.Put(sc)
-	}()
-
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
 	sc.ordered = sc.ordered[:0]
 	for _, s := range states {
@@ -89,22 +102,32 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*State)
 	}
 	for _, err := range sc.errs {
 		if err != nil {
-			return err
+			return sc, err
 		}
 	}
-	// Merge the morsel states of each view in order: the same result for
-	// every thread count.
+	return sc, nil
+}
+
+// commit merges the morsel states of a successful compute into states, those
+// of each view in order: the same result for every thread count.
+func (sc *cpuScratch) commit(states []*State) {
 	for t := range sc.tasks {
 		states[sc.tasks[t].col].Merge(&sc.states[t])
 	}
-	return nil
 }
+
+// pollEvery is how many of its morsels a worker folds between two looks at
+// its context: a few milliseconds of the slowest kinds (strings), so that
+// cancelling stops every worker within that.
+const pollEvery = 4
 
 // run aggregates tasks w, w+stride, ... (a static, size-based assignment).
 func (c *CPU) run(ctx context.Context, sc *cpuScratch, w, stride int) error {
 	accs := &sc.accs[w]
-	for t := w; t < len(sc.tasks); t += stride {
-		if t&15 == 0 {
+	for k, t := 0, w; t < len(sc.tasks); k, t = k+1, t+stride {
+		// Counted per worker: every worker looks at the context, whatever
+		// its share of the task indices.
+		if k%pollEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

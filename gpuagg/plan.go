@@ -76,7 +76,9 @@ func (e *Engine) calibration(ctx context.Context) planner.Calibration {
 		}
 		cal.MeasuredAt = time.Now().UTC()
 		e.cal = cal
-		if path != "" && cal.Validate() == nil {
+		// A measurement that ctx cut short is not cached: the next run
+		// measures again instead of planning with its stand-in figures.
+		if path != "" && ctx.Err() == nil && cal.Validate() == nil {
 			_ = planner.Save(path, cal) // a cache: failing to write it costs a re-measure
 		}
 	})
@@ -304,6 +306,19 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*St
 			k++
 		}
 	}
+	// Each backend leaves its states untouched when it fails; so that a
+	// failed batch changes no state at all, the GPU works into states of
+	// its own and the CPU's morsels are merged in only once both succeeded.
+	gpuStates := gs
+	if len(gv) > 0 && len(cv) > 0 {
+		own := make([]State, len(gs))
+		gpuStates = make([]*State, len(gs))
+		for j, s := range gs {
+			own[j] = NewState(s.Family)
+			own[j].Ordered = s.Ordered
+			gpuStates[j] = &own[j]
+		}
+	}
 	var wg sync.WaitGroup
 	var gpuErr error
 	var gpuTook time.Duration
@@ -312,14 +327,16 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*St
 		go func() {
 			defer wg.Done()
 			start := time.Now()
-			gpuErr = e.gpu.Update(ctx, gv, gs)
+			gpuErr = e.gpu.Update(ctx, gv, gpuStates)
 			gpuTook = time.Since(start)
 		}()
 	}
 	var cpuErr error
+	var sc *cpuScratch
 	start := time.Now()
 	if len(cv) > 0 {
-		cpuErr = e.cpu.Update(ctx, cv, cs)
+		sc, cpuErr = e.cpu.compute(ctx, cv, cs)
+		defer e.cpu.done(sc)
 	}
 	cpuTook := time.Since(start)
 	wg.Wait()
@@ -328,6 +345,14 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*St
 	}
 	if cpuErr != nil {
 		return fmt.Errorf("on the cpu: %w", cpuErr)
+	}
+	for j := range gs {
+		if gpuStates[j] != gs[j] {
+			gs[j].Merge(gpuStates[j])
+		}
+	}
+	if sc != nil {
+		sc.commit(cs)
 	}
 	for j := range cv {
 		if i := ci[j]; cs[j] != states[i] {

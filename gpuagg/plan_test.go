@@ -2,7 +2,9 @@ package gpuagg
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -22,6 +24,7 @@ type fakeGPU struct {
 	cpu      CPU
 	elements atomic.Int64
 	calls    atomic.Int64
+	fail     error // when set, Update fails with it (and changes nothing)
 }
 
 func (f *fakeGPU) Name() string { return "gpu" }
@@ -33,6 +36,9 @@ func (f *fakeGPU) SupportsOrdered() bool                { return true }
 func (f *fakeGPU) Locate(*column.View) planner.Location { return planner.Host }
 func (f *fakeGPU) Update(ctx context.Context, views []*column.View, states []*State) error {
 	f.calls.Add(1)
+	if f.fail != nil {
+		return f.fail
+	}
 	for _, v := range views {
 		f.elements.Add(int64(v.Len))
 	}
@@ -118,4 +124,53 @@ func TestForcedDevices(t *testing.T) {
 			require.Zero(t, gpu.elements.Load(), d.String())
 		}
 	}
+}
+
+// TestFailedBatchChangesNothing: when the GPU part of a batch fails, the
+// columns the CPU aggregated in the same batch are not counted either, so
+// that adding the batch again counts every row once.
+func TestFailedBatchChangesNothing(t *testing.T) {
+	r, seed := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	gpu := &fakeGPU{cpu: CPU{Threads: 1}}
+	e, err := New(WithGPU(gpu), WithDevice(DeviceGPU), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem))
+	require.NoError(t, err)
+	defer e.Close()
+	cpuEng, err := New(WithDevice(DeviceCPU), WithAllocator(mem))
+	require.NoError(t, err)
+
+	const n = 300_000
+	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String, arrow.PrimitiveTypes.Float64}
+	cols := make([]arrow.Array, len(types))
+	fields := make([]arrow.Field, len(types))
+	for i, dt := range types {
+		cols[i] = randArray(mem, r, dt, n, 0.1)
+		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true}
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, n)
+	for _, c := range cols {
+		c.Release()
+	}
+	defer rec.Release()
+
+	ctx := context.Background()
+	req := Request{Aggs: AllAggs | OrderedAggs}
+	acc, err := e.NewAccumulator(rec.Schema(), req)
+	require.NoError(t, err)
+	require.NoError(t, acc.Add(ctx, rec))
+	before := slices.Clone(acc.States())
+
+	gpu.fail = errors.New("injected launch failure")
+	err = acc.Add(ctx, rec)
+	require.ErrorIs(t, err, gpu.fail, "seed %d", seed)
+	require.Equal(t, before, acc.States(), "a failed batch changed the states (seed %d)", seed)
+
+	gpu.fail = nil
+	require.NoError(t, acc.Add(ctx, rec))
+	want, err := cpuEng.NewAccumulator(rec.Schema(), req)
+	require.NoError(t, err)
+	require.NoError(t, want.Add(ctx, rec))
+	require.NoError(t, want.Add(ctx, rec))
+	require.Equal(t, want.States(), acc.States(), "seed %d", seed)
 }
