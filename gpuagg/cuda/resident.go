@@ -67,31 +67,69 @@ func (b *Backend) Upload(ctx context.Context, v *column.View) (*Column, error) {
 	return c, nil
 }
 
-// copyIn allocates dst and copies src into it in pieces on lane 0's stream
-// (checking ctx between them), and waits for the copies; device thread.
-func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) error {
-	var err error
-	if *dst, err = c.b.d.pool.alloc(int64(len(src)) + 64); err != nil {
+// stageFrom is the size from which uploads of pageable memory go through the
+// staging buffers: smaller ones cost the driver's own staging little.
+const stageFrom = 4 << 20
+
+// copyIn allocates dst and copies src into it, checking ctx between
+// pieces, and waits for the copies; device thread. Page-locked src is copied
+// directly; other host memory goes through the lanes' page-locked staging,
+// filled by several goroutines while the previous pieces travel (the
+// driver's own copies from pageable memory run at a fraction of the link's
+// rate) — from stageFrom bytes on. Without room for staging it copies
+// directly.
+func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) (err error) {
+	b := c.b
+	if *dst, err = b.d.pool.alloc(int64(len(src)) + 64); err != nil {
 		return err
 	}
-	st := c.b.lanes[0].stream
-	const piece = 256 << 20
-	for i := 0; i < len(src) && err == nil; i += piece {
-		if err = ctx.Err(); err != nil {
-			break
+	defer func() {
+		if err != nil {
+			err = b.settle(err)
+			b.d.pool.release(dst)
+		}
+	}()
+	staged := false
+	if len(src) >= stageFrom && !pinned(src) {
+		switch serr := b.ensureLanes(); {
+		case serr == nil:
+			staged = true
+		case !isOOM(serr):
+			return serr
+		}
+	}
+	piece := 256 << 20
+	if staged {
+		piece = int(b.laneBytes)
+	}
+	for k, i := 0, 0; i < len(src); k, i = k+1, i+piece {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		j := min(i+piece, len(src))
-		if err = c.b.d.copyHtoD(dst.ptr+cu.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
-			err = fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
+		ln := &b.lanes[k%len(b.lanes)]
+		from := unsafe.Pointer(&src[i])
+		if staged {
+			if err := b.await(ln); err != nil {
+				return err
+			}
+			b.parallelCopy(ln.hvals[:j-i], src[i:j])
+			from = unsafe.Pointer(&ln.hvals[0])
+		}
+		if err := b.d.copyHtoD(dst.ptr+cu.DevicePtr(i), from, int64(j-i), ln.stream); err != nil {
+			return fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
+		}
+		if staged {
+			if err := ln.copied.Record(ln.stream); err != nil {
+				return fmt.Errorf("recording the upload event: %w", err)
+			}
+			ln.busy = true
 		}
 	}
-	if serr := c.b.d.syncStream(st); serr != nil && err == nil {
-		err = fmt.Errorf("waiting for the copy to the device: %w", serr)
+	if err := b.drain(); err != nil {
+		return fmt.Errorf("waiting for the copy to the device: %w", err)
 	}
-	if err != nil {
-		c.b.d.pool.release(dst)
-	}
-	return err
+	return nil
 }
 
 // Len is the number of elements.
