@@ -1,17 +1,20 @@
 // agg.cu: the fused aggregation kernels of arrowagg.
 //
-// One launch folds one Arrow column chunk (values, optional validity bitmap)
-// into one partial aggregate state {sum, min, max, count}, with no host round
-// trip. The state of each type family mirrors gpuagg.State and is reduced in
-// four layers, like CUB's block and device reductions:
+// One launch of a per-kind kernel (arrowagg_<kind>) folds one Arrow column
+// chunk (values, optional validity bitmap) into one partial aggregate state
+// {sum, min, max, count}, with no host round trip; one launch of
+// arrowagg_multi folds many small columns of any kinds, each into its own
+// state (see "many columns, one launch"). The state of each type family
+// mirrors gpuagg.State and is reduced in four layers, like CUB's block and
+// device reductions, which both kinds of kernel share:
 //
-//   thread  a fused accumulator fed by a grid-stride loop of 16-byte vector
+//   thread  a fused accumulator fed by a strided loop of 16-byte vector
 //           loads, the validity bitmap read as 32-bit words alongside;
 //   warp    a shuffle tree (fixed shape, so float results are deterministic);
 //   block   one state per warp in shared memory, reduced by warp 0;
 //   device  each block stores its partial state, __threadfence(), takes an
 //           atomic ticket; the last block to finish merges the partials in
-//           block order, writes the launch's state and resets the ticket.
+//           a fixed shape, writes the state and resets the ticket.
 //
 // Every state is an array of 64-bit words (Words<K>), so the warp, block and
 // device layers are generic; each family supplies identity() and merge().
@@ -23,7 +26,8 @@
 //   decimal   {sum w0, w1, w2 (192-bit), min lo, min hi, max lo, max hi, count}
 //   bool      {trues, count}
 //
-// Kernel parameters are all 64-bit (pointers or unsigned long long):
+// The parameters of the per-kind kernels are all 64-bit (pointers or
+// unsigned long long):
 //   values    device pointer; element i of the chunk is values[voff + i]
 //             (for bool: bit voff + i of the 32-bit-word bitmap);
 //   voff      element (bool: bit) offset into values;
@@ -254,26 +258,34 @@ template <class Fam> __device__ __forceinline__ typename Fam::State block_reduce
   return s;
 }
 
-// grid_reduce reduces the block and publishes its partial state; the last
-// block to finish merges all partials in block order and resets the ticket.
-// It returns true in thread 0 of that block alone, whose s is then the
-// launch's state.
+// merge_partials is the device layer: it merges the states of the blocks
+// that share one reduction. s, in thread 0, is this block's state (from
+// block_reduce): partial `index` of `count`. Each block stores its partial,
+// __threadfence(), and takes an atomic ticket; the last block to finish
+// merges the count partials in a fixed shape (thread i merges partials i,
+// i + kBlockThreads, ..., then block_reduce), so float results do not
+// depend on which block finishes last, and resets the ticket. It returns
+// true in thread 0 of that block alone, whose s is then the whole state. A
+// reduction of one partial needs none of it: the block's state is the whole
+// state, bit for bit what the merge would give (merging an identity changes
+// no bit of a block_reduce result).
 template <class Fam>
-__device__ __forceinline__ bool grid_reduce(typename Fam::State& s, uint64_t* partials, unsigned int* ticket) {
+__device__ __forceinline__ bool merge_partials(typename Fam::State& s, uint64_t* partials, unsigned int index,
+                                               unsigned int count, unsigned int* ticket) {
   constexpr int K = Fam::K;
   __shared__ bool am_last;
-  s = block_reduce<Fam>(s);
+  if (count == 1) return threadIdx.x == 0;
   if (threadIdx.x == 0) {
-    store_state<K>(partials + (uint64_t)blockIdx.x * K, s);
+    store_state<K>(partials + (uint64_t)index * K, s);
     __threadfence();
     const unsigned int t = atomicAdd(ticket, 1u);
-    am_last = t == gridDim.x - 1;
+    am_last = t == count - 1;
   }
   __syncthreads();
   if (!am_last) return false;
   __threadfence();
   typename Fam::State acc = Fam::identity();
-  for (unsigned int b = threadIdx.x; b < gridDim.x; b += kBlockThreads) {
+  for (unsigned int b = threadIdx.x; b < count; b += kBlockThreads) {
     const typename Fam::State p = load_state<K>(partials + (uint64_t)b * K);
     Fam::merge(acc, p);
   }
@@ -282,6 +294,15 @@ __device__ __forceinline__ bool grid_reduce(typename Fam::State& s, uint64_t* pa
   *(volatile unsigned int*)ticket = 0;
   s = acc;
   return true;
+}
+
+// grid_reduce reduces the block and merges the grid's block states (one
+// per block, in block order). It returns true in thread 0 of the last block
+// alone, whose s is then the launch's state.
+template <class Fam>
+__device__ __forceinline__ bool grid_reduce(typename Fam::State& s, uint64_t* partials, unsigned int* ticket) {
+  s = block_reduce<Fam>(s);
+  return merge_partials<Fam>(s, partials, blockIdx.x, gridDim.x, ticket);
 }
 
 // grid_finish reduces the launch's states with grid_reduce and writes the
@@ -321,16 +342,26 @@ __device__ __forceinline__ uint32_t bits_at(const uint32_t* __restrict__ bm, uin
 __device__ __forceinline__ uint64_t global_thread() { return (uint64_t)blockIdx.x * kBlockThreads + threadIdx.x; }
 __device__ __forceinline__ uint64_t grid_threads() { return (uint64_t)gridDim.x * kBlockThreads; }
 
+// Share is a thread's part of a strided loop over a chunk: the items tid,
+// tid + stride, ... The per-kind kernels spread a chunk over the whole grid
+// (grid_share); the many-columns kernel gives each tile to one block
+// (block_share). The thread layer below takes either.
+struct Share {
+  uint64_t tid, stride;
+};
+__device__ __forceinline__ Share grid_share() { return Share{global_thread(), grid_threads()}; }
+__device__ __forceinline__ Share block_share() { return Share{threadIdx.x, kBlockThreads}; }
+
 // thread_pass feeds this thread's share of elements [0, n) to fn(x, valid)
 // and returns how many of them are valid: the unaligned head and the tail
-// one element per thread, the body as 16-byte vectors in a grid-stride loop
+// one element per thread, the body as 16-byte vectors in a strided loop
 // unrolled kUnroll times, each vector's validity bits read with it.
 template <typename T, bool kNulls, typename Fn>
 __device__ __forceinline__ uint64_t thread_pass(const T* __restrict__ vals, const uint32_t* __restrict__ valid,
-                                                uint64_t vbit, uint64_t n, Fn& fn) {
+                                                uint64_t vbit, uint64_t n, Share sh, Fn& fn) {
   constexpr int V = 16 / sizeof(T);
   constexpr uint32_t kVecMask = V == 32 ? kFullMask : (1u << V) - 1;
-  const uint64_t tid = global_thread(), stride = grid_threads();
+  const uint64_t tid = sh.tid, stride = sh.stride;
   const uint64_t mis = (reinterpret_cast<uintptr_t>(vals) & 15) / sizeof(T);
   const uint64_t head = mis == 0 ? 0 : (V - mis < n ? V - mis : n);
   const uint64_t nvec = (n - head) / V;
@@ -372,9 +403,9 @@ __device__ __forceinline__ uint64_t thread_pass(const T* __restrict__ vals, cons
 
 template <typename T, typename Fn>
 __device__ __forceinline__ uint64_t thread_pass(const T* vals, const uint32_t* valid, uint64_t vbit, uint64_t n,
-                                                Fn& fn) {
-  if (valid != nullptr) return thread_pass<T, true>(vals, valid, vbit, n, fn);
-  return thread_pass<T, false>(vals, nullptr, 0, n, fn);
+                                                Share sh, Fn& fn) {
+  if (valid != nullptr) return thread_pass<T, true>(vals, valid, vbit, n, sh, fn);
+  return thread_pass<T, false>(vals, nullptr, 0, n, sh, fn);
 }
 
 // thread_pass_scalar feeds fn the same elements as thread_pass, one at a
@@ -382,9 +413,9 @@ __device__ __forceinline__ uint64_t thread_pass(const T* vals, const uint32_t* v
 // light on registers.
 template <typename T, typename Fn>
 __device__ __noinline__ void thread_pass_scalar(const T* __restrict__ vals, const uint32_t* __restrict__ valid,
-                                                uint64_t vbit, uint64_t n, Fn& fn) {
+                                                uint64_t vbit, uint64_t n, Share sh, Fn& fn) {
   constexpr uint64_t V = 16 / sizeof(T);
-  const uint64_t tid = global_thread(), stride = grid_threads();
+  const uint64_t tid = sh.tid, stride = sh.stride;
   const uint64_t mis = (reinterpret_cast<uintptr_t>(vals) & 15) / sizeof(T);
   const uint64_t head = mis == 0 ? 0 : (V - mis < n ? V - mis : n);
   const uint64_t nvec = (n - head) / V;
@@ -515,62 +546,152 @@ template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, i
   return Dec128{(uint64_t)v.x | (uint64_t)v.y << 32, (uint64_t)v.z | (uint64_t)v.w << 32};
 }
 
+// ------------------------------------------------------- thread layer
+
+// Chunk is the elements of one reduction: element i is values[voff + i]
+// (bool: bit voff + i of the 32-bit-word bitmap), valid when validity is
+// null or its bit vbit + i is set.
+struct Chunk {
+  const void* values;
+  uint64_t voff;
+  const uint32_t* validity;
+  uint64_t vbit;
+  uint64_t n;
+};
+
+// The thread layer of each storage kind: Agg::thread_state(c, sh) folds
+// this thread's share sh of chunk c into a state of Agg::Family. The
+// per-kind kernels (agg_grid) and the many-columns kernel (multi_tile) run
+// the same ones, and the same warp, block and device layers after them.
+
+template <typename T, class Fam> struct IntAgg {
+  using Family = Fam;
+  __device__ static __forceinline__ typename Fam::State thread_state(const Chunk& c, Share sh) {
+    IntAcc<T, Fam> acc;
+    const uint64_t count = thread_pass(static_cast<const T*>(c.values) + c.voff, c.validity, c.vbit, c.n, sh, acc);
+    return acc.state(count);
+  }
+};
+
+// FloatAgg: the fast pass, and when its sum is not finite, the careful
+// re-read of the same share.
+template <typename T> struct FloatAgg {
+  using Family = FloatFamily;
+  __device__ static __forceinline__ FloatFamily::State thread_state(const Chunk& c, Share sh) {
+    const T* vals = static_cast<const T*>(c.values) + c.voff;
+    FloatAcc<T> acc;
+    const uint64_t count = thread_pass(vals, c.validity, c.vbit, c.n, sh, acc);
+    if (acc.finite()) {
+      return FloatFamily::State{{f64_bits(acc.s), f64_bits(acc.c), f64_bits(0.0),
+                                 (uint64_t)FloatKey<T>::widen(acc.kmn), (uint64_t)FloatKey<T>::widen(acc.kmx),
+                                 count}};
+    }
+    CarefulAcc<T> careful;
+    thread_pass_scalar(vals, c.validity, c.vbit, c.n, sh, careful);
+    return FloatFamily::State{{f64_bits(careful.s), f64_bits(careful.c), f64_bits(careful.special),
+                               (uint64_t)FloatKey<T>::widen(careful.kmn), (uint64_t)FloatKey<T>::widen(careful.kmx),
+                               count}};
+  }
+};
+
+struct DecimalAgg {
+  using Family = DecimalFamily;
+  __device__ static __forceinline__ DecimalFamily::State thread_state(const Chunk& c, Share sh) {
+    DecAcc acc;
+    const uint64_t count =
+        thread_pass(static_cast<const Dec128*>(c.values) + c.voff, c.validity, c.vbit, c.n, sh, acc);
+    return DecimalFamily::State{{acc.s0, acc.s1, acc.s2, acc.mnlo, acc.mnhi, acc.mxlo, acc.mxhi, count}};
+  }
+};
+
+// BoolAgg reads the values bitmap and the validity bitmap 32 elements at a
+// time (bit offsets need not be multiples of 8).
+struct BoolAgg {
+  using Family = BoolFamily;
+  __device__ static __forceinline__ BoolFamily::State thread_state(const Chunk& c, Share sh) {
+    const uint32_t* bits = static_cast<const uint32_t*>(c.values);
+    const uint64_t words = (c.n + 31) / 32;
+    uint64_t trues = 0, count = 0;
+    for (uint64_t j = sh.tid; j < words; j += sh.stride) {
+      const uint64_t rem = c.n - 32 * j;
+      const unsigned need = rem >= 32 ? 32u : (unsigned)rem;
+      const uint32_t range = need == 32 ? kFullMask : (1u << need) - 1;
+      const uint32_t m = (c.validity != nullptr ? bits_at(c.validity, c.vbit + 32 * j, need) : kFullMask) & range;
+      trues += __popc(bits_at(bits, c.voff + 32 * j, need) & m);
+      count += __popc(m);
+    }
+    return BoolFamily::State{{trues, count}};
+  }
+};
+
 // ------------------------------------------------------------ kernels
 
-template <typename T, class Fam>
-__device__ __forceinline__ void agg_int(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
-                                        uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
-  IntAcc<T, Fam> acc;
-  const uint64_t count = thread_pass(static_cast<const T*>(values) + voff, validity, vbit, n, acc);
-  grid_finish<Fam>(acc.state(count), partials, ticket, out);
+// agg_grid is the body of a per-kind kernel: the chunk spread over the
+// whole grid, reduced thread -> warp -> block -> device.
+template <class Agg>
+__device__ __forceinline__ void agg_grid(const Chunk& c, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+  grid_finish<typename Agg::Family>(Agg::thread_state(c, grid_share()), partials, ticket, out);
 }
 
-template <typename T>
-__device__ __forceinline__ void agg_float(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
-                                          uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
-  const T* vals = static_cast<const T*>(values) + voff;
-  FloatAcc<T> acc;
-  const uint64_t count = thread_pass(vals, validity, vbit, n, acc);
-  FloatFamily::State s;
-  if (acc.finite()) {
-    s = FloatFamily::State{{f64_bits(acc.s), f64_bits(acc.c), f64_bits(0.0), (uint64_t)FloatKey<T>::widen(acc.kmn),
-                            (uint64_t)FloatKey<T>::widen(acc.kmx), count}};
-  } else {
-    CarefulAcc<T> careful;
-    thread_pass_scalar(vals, validity, vbit, n, careful);
-    s = FloatFamily::State{{f64_bits(careful.s), f64_bits(careful.c), f64_bits(careful.special),
-                            (uint64_t)FloatKey<T>::widen(careful.kmn), (uint64_t)FloatKey<T>::widen(careful.kmx),
-                            count}};
-  }
-  grid_finish<FloatFamily>(s, partials, ticket, out);
-}
+// ---------------------------------------------- many columns, one launch
+//
+// arrowagg_multi aggregates many columns (of any kinds) in one launch. The
+// host cuts each column into tiles of consecutive elements and lists the
+// tiles, column after column, in a work list; block b takes tiles b,
+// b + gridDim.x, ... and reduces each with the per-kind kernels' thread and
+// block layers (the thread layer over the tile with a block-wide Share). A
+// column of one tile is then done: thread 0 writes the block's state. The
+// tiles of a longer column are partials of its reduction, merged by
+// merge_partials (the device layer) with the column's own ticket: the last
+// of its tiles to finish merges them in a fixed shape, whatever the timing.
+// Every column's state has its kind's word layout (above); for a column of
+// one tile it is bit for bit the per-kind kernel's on a grid of one block.
+//
+// Parameters (all 64-bit):
+//   cols      the column descriptors (ColumnDesc);
+//   tiles     the work list (Tile), the tiles of each column consecutive
+//             and in element order;
+//   ntiles    the length of the work list;
+//   partials  kMaxWords words of scratch per tile (a column of t tiles uses
+//             the slots of its tiles, from first_tile on);
+//   tickets   one zeroed 32-bit counter per column, left zeroed.
+// The alignment rules of the per-kind kernels hold for each column.
 
-__device__ __forceinline__ void agg_decimal(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
-                                            uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
-  DecAcc acc;
-  const uint64_t count = thread_pass(static_cast<const Dec128*>(values) + voff, validity, vbit, n, acc);
-  const DecimalFamily::State s{{acc.s0, acc.s1, acc.s2, acc.mnlo, acc.mnhi, acc.mxlo, acc.mxhi, count}};
-  grid_finish<DecimalFamily>(s, partials, ticket, out);
-}
+constexpr int kMaxWords = 8;  // the widest state (decimal)
 
-// agg_bool reads the values bitmap and the validity bitmap 32 elements at a
-// time (bit offsets need not be multiples of 8).
-__device__ __forceinline__ void agg_bool(const void* values, uint64_t voff, const uint32_t* validity, uint64_t vbit,
-                                         uint64_t n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
-  const uint32_t* bits = static_cast<const uint32_t*>(values);
-  const uint64_t words = (n + 31) / 32;
-  uint64_t trues = 0, count = 0;
-  for (uint64_t j = global_thread(); j < words; j += grid_threads()) {
-    const uint64_t rem = n - 32 * j;
-    const unsigned need = rem >= 32 ? 32u : (unsigned)rem;
-    const uint32_t range = need == 32 ? kFullMask : (1u << need) - 1;
-    const uint32_t m = (validity != nullptr ? bits_at(validity, vbit + 32 * j, need) : kFullMask) & range;
-    trues += __popc(bits_at(bits, voff + 32 * j, need) & m);
-    count += __popc(m);
-  }
-  grid_finish<BoolFamily>(BoolFamily::State{{trues, count}}, partials, ticket, out);
-}
+// ColumnDesc describes one column (gpuagg/cuda's multiColumn, 56 bytes).
+struct ColumnDesc {
+  uint64_t values;      // device address of the values (bool: the bitmap)
+  uint64_t voff;        // element (bool: bit) offset of element 0 into values
+  uint64_t validity;    // device address of the validity bitmap; 0: every element valid
+  uint64_t vbit;        // bit offset of element 0 into validity
+  uint64_t out;         // device address of the column's state
+  uint32_t kind;        // a KindCode
+  uint32_t first_tile;  // index of its first tile in the work list
+  uint32_t tiles;       // number of its tiles (at least 1)
+  uint32_t reserved;
+};
+static_assert(sizeof(ColumnDesc) == 56, "ColumnDesc is 56 bytes (gpuagg/cuda multiColumn)");
 
+// Tile is one block's work: elements [lo, lo + n) of column col.
+struct Tile {
+  uint64_t lo;
+  uint32_t n;
+  uint32_t col;
+};
+static_assert(sizeof(Tile) == 16, "Tile is 16 bytes (gpuagg/cuda multiTile)");
+
+// multi_tile reduces one tile of column d, partial `index` of its tiles.
+template <class Agg>
+__device__ __forceinline__ void multi_tile(const ColumnDesc& d, const Tile& t, unsigned int index, uint64_t* partials,
+                                           unsigned int* tickets) {
+  using Fam = typename Agg::Family;
+  const Chunk c{reinterpret_cast<const void*>(d.values), d.voff + t.lo,
+                reinterpret_cast<const uint32_t*>(d.validity), d.vbit + t.lo, t.n};
+  typename Fam::State s = block_reduce<Fam>(Agg::thread_state(c, block_share()));
+  if (merge_partials<Fam>(s, partials + (uint64_t)d.first_tile * kMaxWords, index, d.tiles, tickets + t.col))
+    store_state<Fam::K>(reinterpret_cast<uint64_t*>(d.out), s);
+}
 
 // ------------------------------------------------- ordered aggregates
 
@@ -769,7 +890,7 @@ __device__ __forceinline__ void ordered_typed(const void* values, uint64_t voff,
   ordered_finish(tr, partials, ticket, out, [&](uint64_t e) { return raw_of<T>(vals[e]); });
 }
 
-// ordered_bool walks 32 elements at a time like agg_bool; its state holds the
+// ordered_bool walks 32 elements at a time like BoolAgg; its state holds the
 // number of true values and the count.
 __device__ __forceinline__ void ordered_bool(const void* values, uint64_t voff, const uint32_t* validity,
                                              uint64_t vbit, uint64_t n, const uint64_t* state, uint64_t* partials,
@@ -795,25 +916,52 @@ __device__ __forceinline__ void ordered_bool(const void* values, uint64_t voff, 
 
 using namespace arrowagg;
 
-#define ARROWAGG_KERNEL(name, body)                                                                         \
-  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                             \
-      name(const void* values, unsigned long long voff, const uint32_t* validity, unsigned long long vbit, \
-           unsigned long long n, uint64_t* partials, unsigned int* ticket, uint64_t* out) {                \
-    body(values, voff, validity, vbit, n, partials, ticket, out);                                         \
-  }
+// ARROWAGG_KINDS lists the storage kinds with their thread layers, in the
+// order of the KindCode of a ColumnDesc (gpuagg/cuda's specs table).
+#define ARROWAGG_KINDS(X)                      \
+  X(int8, IntAgg<int8_t, SignedFamily>)        \
+  X(int16, IntAgg<int16_t, SignedFamily>)      \
+  X(int32, IntAgg<int32_t, SignedFamily>)      \
+  X(int64, IntAgg<int64_t, SignedFamily>)      \
+  X(uint8, IntAgg<uint8_t, UnsignedFamily>)    \
+  X(uint16, IntAgg<uint16_t, UnsignedFamily>)  \
+  X(uint32, IntAgg<uint32_t, UnsignedFamily>)  \
+  X(uint64, IntAgg<uint64_t, UnsignedFamily>)  \
+  X(float32, FloatAgg<float>)                  \
+  X(float64, FloatAgg<double>)                 \
+  X(decimal128, DecimalAgg)                    \
+  X(bool, BoolAgg)
 
-ARROWAGG_KERNEL(arrowagg_int8, (agg_int<int8_t, SignedFamily>))
-ARROWAGG_KERNEL(arrowagg_int16, (agg_int<int16_t, SignedFamily>))
-ARROWAGG_KERNEL(arrowagg_int32, (agg_int<int32_t, SignedFamily>))
-ARROWAGG_KERNEL(arrowagg_int64, (agg_int<int64_t, SignedFamily>))
-ARROWAGG_KERNEL(arrowagg_uint8, (agg_int<uint8_t, UnsignedFamily>))
-ARROWAGG_KERNEL(arrowagg_uint16, (agg_int<uint16_t, UnsignedFamily>))
-ARROWAGG_KERNEL(arrowagg_uint32, (agg_int<uint32_t, UnsignedFamily>))
-ARROWAGG_KERNEL(arrowagg_uint64, (agg_int<uint64_t, UnsignedFamily>))
-ARROWAGG_KERNEL(arrowagg_float32, agg_float<float>)
-ARROWAGG_KERNEL(arrowagg_float64, agg_float<double>)
-ARROWAGG_KERNEL(arrowagg_decimal128, agg_decimal)
-ARROWAGG_KERNEL(arrowagg_bool, agg_bool)
+#define ARROWAGG_KIND_CODE(name, ...) kKind_##name,
+enum KindCode : uint32_t { ARROWAGG_KINDS(ARROWAGG_KIND_CODE) kKinds };
+
+// The per-kind kernels arrowagg_<kind>: one chunk, spread over the grid.
+#define ARROWAGG_KERNEL(name, ...)                                                                              \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                                 \
+      arrowagg_##name(const void* values, unsigned long long voff, const uint32_t* validity,                  \
+                      unsigned long long vbit, unsigned long long n, uint64_t* partials, unsigned int* ticket, \
+                      uint64_t* out) {                                                                        \
+    agg_grid<__VA_ARGS__>(Chunk{values, voff, validity, vbit, n}, partials, ticket, out);                     \
+  }
+ARROWAGG_KINDS(ARROWAGG_KERNEL)
+
+// The many-columns kernel: its tiles in a block-strided loop, each
+// dispatched on its column's kind (uniform in the block, as the block
+// layer's barriers need).
+#define ARROWAGG_MULTI_CASE(name, ...)                                \
+  case kKind_##name:                                                  \
+    multi_tile<__VA_ARGS__>(d, t, (unsigned int)(i - d.first_tile), partials, tickets); \
+    break;
+
+extern "C" __global__ void __launch_bounds__(kBlockThreads)
+    arrowagg_multi(const ColumnDesc* __restrict__ cols, const Tile* __restrict__ tiles, unsigned long long ntiles,
+                   uint64_t* partials, unsigned int* tickets) {
+  for (uint64_t i = blockIdx.x; i < ntiles; i += gridDim.x) {
+    const Tile t = tiles[i];
+    const ColumnDesc d = cols[t.col];
+    switch (d.kind) { ARROWAGG_KINDS(ARROWAGG_MULTI_CASE) }
+  }
+}
 
 #define ARROWAGG_ORDERED_KERNEL(name, body)                                                                 \
   extern "C" __global__ void __launch_bounds__(kBlockThreads)                                             \

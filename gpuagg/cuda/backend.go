@@ -74,6 +74,7 @@ type Backend struct {
 	laneBytes int64  // chunk capacity of the lanes' data buffers; 0: not allocated
 	hout      []byte // page-locked: the results of in-flight chunks, slotWords each
 	columns   map[*Column]struct{}
+	multi     multiKernel // many small columns in one launch (multi.go)
 }
 
 // lane is one stream of the upload pipeline with its buffers.
@@ -364,8 +365,12 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*gp
 		err = b.settle(err)
 		runtime.KeepAlive(views)
 	}()
+	packed := b.packable(views, states) // small columns: one launch for many (multi.go)
 	var chunks []chunk
 	for vi, v := range views {
+		if packed[vi] {
+			continue
+		}
 		spec, err := b.d.kernelFor(v.Kind)
 		if err != nil {
 			return err
@@ -381,6 +386,9 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*gp
 	for i, v := range views {
 		local[i] = gpuagg.NewState(v.Kind.Family())
 		local[i].Ordered = states[i].Ordered
+	}
+	if err := b.updatePacked(ctx, views, packed, local); err != nil {
+		return err
 	}
 	for w := 0; w < len(chunks); w += outSlots {
 		win := chunks[w:min(w+outSlots, len(chunks))]

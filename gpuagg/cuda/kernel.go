@@ -5,6 +5,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -33,11 +34,14 @@ type kernelSpec struct {
 	ordered string // the ordered kernel, run after it on its state
 	words   int    // 64-bit words of its state
 	bits    int    // bits per element (1 for bool)
+	code    uint32 // the kind's KindCode in arrowagg_multi's column descriptors
 }
 
 // specs is indexed by column.Kind; kinds with no kernel have an empty name.
+// The kinds are listed in the order of agg.cu's ARROWAGG_KINDS, which
+// numbers their KindCode.
 var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
-	for _, k := range []struct {
+	for i, k := range []struct {
 		kind column.Kind
 		name string
 	}{
@@ -61,7 +65,8 @@ var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
 		if k.kind == column.Bool {
 			b = 1
 		}
-		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, ordered: "arrowagg_ordered_" + k.name, words: w, bits: b}
+		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, ordered: "arrowagg_ordered_" + k.name, words: w, bits: b,
+			code: uint32(i)}
 	}
 	return s
 }()
@@ -135,6 +140,7 @@ func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, 
 	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, args[:]); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
 	}
+	launches.Add(1)
 	if !ordered {
 		return nil
 	}
@@ -153,8 +159,13 @@ func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, 
 	if err := d.ordFns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, oargs[:]); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
 	}
+	launches.Add(1)
 	return nil
 }
+
+// launches counts the kernel launches enqueued in this process, by every
+// backend (tests and benchmarks read it).
+var launches atomic.Uint64
 
 // resultBytes is how many bytes of a launch's results to copy back.
 func resultBytes(k column.Kind, ordered bool) int64 {

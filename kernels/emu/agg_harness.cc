@@ -6,7 +6,11 @@
 // ordered kernels run after the fused one on its state, over columns full of
 // ties (and all-NaN, all-null, -0/+0 ones), and every word is checked
 // against a sequential scan: first/last valid element, first minimum and
-// maximum (earliest wins), the raw bits of the first and last values.
+// maximum (earliest wins), the raw bits of the first and last values. The
+// many-columns kernel runs over batches of mixed kinds, lengths, offsets and
+// null densities, cut into the host's tiles or odd ones, on grids of fewer
+// blocks than tiles or one per tile, and every column's state is checked
+// against the per-kind kernel's on the same elements.
 // Build and run: kernels/emu/run.sh
 #include "emu.h"
 #include "../agg.cu"
@@ -314,6 +318,191 @@ void test_ordered_all() {
   test_ordered_bool(arrowagg_bool, arrowagg_ordered_bool);
 }
 
+// ------------------------------------------------------------ many columns
+
+// KindInfo is what the harness needs of each KindCode: the per-kind kernel
+// that the many-columns kernel is checked against, the element width, the
+// words of the state.
+struct KindInfo {
+  const char* name;
+  Kern k;
+  int bits;  // per element; 1 for bool
+  int words;
+  bool fl;
+};
+#define HARNESS_KIND(name, ...) {#name, arrowagg_##name, 0, (__VA_ARGS__::Family::K), false},
+constexpr int kNumKinds = kKinds;
+static KindInfo kind_info[kNumKinds] = {ARROWAGG_KINDS(HARNESS_KIND)};
+static void init_kind_info() {
+  const int bits[kNumKinds] = {8, 16, 32, 64, 8, 16, 32, 64, 32, 64, 128, 1};
+  for (int k = 0; k < kNumKinds; k++) kind_info[k].bits = bits[k];
+  kind_info[kKind_float32].fl = kind_info[kKind_float64].fl = true;
+}
+
+// host_tile is the tile size gpuagg/cuda uses: 4 strided iterations of one
+// block (multiTileIters × kernelSpec.elemsPerBlockIter).
+static uint64_t host_tile(int kind) {
+  const int b = kind_info[kind].bits;
+  return 4 * (b == 1 ? (uint64_t)kBlockThreads * 32 : (uint64_t)kBlockThreads * kUnroll * (128 / b));
+}
+
+// MultiCol is one column of a many-columns launch: random values (floats
+// with NaN, ±Inf and ±0 now and then, NaN under nulls), a validity bitmap of
+// a given null fraction (or none), element and bit offsets.
+struct MultiCol {
+  int kind;
+  Case c;
+  double null_frac;
+  std::vector<uint4> vals;  // 16-byte aligned storage
+  std::vector<uint32_t> valid;
+  uint64_t tile;  // elements per tile
+};
+
+static MultiCol make_multi_col(int kind, uint64_t n, double null_frac, bool odd_tiles) {
+  MultiCol m;
+  m.kind = kind;
+  const KindInfo& ki = kind_info[kind];
+  m.c = Case{n, kind == kKind_decimal128 ? rng() % 5 : rng() % 21, rng() % 45, null_frac >= 0, 1};
+  m.null_frac = null_frac;
+  const uint64_t bits = (m.c.voff + n) * ki.bits;
+  m.vals.resize(bits / 128 + 3);
+  for (auto& v : m.vals) v = uint4{(unsigned)rng(), (unsigned)rng(), (unsigned)rng(), (unsigned)rng()};
+  if (m.c.nulls) m.valid = make_validity(m.c, null_frac);
+  if (ki.fl) {
+    std::normal_distribution<double> nd;
+    for (uint64_t i = m.c.voff; i < m.c.voff + n; i++) {
+      double x = nd(rng) * std::pow(10.0, (int)(rng() % 9) - 4);
+      const int r = rng() % 100;
+      if (r == 0) x = NAN; else if (r == 1) x = INFINITY; else if (r == 2) x = -INFINITY;
+      else if (r == 3) x = 0.0; else if (r == 4) x = -0.0;
+      if (m.c.nulls && !bit(m.valid, m.c.vbit + i - m.c.voff)) x = NAN;  // garbage under nulls
+      if (kind == kKind_float32) reinterpret_cast<float*>(m.vals.data())[i] = (float)x;
+      else reinterpret_cast<double*>(m.vals.data())[i] = x;
+    }
+  }
+  m.tile = odd_tiles ? 1 + rng() % 3000 : host_tile(kind);
+  return m;
+}
+
+// abs_sum is the sum of |x| over the valid finite values of a float column.
+static double abs_sum(const MultiCol& m) {
+  double a = 0;
+  for (uint64_t i = 0; i < m.c.n; i++) {
+    if (m.c.nulls && !bit(m.valid, m.c.vbit + i)) continue;
+    const uint64_t e = m.c.voff + i;
+    const double x = m.kind == kKind_float32 ? (double)reinterpret_cast<const float*>(m.vals.data())[e]
+                                             : reinterpret_cast<const double*>(m.vals.data())[e];
+    if (std::isfinite(x)) a += std::fabs(x);
+  }
+  return a;
+}
+
+// run_multi launches arrowagg_multi over cols on a grid of `grid` blocks
+// (0: one per tile), like gpuagg/cuda does, and checks every column's state
+// against the per-kind kernel's on the same elements: every word equal when
+// the column is one tile (the per-kind kernel on one block then computes the
+// same thing), else equal but for floats the sum and compensation, whose
+// total must agree within the compensated sums' bound, and a NaN special
+// sum, whose sign may differ.
+static void run_multi(const char* what, std::vector<MultiCol>& cols, unsigned grid) {
+  std::vector<ColumnDesc> descs(cols.size());
+  std::vector<Tile> tiles;
+  std::vector<uint64_t> out(cols.size() * kMaxWords, 0xabad1dea);
+  for (size_t ci = 0; ci < cols.size(); ci++) {
+    const MultiCol& m = cols[ci];
+    ColumnDesc& d = descs[ci];
+    d.values = (uint64_t)(uintptr_t)m.vals.data();
+    d.voff = m.c.voff;
+    d.validity = m.c.nulls ? (uint64_t)(uintptr_t)m.valid.data() : 0;
+    d.vbit = m.c.vbit;
+    d.out = (uint64_t)(uintptr_t)&out[ci * kMaxWords];
+    d.kind = (uint32_t)m.kind;
+    d.first_tile = (uint32_t)tiles.size();
+    uint64_t lo = 0;
+    do {  // a column of no elements is one empty tile
+      const uint64_t n = std::min(m.tile, m.c.n - lo);
+      tiles.push_back(Tile{lo, (uint32_t)n, (uint32_t)ci});
+      lo += n;
+    } while (lo < m.c.n);
+    d.tiles = (uint32_t)tiles.size() - d.first_tile;
+    d.reserved = 0;
+  }
+  std::vector<uint64_t> partials(tiles.size() * kMaxWords, 0xdeadbeef);
+  std::vector<unsigned> tickets(cols.size(), 0);
+  const unsigned g = grid == 0 ? (unsigned)tiles.size() : grid;
+  emu_launch(arrowagg_multi, g, (unsigned)kBlockThreads, (const ColumnDesc*)descs.data(), (const Tile*)tiles.data(),
+             (unsigned long long)tiles.size(), partials.data(), tickets.data());
+  for (size_t ci = 0; ci < cols.size(); ci++) {
+    const MultiCol& m = cols[ci];
+    const KindInfo& ki = kind_info[m.kind];
+    CHECK(tickets[ci] == 0, "multi %s: ticket of column %zu not reset: %u", what, ci, tickets[ci]);
+    Case c = m.c;
+    const bool one_tile = descs[ci].tiles == 1;
+    c.grid = one_tile ? 1 : 1 + rng() % 4;
+    const auto want = run(ki.k, m.vals.data(), c, c.nulls ? m.valid.data() : nullptr, ki.words);
+    const uint64_t* got = &out[ci * kMaxWords];
+    bool ok = true;
+    for (int w = 0; w < ki.words; w++) {
+      if (ki.fl && !one_tile && w < 3) continue;
+      ok = ok && got[w] == want[w];
+    }
+    if (ki.fl && !one_tile) {
+      const double gs = dbl(got[0]) + dbl(got[1]), ws = dbl(want[0]) + dbl(want[1]);
+      ok = ok && std::fabs(gs - ws) <= 2e-15 * abs_sum(m) + 1e-300;
+      // The special sums: the same value, or both NaN (the sign of a NaN
+      // made by Inf + -Inf depends on the order of the additions).
+      const double gsp = dbl(got[2]), wsp = dbl(want[2]);
+      ok = ok && (std::isnan(wsp) ? std::isnan(gsp) : got[2] == want[2]);
+    }
+    CHECK(ok, "multi %s: column %zu (%s n=%lu voff=%lu vbit=%lu nulls=%g tiles=%u of %lu, grid %u): "
+              "got {%lx %lx %lx ...} want {%lx %lx %lx ...}",
+          what, ci, ki.name, c.n, c.voff, c.vbit, m.c.nulls ? m.null_frac : -1.0, descs[ci].tiles, m.tile, g,
+          got[0], got[1], got[2], want[0], want[1], want[2]);
+  }
+}
+
+void test_multi() {
+  init_kind_info();
+  const uint64_t lens[] = {0, 1, 2, 17, 33, 100, 1000, 4097};
+  const double nulls[] = {-1, 0.01, 0.5, 1};  // -1: no bitmap
+  auto pick_len = [&] { return lens[rng() % (sizeof lens / sizeof lens[0])]; };
+  auto pick_nulls = [&] { return nulls[rng() % 4]; };
+  // Each kind alone, at each length, on its own and with a neighbour.
+  for (int k = 0; k < kNumKinds; k++) {
+    for (uint64_t n : {0, 1, 33, 4097}) {
+      std::vector<MultiCol> cols;
+      cols.push_back(make_multi_col(k, n, pick_nulls(), false));
+      run_multi("one column", cols, 0);
+      cols.push_back(make_multi_col((int)(rng() % kNumKinds), pick_len(), pick_nulls(), false));
+      run_multi("two columns", cols, 1 + rng() % 2);
+    }
+  }
+  // Mixed batches: 37 columns on a grid of fewer blocks than tiles (blocks
+  // walk tiles of several kinds), 300 short ones on 7 blocks.
+  for (unsigned grid : {0u, 1u, 5u}) {
+    std::vector<MultiCol> cols;
+    for (int i = 0; i < 37; i++) cols.push_back(make_multi_col((int)(rng() % kNumKinds), pick_len(), pick_nulls(), false));
+    run_multi("37 columns", cols, grid);
+  }
+  {
+    std::vector<MultiCol> cols;
+    for (int i = 0; i < 300; i++) cols.push_back(make_multi_col(i % kNumKinds, rng() % 65, pick_nulls(), false));
+    run_multi("300 columns", cols, 7);
+  }
+  // Columns of many tiles among short ones: the host's tiles (a large int8
+  // column), odd tile sizes (tiles that start anywhere in a vector or a
+  // bitmap word), and blocks that finish a column's tiles in any order.
+  for (unsigned grid : {0u, 3u}) {
+    std::vector<MultiCol> cols;
+    cols.push_back(make_multi_col(kKind_int8, 150001, 0.3, false));
+    for (int k = 0; k < kNumKinds; k++) {
+      cols.push_back(make_multi_col(k, 6000 + rng() % 6000, pick_nulls(), true));
+      cols.push_back(make_multi_col((int)(rng() % kNumKinds), pick_len(), pick_nulls(), false));
+    }
+    run_multi("many tiles", cols, grid);
+  }
+}
+
 int main() {
   test_int<int8_t>(arrowagg_int8, "int8");
   test_int<int16_t>(arrowagg_int16, "int16");
@@ -330,6 +519,7 @@ int main() {
   test_decimal(arrowagg_decimal128);
   test_bool(arrowagg_bool);
   test_ordered_all();
+  test_multi();
   printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
   return failures != 0;
 }

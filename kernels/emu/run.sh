@@ -2,7 +2,8 @@
 # Builds the emulation harnesses (the kernels' CUDA source on the CPU through
 # emu.h) with g++ and runs them: the kernels' logic checked on a machine
 # without a GPU.
-#   agg_harness.cc     kernels/agg.cu against a sequential reference
+#   agg_harness.cc     kernels/agg.cu against a sequential reference, and its
+#                      many-columns kernel against the per-kind kernels
 #   ladder_harness.cc  kernels/ladder.cu the way package ladder launches it
 # Every harness runs even if one fails; the exit status is non-zero if any
 # failed to build or to pass.
