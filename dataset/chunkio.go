@@ -149,8 +149,14 @@ func chunkRange(md *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, siz
 // worker is done with the page, so handing the freed buffers back, without
 // zeroing them, is safe. The worker copies the values of a dictionary page
 // out before it reads on.
+//
+// limit, when set, is the largest buffer the reader may ask for: the pages
+// of the chunk were checked (pqguard.go), and a larger request is a bug or
+// corrupt bytes the check missed, refused (with a panic that the worker
+// recovers) rather than allocated.
 type pageBuffers struct {
-	free [][]byte
+	free  [][]byte
+	limit int64
 }
 
 // maxFreeBuffers bounds the buffers kept (the reader holds one at a time).
@@ -158,6 +164,10 @@ const maxFreeBuffers = 2
 
 // Allocate implements memory.Allocator.
 func (a *pageBuffers) Allocate(n int) []byte {
+	// (arrow-go rounds buffers up to a multiple of 64 bytes)
+	if a.limit > 0 && int64(n) > a.limit+64 {
+		panic(fmt.Errorf("a page buffer of %d bytes, where the largest page has %d", n, a.limit))
+	}
 	for i, b := range a.free {
 		if cap(b) >= n {
 			a.free = append(a.free[:i], a.free[i+1:]...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/parquet"
 )
 
 // Parquet's RLE / bit-packed hybrid encoding (definition levels, dictionary
@@ -288,4 +289,32 @@ func msbToLSB(data []byte, w, n int, out []byte) []byte {
 		}
 	}
 	return out
+}
+
+// splitV1Levels splits the n levels of bit width w at the front of the data
+// of a data page v1, in encoding enc (RLE, after their 4-byte length, or the
+// deprecated BIT_PACKED, re-packed into *legacy), off the rest of the data,
+// and starts h on them.
+func splitV1Levels(data []byte, enc parquet.Encoding, n, w int, h *hybrid, legacy *[]byte) (rest []byte, err error) {
+	switch enc {
+	case parquet.Encodings.RLE:
+		if len(data) < 4 {
+			return nil, fmt.Errorf("%d bytes, too short for its levels", len(data))
+		}
+		k := int(binary.LittleEndian.Uint32(data))
+		if k < 0 || k > len(data)-4 {
+			return nil, fmt.Errorf("levels of %d bytes in a page of %d", k, len(data))
+		}
+		h.reset(data[4:4+k], w)
+		return data[4+k:], nil
+	case parquet.Encodings.BitPacked:
+		if n < 0 || (n*w+7)/8 > len(data) {
+			return nil, fmt.Errorf("%d bit-packed levels in a page of %d bytes", n, len(data))
+		}
+		k := (n*w + 7) / 8
+		*legacy = msbToLSB(data[:k], w, n, *legacy)
+		h.resetPacked(*legacy, w, n)
+		return data[k:], nil
+	}
+	return nil, fmt.Errorf("levels of encoding %s", enc)
 }

@@ -194,27 +194,9 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr
 		case *file.DataPageV1:
 			n, vals, enc = int(p.NumValues()), p.Data(), parquet.Encoding(p.Encoding())
 			if l.maxDef > 0 {
-				switch e := p.DefinitionLevelEncoding(); e {
-				case parquet.Encodings.RLE:
-					if len(vals) < 4 {
-						return res, fmt.Errorf("page %d: %d bytes, too short for its levels", pages, len(vals))
-					}
-					k := int(uint32(vals[0]) | uint32(vals[1])<<8 | uint32(vals[2])<<16 | uint32(vals[3])<<24)
-					if k < 0 || k > len(vals)-4 {
-						return res, fmt.Errorf("page %d: levels of %d bytes in a page of %d", pages, k, len(vals))
-					}
-					defs.reset(vals[4:4+k], w)
-					vals = vals[4+k:]
-				case parquet.Encodings.BitPacked:
-					k := (n*w + 7) / 8
-					if n < 0 || k > len(vals) {
-						return res, fmt.Errorf("page %d: %d bit-packed levels in a page of %d bytes", pages, n, len(vals))
-					}
-					s.legacy = msbToLSB(vals[:k], w, n, s.legacy)
-					defs.resetPacked(s.legacy, w, n)
-					vals = vals[k:]
-				default:
-					return res, fmt.Errorf("page %d: definition levels of encoding %s", pages, e)
+				var err error
+				if vals, err = splitV1Levels(vals, p.DefinitionLevelEncoding(), n, w, &defs, &s.legacy); err != nil {
+					return res, fmt.Errorf("page %d: definition levels: %w", pages, err)
 				}
 			}
 		case *file.DataPageV2:
