@@ -269,6 +269,15 @@ type Summary struct {
 type AggregateOptions struct {
 	// Aggs are the aggregates; 0 means gpuagg.AllAggs.
 	Aggs gpuagg.Agg
+	// IgnoreStatistics reads every Parquet column chunk. By default, when
+	// every aggregate asked for is count, null_count, min or max, a chunk
+	// whose row-group statistics give them exactly (integer, date, time,
+	// timestamp and integer-backed decimal columns, boolean chunks of one
+	// value; see stats.go for the rules) is answered from the file's footer
+	// without reading its pages, and its plan says so. The results are the
+	// same either way; the states of Results then hold only those
+	// aggregates (their Sum is not the column's).
+	IgnoreStatistics bool
 }
 
 // Aggregate reads every source and aggregates the selected columns with
@@ -276,7 +285,9 @@ type AggregateOptions struct {
 // hold their Arrow values as they are (flat integer, float and temporal
 // columns, PLAIN or dictionary-encoded) are aggregated from their pages, a
 // column chunk per task, when eng has no GPU and Options.ArrowDecode is not
-// set; every other column is decoded batch by batch. Partial states are
+// set; every other column is decoded batch by batch, but for the chunks
+// answered from their row-group statistics (see
+// AggregateOptions.IgnoreStatistics). Partial states are
 // merged in a fixed order (sources, then row groups or batches, in order),
 // so results are the same on every run and for every number of workers. The
 // first error stops everything; no partial result is returned. A problem
@@ -300,7 +311,7 @@ func (d *Dataset) Aggregate(ctx context.Context, eng *gpuagg.Engine, sel Selecti
 	}
 	total := newPartial(sel.Leaves, aggs)
 	for i := range d.sources {
-		src, err := d.aggregateSource(ctx, eng, pageEng, i, sel, aggs)
+		src, err := d.aggregateSource(ctx, eng, pageEng, i, sel, aggs, !opts.IgnoreStatistics)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -404,7 +415,7 @@ func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchRe
 // aggregateSource aggregates source i: the selected leaves it has (Parquet
 // column chunk by column chunk, IPC batch by batch); those it lacks are null
 // in each of its rows.
-func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engine, i int, sel Selection, aggs gpuagg.Agg) (*partial, error) {
+func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engine, i int, sel Selection, aggs gpuagg.Agg, useStats bool) (*partial, error) {
 	s, fi := d.sources[i], &d.files[i]
 	src := newPartial(sel.Leaves, aggs)
 	byName := make(map[string]int, len(sel.Leaves))
@@ -427,7 +438,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engi
 			return nil, err
 		}
 		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng, pageEng: pageEng,
-			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes}
+			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, useStats: useStats}
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err
 		}
@@ -470,7 +481,7 @@ func (d *Dataset) aggregateBatches(ctx context.Context, eng *gpuagg.Engine, i in
 	}
 	pf := startPrefetch(ctx, rdr)
 	defer func() {
-		if cerr := pf.stop(ctx); err == nil && cerr != nil {
+		if cerr := pf.stop(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}()

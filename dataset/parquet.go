@@ -54,7 +54,8 @@ type parquetLeaf struct {
 	field int    // top-level field of the file's schema holding it
 	col   int    // its Parquet leaf column
 	typ   arrow.DataType
-	page  *pageLeaf // how to aggregate it from its pages; nil: decode it into Arrow arrays
+	page  *pageLeaf  // how to aggregate it from its pages; nil: decode it into Arrow arrays
+	stats *statsLeaf // the row groups answered from their statistics (stats.go); nil: none
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -100,11 +101,15 @@ type parquetRun struct {
 	// arrays at once, all workers together: at most decodeBytes /
 	// arrowTaskBytes of them run at a time.
 	decodeBytes int64
+	// useStats answers the chunks whose row-group statistics give the
+	// aggregates from them (stats.go).
+	useStats bool
 }
 
 // worker is what one worker reuses from task to task.
 type worker struct {
 	pages pageScratch
+	guard pageGuard // checks chunks before arrow-go reads them (pqguard.go)
 }
 
 // run aggregates every chunk of the leaves into src, whose rows are the
@@ -124,6 +129,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if starts[nrg] != md.NumRows {
 		return fmt.Errorf("the row groups have %d rows, the footer says %d", starts[nrg], md.NumRows)
 	}
+	r.planStats()
 	ntasks := nrg * len(r.leaves)
 	if ntasks == 0 {
 		return nil
@@ -140,12 +146,12 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	}
 	var fr *pqarrow.FileReader
 	for _, l := range r.leaves {
-		if l.page == nil {
+		if l.page == nil && !l.stats.all() {
 			pf, err := file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
 			if err != nil {
 				return fmt.Errorf("opening the Parquet file: %w", err)
 			}
-			if fr, err = pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, r.mem); err != nil {
+			if fr, err = newLeafFileReader(pf, r.mem); err != nil {
 				return fmt.Errorf("reading the Parquet schema: %w", err)
 			}
 			break
@@ -186,7 +192,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 			var wk worker
 			for t := range tasks {
 				d := done{t: t}
-				d.res, d.err = r.chunk(ctx, f, fi.Size(), fr, &wk, t/len(r.leaves), &r.leaves[t%len(r.leaves)])
+				rg, l := t/len(r.leaves), &r.leaves[t%len(r.leaves)]
+				var ok bool
+				if d.res, ok = r.statsChunk(rg, l); !ok {
+					d.res, d.err = r.chunk(ctx, f, fi.Size(), fr, &wk, rg, l)
+				}
 				results <- d
 			}
 		}()
@@ -196,7 +206,10 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	// many row groups there are.
 	window := 4 * workers
 	waiting := make(map[int]chunkResult, window)
-	isArrow := func(t int) bool { return r.leaves[t%len(r.leaves)].page == nil }
+	isArrow := func(t int) bool {
+		l := &r.leaves[t%len(r.leaves)]
+		return l.page == nil && !l.stats.answers(t/len(r.leaves))
+	}
 	var first error // the error of the earliest failed task
 	firstAt := ntasks
 	var progressed int64
@@ -242,6 +255,9 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 			}
 		}
 	}
+	if first == nil {
+		r.notePlans(src)
+	}
 	return first
 }
 
@@ -266,6 +282,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, err
 	}
 	if l.page == nil {
+		if _, err := r.guard(ctx, &wk.guard, f, size, cc, l.col, true); err != nil {
+			return res, err
+		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
 	}
 	if cc.NumValues() != rows {
@@ -284,6 +303,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, err
 	}
 	s := &wk.pages
+	if s.pages.limit, err = r.guard(ctx, &wk.guard, f, size, cc, l.col, false); err != nil {
+		return res, err
+	}
 	s.stream.reset(f, off, n)
 	if s.pr == nil {
 		if s.pr, err = file.NewPageReader(&s.stream, rows, cc.Compression(), &s.pages, nil); err != nil {
@@ -296,14 +318,23 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 }
 
 // arrowChunk decodes the chunk of leaf l in row group rg into Arrow arrays
-// through pqarrow, batch by batch, and aggregates them with the engine.
+// through pqarrow, batch by batch, and aggregates them with the engine. fr
+// is a newLeafFileReader: the leaf is read by a leaf reader of its own, in
+// this goroutine, whether or not it is nested in a struct.
 func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
-	cr, err := fr.GetFieldReader(ctx, l.field, map[int]bool{l.col: true}, []int{rg})
+	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
 	if err != nil {
 		return chunkResult{}, err
 	}
+	if cr == nil {
+		return chunkResult{}, fmt.Errorf("no reader for Parquet leaf column %d", l.col)
+	}
 	defer cr.Release()
-	schema := arrow.NewSchema([]arrow.Field{*cr.Field()}, nil)
+	// The leaf under its dotted name; nullable, since a leaf that is
+	// required in a struct that is not has nulls.
+	field := *cr.Field()
+	field.Name, field.Nullable = l.name, true
+	schema := arrow.NewSchema([]arrow.Field{field}, nil)
 	acc, err := r.eng.NewAccumulator(schema, gpuagg.Request{Columns: []string{l.name}, Aggs: r.aggs})
 	if err != nil {
 		return chunkResult{}, err
