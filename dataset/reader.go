@@ -210,14 +210,24 @@ func openIPCFile(ctx context.Context, path string, size int64, mem memory.Alloca
 
 // --- Arrow IPC stream -----------------------------------------------------
 
-// countingReader counts the bytes read from a stream for the progress bar.
+// maxRead is the most bytes one read of an IPC input asks for: the IPC
+// reader reads a batch's body (any size) in one go, and a cancelled
+// context stops it between two reads.
+const maxRead = 4 << 20
+
+// countingReader reads a stream for the IPC reader, at most maxRead bytes
+// at a time, until ctx ends; it counts the bytes read for the progress bar.
 type countingReader struct {
+	ctx  context.Context
 	r    io.Reader
 	prog progressFunc
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	n, err := c.r.Read(p[:min(len(p), maxRead)])
 	if n > 0 && c.prog != nil {
 		c.prog(int64(n))
 	}
@@ -282,7 +292,7 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 	if prog != nil {
 		report = prog.add
 	}
-	guard := newIPCGuard(&countingReader{r: r, prog: report}, size)
+	guard := newIPCGuard(&countingReader{ctx: ctx, r: r, prog: report}, size)
 	s.alloc = guard.allocator(mem)
 	rdr, err := newIPCReader(guard, s.alloc)
 	if err != nil {
@@ -430,27 +440,22 @@ func startPrefetch(ctx context.Context, r batchReader) *prefetcher {
 }
 
 // stop ends the prefetching goroutine, releases what it decoded and not
-// handed out, and closes the reader. It waits for the goroutine unless ctx
-// is done (a read of standard input is aborted either way).
-func (p *prefetcher) stop(ctx context.Context) error {
+// handed out, and closes the reader, so that every buffer is freed when it
+// returns. The goroutine ends soon: a read of standard input is aborted, and
+// one of a file (a regular file) reads at most maxRead bytes before it sees
+// that the context ended.
+func (p *prefetcher) stop() error {
 	var err error
 	p.once.Do(func() {
 		close(p.quit)
 		p.r.abort()
-		done := make(chan error, 1)
-		go func() {
-			for b := range p.ch {
-				if b.rec != nil {
-					b.rec.Release()
-				}
+		for b := range p.ch {
+			if b.rec != nil {
+				b.rec.Release()
 			}
-			p.wg.Wait()
-			done <- p.r.close()
-		}()
-		select {
-		case err = <-done:
-		case <-ctx.Done():
 		}
+		p.wg.Wait()
+		err = p.r.close()
 	})
 	return err
 }

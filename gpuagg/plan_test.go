@@ -172,5 +172,14 @@ func TestFailedBatchChangesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, want.Add(ctx, rec))
 	require.NoError(t, want.Add(ctx, rec))
-	require.Equal(t, want.States(), acc.States(), "seed %d", seed)
+	for i, w := range want.States() {
+		g := acc.States()[i]
+		if w.Family == column.FamilyFloat {
+			// The GPU's part of a batch is merged as one partial: float
+			// sums may round differently in the last bits.
+			require.InEpsilon(t, w.FSum+w.FComp, g.FSum+g.FComp, 1e-12, "seed %d", seed)
+			w.FSum, w.FComp, g.FSum, g.FComp = 0, 0, 0, 0
+		}
+		require.Equal(t, w, g, "column %d, seed %d", i, seed)
+	}
 }
