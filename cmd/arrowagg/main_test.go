@@ -109,7 +109,7 @@ func TestHelpAndVersion(t *testing.T) {
 		got := runIn(t, context.Background(), env{}, arg)
 		assert.Equal(t, 0, got.code)
 		assert.True(t, strings.HasPrefix(got.stdout, "Usage: arrowagg [flags] PATH...\n"), got.stdout)
-		for _, f := range []string{"-c, --columns", "-a, --aggs", "-f, --format", "--device", "--explain", "--threads", "--progress", "--version", "--help"} {
+		for _, f := range []string{"-c, --columns", "-a, --aggs", "-f, --format", "--device", "--explain", "--no-stats", "--threads", "--progress", "--version", "--help"} {
 			assert.Contains(t, got.stdout, f)
 		}
 		assert.Empty(t, got.stderr)
@@ -154,6 +154,64 @@ func TestExplain(t *testing.T) {
 		assert.Regexp(t, `u8 +uint8 +(gpu|cpu|cpu\+gpu) +host +\d+ `, got.stderr)
 	} else {
 		assert.Regexp(t, `u8 +uint8 +cpu +host +\d+ +\S+ +\S+ +cpu: no GPU\n`, got.stderr)
+	}
+}
+
+// Count, null_count, min and max come from the Parquet row-group statistics
+// where they answer them, and --explain says so; --no-stats reads every
+// chunk. The results are the same.
+func TestNoStats(t *testing.T) {
+	type plan struct {
+		Name, Backend, Location, Reason string
+		Bytes                           int64
+	}
+	parse := func(out string) (columns json.RawMessage, plans []plan) {
+		var doc struct {
+			Columns json.RawMessage `json:"columns"`
+			Plan    []plan          `json:"plan"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+		return doc.Columns, doc.Plan
+	}
+	for _, in := range []string{testdata + "/sample.parquet", testdata} {
+		args := []string{"--explain", "-f", "json", "-a", "count,null_count,min,max", "--device", "cpu", in}
+		with := runIn(t, context.Background(), env{}, args...)
+		require.Equal(t, 0, with.code, with.stderr)
+		without := runIn(t, context.Background(), env{}, append([]string{"--no-stats"}, args...)...)
+		require.Equal(t, 0, without.code, without.stderr)
+		colsWith, plansWith := parse(with.stdout)
+		colsWithout, plansWithout := parse(without.stdout)
+		assert.JSONEq(t, string(colsWithout), string(colsWith), in)
+		for _, p := range plansWithout {
+			assert.NotContains(t, p.Backend, "stats", p.Name)
+			assert.NotContains(t, p.Reason, "statistics", p.Name)
+		}
+		assert.NotContains(t, without.stderr, "statistics")
+		if in == testdata {
+			continue // the plan of several files is that of the last, its amounts those of all
+		}
+		// sample.parquet: four row groups
+		fromStats := 0
+		for _, p := range plansWith {
+			if strings.HasPrefix(p.Backend, "stats") {
+				fromStats++
+				assert.Equal(t, "stats", p.Backend, p.Name)
+				assert.Equal(t, "metadata", p.Location, p.Name)
+				assert.Equal(t, "from row-group statistics (4 of 4 row groups)", p.Reason, p.Name)
+				assert.Zero(t, p.Bytes, p.Name)
+			}
+		}
+		// signed integers, dates, times, timestamps and a struct's int32
+		assert.Equal(t, 10, fromStats, with.stdout)
+		assert.Regexp(t, `\ni64 +int64 +stats +metadata +0 +\S+ +\S+ +from row-group statistics \(4 of 4 row groups\)\n`, with.stderr)
+	}
+
+	// Sums read the data.
+	sums := runIn(t, context.Background(), env{}, "--explain", "-f", "json", "-a", "count,sum", "--device", "cpu", testdata+"/sample.parquet")
+	require.Equal(t, 0, sums.code, sums.stderr)
+	_, plans := parse(sums.stdout)
+	for _, p := range plans {
+		assert.NotContains(t, p.Backend, "stats", p.Name)
 	}
 }
 

@@ -54,9 +54,12 @@ type options struct {
 	format   report.Format
 	device   gpuagg.Device
 	explain  bool
+	noStats  bool
 	threads  int
 	progress string
 	paths    []string
+
+	gpuMemory int64 // cap on the GPU backend's device memory, bytes (0: none)
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -86,7 +89,9 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	aggs := fs.StringP("aggs", "a", "count,null_count,sum,min,max,mean", "aggregates, comma-separated; also first,last,arg_min,arg_max (row order)")
 	format := fs.StringP("format", "f", "table", "output format: table, json or csv")
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
+	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
+	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (a terminal and over 64 MiB of input), always or never")
 	showVersion := fs.BoolP("version", "V", false, "print the version and exit")
@@ -117,6 +122,11 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	default:
 		return opts, false, usagef("--progress: unknown mode %q (want auto, always or never)", *progress)
 	}
+	if *gpuMemory != "" {
+		if opts.gpuMemory, err = parseByteSize(*gpuMemory); err != nil {
+			return opts, false, usagef("--gpu-memory: %w", err)
+		}
+	}
 	if *threads < 0 {
 		return opts, false, usagef("--threads: %d is negative", *threads)
 	}
@@ -128,6 +138,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		opts.columns = append(opts.columns, c)
 	}
 	opts.explain, opts.threads, opts.progress, opts.paths = *explain, *threads, *progress, fs.Args()
+	opts.noStats = *noStats
 	if len(opts.paths) == 0 {
 		return opts, false, usagef("no input: name files, directories, globs or - (stdin); see arrowagg --help")
 	}
@@ -235,7 +246,7 @@ func execute(ctx context.Context, args []string, e env) error {
 	for _, l := range sel.Skipped {
 		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipping %v\n", l.Err) })
 	}
-	sum, err := ds.Aggregate(ctx, eng, sel, dataset.AggregateOptions{Aggs: opts.aggs})
+	sum, err := ds.Aggregate(ctx, eng, sel, dataset.AggregateOptions{Aggs: opts.aggs, IgnoreStatistics: opts.noStats})
 	if err != nil {
 		return err
 	}
@@ -261,6 +272,9 @@ func newEngine(opts options, mem memory.Allocator) (*gpuagg.Engine, error) {
 	eo := []gpuagg.Option{gpuagg.WithDevice(opts.device), gpuagg.WithAllocator(mem)}
 	if opts.threads > 0 {
 		eo = append(eo, gpuagg.WithThreads(opts.threads))
+	}
+	if opts.gpuMemory > 0 {
+		eo = append(eo, gpuagg.WithGPUMemoryLimit(opts.gpuMemory))
 	}
 	eng, err := gpuagg.New(eo...)
 	if err != nil {
