@@ -3,9 +3,10 @@
 # scripts/install-cuda-toolkit.sh), everything scripts/gpu-check.sh runs on a GPU
 # host that has no Go: the cuda test binaries (tests and benchmarks of gpuagg/cuda,
 # the reduction ladder's tests) and the command (arrowagg-cuda, with its
-# `ladder` subcommand), with -tags cuda, stripped, into gpu-bin/
-# (git-ignored), under 60 MiB in all. The command's test binary is large, so it
-# is built only with GPU_BUILD_CLI_TESTS=1.
+# `ladder` subcommand), with -tags cuda, and the generator of the large Arrow
+# IPC files of the `big` check (ipcgen, from the bench/ module), stripped, into
+# gpu-bin/ (git-ignored), under 60 MiB in all. The command's test binary is
+# large, so it is built only with GPU_BUILD_CLI_TESTS=1.
 #
 # Usage, from anywhere: scripts/gpu-build.sh   (GPU_BIN=dir to build elsewhere)
 # Then copy the repository with gpu-bin/ to the GPU host and run
@@ -16,13 +17,15 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${GPU_BIN:-$root/gpu-bin}"
 cd "$root"
 mkdir -p "$out"
-rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/ladder
+out="$(cd "$out" && pwd)"
+rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/ladder "$out"/ipcgen
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
 go test "${flags[@]}" -c -o "$out/cuda.test" ./gpuagg/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
+(cd bench && go build -trimpath "-ldflags=-s -w" -o "$out/ipcgen" ./cmd/ipcgen)
 if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then
   go test "${flags[@]}" -c -o "$out/arrowagg.test" ./cmd/arrowagg
 fi

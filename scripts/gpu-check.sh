@@ -7,6 +7,17 @@
 #          and the command's own tests in the cuda build
 #   bench  the GPU benchmarks (resident, end to end, with their ceilings)
 #   peers  CuPy and PyTorch on the same data (scripts/gpu_peers.py)
+#   big    (not by default) a BIG_GIB (default 20) GiB Arrow IPC file and its two
+#          halves, made by gpu-bin/ipcgen in BIG_DIR (default /tmp; twice BIG_GIB
+#          of free disk), aggregated by arrowagg-cuda --format json whole and as
+#          the two halves (one dataset, per-file states merged) for each of
+#          BIG_RUNS (default "auto gpu gpu:1GiB": --device, then :--gpu-memory),
+#          with the time and peak RSS of each run; every answer must be the same
+#          (floats within 1e-12 relative) and each peak RSS under
+#          BIG_RSS_LIMIT_MIB (default 4096); a run is killed after
+#          BIG_RUN_TIMEOUT seconds (default 600). The files are deleted
+#          afterwards. ARROWAGG and IPCGEN override the binaries (e.g. a CPU
+#          build: BIG_RUNS="auto cpu auto:1GiB" ARROWAGG=bin/arrowagg).
 # Logs go to $OUT (default ./gpu-out); a summary and the table are printed last.
 # GPU_CHECK_STEPS picks steps (default "tests cli bench peers"), GPU_BENCHTIME
 # the benchmark iterations (default 20x), GPU_BIN the binaries (default gpu-bin).
@@ -103,6 +114,126 @@ if has bench; then
   grep -E '^(ceilings|Benchmark|FAIL|panic)' "$OUT/bench.log" | head -60
 fi
 
+if has big; then
+  stamp "big"
+  python3 - "${ARROWAGG:-$BIN/arrowagg-cuda}" "${IPCGEN:-$BIN/ipcgen}" >"$OUT/big.log" 2>&1 <<'PY'
+import json, math, os, shutil, subprocess, sys, tempfile, threading, time
+exe, gen = sys.argv[1], sys.argv[2]
+gib = float(os.environ.get("BIG_GIB", "20"))
+base = os.environ.get("BIG_DIR", "/tmp")
+runs = os.environ.get("BIG_RUNS", "auto gpu gpu:1GiB").split()
+rss_limit = int(os.environ.get("BIG_RSS_LIMIT_MIB", "4096"))
+run_timeout = float(os.environ.get("BIG_RUN_TIMEOUT", "600"))
+MiB, GiB = 1 << 20, 1 << 30
+
+def fail(msg):
+    print(f"big: FAIL: {msg}")
+    sys.exit(1)
+
+def timed(args, out_path):
+    """Runs args with stdout to out_path; returns (exit, seconds, peak RSS MiB, stderr)."""
+    with open(out_path, "wb") as out, tempfile.TemporaryFile() as err:
+        start = time.monotonic()
+        p = subprocess.Popen(args, stdout=out, stderr=err)
+        timer = threading.Timer(run_timeout, p.kill)
+        timer.start()
+        _, status, ru = os.wait4(p.pid, 0)  # the rusage of this child alone
+        timer.cancel()
+        p.returncode = os.waitstatus_to_exitcode(status)
+        secs = time.monotonic() - start
+        err.seek(0)
+        return p.returncode, secs, ru.ru_maxrss / 1024, err.read().decode(errors="replace")
+
+for b in (exe, gen):
+    if not os.access(b, os.X_OK):
+        fail(f"{b} is missing (run scripts/gpu-build.sh)")
+print("binary:", subprocess.run([exe, "--version"], capture_output=True, text=True).stdout.strip())
+need = 2 * gib * GiB * 1.02 + GiB
+free = shutil.disk_usage(base).free
+print(f"disk: {free / GiB:.1f} GiB free in {base}, {need / GiB:.1f} GiB needed")
+if free < need:
+    fail(f"{free / GiB:.1f} GiB free in {base}, need {need / GiB:.1f} (set BIG_DIR or BIG_GIB)")
+tmp = tempfile.mkdtemp(prefix="arrowagg-big.", dir=base)
+try:
+    whole, first, second = (os.path.join(tmp, n) for n in ("whole.arrow", "a.arrow", "b.arrow"))
+    code, gen_secs, rss, err = timed([gen, "-o", whole, "-first", first, "-second", second, "-size", f"{gib}GiB"],
+                                     os.path.join(tmp, "gen.json"))
+    print(err, end="")
+    if code != 0:
+        fail(f"ipcgen: exit {code}")
+    with open(os.path.join(tmp, "gen.json")) as f:
+        files = json.loads(f.read().strip().splitlines()[-1])["files"]
+    rows, size = files[0]["rows"], files[0]["bytes"]
+    print(f"generated: {size / GiB:.2f} GiB, {rows} rows, halves of {files[1]['rows']} and {files[2]['rows']} rows,"
+          f" in {gen_secs:.1f}s (peak RSS {rss:.0f} MiB)")
+
+    outs, total, peak, failures = {}, 0.0, 0.0, []
+    for run in runs:
+        dev, _, mem = run.partition(":")
+        args = [exe, "--format", "json", "--explain", "--device", dev] + (["--gpu-memory", mem] if mem else [])
+        for name, inputs in (("whole", [whole]), ("halves", [first, second])):
+            label = f"{run}/{name}"
+            out_path = os.path.join(tmp, "out.json")
+            code, secs, rss, err = timed(args + inputs, out_path)
+            total += secs
+            peak = max(peak, rss)
+            print(f"run {label}: {' '.join(args[1:])} {' '.join(os.path.basename(i) for i in inputs)}: exit {code},"
+                  f" {secs:.1f}s, {size / GiB / secs:.2f} GiB/s, peak RSS {rss:.0f} MiB")
+            if code != 0:
+                print(err, end="")
+                failures.append(f"{label}: exit {code}")
+                continue
+            with open(out_path) as f:
+                res = json.load(f)
+            backends = " ".join(f"{p['name']}:{p['backend']}" for p in res.get("plan", []))
+            print(f"  backends: {backends}")
+            if rss > rss_limit:
+                failures.append(f"{label}: peak RSS {rss:.0f} MiB over {rss_limit} MiB")
+            if res["rows"] != rows:
+                failures.append(f"{label}: {res['rows']} rows, the generator wrote {rows}")
+            outs[label] = res
+
+    def differences(a, b):
+        out = []
+        if a["rows"] != b["rows"]:
+            out.append(f"rows {a['rows']} vs {b['rows']}")
+        for x, y in zip(a["columns"], b["columns"]):
+            for k in sorted(set(x) | set(y)):
+                u, v = x.get(k), y.get(k)
+                same = u == v
+                if not same and isinstance(u, float) and isinstance(v, float):
+                    same = math.isclose(u, v, rel_tol=1e-12, abs_tol=0)
+                if not same:
+                    out.append(f"column {x.get('name')} {k}: {u!r} vs {v!r}")
+        if len(a["columns"]) != len(b["columns"]):
+            out.append(f"{len(a['columns'])} vs {len(b['columns'])} columns")
+        return out
+
+    pairs = [(f"{r}/halves", f"{r}/whole") for r in runs]
+    pairs += [(f"{r}/whole", f"{runs[0]}/whole") for r in runs[1:]]
+    ndiff = 0
+    for x, y in pairs:
+        if x in outs and y in outs:
+            d = differences(outs[x], outs[y])
+            ndiff += len(d)
+            print(f"compare {x} with {y}: {len(d)} differences")
+            for line in d[:20]:
+                print("  " + line)
+    if ndiff:
+        failures.append(f"{ndiff} differences")
+    if failures:
+        print("failures: " + "; ".join(failures))
+    print(f"big: {'ok' if not failures else 'FAIL'}: {size / GiB:.1f} GiB, {rows} rows, runs"
+          f" {' '.join(runs)} on the whole file and on its halves: {ndiff} differences, peak RSS at most"
+          f" {peak:.0f} MiB; generated in {gen_secs:.0f}s, aggregated in {total:.0f}s")
+    sys.exit(1 if failures else 0)
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
+PY
+  result[big]=$?
+  tail -3 "$OUT/big.log"
+fi
+
 if has peers; then
   stamp "peers"
   python3 scripts/gpu_peers.py measure --json "$OUT/peers.json" >"$OUT/peers.log" 2>&1
@@ -113,7 +244,7 @@ fi
 {
   echo "== summary"
   grep -E '^(date|gpu):' "$OUT/env.txt"
-  for s in tests cli bench peers; do
+  for s in tests cli bench peers big; do
     [ -n "${result[$s]+x}" ] && echo "$s: exit ${result[$s]}"
   done
   if [ -f "$OUT/tests.log" ]; then
@@ -121,6 +252,7 @@ fi
     grep -- '--- FAIL' "$OUT/tests.log" | head -10
   fi
   [ -f "$OUT/cli.log" ] && grep -E '^(cli:|command tests)' "$OUT/cli.log"
+  [ -f "$OUT/big.log" ] && grep -E '^big:' "$OUT/big.log"
   if [ -f "$OUT/bench.log" ]; then
     echo
     python3 scripts/gpu_peers.py table --go-bench "$OUT/bench.log" --peers "$OUT/peers.json" | tee "$OUT/table.md"
