@@ -25,18 +25,17 @@ var (
 // DeviceName is the GPU's name (the planner keys its calibration cache by it).
 func (b *Backend) DeviceName() string { return b.d.info.Name }
 
-// Locate implements gpuagg.Locator: views in page-locked host memory are
-// copied by DMA directly; other host memory goes through the staging
-// pipeline.
+// Locate implements gpuagg.Locator: views in page-locked host memory that
+// this package allocated (HostAllocator, staging) are copied by DMA
+// directly; other host memory goes through the staging pipeline. It asks no
+// driver, so planning costs no round trip to the device's thread; memory
+// that others page-locked is planned as ordinary host memory (and still
+// copied directly, faster than planned).
 func (b *Backend) Locate(v *column.View) planner.Location {
-	loc := planner.Host
-	b.d.do(func() error { //nolint:errcheck // closed: Host
-		if pinned(v.Values) {
-			loc = planner.Pinned
-		}
-		return nil
-	})
-	return loc
+	if ours.holds(v.Values) {
+		return planner.Pinned
+	}
+	return planner.Host
 }
 
 // calibrationBytes is the size of the columns CalibrateGPU times: large

@@ -34,8 +34,11 @@ static CUresult arrowagg_pinned_range(uintptr_t p, uintptr_t *base, size_t *size
 import "C"
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -98,6 +101,7 @@ func hostAlloc(n int) ([]byte, error) {
 		return nil, err
 	}
 	pinnedBytes.Add(int64(n))
+	ours.add(uintptr(p), n)
 	return unsafe.Slice((*byte)(p), n), nil
 }
 
@@ -106,6 +110,7 @@ func hostFree(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
+	ours.remove(uintptr(unsafe.Pointer(&b[0])))
 	if err := check(C.cuMemFreeHost(unsafe.Pointer(&b[0]))); err != nil {
 		return err
 	}
@@ -126,4 +131,50 @@ func pinned(b []byte) bool {
 		return false
 	}
 	return uintptr(base) <= p && p+uintptr(len(b)) <= uintptr(base)+uintptr(size)
+}
+
+// ours is the set of page-locked allocations that hostAlloc made, which any
+// goroutine can ask about without the driver (whose answers need the
+// device's thread: a round trip of tens of microseconds).
+var ours pinnedSet
+
+// pinnedSet is a set of disjoint address ranges, sorted by start.
+type pinnedSet struct {
+	mu     sync.RWMutex
+	ranges []pinnedRange
+}
+
+type pinnedRange struct{ start, end uintptr }
+
+// add records [p, p+n).
+func (s *pinnedSet) add(p uintptr, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i, _ := slices.BinarySearchFunc(s.ranges, p, func(r pinnedRange, p uintptr) int { return cmp.Compare(r.start, p) })
+	s.ranges = slices.Insert(s.ranges, i, pinnedRange{p, p + uintptr(n)})
+}
+
+// remove forgets the range that starts at p.
+func (s *pinnedSet) remove(p uintptr) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i, ok := slices.BinarySearchFunc(s.ranges, p, func(r pinnedRange, p uintptr) int { return cmp.Compare(r.start, p) }); ok {
+		s.ranges = slices.Delete(s.ranges, i, i+1)
+	}
+}
+
+// holds reports whether b lies entirely in one recorded range.
+func (s *pinnedSet) holds(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	p := uintptr(unsafe.Pointer(&b[0]))
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	// The last range starting at or before p.
+	i, ok := slices.BinarySearchFunc(s.ranges, p, func(r pinnedRange, p uintptr) int { return cmp.Compare(r.start, p) })
+	if !ok {
+		i--
+	}
+	return i >= 0 && p+uintptr(len(b)) <= s.ranges[i].end
 }
