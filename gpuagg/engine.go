@@ -223,10 +223,9 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 	}
 	for k, i := range a.active {
 		p, d := &a.plans[i], plan[k]
-		p.Backend, p.Reason = d.Backend.String(), d.Reason
+		p.decided(d, "")
 		p.Location = planLocation(a.e, a.views[k]).String()
 		p.Bytes += a.views[k].ByteSize()
-		p.GPUFraction = d.GPUFraction
 		p.Estimated += d.Estimate
 		p.Measured += a.took[k]
 	}

@@ -159,13 +159,47 @@ type ColumnPlan struct {
 	Estimated   time.Duration
 	Measured    time.Duration
 	Reason      string
+
+	why planWhy // what Plan formats Reason from, when Reason is empty
+}
+
+// planWhy is what a plan's reason is made of. Batches only record it; the
+// text is formatted when a plan is asked for, off the path of every batch.
+type planWhy struct {
+	dec    planner.Decision
+	hasDec bool
+	note   string // before the decision's reason
+	// resident: aggregated on the device by a Residency (use says how).
+	resident bool
+	use      use
+	read     float64 // the calibration's device read rate, 0 if none
+}
+
+func (w *planWhy) String() string {
+	switch {
+	case w.resident:
+		return residentReason(w.use, w.read)
+	case w.hasDec:
+		r := w.dec.Reason()
+		if w.note != "" {
+			r = w.note + "; " + r
+		}
+		return r
+	}
+	return w.note
+}
+
+// decided records the planner's decision d as the plan's choice and reason.
+func (p *ColumnPlan) decided(d planner.Decision, note string) {
+	p.Backend, p.GPUFraction, p.Reason = d.Backend.String(), d.GPUFraction, ""
+	p.why = planWhy{dec: d, hasDec: true, note: note}
 }
 
 // merge adds o's totals to p (accumulators of later batches or files); the
 // latest choice and reason win.
 func (p *ColumnPlan) merge(o ColumnPlan) {
 	if o.Backend != "" {
-		p.Backend, p.Location, p.GPUFraction, p.Reason = o.Backend, o.Location, o.GPUFraction, o.Reason
+		p.Backend, p.Location, p.GPUFraction, p.Reason, p.why = o.Backend, o.Location, o.GPUFraction, o.Reason, o.why
 	}
 	p.Bytes += o.Bytes
 	p.Estimated += o.Estimated
@@ -179,8 +213,11 @@ func (a *Accumulator) Plan() []ColumnPlan {
 	for i, l := range a.leaves {
 		out[i] = a.plans[i]
 		out[i].Name = l.Name
-		if !l.Supported() {
+		switch {
+		case !l.Supported():
 			out[i].Reason = l.Err.Error()
+		case out[i].Reason == "":
+			out[i].Reason = out[i].why.String()
 		}
 	}
 	return out

@@ -659,21 +659,22 @@ func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, 
 	}
 	for k, i := range a.active {
 		p, d := &a.plans[i], plan[k]
-		p.Backend, p.Reason = d.Backend.String(), d.Reason
-		if notes[i] != "" {
-			p.Reason = notes[i] + "; " + d.Reason
-		}
+		p.decided(d, notes[i])
 		p.Location = planLocation(a.e, a.views[k]).String()
 		p.Bytes += a.views[k].ByteSize()
-		p.GPUFraction = d.GPUFraction
 		p.Estimated += d.Estimate
 		p.Measured += a.took[k]
 	}
 	for _, w := range work {
 		p := &a.plans[w.leaf]
 		bytes := w.col.view.ByteSize()
-		p.Backend, p.Location, p.GPUFraction = planner.GPU.String(), planner.Device.String(), 1
-		p.Reason = residentReason(w.use, cal)
+		p.Backend, p.Location, p.GPUFraction, p.Reason = planner.GPU.String(), planner.Device.String(), 1, ""
+		u := w.use
+		u.dev = nil // the plan holds no device column
+		p.why = planWhy{resident: true, use: u}
+		if cal.HasGPU() {
+			p.why.read = cal.DeviceRead
+		}
 		p.Bytes += bytes
 		p.Estimated += deviceEstimate(bytes, w.use.kind != useHit, cal)
 		p.Measured += w.took
@@ -696,8 +697,9 @@ func (a *Accumulator) updateDevice(ctx context.Context, base int64, work []devWo
 	return nil
 }
 
-// residentReason is the plan's reason for a column aggregated on the device.
-func residentReason(u use, cal planner.Calibration) string {
+// residentReason is the plan's reason for a column aggregated on the device;
+// read is the device's read rate (0: not known).
+func residentReason(u use, read float64) string {
 	var why string
 	switch u.kind {
 	case useHit:
@@ -711,8 +713,8 @@ func residentReason(u use, cal planner.Calibration) string {
 	default:
 		why = "uploaded now, resident on the GPU from now on"
 	}
-	if cal.HasGPU() {
-		why += fmt.Sprintf(", read at %.0f GB/s", cal.DeviceRead/1e9)
+	if read > 0 {
+		why += fmt.Sprintf(", read at %.0f GB/s", read/1e9)
 	}
 	return why
 }

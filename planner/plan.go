@@ -84,7 +84,61 @@ type Decision struct {
 	CPUTime, GPUTime, SplitTime time.Duration
 	// Estimate is the chosen choice's estimate.
 	Estimate time.Duration
-	Reason   string
+
+	// What Reason formats (on demand: planning is on the path of every
+	// batch, explaining only on the path of explain).
+	why              reason
+	loc              Location
+	gpuRate, cpuRate float64 // bytes per second
+	threads          int
+	launch           time.Duration
+}
+
+// launchDominates: the GPU's fixed cost alone exceeds the CPU's time.
+func (d Decision) launchDominates() bool { return d.launch > d.CPUTime }
+
+// reason is why a Decision chose its backend.
+type reason uint8
+
+const (
+	cpuForced reason = iota
+	cpuNoGPU
+	cpuUnhandled
+	gpuForced
+	gpuResident
+	splitFaster
+	gpuFaster
+	cpuFaster
+)
+
+// Reason explains the decision in a line.
+func (d Decision) Reason() string {
+	var s string
+	switch d.why {
+	case cpuForced, cpuNoGPU, cpuUnhandled:
+		s = [...]string{"cpu forced", "cpu: no GPU", "cpu: the GPU backend does not handle this type"}[d.why]
+		if d.loc == Device {
+			s += " (column resident on the GPU is read back)"
+		}
+	case gpuForced:
+		s = "gpu forced"
+	case gpuResident:
+		s = fmt.Sprintf("gpu: resident on the device, read at %s", rate(d.gpuRate))
+	case splitFaster:
+		s = fmt.Sprintf("split %.0f%% gpu (%s from %s memory) / %.0f%% cpu (%s on %d threads): %s vs cpu %s, gpu %s",
+			100*d.GPUFraction, rate(d.gpuRate), d.loc, 100*(1-d.GPUFraction), rate(d.cpuRate), d.threads,
+			d.SplitTime, d.CPUTime, d.GPUTime)
+	case gpuFaster:
+		s = fmt.Sprintf("gpu: %s vs cpu %s (%s from %s memory vs %s on %d threads)",
+			d.GPUTime, d.CPUTime, rate(d.gpuRate), d.loc, rate(d.cpuRate), d.threads)
+	default:
+		why := "faster"
+		if d.launchDominates() {
+			why = "launch latency dominates"
+		}
+		s = fmt.Sprintf("cpu: %s vs gpu %s (%s)", d.CPUTime, d.GPUTime, why)
+	}
+	return s
 }
 
 // Plan decides where each column is aggregated.
@@ -154,43 +208,34 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 		}
 	}
 
+	d.loc, d.cpuRate, d.threads = c.Location, cpuRate, threads
+	if gpuOK {
+		d.gpuRate = gpuRate(c, cal)
+	}
 	switch {
 	case opt.Force == ForceCPU || !gpuOK:
 		d.Backend, d.GPUFraction, d.Estimate = CPU, 0, d.CPUTime
 		switch {
 		case opt.Force == ForceCPU:
-			d.Reason = "cpu forced"
+			d.why = cpuForced
 		case !cal.HasGPU():
-			d.Reason = "cpu: no GPU"
+			d.why = cpuNoGPU
 		default:
-			d.Reason = "cpu: the GPU backend does not handle this type"
-		}
-		if c.Location == Device {
-			d.Reason += " (column resident on the GPU is read back)"
+			d.why = cpuUnhandled
 		}
 	case opt.Force == ForceGPU || c.Location == Device:
 		d.Backend, d.GPUFraction, d.Estimate = GPU, 1, d.GPUTime
+		d.why = gpuResident
 		if opt.Force == ForceGPU {
-			d.Reason = "gpu forced"
-		} else {
-			d.Reason = fmt.Sprintf("gpu: resident on the device, read at %s", rate(cal.DeviceRead))
+			d.why = gpuForced
 		}
 	case d.SplitTime > 0 && float64(d.SplitTime) < splitGain*float64(min(d.CPUTime, d.GPUTime)):
-		d.Backend, d.Estimate = Split, d.SplitTime
-		d.Reason = fmt.Sprintf("split %.0f%% gpu (%s from %s memory) / %.0f%% cpu (%s on %d threads): %s vs cpu %s, gpu %s",
-			100*d.GPUFraction, rate(gpuRate(c, cal)), c.Location, 100*(1-d.GPUFraction), rate(cpuRate), threads,
-			d.SplitTime, d.CPUTime, d.GPUTime)
+		d.Backend, d.Estimate, d.why = Split, d.SplitTime, splitFaster
 	case d.GPUTime < d.CPUTime:
-		d.Backend, d.GPUFraction, d.Estimate = GPU, 1, d.GPUTime
-		d.Reason = fmt.Sprintf("gpu: %s vs cpu %s (%s from %s memory vs %s on %d threads)",
-			d.GPUTime, d.CPUTime, rate(gpuRate(c, cal)), c.Location, rate(cpuRate), threads)
+		d.Backend, d.GPUFraction, d.Estimate, d.why = GPU, 1, d.GPUTime, gpuFaster
 	default:
-		d.Backend, d.GPUFraction, d.Estimate = CPU, 0, d.CPUTime
-		why := "faster"
-		if cal.Launch > d.CPUTime {
-			why = "launch latency dominates"
-		}
-		d.Reason = fmt.Sprintf("cpu: %s vs gpu %s (%s)", d.CPUTime, d.GPUTime, why)
+		d.Backend, d.GPUFraction, d.Estimate, d.why = CPU, 0, d.CPUTime, cpuFaster
+		d.launch = cal.Launch
 	}
 	return d
 }

@@ -26,17 +26,17 @@ func TestPlanDecisions(t *testing.T) {
 		{Name: "strings", Bytes: 1 << 30},
 		{Name: "pinned", Bytes: 1 << 30, Location: Pinned, GPUCapable: true},
 	}, cal, Options{})
-	require.Equal(t, CPU, plan[0].Backend, plan[0].Reason)
-	require.Contains(t, plan[0].Reason, "launch latency dominates")
-	require.Equal(t, GPU, plan[1].Backend, plan[1].Reason)
+	require.Equal(t, CPU, plan[0].Backend, plan[0].Reason())
+	require.Contains(t, plan[0].Reason(), "launch latency dominates")
+	require.Equal(t, GPU, plan[1].Backend, plan[1].Reason())
 	// 16 cores read host memory about as fast as it goes: staging a share
 	// through the GPU would only add memory traffic.
-	require.Equal(t, CPU, plan[2].Backend, plan[2].Reason)
+	require.Equal(t, CPU, plan[2].Backend, plan[2].Reason())
 	require.Greater(t, plan[2].SplitTime, plan[2].CPUTime)
 	require.Equal(t, CPU, plan[3].Backend)
-	require.Contains(t, plan[3].Reason, "does not handle")
+	require.Contains(t, plan[3].Reason(), "does not handle")
 	// Pinned memory goes to the GPU by DMA at 55 GB/s, faster than the CPU.
-	require.Equal(t, GPU, plan[4].Backend, plan[4].Reason)
+	require.Equal(t, GPU, plan[4].Backend, plan[4].Reason())
 	for _, d := range plan {
 		require.Equal(t, d.Estimate, map[Backend]time.Duration{CPU: d.CPUTime, GPU: d.GPUTime, Split: d.SplitTime}[d.Backend])
 	}
@@ -49,13 +49,13 @@ func TestSplitPays(t *testing.T) {
 	cal := Calibration{Host: "desktop", CPUPerThread: 4e9, CPUMax: 30e9, MaxThreads: 8, HostMemory: 150e9, CPUOverhead: 3 * time.Microsecond,
 		GPU: "x", H2DPinned: 25e9, H2DPageable: 6e9, HostStaged: 20e9, DeviceRead: 1e12, Launch: 20 * time.Microsecond}
 	d := Plan([]Column{{Name: "big", Bytes: 1 << 30, GPUCapable: true}}, cal, Options{})[0]
-	require.Equal(t, Split, d.Backend, d.Reason)
+	require.Equal(t, Split, d.Backend, d.Reason())
 	require.InDelta(t, 20.0/50, d.GPUFraction, 1e-9)
 	require.Less(t, float64(d.SplitTime), 0.65*float64(min(d.CPUTime, d.GPUTime)))
 	// With the memory no faster than the cores, the split does not pay.
 	cal.HostMemory = 0
 	d = Plan([]Column{{Name: "big", Bytes: 1 << 30, GPUCapable: true}}, cal, Options{})[0]
-	require.NotEqual(t, Split, d.Backend, d.Reason)
+	require.NotEqual(t, Split, d.Backend, d.Reason())
 }
 
 // TestCrossover: as a host column grows, the choice moves from the CPU to
