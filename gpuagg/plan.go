@@ -120,8 +120,31 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 	if one <= 0 {
 		return planner.Defaults(e.threads)
 	}
-	return planner.Calibration{CPUPerThread: one, CPUMax: all, MaxThreads: e.threads, CPUOverhead: 5 * time.Microsecond,
-		HostMemory: memoryRate(vals, e.threads)}
+	const overhead = 5 * time.Microsecond
+	cal := planner.Calibration{Version: planner.Version, CPUPerThread: one, CPUMax: all, MaxThreads: e.threads,
+		CPUOverhead: overhead, HostMemory: memoryRate(vals, e.threads)}
+	if e.threads > 1 {
+		// One morsel per goroutine: what the call costs beyond its bytes
+		// at the full rate is the cost of spreading it.
+		m := min(n, e.threads*MorselSize)
+		sub := v
+		sub.Len, sub.Values = m, sub.Values[:m*8]
+		c := &CPU{Threads: e.threads}
+		best := time.Duration(math.MaxInt64)
+		for rep := 0; rep < 7; rep++ {
+			s := NewState(column.FamilySigned)
+			start := time.Now()
+			views, states := [1]*column.View{&sub}, [1]*State{&s}
+			if err := c.Update(ctx, views[:], states[:]); err != nil {
+				break
+			}
+			best = min(best, time.Since(start))
+		}
+		if best < time.Duration(math.MaxInt64) {
+			cal.CPUFanout = max(0, best-overhead-time.Duration(float64(m*8)/all*float64(time.Second)))
+		}
+	}
+	return cal
 }
 
 // memoryRate is the host's memory read rate: arrow's SIMD sum over vals in
@@ -247,8 +270,7 @@ func (e *Engine) gpuTakes(v *column.View, s *State) bool {
 // keeps small columns free of the planner's cost.
 func (e *Engine) cpuCertain(ctx context.Context, v *column.View) bool {
 	cal := e.calibration(ctx)
-	cpu := cal.CPUOverhead + time.Duration(float64(v.ByteSize())/cal.CPURate(e.threads)*float64(time.Second))
-	return cpu < cal.Launch
+	return cal.CPUTime(v.ByteSize(), e.threads) < cal.Launch
 }
 
 // planBatch decides where each view of a batch goes. Where a column's memory

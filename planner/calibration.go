@@ -13,7 +13,10 @@ import (
 // Calibration holds the measured costs the planner works from. Rates are in
 // bytes per second.
 type Calibration struct {
-	Host string `json:"host"` // what the CPU figures were measured on
+	// Version is the layout of the figures (Version below); a cached
+	// calibration of another version is measured again.
+	Version int    `json:"version"`
+	Host    string `json:"host"` // what the CPU figures were measured on
 	// CPU fused-pass throughput: PerThread with one goroutine, Max with
 	// MaxThreads goroutines (memory bandwidth caps the scaling).
 	CPUPerThread float64 `json:"cpu_per_thread"`
@@ -25,6 +28,10 @@ type Calibration struct {
 	HostMemory float64 `json:"host_memory,omitempty"`
 	// CPUOverhead is the fixed cost of one CPU aggregation call.
 	CPUOverhead time.Duration `json:"cpu_overhead"`
+	// CPUFanout is the further fixed cost of a call that spreads a column
+	// over several goroutines (waking and joining them), beyond what its
+	// bytes cost at CPUMax.
+	CPUFanout time.Duration `json:"cpu_fanout"`
 
 	// GPU is empty when there is none; the GPU figures are then unused.
 	GPU string `json:"gpu,omitempty"`
@@ -42,6 +49,24 @@ type Calibration struct {
 	Launch time.Duration `json:"launch,omitempty"`
 
 	MeasuredAt time.Time `json:"measured_at"`
+}
+
+// Version is the current layout of Calibration.
+const Version = 2
+
+// parallelBytes is about the smallest column the CPU backend spreads over
+// several goroutines (two morsels of 4-byte values; the planner knows bytes,
+// not elements).
+const parallelBytes = 256 << 10
+
+// CPUTime is the estimated time of the CPU's fused pass over bytes with up
+// to threads goroutines.
+func (c Calibration) CPUTime(bytes int64, threads int) time.Duration {
+	t := c.CPUOverhead + seconds(float64(bytes)/c.CPURate(threads))
+	if threads > 1 && bytes > parallelBytes {
+		t += c.CPUFanout
+	}
+	return t
 }
 
 // memory is the host memory bandwidth the planner assumes: no less than what
@@ -86,7 +111,7 @@ func Defaults(n int) Calibration {
 	if n < 1 {
 		n = 1
 	}
-	return Calibration{Host: "defaults", CPUPerThread: 4e9, CPUMax: max(4e9, min(12e9, 4e9*float64(n))), MaxThreads: n,
+	return Calibration{Version: Version, Host: "defaults", CPUPerThread: 4e9, CPUMax: max(4e9, min(12e9, 4e9*float64(n))), MaxThreads: n,
 		CPUOverhead: 2 * time.Microsecond}
 }
 
@@ -122,6 +147,9 @@ func Load(path string) (Calibration, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Calibration{}, fmt.Errorf("calibration %s: %w", path, err)
 	}
+	if c.Version != Version {
+		return Calibration{}, fmt.Errorf("%w at %s (version %d, want %d)", ErrNoCache, path, c.Version, Version)
+	}
 	if err := c.Validate(); err != nil {
 		return Calibration{}, fmt.Errorf("calibration %s: %w", path, err)
 	}
@@ -133,6 +161,7 @@ func Save(path string, c Calibration) error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
+	c.Version = Version
 	b, err := json.MarshalIndent(c, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding calibration: %w", err)

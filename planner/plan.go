@@ -189,7 +189,7 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 	d := Decision{Column: c.Name}
 	b := float64(c.Bytes)
 	cpuRate := cal.CPURate(threads)
-	d.CPUTime = cal.CPUOverhead + seconds(b/cpuRate)
+	d.CPUTime = cal.CPUTime(c.Bytes, threads)
 	gpuOK := cal.HasGPU() && c.GPUCapable
 	if gpuOK {
 		g := gpuRate(c, cal)

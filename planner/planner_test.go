@@ -1,7 +1,10 @@
 package planner
 
 import (
+	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,7 +115,15 @@ func TestCalibrationCache(t *testing.T) {
 	require.NoError(t, Save(path, cal))
 	got, err := Load(path)
 	require.NoError(t, err)
-	require.Equal(t, cal, got)
+	want := cal
+	want.Version = Version
+	require.Equal(t, want, got)
+
+	// A calibration of an older layout is measured again.
+	old := strings.Replace(string(must(os.ReadFile(path))), fmt.Sprintf(`"version": %d`, Version), `"version": 1`, 1)
+	require.NoError(t, os.WriteFile(path, []byte(old), 0o644))
+	_, err = Load(path)
+	require.ErrorIs(t, err, ErrNoCache)
 
 	bad := cal
 	bad.CPUMax = 1
@@ -120,6 +131,24 @@ func TestCalibrationCache(t *testing.T) {
 	bad = cal
 	bad.DeviceRead = 0
 	require.ErrorContains(t, bad.Validate(), "GPU")
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// TestCPUTime: spreading a column over goroutines costs the fan-out once,
+// and only columns large enough to be spread pay it.
+func TestCPUTime(t *testing.T) {
+	cal := h100Host()
+	cal.CPUFanout = 20 * time.Microsecond
+	small, large := int64(64<<10), int64(4<<20)
+	require.Equal(t, cal.CPUOverhead+seconds(float64(small)/cal.CPURate(16)), cal.CPUTime(small, 16))
+	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(large)/cal.CPURate(16)), cal.CPUTime(large, 16))
+	require.Equal(t, cal.CPUOverhead+seconds(float64(large)/cal.CPURate(1)), cal.CPUTime(large, 1))
 }
 
 func TestCPURate(t *testing.T) {

@@ -84,7 +84,7 @@ type decisionMode struct {
 	run  func() error
 }
 
-// interleave runs every mode once (a warm-up), then b.N rounds of one run of
+// interleave runs every mode once (a warm-up), then rounds of one run of
 // each mode, in turn, and returns each mode's times in seconds.
 func interleave(b *testing.B, modes []decisionMode) [][]float64 {
 	for _, m := range modes {
@@ -92,7 +92,11 @@ func interleave(b *testing.B, modes []decisionMode) [][]float64 {
 	}
 	times := make([][]float64, len(modes))
 	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	// At least b.N rounds; more, up to maxRounds, while they take little
+	// time: the fastest of many rounds of a short run is a steadier figure.
+	const maxRounds, cheap = 201, 300 * time.Millisecond
+	began := time.Now()
+	for i := 0; i < b.N || (i < maxRounds && time.Since(began) < cheap); i++ {
 		// Each round starts with another mode, so that every mode follows
 		// every other as often (a run leaves caches and clocks to the next).
 		for j := range modes {
