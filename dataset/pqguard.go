@@ -78,10 +78,12 @@ func newLeafFileReader(pf *file.Reader, mem memory.Allocator) (*pqarrow.FileRead
 //     BYTE_ARRAY, the value size for the others);
 //   - for chunks read by arrow-go's decoders (every column but those the
 //     page path aggregates, whose own decoding checks all of it), the pages
-//     whose encoding makes the decoders allocate from their content are
-//     decompressed and checked too: the dictionary indices of BYTE_ARRAY and
-//     FIXED_LEN_BYTE_ARRAY pages fit the dictionary (their bit width allows
-//     twice its entries at most, or else every index does), the blocks of
+//     whose encoding makes the decoders allocate from their content, or read
+//     past its end, are decompressed and checked too: every dictionary index
+//     is there and in the dictionary (arrow-go allocates an entry per index
+//     up to the largest for BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY, and reads a
+//     short index stream of any type past its end, into stale bytes: a
+//     corrupt file made it loop forever), the blocks of
 //     DELTA_* encodings have the geometry the format prescribes (at most
 //     maxDeltaBlock values), and the values that DELTA_LENGTH_BYTE_ARRAY and
 //     DELTA_BYTE_ARRAY decoders allocate for, which their bytes do not bound
@@ -92,8 +94,9 @@ func newLeafFileReader(pf *file.Reader, mem memory.Allocator) (*pqarrow.FileRead
 // a walk that missed what arrow-go reads fails rather than allocates.
 //
 // The pages that need no decompression cost one small read each, of their
-// header; those decompressed are the dictionary-encoded pages of strings
-// and binaries, small next to the values decoding them builds, and the
+// header; those decompressed are the dictionary-encoded pages of the
+// columns arrow-go decodes (the page path decodes the others itself), whose
+// indices cost little next to the values decoding them builds, and the
 // rarer DELTA_* pages.
 
 // maxPageBytes caps the uncompressed size of any page.
@@ -677,7 +680,11 @@ func plainBits(phys parquet.Type, typeLen int) int64 {
 func decodersAllocate(phys parquet.Type, enc parquet.Encoding) bool {
 	switch enc {
 	case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
-		return phys == parquet.Types.ByteArray || phys == parquet.Types.FixedLenByteArray
+		// Those of BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY allocate up to the
+		// largest index; those of every type read past the end of a short
+		// index stream, into whatever the buffer held before (and looped
+		// forever on some corrupt files), so every index stream is checked.
+		return true
 	case parquet.Encodings.DeltaBinaryPacked, parquet.Encodings.DeltaLengthByteArray, parquet.Encodings.DeltaByteArray:
 		return true
 	}
@@ -869,13 +876,9 @@ func (g *pageGuard) checkValues(c *guardChunk, h *pageHeader, defs *hybrid, vals
 		if w > 32 {
 			return fmt.Errorf("dictionary indices of %d bits", w)
 		}
-		// arrow-go allocates an entry per index up to the largest: with the
-		// bit width writers use (that of the largest index, or one more),
-		// that is at most twice the dictionary, which its page holds.
-		// Wider indices are all checked.
-		if w < 32 && int64(1)<<w <= 2*max(dict, 1) {
-			return nil
-		}
+		// Every index must be there and in the dictionary: arrow-go reads
+		// a short stream past its end, and allocates an entry per index up
+		// to the largest for strings and binaries.
 		k := n // the values that are there
 		if c.maxDef > 0 {
 			var err error
