@@ -5,12 +5,13 @@ import (
 	"math/bits"
 
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // MorselSize is the number of elements of one unit of CPU work. Columns are
 // partitioned by size alone, never by thread count, and morsel states are
 // merged in order, so every result is the same for every GOMAXPROCS.
-const MorselSize = 1 << 16
+const MorselSize = planner.MorselValues
 
 // accumulator is a visitor that writes its totals into a fresh State.
 type accumulator interface {

@@ -102,7 +102,7 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 		c := &CPU{Threads: threads}
 		best := time.Duration(math.MaxInt64)
 		for rep := 0; rep < 3; rep++ {
-			s := NewState(column.FamilySigned)
+			s := NewState(v.Kind.Family())
 			start := time.Now()
 			views, states := [1]*column.View{&v}, [1]*State{&s}
 			if err := c.Update(ctx, views[:], states[:]); err != nil {
@@ -123,19 +123,29 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 	const overhead = 5 * time.Microsecond
 	cal := planner.Calibration{Version: planner.Version, CPUPerThread: one, CPUMax: all, MaxThreads: e.threads,
 		CPUOverhead: overhead, HostMemory: memoryRate(vals, e.threads)}
+	// The same buffer as finite float64 values, for the float rate.
+	floats := column.Slice[float64](buf.Bytes())
+	for i := range floats {
+		floats[i] = float64(i%1000003) * 0.25
+	}
+	v.Type, v.Kind = arrow.PrimitiveTypes.Float64, column.Float64
+	if f := timeIt(e.threads); f > 0 {
+		cal.CPUFloat = min(1, f/all)
+	}
 	if e.threads > 1 {
-		// One morsel per goroutine: what the call costs beyond its bytes
-		// at the full rate is the cost of spreading it. Measured as calls
-		// come in practice: after a pause (the goroutines' threads have
-		// gone to sleep), on data not in the caches (another part of the
-		// buffer each time, parts read longest ago first).
-		m := min(n, e.threads*MorselSize)
+		// One morsel per goroutine, of int32 values (the sizes around which
+		// the CPU and a GPU launch cross over): what the call costs beyond
+		// its bytes at the full rate is the cost of spreading it. Measured
+		// as calls come in practice: after a short pause (the goroutines'
+		// threads have parked), on data not in the caches (another part of
+		// the buffer each time, parts read longest ago first).
+		m := e.threads * MorselSize // int32 elements
 		c := &CPU{Threads: e.threads}
 		best := time.Duration(math.MaxInt64)
-		for rep := 0; rep < 7 && (rep+1)*m <= n; rep++ {
-			sub := v
-			sub.Len, sub.Values = m, sub.Values[rep*m*8:(rep+1)*m*8]
-			time.Sleep(2 * time.Millisecond)
+		for rep := 0; rep < 7 && (rep+1)*m*4 <= len(v.Values); rep++ {
+			sub := column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: m,
+				Values: v.Values[rep*m*4 : (rep+1)*m*4]}
+			time.Sleep(200 * time.Microsecond)
 			s := NewState(column.FamilySigned)
 			start := time.Now()
 			views, states := [1]*column.View{&sub}, [1]*State{&s}
@@ -145,7 +155,7 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 			best = min(best, time.Since(start))
 		}
 		if best < time.Duration(math.MaxInt64) {
-			cal.CPUFanout = max(0, best-overhead-time.Duration(float64(m*8)/all*float64(time.Second)))
+			cal.CPUFanout = max(0, best-overhead-time.Duration(float64(m*4)/all*float64(time.Second)))
 		}
 	}
 	return cal
@@ -274,7 +284,12 @@ func (e *Engine) gpuTakes(v *column.View, s *State) bool {
 // keeps small columns free of the planner's cost.
 func (e *Engine) cpuCertain(ctx context.Context, v *column.View) bool {
 	cal := e.calibration(ctx)
-	return cal.CPUTime(v.ByteSize(), e.threads) < cal.Launch
+	return cal.CPUTime(planColumn(v), e.threads) < cal.Launch
+}
+
+// planColumn is what the planner knows of v.
+func planColumn(v *column.View) planner.Column {
+	return planner.Column{Bytes: v.ByteSize(), Values: int64(v.Len), Float: v.Kind.Family() == column.FamilyFloat}
 }
 
 // planBatch decides where each view of a batch goes. Where a column's memory
@@ -283,7 +298,8 @@ func (e *Engine) cpuCertain(ctx context.Context, v *column.View) bool {
 func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*State) []planner.Decision {
 	cols := make([]planner.Column, len(views))
 	for i, v := range views {
-		cols[i] = planner.Column{Bytes: v.ByteSize(), GPUCapable: e.gpuTakes(v, states[i])}
+		cols[i] = planColumn(v)
+		cols[i].GPUCapable = e.gpuTakes(v, states[i])
 	}
 	force := planner.Auto
 	switch e.device {

@@ -29,9 +29,12 @@ type Calibration struct {
 	// CPUOverhead is the fixed cost of one CPU aggregation call.
 	CPUOverhead time.Duration `json:"cpu_overhead"`
 	// CPUFanout is the further fixed cost of a call that spreads a column
-	// over several goroutines (waking and joining them), beyond what its
-	// bytes cost at CPUMax.
+	// over MaxThreads goroutines (waking and joining them), beyond what its
+	// bytes cost at CPUMax; fewer goroutines cost their share of it.
 	CPUFanout time.Duration `json:"cpu_fanout"`
+	// CPUFloat is the fused pass's rate on float64 values relative to
+	// int64 ones (compensated sums cost more); 0 means 1.
+	CPUFloat float64 `json:"cpu_float"`
 
 	// GPU is empty when there is none; the GPU figures are then unused.
 	GPU string `json:"gpu,omitempty"`
@@ -54,17 +57,26 @@ type Calibration struct {
 // Version is the current layout of Calibration.
 const Version = 2
 
-// parallelBytes is about the smallest column the CPU backend spreads over
-// several goroutines (two morsels of 4-byte values; the planner knows bytes,
-// not elements).
-const parallelBytes = 256 << 10
+// MorselValues is the number of values of the CPU backend's morsels, the
+// unit its goroutines share a column in (gpuagg.MorselSize).
+const MorselValues = 1 << 16
 
-// CPUTime is the estimated time of the CPU's fused pass over bytes with up
-// to threads goroutines.
-func (c Calibration) CPUTime(bytes int64, threads int) time.Duration {
-	t := c.CPUOverhead + seconds(float64(bytes)/c.CPURate(threads))
-	if threads > 1 && bytes > parallelBytes {
-		t += c.CPUFanout
+// CPUTime is the estimated time of the CPU's fused pass over column c with
+// up to threads goroutines: the fixed cost, the bytes at the full rate
+// (floats at their own), and the cost of spreading the column over as many
+// goroutines as it has morsels, up to threads.
+func (c Calibration) CPUTime(col Column, threads int) time.Duration {
+	rate := c.CPURate(threads)
+	if col.Float && c.CPUFloat > 0 {
+		rate *= c.CPUFloat
+	}
+	t := c.CPUOverhead + seconds(float64(col.Bytes)/rate)
+	workers := max(1, threads)
+	if col.Values > 0 {
+		workers = int(min(int64(workers), (col.Values+MorselValues-1)/MorselValues))
+	}
+	if workers > 1 && c.MaxThreads > 1 {
+		t += c.CPUFanout * time.Duration(min(workers, c.MaxThreads)) / time.Duration(c.MaxThreads)
 	}
 	return t
 }

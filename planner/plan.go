@@ -32,6 +32,10 @@ type Column struct {
 	Location Location
 	// GPUCapable: the GPU backend handles the column's type (not strings).
 	GPUCapable bool
+	// Values is the number of values (0: unknown); Float marks floating
+	// point values. They refine the CPU's estimate.
+	Values int64
+	Float  bool
 }
 
 // Backend is a planner's choice.
@@ -189,7 +193,7 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 	d := Decision{Column: c.Name}
 	b := float64(c.Bytes)
 	cpuRate := cal.CPURate(threads)
-	d.CPUTime = cal.CPUTime(c.Bytes, threads)
+	d.CPUTime = cal.CPUTime(c, threads)
 	gpuOK := cal.HasGPU() && c.GPUCapable
 	if gpuOK {
 		g := gpuRate(c, cal)

@@ -140,15 +140,21 @@ func must[T any](v T, err error) T {
 	return v
 }
 
-// TestCPUTime: spreading a column over goroutines costs the fan-out once,
-// and only columns large enough to be spread pay it.
+// TestCPUTime: spreading a column over goroutines costs its share of the
+// fan-out (one per morsel, up to the threads), floats cost their own rate.
 func TestCPUTime(t *testing.T) {
 	cal := h100Host()
-	cal.CPUFanout = 20 * time.Microsecond
-	small, large := int64(64<<10), int64(4<<20)
-	require.Equal(t, cal.CPUOverhead+seconds(float64(small)/cal.CPURate(16)), cal.CPUTime(small, 16))
-	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(large)/cal.CPURate(16)), cal.CPUTime(large, 16))
-	require.Equal(t, cal.CPUOverhead+seconds(float64(large)/cal.CPURate(1)), cal.CPUTime(large, 1))
+	cal.CPUFanout, cal.CPUFloat = 32*time.Microsecond, 0.5
+	one := Column{Bytes: 64 << 10, Values: 16 << 10}
+	require.Equal(t, cal.CPUOverhead+seconds(float64(one.Bytes)/cal.CPURate(16)), cal.CPUTime(one, 16), "one morsel: no fan-out")
+	four := Column{Bytes: 2 << 20, Values: 4 * MorselValues}
+	require.Equal(t, cal.CPUOverhead+cal.CPUFanout/4+seconds(float64(four.Bytes)/cal.CPURate(16)), cal.CPUTime(four, 16))
+	many := Column{Bytes: 64 << 20, Values: 16 << 20}
+	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(many.Bytes)/cal.CPURate(16)), cal.CPUTime(many, 16))
+	require.Equal(t, cal.CPUOverhead+seconds(float64(many.Bytes)/cal.CPURate(1)), cal.CPUTime(many, 1), "one thread")
+	f := many
+	f.Float = true
+	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(f.Bytes)/(0.5*cal.CPURate(16))), cal.CPUTime(f, 16))
 }
 
 func TestCPURate(t *testing.T) {
