@@ -129,8 +129,8 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 		floats[i] = float64(i%1000003) * 0.25
 	}
 	v.Type, v.Kind = arrow.PrimitiveTypes.Float64, column.Float64
-	if f := timeIt(e.threads); f > 0 {
-		cal.CPUFloat = min(1, f/all)
+	if f := timeIt(1); f > 0 {
+		cal.CPUFloat = min(1, f/one)
 	}
 	if e.threads > 1 {
 		// One morsel per goroutine, of int32 values (the sizes around which

@@ -32,8 +32,8 @@ type Calibration struct {
 	// over MaxThreads goroutines (waking and joining them), beyond what its
 	// bytes cost at CPUMax; fewer goroutines cost their share of it.
 	CPUFanout time.Duration `json:"cpu_fanout"`
-	// CPUFloat is the fused pass's rate on float64 values relative to
-	// int64 ones (compensated sums cost more); 0 means 1.
+	// CPUFloat is one goroutine's fused-pass rate on float64 values
+	// relative to int64 ones (compensated sums cost more); 0 means 1.
 	CPUFloat float64 `json:"cpu_float"`
 
 	// GPU is empty when there is none; the GPU figures are then unused.
@@ -61,16 +61,24 @@ const Version = 2
 // unit its goroutines share a column in (gpuagg.MorselSize).
 const MorselValues = 1 << 16
 
+// cpuRateOf is the CPU's rate on col with threads goroutines: CPURate, or
+// for floats, whose compensated sums cost more per value, what their
+// per-goroutine rate allows, whichever is lower (memory bandwidth bounds
+// both alike).
+func (c Calibration) cpuRateOf(col Column, threads int) float64 {
+	r := c.CPURate(threads)
+	if col.Float && c.CPUFloat > 0 {
+		r = min(r, c.CPUPerThread*c.CPUFloat*float64(max(threads, 1)))
+	}
+	return r
+}
+
 // CPUTime is the estimated time of the CPU's fused pass over column c with
 // up to threads goroutines: the fixed cost, the bytes at the full rate
 // (floats at their own), and the cost of spreading the column over as many
 // goroutines as it has morsels, up to threads.
 func (c Calibration) CPUTime(col Column, threads int) time.Duration {
-	rate := c.CPURate(threads)
-	if col.Float && c.CPUFloat > 0 {
-		rate *= c.CPUFloat
-	}
-	t := c.CPUOverhead + seconds(float64(col.Bytes)/rate)
+	t := c.CPUOverhead + seconds(float64(col.Bytes)/c.cpuRateOf(col, threads))
 	workers := max(1, threads)
 	if col.Values > 0 {
 		workers = int(min(int64(workers), (col.Values+MorselValues-1)/MorselValues))

@@ -192,7 +192,7 @@ func gpuRate(c Column, cal Calibration) float64 {
 func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 	d := Decision{Column: c.Name}
 	b := float64(c.Bytes)
-	cpuRate := cal.CPURate(threads)
+	cpuRate := cal.cpuRateOf(c, threads)
 	d.CPUTime = cal.CPUTime(c, threads)
 	gpuOK := cal.HasGPU() && c.GPUCapable
 	if gpuOK {

@@ -144,7 +144,7 @@ func must[T any](v T, err error) T {
 // fan-out (one per morsel, up to the threads), floats cost their own rate.
 func TestCPUTime(t *testing.T) {
 	cal := h100Host()
-	cal.CPUFanout, cal.CPUFloat = 32*time.Microsecond, 0.5
+	cal.CPUFanout, cal.CPUFloat = 32*time.Microsecond, 0.8
 	one := Column{Bytes: 64 << 10, Values: 16 << 10}
 	require.Equal(t, cal.CPUOverhead+seconds(float64(one.Bytes)/cal.CPURate(16)), cal.CPUTime(one, 16), "one morsel: no fan-out")
 	four := Column{Bytes: 2 << 20, Values: 4 * MorselValues}
@@ -154,7 +154,10 @@ func TestCPUTime(t *testing.T) {
 	require.Equal(t, cal.CPUOverhead+seconds(float64(many.Bytes)/cal.CPURate(1)), cal.CPUTime(many, 1), "one thread")
 	f := many
 	f.Float = true
-	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(f.Bytes)/(0.5*cal.CPURate(16))), cal.CPUTime(f, 16))
+	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(f.Bytes)/cal.CPURate(16)), cal.CPUTime(f, 16),
+		"16 goroutines: memory-bound, floats as fast")
+	require.Equal(t, cal.CPUOverhead+cal.CPUFanout/4+seconds(float64(f.Bytes)/(0.8*cal.CPURate(4))), cal.CPUTime(f, 4),
+		"4 goroutines: floats at their own rate")
 }
 
 func TestCPURate(t *testing.T) {
