@@ -27,6 +27,7 @@ type Engine struct {
 	// gpuShared: the GPU backend came from WithGPU and is the caller's to close.
 	gpuShared bool
 	gpuCfg    GPUConfig
+	minSplit  int64 // planner.Options.MinSplitBytes (0: the planner's default)
 
 	cal     planner.Calibration
 	calSet  bool
@@ -56,6 +57,10 @@ func WithGPU(b GPUBackend) Option { return func(e *Engine) { e.gpu, e.gpuShared 
 // opens (bytes; 0, the default, for no cap): larger columns stream through
 // the device in chunks that fit.
 func WithGPUMemoryLimit(n int64) Option { return func(e *Engine) { e.gpuCfg.MemoryLimit = n } }
+
+// WithMinSplitBytes sets the smallest column the planner considers splitting
+// between the CPU and the GPU (default planner.Options' default).
+func WithMinSplitBytes(n int64) Option { return func(e *Engine) { e.minSplit = n } }
 
 // New returns an Engine. With DeviceGPU it fails when no GPU backend can be
 // opened; with DeviceAuto it falls back to the CPU.

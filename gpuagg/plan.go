@@ -312,7 +312,7 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 	if e.gpu != nil && force != planner.ForceCPU {
 		cal = e.calibration(ctx)
 	}
-	opt := planner.Options{Threads: e.threads, Force: force}
+	opt := planner.Options{Threads: e.threads, Force: force, MinSplitBytes: e.minSplit}
 	plan := planner.Plan(cols, cal, opt)
 	if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
 		again := false

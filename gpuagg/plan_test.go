@@ -59,7 +59,7 @@ func TestSplitExecution(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	gpu := &fakeGPU{cpu: CPU{Threads: 1}}
-	e, err := New(WithGPU(gpu), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem))
+	e, err := New(WithGPU(gpu), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem), WithMinSplitBytes(32<<20))
 	require.NoError(t, err)
 	defer e.Close()
 

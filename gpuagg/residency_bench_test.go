@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // BenchmarkSmallCall is the fixed cost of aggregating a small record batch
@@ -59,4 +61,30 @@ func BenchmarkSmallCall(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkSmallView is the fixed cost of UpdateView on 1024 int32 values,
+// which the CPU takes, on a CPU-only engine and on one with a GPU (which
+// asks whether the CPU is certain to be faster first).
+func BenchmarkSmallView(b *testing.B) {
+	ctx := context.Background()
+	vals := make([]byte, 4096)
+	v := column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: 1024, Values: vals}
+	cpu, err := New(WithDevice(DeviceCPU), WithThreads(2))
+	require.NoError(b, err)
+	auto, err := New(WithGPU(newFakeResident()), WithCalibration(splitCalibration()), WithThreads(2))
+	require.NoError(b, err)
+	for _, m := range []struct {
+		name string
+		e    *Engine
+	}{{"cpu", cpu}, {"auto", auto}} {
+		b.Run(m.name, func(b *testing.B) {
+			for b.Loop() {
+				s := NewState(column.FamilySigned)
+				if err := m.e.UpdateView(ctx, &v, &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

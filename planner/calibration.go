@@ -68,9 +68,19 @@ const MorselValues = 1 << 16
 func (c Calibration) cpuRateOf(col Column, threads int) float64 {
 	r := c.CPURate(threads)
 	if col.Float && c.CPUFloat > 0 {
-		r = min(r, c.CPUPerThread*c.CPUFloat*float64(max(threads, 1)))
+		r = min(r, c.CPUPerThread*c.CPUFloat*float64(workers(col, threads)))
 	}
 	return r
+}
+
+// workers is how many goroutines the CPU backend spreads col over: one per
+// morsel, up to threads.
+func workers(col Column, threads int) int {
+	w := max(1, threads)
+	if col.Values > 0 {
+		w = int(min(int64(w), (col.Values+MorselValues-1)/MorselValues))
+	}
+	return w
 }
 
 // CPUTime is the estimated time of the CPU's fused pass over column c with
@@ -79,12 +89,8 @@ func (c Calibration) cpuRateOf(col Column, threads int) float64 {
 // goroutines as it has morsels, up to threads.
 func (c Calibration) CPUTime(col Column, threads int) time.Duration {
 	t := c.CPUOverhead + seconds(float64(col.Bytes)/c.cpuRateOf(col, threads))
-	workers := max(1, threads)
-	if col.Values > 0 {
-		workers = int(min(int64(workers), (col.Values+MorselValues-1)/MorselValues))
-	}
-	if workers > 1 && c.MaxThreads > 1 {
-		t += c.CPUFanout * time.Duration(min(workers, c.MaxThreads)) / time.Duration(c.MaxThreads)
+	if w := workers(col, threads); w > 1 && c.MaxThreads > 1 {
+		t += c.CPUFanout * time.Duration(min(w, c.MaxThreads)) / time.Duration(c.MaxThreads)
 	}
 	return t
 }
