@@ -63,12 +63,14 @@ const MorselValues = 1 << 16
 
 // cpuRateOf is the CPU's rate on col with threads goroutines: CPURate, or
 // for floats, whose compensated sums cost more per value, what their
-// per-goroutine rate allows, whichever is lower (memory bandwidth bounds
-// both alike).
+// per-goroutine rate allows on threads goroutines, whichever is lower
+// (memory bandwidth bounds both alike). The per-goroutine rates are measured
+// on data in memory: columns that fit the caches go several times faster,
+// so they are not scaled down to the goroutines a small column occupies.
 func (c Calibration) cpuRateOf(col Column, threads int) float64 {
 	r := c.CPURate(threads)
 	if col.Float && c.CPUFloat > 0 {
-		r = min(r, c.CPUPerThread*c.CPUFloat*float64(workers(col, threads)))
+		r = min(r, c.CPUPerThread*c.CPUFloat*float64(max(threads, 1)))
 	}
 	return r
 }

@@ -117,7 +117,7 @@ func TestConcurrentEngine(t *testing.T) {
 	cpuEng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(testThreads), gpuagg.WithAllocator(mem))
 	require.NoError(t, err)
 	eng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithThreads(testThreads), gpuagg.WithAllocator(mem),
-		gpuagg.WithCalibration(testCalibration()))
+		gpuagg.WithCalibration(testCalibration()), gpuagg.WithMinSplitBytes(32<<20))
 	require.NoError(t, err)
 	require.Equal(t, gpuagg.DeviceAuto, eng.Device())
 
