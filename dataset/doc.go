@@ -23,6 +23,15 @@
 // number of workers. Memory is bounded by the workers and Options.DecodeBytes,
 // not by the size of the file: a worker holds one chunk's buffers at a time.
 //
+// Before arrow-go reads a chunk, the chunk's page headers (and, for the
+// chunks it decodes, its dictionary indices and DELTA blocks) are checked
+// against what the file justifies (pqguard.go): corrupt files are errors,
+// never huge allocations, endless loops or panics in goroutines that cannot
+// recover them. When every aggregate asked for is count, null_count, min or
+// max, row groups whose statistics give them exactly are answered from the
+// footer without reading their pages (stats.go;
+// AggregateOptions.IgnoreStatistics turns it off).
+//
 // Reading IPC: files and streams batch by batch, the next batch decoded
 // while the current one is aggregated, in order.
 //

@@ -46,8 +46,26 @@
 // but was slower there: about 31 GB/s on one thread, less on several (the
 // driver serializes it), and it stalls the pipeline's other driver calls.
 //
-// Columns that stay on the device (Backend.Upload, Column.Aggregate) are
-// aggregated by one launch each, with no host transfer but the state.
+// The small columns of a call (each at most min(1 MiB, a quarter of a
+// chunk), without the ordered aggregates) are not launched one by one: their
+// spans are packed into a lane's staging buffer with a table of column
+// descriptors and tiles, uploaded at once, and aggregated by one launch of
+// arrowagg_multi, which runs the per-kind kernels' thread, warp and block
+// layers tile by tile (the last tile of each column merges its partials in
+// order); all their states come back in one copy (multi.go).
+//
+// Columns that stay on the device (Backend.Upload, Column.Aggregate;
+// gpuagg.Residency over them) are aggregated by one launch each, with no
+// host transfer but the state. Uploads of ordinary memory go through the
+// staging lanes too.
+//
+// # Failures
+//
+// Out of memory at any allocation shrinks the chunks, then falls back to the
+// CPU with a warning. A failed launch, copy or wait is returned, wrapped
+// with what was being done, with the states untouched; the lanes are then
+// drained and their launch tickets zeroed (settle), so the next call starts
+// clean. faults.go injects each of these failures in tests.
 //
 // # Results
 //
