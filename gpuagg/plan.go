@@ -134,28 +134,38 @@ func (e *Engine) measureCPU(ctx context.Context) planner.Calibration {
 	}
 	if e.threads > 1 {
 		// One morsel per goroutine, of int32 values (the sizes around which
-		// the CPU and a GPU launch cross over): what the call costs beyond
-		// its bytes at the full rate is the cost of spreading it. Measured
-		// as calls come in practice: after a short pause (the goroutines'
-		// threads have parked), on data not in the caches (another part of
-		// the buffer each time, parts read longest ago first).
-		m := e.threads * MorselSize // int32 elements
-		c := &CPU{Threads: e.threads}
-		best := time.Duration(math.MaxInt64)
-		for rep := 0; rep < 7 && (rep+1)*m*4 <= len(v.Values); rep++ {
-			sub := column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: m,
-				Values: v.Values[rep*m*4 : (rep+1)*m*4]}
-			time.Sleep(200 * time.Microsecond)
-			s := NewState(column.FamilySigned)
-			start := time.Now()
-			views, states := [1]*column.View{&sub}, [1]*State{&s}
-			if err := c.Update(ctx, views[:], states[:]); err != nil {
-				break
+		// the CPU and a GPU launch cross over), on planner.FewWorkers
+		// goroutines and on all of them: what a call costs beyond its bytes
+		// at the full rate is the cost of spreading it. Measured as calls
+		// come in practice: after a short pause (the goroutines' threads
+		// have parked), on data not in the caches (another part of the
+		// buffer each time, parts read longest ago first).
+		part := 0
+		fanout := func(w int) time.Duration {
+			m := w * MorselSize // int32 elements
+			c := &CPU{Threads: w}
+			best := time.Duration(math.MaxInt64)
+			for rep := 0; rep < 7; rep++ {
+				if (part+1)*m*4 > len(v.Values) {
+					part = 0
+				}
+				sub := column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: m,
+					Values: v.Values[part*m*4 : (part+1)*m*4]}
+				part++
+				time.Sleep(200 * time.Microsecond)
+				s := NewState(column.FamilySigned)
+				start := time.Now()
+				views, states := [1]*column.View{&sub}, [1]*State{&s}
+				if err := c.Update(ctx, views[:], states[:]); err != nil {
+					return 0
+				}
+				best = min(best, time.Since(start))
 			}
-			best = min(best, time.Since(start))
+			return max(0, best-overhead-time.Duration(float64(m*4)/all*float64(time.Second)))
 		}
-		if best < time.Duration(math.MaxInt64) {
-			cal.CPUFanout = max(0, best-overhead-time.Duration(float64(m*4)/all*float64(time.Second)))
+		cal.CPUFanout = fanout(e.threads)
+		if e.threads > planner.FewWorkers {
+			cal.CPUFanoutFew = min(fanout(planner.FewWorkers), cal.CPUFanout)
 		}
 	}
 	return cal

@@ -32,6 +32,9 @@ type Calibration struct {
 	// over MaxThreads goroutines (waking and joining them), beyond what its
 	// bytes cost at CPUMax; fewer goroutines cost their share of it.
 	CPUFanout time.Duration `json:"cpu_fanout"`
+	// CPUFanoutFew is that cost with FewWorkers goroutines (0: unknown,
+	// CPUFanout shared out instead); between the two it is interpolated.
+	CPUFanoutFew time.Duration `json:"cpu_fanout_few"`
 	// CPUFloat is one goroutine's fused-pass rate on float64 values
 	// relative to int64 ones (compensated sums cost more); 0 means 1.
 	CPUFloat float64 `json:"cpu_float"`
@@ -55,7 +58,7 @@ type Calibration struct {
 }
 
 // Version is the current layout of Calibration.
-const Version = 2
+const Version = 3
 
 // MorselValues is the number of values of the CPU backend's morsels, the
 // unit its goroutines share a column in (gpuagg.MorselSize).
@@ -91,10 +94,27 @@ func workers(col Column, threads int) int {
 // goroutines as it has morsels, up to threads.
 func (c Calibration) CPUTime(col Column, threads int) time.Duration {
 	t := c.CPUOverhead + seconds(float64(col.Bytes)/c.cpuRateOf(col, threads))
-	if w := workers(col, threads); w > 1 && c.MaxThreads > 1 {
-		t += c.CPUFanout * time.Duration(min(w, c.MaxThreads)) / time.Duration(c.MaxThreads)
+	return t + c.fanout(workers(col, threads))
+}
+
+// FewWorkers is the smaller number of goroutines the fan-out cost is
+// measured with (CPUFanoutFew).
+const FewWorkers = 4
+
+// fanout is the cost of spreading a call over w goroutines: none for one,
+// measured for FewWorkers and MaxThreads, proportional below the first and
+// interpolated between them.
+func (c Calibration) fanout(w int) time.Duration {
+	w = min(w, c.MaxThreads)
+	switch {
+	case w <= 1:
+		return 0
+	case c.CPUFanoutFew == 0 || c.MaxThreads <= FewWorkers:
+		return c.CPUFanout * time.Duration(w) / time.Duration(max(c.MaxThreads, 1))
+	case w <= FewWorkers:
+		return c.CPUFanoutFew * time.Duration(w) / FewWorkers
 	}
-	return t
+	return c.CPUFanoutFew + (c.CPUFanout-c.CPUFanoutFew)*time.Duration(w-FewWorkers)/time.Duration(c.MaxThreads-FewWorkers)
 }
 
 // memory is the host memory bandwidth the planner assumes: no less than what

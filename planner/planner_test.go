@@ -152,6 +152,14 @@ func TestCPUTime(t *testing.T) {
 	many := Column{Bytes: 64 << 20, Values: 16 << 20}
 	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(many.Bytes)/cal.CPURate(16)), cal.CPUTime(many, 16))
 	require.Equal(t, cal.CPUOverhead+seconds(float64(many.Bytes)/cal.CPURate(1)), cal.CPUTime(many, 1), "one thread")
+	few := cal
+	few.CPUFanoutFew = 8 * time.Microsecond
+	require.Equal(t, cal.CPUOverhead+few.CPUFanoutFew+seconds(float64(four.Bytes)/cal.CPURate(16)), few.CPUTime(four, 16),
+		"four goroutines: the measured fan-out of four")
+	ten := Column{Bytes: 10 << 20, Values: 10 * MorselValues}
+	require.Equal(t, cal.CPUOverhead+few.CPUFanoutFew+(cal.CPUFanout-few.CPUFanoutFew)*6/12+seconds(float64(ten.Bytes)/cal.CPURate(16)),
+		few.CPUTime(ten, 16), "ten goroutines: interpolated")
+	require.Equal(t, cal.CPUOverhead+few.CPUFanout+seconds(float64(many.Bytes)/cal.CPURate(16)), few.CPUTime(many, 16))
 	f := many
 	f.Float = true
 	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(f.Bytes)/cal.CPURate(16)), cal.CPUTime(f, 16),

@@ -194,9 +194,9 @@ def table(args):
 def decision(args):
     rows, _ = parse_bench(args.go_bench)
     choice = {0: "cpu", 1: "gpu", 2: "cpu+gpu"}
-    print("| data | type | elements | forced CPU (µs) | forced GPU (µs) | auto (µs) | auto chose | auto / faster (min) | (median) | choice / faster |")
-    print("|---|---|--:|--:|--:|--:|---|--:|--:|--:|")
-    worst = worst_choice = 0.0
+    print("| data | type | elements | forced CPU (µs) | forced GPU (µs) | auto (µs) | auto chose | auto / faster (min) | (median) | (paired) | choice / faster |")
+    print("|---|---|--:|--:|--:|--:|---|--:|--:|--:|--:|")
+    worst = worst_choice = worst_paired = 0.0
     for name, r in rows.items():
         m = re.match(r"BenchmarkDecision(Resident)?/(\w+)/(2\^\d+)$", name)
         if not m or "auto-min-µs" not in r:
@@ -213,10 +213,14 @@ def decision(args):
         chosen = {"cpu": cpu, "gpu": gpu}.get(c, r["auto-min-µs"])
         regret = chosen / min(cpu, gpu)
         worst_choice = max(worst_choice, regret)
+        paired = r.get("auto/faster-paired", float("nan"))
+        worst_paired = max(worst_paired, paired)
         print(f"| {where} | {m.group(2)} | {m.group(3)} | {cpu:.1f} | {gpu:.1f} | "
-              f"{r['auto-min-µs']:.1f} | {c} | {r['auto/faster-min']:.2f} | {r['auto/faster-median']:.2f} | {regret:.2f} |")
+              f"{r['auto-min-µs']:.1f} | {c} | {r['auto/faster-min']:.2f} | {r['auto/faster-median']:.2f} | "
+              f"{paired:.2f} | {regret:.2f} |")
     print()
     print(f"worst auto / faster (fastest rounds): {worst:.3f}")
+    print(f"worst auto / faster (paired, median over rounds): {worst_paired:.3f}")
     print(f"worst choice / faster (forced runs): {worst_choice:.3f}")
 
 

@@ -129,6 +129,20 @@ func reportDecision(b *testing.B, modes []decisionMode, times [][]float64) {
 	auto := times[len(times)-1]
 	b.ReportMetric(slices.Min(auto)/bestMin, "auto/faster-min")
 	b.ReportMetric(median(auto)/bestMed, "auto/faster-median")
+	// Paired: auto over the faster mode (by fastest round) in the same
+	// round, the median over rounds; the drift of the host between rounds
+	// cancels out.
+	faster := 0
+	for k := range modes[:len(modes)-1] {
+		if slices.Min(times[k]) < slices.Min(times[faster]) {
+			faster = k
+		}
+	}
+	ratios := make([]float64, len(auto))
+	for i := range auto {
+		ratios[i] = auto[i] / times[faster][i]
+	}
+	b.ReportMetric(median(ratios), "auto/faster-paired")
 }
 
 // calibrationOf returns the calibration an engine planned with.
