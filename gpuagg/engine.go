@@ -32,6 +32,9 @@ type Engine struct {
 	cal     planner.Calibration
 	calSet  bool
 	calOnce sync.Once
+	// certain: the sizes in bytes (integers, floats) below which a column of
+	// one morsel is aggregated on the CPU before a GPU launch returns.
+	certain [2]int64
 }
 
 // Option configures an Engine.

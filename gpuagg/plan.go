@@ -51,7 +51,18 @@ func (e *Engine) Calibration(ctx context.Context) planner.Calibration {
 // one of this host and GPU, else a fresh measurement (cached for next time).
 // Only an engine with a GPU needs one: a CPU-only plan has one choice.
 func (e *Engine) calibration(ctx context.Context) planner.Calibration {
-	e.calOnce.Do(func() {
+	e.calOnce.Do(func() { e.calibrate(ctx) })
+	return e.cal
+}
+
+// calibrate sets e.cal (once) and the sizes below which the CPU is certain
+// to win.
+func (e *Engine) calibrate(ctx context.Context) {
+	defer func() {
+		e.certain[0] = e.cal.CPUCertainBytes(false, e.threads)
+		e.certain[1] = e.cal.CPUCertainBytes(true, e.threads)
+	}()
+	func() {
 		if e.calSet {
 			return
 		}
@@ -81,8 +92,7 @@ func (e *Engine) calibration(ctx context.Context) planner.Calibration {
 		if path != "" && ctx.Err() == nil && cal.Validate() == nil {
 			_ = planner.Save(path, cal) // a cache: failing to write it costs a re-measure
 		}
-	})
-	return e.cal
+	}()
 }
 
 // measureCPU times the fused pass over a 128 MiB int64 column (larger than
@@ -293,8 +303,15 @@ func (e *Engine) gpuTakes(v *column.View, s *State) bool {
 // the planner would weigh: the CPU is done before a GPU launch returns. It
 // keeps small columns free of the planner's cost.
 func (e *Engine) cpuCertain(ctx context.Context, v *column.View) bool {
-	cal := e.calibration(ctx)
-	return cal.CPUTime(planColumn(v), e.threads) < cal.Launch
+	e.calOnce.Do(func() { e.calibrate(ctx) })
+	if v.Len <= MorselSize { // one goroutine: a size threshold, worked out once
+		f := 0
+		if v.Kind.Family() == column.FamilyFloat {
+			f = 1
+		}
+		return v.ByteSize() < e.certain[f]
+	}
+	return e.cal.CPUTime(planColumn(v), e.threads) < e.cal.Launch
 }
 
 // planColumn is what the planner knows of v.

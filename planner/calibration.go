@@ -97,6 +97,17 @@ func (c Calibration) CPUTime(col Column, threads int) time.Duration {
 	return t + c.fanout(workers(col, threads))
 }
 
+// CPUCertainBytes is the size below which a column of one morsel (integers,
+// or floats when float is set) is aggregated on the CPU, with threads
+// goroutines, before a GPU launch returns: where CPUTime < Launch.
+func (c Calibration) CPUCertainBytes(float bool, threads int) int64 {
+	spare := c.Launch - c.CPUOverhead
+	if spare <= 0 {
+		return 0
+	}
+	return int64(spare.Seconds() * c.cpuRateOf(Column{Float: float, Values: 1}, threads))
+}
+
 // FewWorkers is the smaller number of goroutines the fan-out cost is
 // measured with (CPUFanoutFew).
 const FewWorkers = 4

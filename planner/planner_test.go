@@ -168,6 +168,24 @@ func TestCPUTime(t *testing.T) {
 		"4 goroutines: floats at their own rate")
 }
 
+// TestCPUCertainBytes: one-morsel columns below the size are done on the CPU
+// before a launch returns, those above not.
+func TestCPUCertainBytes(t *testing.T) {
+	cal := h100Host()
+	cal.CPUFloat = 0.5
+	for _, float := range []bool{false, true} {
+		n := cal.CPUCertainBytes(float, 16)
+		require.Positive(t, n)
+		below := Column{Bytes: n - 64, Values: 1000, Float: float}
+		above := Column{Bytes: n + 64, Values: 1000, Float: float}
+		require.Less(t, cal.CPUTime(below, 16), cal.Launch, "float=%v", float)
+		require.Greater(t, cal.CPUTime(above, 16), cal.Launch, "float=%v", float)
+	}
+	require.Less(t, cal.CPUCertainBytes(true, 16), cal.CPUCertainBytes(false, 16))
+	cal.Launch = 0
+	require.Zero(t, cal.CPUCertainBytes(false, 16))
+}
+
 func TestCPURate(t *testing.T) {
 	cal := h100Host()
 	require.Equal(t, 4.3e9, cal.CPURate(0))
