@@ -24,9 +24,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -36,6 +33,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/bench/internal/gen"
 )
 
 // value is the set of Arrow primitive types the generator writes.
@@ -162,27 +161,6 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// parseSize reads sizes such as "1GiB", "512MiB", "1073741824".
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	mult := int64(1)
-	num := strings.TrimSpace(s)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSuffix(num, u.suffix), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || f <= 0 {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 1GiB, 512MiB)", s)
-	}
-	return int64(f * float64(mult)), nil
-}
-
 type config struct {
 	out          string
 	size         int64
@@ -228,64 +206,17 @@ func generate(ctx context.Context, cfg config, log io.Writer) (rows int64, group
 		return 0, 0, fmt.Errorf("open parquet writer: %w", err)
 	}
 
-	// Workers generate row groups ahead of the writer; results are delivered
-	// in order through one channel per row group.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type job struct {
-		rg  int
-		out chan arrow.Record
-	}
-	jobs := make(chan job)
-	pending := make(chan job, cfg.workers)
-	var wg sync.WaitGroup
-	for range cfg.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				j.out <- generateRowGroup(cfg.seed, j.rg, cfg.rowsPerGroup, sc, memory.DefaultAllocator)
-			}
-		}()
-	}
-	go func() {
-		defer close(pending)
-		defer close(jobs)
-		for rg := 0; ; rg++ {
-			j := job{rg: rg, out: make(chan arrow.Record, 1)}
-			select {
-			case pending <- j:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	defer func() {
-		// Stop the producer and the workers, then release the row groups
-		// generated ahead that were not written.
-		cancel()
-		wg.Wait()
-		for j := range pending {
-			select {
-			case rec := <-j.out:
-				rec.Release()
-			default:
-			}
-		}
-	}()
-
+	// Workers generate row groups ahead of the writer, which takes them in
+	// order until the file is large enough.
 	start := time.Now()
-	for j := range pending {
-		rec := <-j.out
+	makeGroup := func(rg int) arrow.Record {
+		return generateRowGroup(cfg.seed, rg, cfg.rowsPerGroup, sc, memory.DefaultAllocator)
+	}
+	err = gen.Ordered(ctx, cfg.workers, -1, makeGroup, func(rg int, rec arrow.Record) (bool, error) {
 		werr := fw.Write(rec)
 		rec.Release()
 		if werr != nil {
-			return 0, 0, fmt.Errorf("write row group %d: %w", j.rg, werr)
+			return false, fmt.Errorf("write row group %d: %w", rg, werr)
 		}
 		rows += int64(cfg.rowsPerGroup)
 		groups++
@@ -293,12 +224,13 @@ func generate(ctx context.Context, cfg config, log io.Writer) (rows int64, group
 			fmt.Fprintf(log, "benchgen: %d row groups, %d rows, %.0f MiB, %.1fs\n",
 				groups, rows, float64(cw.n)/(1<<20), time.Since(start).Seconds())
 		}
-		if cw.n >= cfg.size {
-			break
-		}
-		if err := ctx.Err(); err != nil {
+		return cw.n >= cfg.size, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
 			return 0, 0, fmt.Errorf("interrupted: %w", err)
 		}
+		return 0, 0, err
 	}
 	if err := fw.Close(); err != nil {
 		return 0, 0, fmt.Errorf("close parquet writer: %w", err)
@@ -326,7 +258,7 @@ func main() {
 		os.Exit(2)
 	}
 	var err error
-	if cfg.size, err = parseSize(size); err != nil {
+	if cfg.size, err = gen.ParseSize(size); err != nil {
 		fmt.Fprintln(os.Stderr, "benchgen:", err)
 		os.Exit(2)
 	}

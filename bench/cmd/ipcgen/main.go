@@ -29,13 +29,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -45,6 +42,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/bench/internal/gen"
 )
 
 // schema is the schema of the generated files.
@@ -199,27 +198,6 @@ func batchBytes(keys [4]uint64, rows int) (int64, error) {
 	return cw.n - before, w.Close()
 }
 
-// parseSize reads sizes such as "20GiB", "512MiB", "1073741824".
-func parseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	mult := 1.0
-	num := strings.TrimSpace(s)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSuffix(num, u.suffix), u.mult
-			break
-		}
-	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || f <= 0 || f*mult >= math.MaxInt64 {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 20GiB, 512MiB)", s)
-	}
-	return int64(f * mult), nil
-}
-
 // output is one file being written: to a temporary name, renamed when
 // complete, so that an interrupted run never leaves a file that looks whole.
 type output struct {
@@ -328,66 +306,18 @@ func generate(ctx context.Context, cfg config, log io.Writer) (_ []fileStats, er
 		first, second = outs[1], outs[2]
 	}
 
-	// Workers generate batches ahead of the writer; each batch comes back
-	// through a channel of its own, in order.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type job struct {
-		b   int
-		out chan arrow.Record
-	}
-	jobs := make(chan job)
-	pending := make(chan job, cfg.workers)
-	var wg sync.WaitGroup
-	for range cfg.workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				j.out <- batch(keys, int64(j.b)*int64(cfg.rowsPerBatch), cfg.rowsPerBatch)
-			}
-		}()
-	}
-	go func() {
-		defer close(pending)
-		defer close(jobs)
-		for b := 0; b < batches; b++ {
-			j := job{b: b, out: make(chan arrow.Record, 1)}
-			select {
-			case pending <- j:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- j:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	defer func() {
-		// Stop the producer and the workers, then release the batches made
-		// ahead and not written.
-		cancel()
-		wg.Wait()
-		for j := range pending {
-			select {
-			case rec := <-j.out:
-				rec.Release()
-			default:
-			}
-		}
-	}()
-
+	// Workers generate batches ahead of the writer, which takes them in
+	// order.
 	start, last := time.Now(), time.Now()
-	for j := range pending {
-		rec := <-j.out
+	makeBatch := func(b int) arrow.Record { return batch(keys, int64(b)*int64(cfg.rowsPerBatch), cfg.rowsPerBatch) }
+	err = gen.Ordered(ctx, cfg.workers, batches, makeBatch, func(b int, rec arrow.Record) (bool, error) {
+		defer rec.Release()
 		// The batch goes to the whole file and to its half at once.
 		var halfErr error
 		var written sync.WaitGroup
 		if first != nil {
 			o := second
-			if j.b < half {
+			if b < half {
 				o = first
 			}
 			written.Add(1)
@@ -398,17 +328,20 @@ func generate(ctx context.Context, cfg config, log io.Writer) (_ []fileStats, er
 		}
 		err := whole.write(rec)
 		written.Wait()
-		rec.Release()
 		if err = errors.Join(err, halfErr); err != nil {
-			return nil, err
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("interrupted: %w", err)
+			return false, err
 		}
 		if time.Since(last) >= 5*time.Second {
 			last = time.Now()
-			fmt.Fprintf(log, "ipcgen: %d of %d batches, %.2f GiB, %.1fs\n", j.b+1, batches, float64(whole.cw.n)/(1<<30), time.Since(start).Seconds())
+			fmt.Fprintf(log, "ipcgen: %d of %d batches, %.2f GiB, %.1fs\n", b+1, batches, float64(whole.cw.n)/(1<<30), time.Since(start).Seconds())
 		}
+		return false, nil
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("interrupted: %w", err)
+		}
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("interrupted: %w", err)
@@ -448,7 +381,7 @@ func main() {
 		usage("-first and -second go together")
 	}
 	var err error
-	if cfg.size, err = parseSize(size); err != nil {
+	if cfg.size, err = gen.ParseSize(size); err != nil {
 		usage(err.Error())
 	}
 	if cfg.rowsPerBatch < 1 || cfg.workers < 1 {

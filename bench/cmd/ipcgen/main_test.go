@@ -128,16 +128,3 @@ func TestSeed(t *testing.T) {
 		t.Error("rows 400 to 500 differ between batches")
 	}
 }
-
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"20GiB": 20 << 30, "1.5G": 3 << 29, "512MiB": 512 << 20, "4096": 4096} {
-		if got, err := parseSize(in); err != nil || got != want {
-			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-1GiB", "lots", "1e30GiB"} {
-		if _, err := parseSize(in); err == nil {
-			t.Errorf("parseSize(%q): no error", in)
-		}
-	}
-}
