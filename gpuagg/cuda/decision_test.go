@@ -33,13 +33,7 @@ import (
 //	./cuda.test -test.run '^$' -test.bench Decision -test.benchtime 15x
 func BenchmarkDecision(b *testing.B) {
 	ctx := context.Background()
-	threads := runtime.GOMAXPROCS(0)
-	cpuEng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(threads))
-	require.NoError(b, err)
-	gpuEng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithDevice(gpuagg.DeviceGPU), gpuagg.WithThreads(threads))
-	require.NoError(b, err)
-	autoEng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithThreads(threads))
-	require.NoError(b, err)
+	cpuEng, gpuEng, autoEng := decisionEngines(b)
 	var cal planner.Calibration
 	calOnce := sync.Once{}
 
@@ -76,6 +70,20 @@ func BenchmarkDecision(b *testing.B) {
 		runtime.GC()
 	}
 	b.Logf("calibration: %+v", cal)
+}
+
+// decisionEngines are the engines the decision benchmarks compare, on
+// every core: the CPU forced, the GPU forced, and auto.
+func decisionEngines(b *testing.B) (cpuEng, gpuEng, autoEng *gpuagg.Engine) {
+	threads := runtime.GOMAXPROCS(0)
+	var err error
+	cpuEng, err = gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(threads))
+	require.NoError(b, err)
+	gpuEng, err = gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithDevice(gpuagg.DeviceGPU), gpuagg.WithThreads(threads))
+	require.NoError(b, err)
+	autoEng, err = gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithThreads(threads))
+	require.NoError(b, err)
+	return cpuEng, gpuEng, autoEng
 }
 
 // decisionMode is one way of running an aggregation in BenchmarkDecision.
@@ -197,13 +205,7 @@ func fillParallel(buf []byte, kind column.Kind) {
 //	./cuda.test -test.run '^$' -test.bench DecisionResident -test.benchtime 15x
 func BenchmarkDecisionResident(b *testing.B) {
 	ctx := context.Background()
-	threads := runtime.GOMAXPROCS(0)
-	cpuEng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(threads))
-	require.NoError(b, err)
-	gpuEng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithDevice(gpuagg.DeviceGPU), gpuagg.WithThreads(threads))
-	require.NoError(b, err)
-	autoEng, err := gpuagg.New(gpuagg.WithGPU(testBackend), gpuagg.WithThreads(threads))
-	require.NoError(b, err)
+	cpuEng, gpuEng, autoEng := decisionEngines(b)
 	const budget = 20 << 30
 	gpuRes, err := gpuEng.NewResidency(budget)
 	require.NoError(b, err)
