@@ -19,6 +19,7 @@ test:
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/gen
 	$(GO) test -race ./...
+	cd bench && $(GO) vet ./internal/... ./cmd/ipcgen && $(GO) test -race ./internal/... ./cmd/ipcgen
 
 ## bench: the Go benchmarks of the main module, briefly
 bench:
