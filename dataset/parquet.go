@@ -51,7 +51,6 @@ const (
 type parquetLeaf struct {
 	out   int    // index of the leaf in the selection
 	name  string // (dotted for struct fields)
-	field int    // top-level field of the file's schema holding it
 	col   int    // its Parquet leaf column
 	typ   arrow.DataType
 	page  *pageLeaf  // how to aggregate it from its pages; nil: decode it into Arrow arrays
@@ -77,7 +76,7 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 		if !sf.IsLeaf() {
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
-		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, field: l.Path[0], col: sf.ColIndex, typ: sf.Field.Type}
+		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type}
 		if paged {
 			if pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type); err == nil {
 				out[k].page = &pl

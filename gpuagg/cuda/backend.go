@@ -158,7 +158,9 @@ func (b *Backend) setup() error {
 		if ln.sc.ticket, err = d.pool.alloc(4); err != nil {
 			return fmt.Errorf("allocating the launch scratch: %w", err)
 		}
-		if err := cu.MemsetD32(ln.sc.ticket.ptr, 0, 1); err != nil {
+		// On the lane's own stream: ordered before every launch on it (a
+		// non-blocking stream does not wait for the legacy default one).
+		if err := cu.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); err != nil {
 			return fmt.Errorf("zeroing the launch ticket: %w", err)
 		}
 		if ln.sc.out, err = d.pool.alloc(slotWords * 8); err != nil {
