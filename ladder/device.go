@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"runtime"
-	"sync"
 	"unsafe"
 
 	"gorgonia.org/cu"
 
+	"github.com/arrowagg/arrowagg/internal/cudadev"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -23,20 +22,7 @@ const blockThreads = 256
 var ErrClosed = errors.New("ladder: device is closed")
 
 // DeviceInfo describes the GPU a Device runs on.
-type DeviceInfo struct {
-	Ordinal           int
-	Name              string
-	ComputeCapability [2]int
-	Multiprocessors   int
-	Memory            int64 // bytes of device memory
-	DriverVersion     int   // CUDA version of the driver, e.g. 13000 for 13.0
-}
-
-func (i DeviceInfo) String() string {
-	return fmt.Sprintf("%s (sm_%d%d, %d SMs, %.1f GiB, driver CUDA %d.%d)", i.Name, i.ComputeCapability[0],
-		i.ComputeCapability[1], i.Multiprocessors, float64(i.Memory)/(1<<30), i.DriverVersion/1000,
-		i.DriverVersion%1000/10)
-}
+type DeviceInfo = cudadev.Info
 
 // kernel is one entry point of the module and the most blocks of
 // blockThreads threads that fit on the device at once.
@@ -49,9 +35,7 @@ type kernel struct {
 // it, which is current on one OS thread only: every driver call runs on the
 // goroutine locked to that thread, through do.
 type Device struct {
-	mu     sync.Mutex // serializes do and Close
-	closed bool
-	work   chan func()
+	thread *cudadev.Thread
 
 	dev         cu.Device
 	ctx         cu.CUContext
@@ -66,80 +50,41 @@ type Device struct {
 
 // Open creates a context on GPU ordinal and loads the ladder's kernels.
 func Open(ordinal int) (*Device, error) {
-	d := &Device{work: make(chan func())}
-	started := make(chan error, 1)
-	go d.loop(ordinal, started)
-	if err := <-started; err != nil {
+	d := &Device{}
+	t, err := cudadev.Start("ladder", ErrClosed, func() error { return d.init(ordinal) }, d.teardown)
+	if err != nil {
 		return nil, err
 	}
+	d.thread = t
 	return d, nil
 }
 
 // Info describes the device.
 func (d *Device) Info() DeviceInfo { return d.info }
 
-func (d *Device) loop(ordinal int, started chan<- error) {
-	// Never unlocked: when the goroutine ends, so does the thread, and the
-	// context binding with it.
-	runtime.LockOSThread()
-	if err := d.init(ordinal); err != nil {
-		started <- errors.Join(err, d.teardown())
-		return
-	}
-	started <- nil
-	for f := range d.work {
-		f()
-	}
-}
-
 // entryPoints lists the kernels of a PTX module.
 var entryPoints = regexp.MustCompile(`(?m)^\.visible \.entry (\w+)\(`)
 
 func (d *Device) init(ordinal int) error {
-	n, err := cu.NumDevices()
-	if err != nil {
-		return fmt.Errorf("counting CUDA devices: %w", err)
-	}
-	if ordinal < 0 || ordinal >= n {
-		return fmt.Errorf("CUDA device %d does not exist (%d visible)", ordinal, n)
-	}
-	if d.dev, err = cu.GetDevice(ordinal); err != nil {
-		return fmt.Errorf("getting CUDA device %d: %w", ordinal, err)
+	var err error
+	if d.dev, d.info, err = cudadev.Describe(ordinal); err != nil {
+		return err
 	}
 	if d.ctx, err = d.dev.MakeContext(cu.SchedAuto); err != nil {
 		return fmt.Errorf("creating a context on CUDA device %d: %w", ordinal, err)
 	}
 	d.hasCtx = true // cuCtxCreate made it current on this thread
-	info := DeviceInfo{Ordinal: ordinal, DriverVersion: cu.Version()}
-	if info.Name, err = d.dev.Name(); err != nil {
-		return fmt.Errorf("reading the name of CUDA device %d: %w", ordinal, err)
-	}
-	if info.ComputeCapability[0], info.ComputeCapability[1], err = d.dev.ComputeCapability(); err != nil {
-		return fmt.Errorf("reading the compute capability of CUDA device %d: %w", ordinal, err)
-	}
-	if info.Multiprocessors, err = d.dev.Attribute(cu.MultiprocessorCount); err != nil {
-		return fmt.Errorf("reading the multiprocessor count of CUDA device %d: %w", ordinal, err)
-	}
-	if info.Memory, err = d.dev.TotalMem(); err != nil {
-		return fmt.Errorf("reading the memory size of CUDA device %d: %w", ordinal, err)
-	}
-	d.info = info
 	if d.mod, err = cu.LoadData(kernels.LadderPTX); err != nil {
-		return fmt.Errorf("loading the ladder kernels (PTX for compute_60) on %s: %w", info.Name, err)
+		return fmt.Errorf("loading the ladder kernels (PTX for compute_60) on %s: %w", d.info.Name, err)
 	}
 	d.hasMod = true
 	d.fns = make(map[string]kernel)
 	for _, m := range entryPoints.FindAllStringSubmatch(kernels.LadderPTX, -1) {
-		name := m[1]
-		fn, err := d.mod.Function(name)
+		fn, maxGrid, err := cudadev.Kernel(d.mod, m[1], blockThreads, d.info.Multiprocessors)
 		if err != nil {
-			return fmt.Errorf("finding kernel %s: %w", name, err)
+			return err
 		}
-		occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, 0)
-		if err != nil {
-			return fmt.Errorf("reading the occupancy of kernel %s: %w", name, err)
-		}
-		d.fns[name] = kernel{fn: fn, maxGrid: max(1, occ) * info.Multiprocessors}
+		d.fns[m[1]] = kernel{fn: fn, maxGrid: maxGrid}
 	}
 	// A blocking stream: ordered after the synchronous copies of the legacy
 	// default stream (the uploads and read-backs).
@@ -189,38 +134,10 @@ func (d *Device) teardown() error {
 
 // do runs f on the device thread and returns its error; a panic in f comes
 // back as an error.
-func (d *Device) do(f func() error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return ErrClosed
-	}
-	done := make(chan error, 1)
-	d.work <- func() {
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("ladder: internal error: %v", r)
-			}
-		}()
-		done <- f()
-	}
-	return <-done
-}
+func (d *Device) do(f func() error) error { return d.thread.Do(f) }
 
 // Close frees the context and ends the device thread.
-func (d *Device) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil
-	}
-	d.closed = true
-	done := make(chan error, 1)
-	d.work <- func() { done <- d.teardown() }
-	err := <-done
-	close(d.work)
-	return err
-}
+func (d *Device) Close() error { return d.thread.Close(d.teardown) }
 
 // kernel returns the entry point called name.
 func (d *Device) kernel(name string) (kernel, error) {
