@@ -185,6 +185,22 @@ func requireMatchesCPU(t testing.TB, views []*column.View, want, got []gpuagg.St
 
 func isAllocPoint(p faultPoint) bool { return p == faultDeviceAlloc || p == faultHostAlloc }
 
+// eachFault calls try with every fault a call that made count.calls can
+// meet: the nth call at every point for every n, and for allocations also
+// every call from the nth on (sticky).
+func eachFault(count *faults, try func(p faultPoint, n int, sticky bool)) {
+	for p := range numFaultPoints {
+		for _, sticky := range []bool{false, true} {
+			if sticky && !isAllocPoint(p) {
+				continue
+			}
+			for n := 1; n <= count.calls[p]; n++ {
+				try(p, n, sticky)
+			}
+		}
+	}
+}
+
 // TestFaultsUpdate injects a driver failure into Update of several host
 // columns (128 KiB chunks on two streams, the ordered aggregates on some) at
 // every point and every occurrence of a fault-free call: the Nth device or
@@ -227,49 +243,42 @@ func TestFaultsUpdate(t *testing.T) {
 	}
 	t.Logf("calls of one Update: %v", count.calls)
 
-	for p := range numFaultPoints {
-		for _, sticky := range []bool{false, true} {
-			if sticky && !isAllocPoint(p) {
-				continue
-			}
-			for n := 1; n <= count.calls[p]; n++ {
-				name := faultName(p, n, sticky)
-				require.NoError(t, b.Trim(), name)
-				warnings = nil
-				f := &faults{point: p, nth: n, sticky: sticky}
-				got, err := withFaults(t, b, f, run)
-				require.Positive(t, f.injected, name)
-				switch {
-				case isAllocPoint(p) && !sticky: // smaller chunks
-					require.NoError(t, err, name)
-					require.Empty(t, warnings, name)
-					require.Equal(t, int64(minChunkBytes), b.laneBytesForTest(), name)
-					requireMatchesCPU(t, views, want, got, name)
-				case isAllocPoint(p): // the CPU
-					require.NoError(t, err, name)
-					require.Len(t, warnings, 1, name)
-					require.Contains(t, warnings[0], "on the CPU", name)
-					require.Zero(t, b.laneBytesForTest(), name)
-					requireStatesIdentical(t, want, got, name)
-				default:
-					requireFailure(t, err, p, name)
-					require.Empty(t, warnings, name)
-					requireStatesIdentical(t, start, got, name) // untouched
-					requireIdle(t, b, name)
-				}
-				// The next call has no fault, and the same result as before
-				// (at the smaller chunk size: the CPU's).
-				again, err := run()
-				require.NoError(t, err, name)
-				if isAllocPoint(p) && !sticky {
-					requireMatchesCPU(t, views, want, again, name)
-				} else {
-					requireStatesIdentical(t, ref, again, name)
-				}
-				requireBaseline(t, b, baseline, pinned0, name)
-			}
+	eachFault(count, func(p faultPoint, n int, sticky bool) {
+		name := faultName(p, n, sticky)
+		require.NoError(t, b.Trim(), name)
+		warnings = nil
+		f := &faults{point: p, nth: n, sticky: sticky}
+		got, err := withFaults(t, b, f, run)
+		require.Positive(t, f.injected, name)
+		switch {
+		case isAllocPoint(p) && !sticky: // smaller chunks
+			require.NoError(t, err, name)
+			require.Empty(t, warnings, name)
+			require.Equal(t, int64(minChunkBytes), b.laneBytesForTest(), name)
+			requireMatchesCPU(t, views, want, got, name)
+		case isAllocPoint(p): // the CPU
+			require.NoError(t, err, name)
+			require.Len(t, warnings, 1, name)
+			require.Contains(t, warnings[0], "on the CPU", name)
+			require.Zero(t, b.laneBytesForTest(), name)
+			requireStatesIdentical(t, want, got, name)
+		default:
+			requireFailure(t, err, p, name)
+			require.Empty(t, warnings, name)
+			requireStatesIdentical(t, start, got, name) // untouched
+			requireIdle(t, b, name)
 		}
-	}
+		// The next call has no fault, and the same result as before
+		// (at the smaller chunk size: the CPU's).
+		again, err := run()
+		require.NoError(t, err, name)
+		if isAllocPoint(p) && !sticky {
+			requireMatchesCPU(t, views, want, again, name)
+		} else {
+			requireStatesIdentical(t, ref, again, name)
+		}
+		requireBaseline(t, b, baseline, pinned0, name)
+	})
 }
 
 // faultName names the injection of the nth failure at p (and every later
@@ -333,38 +342,31 @@ func TestFaultsResident(t *testing.T) {
 		require.Zero(t, count.calls[faultHostAlloc])
 		t.Logf("%s: calls of Upload and Update: %v", v.Type, count.calls)
 
-		for p := range numFaultPoints {
-			for _, sticky := range []bool{false, true} {
-				if sticky && !isAllocPoint(p) {
-					continue
-				}
-				for n := 1; n <= count.calls[p]; n++ {
-					name := v.Type.String() + ": " + faultName(p, n, sticky)
-					f := &faults{point: p, nth: n, sticky: sticky}
-					o, err := run(f)
-					require.Positive(t, f.injected, name)
-					requireFailure(t, err, p, name)
-					requireStatesIdentical(t, start[i:i+1], []gpuagg.State{o.s}, name) // untouched
-					switch p {
-					case faultDeviceAlloc, faultCopyHtoD:
-						require.True(t, o.uploadErr, name)
-						require.ErrorContains(t, err, "cuda: uploading", name)
-					case faultLaunch, faultCopyDtoH:
-						require.False(t, o.uploadErr, name)
-						require.ErrorContains(t, err, "cuda: aggregating a resident", name)
-					}
-					if !o.uploadErr {
-						requireStatesIdentical(t, []gpuagg.State{ref.s}, []gpuagg.State{o.retry}, name+" (retry)")
-					}
-					requireIdle(t, b, name)
-					require.Equal(t, baseline, b.MemoryInUse(), name)
-					again, err := run(nil)
-					require.NoError(t, err, name)
-					requireStatesIdentical(t, []gpuagg.State{ref.s}, []gpuagg.State{again.s}, name+" (next)")
-					requireBaseline(t, b, baseline, pinned0, name)
-				}
+		eachFault(count, func(p faultPoint, n int, sticky bool) {
+			name := v.Type.String() + ": " + faultName(p, n, sticky)
+			f := &faults{point: p, nth: n, sticky: sticky}
+			o, err := run(f)
+			require.Positive(t, f.injected, name)
+			requireFailure(t, err, p, name)
+			requireStatesIdentical(t, start[i:i+1], []gpuagg.State{o.s}, name) // untouched
+			switch p {
+			case faultDeviceAlloc, faultCopyHtoD:
+				require.True(t, o.uploadErr, name)
+				require.ErrorContains(t, err, "cuda: uploading", name)
+			case faultLaunch, faultCopyDtoH:
+				require.False(t, o.uploadErr, name)
+				require.ErrorContains(t, err, "cuda: aggregating a resident", name)
 			}
-		}
+			if !o.uploadErr {
+				requireStatesIdentical(t, []gpuagg.State{ref.s}, []gpuagg.State{o.retry}, name+" (retry)")
+			}
+			requireIdle(t, b, name)
+			require.Equal(t, baseline, b.MemoryInUse(), name)
+			again, err := run(nil)
+			require.NoError(t, err, name)
+			requireStatesIdentical(t, []gpuagg.State{ref.s}, []gpuagg.State{again.s}, name+" (next)")
+			requireBaseline(t, b, baseline, pinned0, name)
+		})
 	}
 }
 

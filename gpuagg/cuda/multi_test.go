@@ -294,42 +294,35 @@ func TestMultiFaults(t *testing.T) {
 		require.Positive(t, count.calls[p], "calls at %s", p)
 	}
 	t.Logf("calls of one packed Update: %v", count.calls)
-	for p := range numFaultPoints {
-		for _, sticky := range []bool{false, true} {
-			if sticky && !isAllocPoint(p) {
-				continue
-			}
-			for n := 1; n <= count.calls[p]; n++ {
-				name := faultName(p, n, sticky)
-				require.NoError(t, b.Trim(), name)
-				warnings = nil
-				f := &faults{point: p, nth: n, sticky: sticky}
-				got, err := withFaults(t, b, f, run)
-				require.Positive(t, f.injected, name)
-				switch {
-				case isAllocPoint(p) && !sticky: // smaller chunks, smaller packets
-					require.NoError(t, err, name)
-					require.Empty(t, warnings, name)
-					requireMultiMatches(t, views, want, got, name)
-				case isAllocPoint(p): // the CPU
-					require.NoError(t, err, name)
-					require.Len(t, warnings, 1, name)
-					requireStatesIdentical(t, want, got, name)
-				default:
-					requireFailure(t, err, p, name)
-					require.Empty(t, warnings, name)
-					requireStatesIdentical(t, start, got, name) // untouched
-					requireIdle(t, b, name)
-				}
-				again, err := run()
-				require.NoError(t, err, name)
-				if isAllocPoint(p) && !sticky {
-					requireMultiMatches(t, views, want, again, name)
-				} else {
-					requireStatesIdentical(t, ref, again, name)
-				}
-				requireBaseline(t, b, baseline, pinned0, name)
-			}
+	eachFault(count, func(p faultPoint, n int, sticky bool) {
+		name := faultName(p, n, sticky)
+		require.NoError(t, b.Trim(), name)
+		warnings = nil
+		f := &faults{point: p, nth: n, sticky: sticky}
+		got, err := withFaults(t, b, f, run)
+		require.Positive(t, f.injected, name)
+		switch {
+		case isAllocPoint(p) && !sticky: // smaller chunks, smaller packets
+			require.NoError(t, err, name)
+			require.Empty(t, warnings, name)
+			requireMultiMatches(t, views, want, got, name)
+		case isAllocPoint(p): // the CPU
+			require.NoError(t, err, name)
+			require.Len(t, warnings, 1, name)
+			requireStatesIdentical(t, want, got, name)
+		default:
+			requireFailure(t, err, p, name)
+			require.Empty(t, warnings, name)
+			requireStatesIdentical(t, start, got, name) // untouched
+			requireIdle(t, b, name)
 		}
-	}
+		again, err := run()
+		require.NoError(t, err, name)
+		if isAllocPoint(p) && !sticky {
+			requireMultiMatches(t, views, want, again, name)
+		} else {
+			requireStatesIdentical(t, ref, again, name)
+		}
+		requireBaseline(t, b, baseline, pinned0, name)
+	})
 }
