@@ -9,7 +9,6 @@ import (
 	"log"
 	"os"
 	"runtime"
-	"sync/atomic"
 	"unsafe"
 
 	"gorgonia.org/cu"
@@ -23,6 +22,8 @@ type options struct {
 	chunkBytes  int64
 	streams     int
 	copyThreads int
+	piece       int
+	slots       int
 	warn        func(string)
 	memLimit    int64
 }
@@ -43,9 +44,16 @@ func WithChunkBytes(n int) Option { return func(o *options) { o.chunkBytes = int
 // k+1 overlaps the kernel on chunk k).
 func WithStreams(n int) Option { return func(o *options) { o.streams = n } }
 
-// WithCopyThreads sets how many goroutines fill a staging buffer (default
+// WithCopyThreads sets how many goroutines fill the staging (default
 // GOMAXPROCS, at most 16).
 func WithCopyThreads(n int) Option { return func(o *options) { o.copyThreads = n } }
+
+// WithStaging sets the page-locked staging that uploads from pageable memory
+// go through: slots pieces of piece bytes (default 32 of 2 MiB; a piece is
+// at most a chunk, WithChunkBytes).
+func WithStaging(piece, slots int) Option {
+	return func(o *options) { o.piece, o.slots = piece, slots }
+}
 
 // WithMemoryLimit caps the device memory the backend allocates (bytes; 0,
 // the default, for no cap beyond the device's), for sharing a GPU.
@@ -56,9 +64,9 @@ func WithMemoryLimit(n int64) Option { return func(o *options) { o.memLimit = n 
 func WithWarnings(f func(msg string)) Option { return func(o *options) { o.warn = f } }
 
 // Backend is the CUDA backend of gpuagg: it implements gpuagg.GPUBackend.
-// Columns in host memory are cut into chunks that stream through page-locked
-// staging buffers and device buffers on several streams, one fused kernel
-// launch per chunk; chunk states are merged on the host with State.Merge, in
+// Columns in host memory are cut into chunks that stream through a
+// page-locked staging ring into device buffers on several streams, one fused
+// kernel launch per chunk; chunk states are merged on the host with State.Merge, in
 // chunk order, so results are the same from run to run. Columns can also be
 // kept on the device (Upload) and aggregated many times.
 //
@@ -71,27 +79,35 @@ type Backend struct {
 
 	// Device-thread state.
 	lanes     []lane
-	laneBytes int64  // chunk capacity of the lanes' data buffers; 0: not allocated
-	hout      []byte // page-locked: the results of in-flight chunks, slotWords each
+	laneBytes int64     // chunk capacity of the lanes' data buffers; 0: not allocated
+	up        cu.Stream // every upload: copies in issue order, on one copy engine
+	ring      *ring     // staging of uploads from pageable memory, with the lanes' buffers
+	hout      []byte    // page-locked: the results of in-flight chunks, slotWords each
 	columns   map[*Column]struct{}
 	multi     multiKernel // many small columns in one launch (multi.go)
 }
 
-// lane is one stream of the upload pipeline with its buffers.
+// lane is one chunk of the pipeline in flight: the stream its kernels run
+// on and its buffers. Its uploads run on the backend's upload stream (one
+// stream: copies on several streams share the link and measured much slower
+// from staging), ordered with the lane's stream by two events.
 type lane struct {
 	stream cu.Stream
-	copied cu.Event // recorded after the lane's uploads: its staging is free again
+	copied cu.Event // on the upload stream after the lane's uploads: the kernels may start, hvals is free again
+	free   cu.Event // on the lane's stream after its last use of dvals and dvalid: they may be refilled
 	sc     scratch
 	dvals  devBuf
 	dvalid devBuf
-	hvals  []byte // page-locked staging
-	hvalid []byte
-	busy   bool
+	hvals  []byte // page-locked: packets of small columns are assembled here (multi.go)
+	busy   bool   // copied is recorded and not yet waited for on the host
+	used   bool   // free is recorded
 }
 
 const (
 	defaultChunkBytes = 64 << 20
 	defaultStreams    = 3
+	defaultPiece      = 2 << 20
+	defaultSlots      = 32
 	minChunkBytes     = 64 << 10
 	outSlots          = 1024 // chunk states in flight before the host merges them
 )
@@ -111,13 +127,16 @@ func init() {
 // context, the kernels (JIT-compiled by the driver from PTX), the streams and
 // the launch scratch. Data buffers are allocated at the first Update.
 func Open(opts ...Option) (*Backend, error) {
-	o := options{chunkBytes: defaultChunkBytes, streams: defaultStreams, copyThreads: min(runtime.GOMAXPROCS(0), 16)}
+	o := options{chunkBytes: defaultChunkBytes, streams: defaultStreams, copyThreads: min(runtime.GOMAXPROCS(0), 16),
+		piece: defaultPiece, slots: defaultSlots}
 	for _, f := range opts {
 		f(&o)
 	}
 	o.chunkBytes = max(o.chunkBytes, minChunkBytes)
 	o.streams = max(o.streams, 2)
 	o.copyThreads = max(o.copyThreads, 1)
+	o.piece = max(o.piece, 4096)
+	o.slots = max(o.slots, 2)
 	if o.warn == nil {
 		l := log.New(os.Stderr, "arrowagg: ", 0)
 		o.warn = func(m string) { l.Print(m) }
@@ -142,6 +161,10 @@ func (b *Backend) setup() error {
 	for k := range specs {
 		maxGrid = max(maxGrid, d.maxGrid[k], d.ordMaxGrid[k])
 	}
+	var err error
+	if b.up, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		return fmt.Errorf("creating the upload stream: %w", err)
+	}
 	b.lanes = make([]lane, b.opts.streams)
 	for i := range b.lanes {
 		ln := &b.lanes[i]
@@ -150,6 +173,9 @@ func (b *Backend) setup() error {
 			return fmt.Errorf("creating stream %d: %w", i, err)
 		}
 		if ln.copied, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+			return fmt.Errorf("creating event %d: %w", i, err)
+		}
+		if ln.free, err = cu.MakeEvent(cu.DisableTiming); err != nil {
 			return fmt.Errorf("creating event %d: %w", i, err)
 		}
 		if ln.sc.partials, err = d.pool.alloc(int64(maxGrid) * maxWords * 8); err != nil {
@@ -167,7 +193,6 @@ func (b *Backend) setup() error {
 			return fmt.Errorf("allocating the launch scratch: %w", err)
 		}
 	}
-	var err error
 	if b.hout, err = hostAlloc(outSlots * slotWords * 8); err != nil {
 		return fmt.Errorf("allocating %d bytes of page-locked memory for results: %w", outSlots*slotWords*8, err)
 	}
@@ -192,9 +217,16 @@ func (b *Backend) teardown() error {
 		if ln.copied != ze {
 			errs = append(errs, cu.DestroyEvent(&ln.copied))
 		}
+		if ln.free != ze {
+			errs = append(errs, cu.DestroyEvent(&ln.free))
+		}
 		b.d.pool.release(&ln.sc.partials)
 		b.d.pool.release(&ln.sc.ticket)
 		b.d.pool.release(&ln.sc.out)
+	}
+	var zs cu.Stream
+	if b.up != zs {
+		errs = append(errs, b.up.Destroy())
 	}
 	errs = append(errs, hostFree(b.hout))
 	b.hout = nil
@@ -282,11 +314,10 @@ func (b *Backend) allocLaneBuffers(c int64) error {
 		if ln.hvals, err = b.stagingAlloc(int(c + 64)); err != nil {
 			return err
 		}
-		if ln.hvalid, err = b.stagingAlloc(int(c/8 + 64)); err != nil {
-			return err
-		}
 	}
-	return nil
+	var err error
+	b.ring, err = b.newRing(min(b.opts.piece, int(c)), b.opts.slots, b.opts.copyThreads)
+	return err
 }
 
 func (b *Backend) stagingAlloc(n int) ([]byte, error) {
@@ -307,9 +338,12 @@ func (b *Backend) freeLaneBuffers() {
 		ln := &b.lanes[i]
 		b.d.pool.release(&ln.dvals)
 		b.d.pool.release(&ln.dvalid)
-		hostFree(ln.hvals)  //nolint:errcheck // nothing to do about it
-		hostFree(ln.hvalid) //nolint:errcheck
-		ln.hvals, ln.hvalid = nil, nil
+		hostFree(ln.hvals) //nolint:errcheck // nothing to do about it
+		ln.hvals = nil
+	}
+	if b.ring != nil {
+		b.ring.free() //nolint:errcheck
+		b.ring = nil
 	}
 	b.laneBytes = 0
 }
@@ -424,7 +458,7 @@ func (b *Backend) runWindow(ctx context.Context, views []*column.View, win []chu
 			return err
 		}
 		v := views[c.view]
-		if err := b.issue(v, specs[v.Kind], c, &b.lanes[i%len(b.lanes)], i); err != nil {
+		if err := b.issue(ctx, v, specs[v.Kind], c, &b.lanes[i%len(b.lanes)], i); err != nil {
 			return fmt.Errorf("aggregating elements [%d, %d) of a %s column: %w", c.lo, c.hi, v.Type, err)
 		}
 	}
@@ -487,28 +521,30 @@ func bitSpan(off, lo, hi int) span {
 
 // issue enqueues, on a lane, the upload of chunk c of v, the kernels, and
 // the copy of the results into result slot slot; device thread.
-func (b *Backend) issue(v *column.View, s kernelSpec, c chunk, ln *lane, slot int) error {
+func (b *Backend) issue(ctx context.Context, v *column.View, s kernelSpec, c chunk, ln *lane, slot int) error {
 	lo, hi := c.lo, c.hi
-	if err := b.await(ln); err != nil {
+	if err := b.claim(ln); err != nil {
 		return err
 	}
 	vs := valueSpan(v, s, lo, hi)
-	if err := b.upload(ln, ln.dvals.ptr, ln.hvals, v.Values[vs.lo:vs.hi]); err != nil {
+	if err := b.upload(ctx, ln.dvals.ptr, v.Values[vs.lo:vs.hi]); err != nil {
 		return err
 	}
 	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(hi - lo)}
 	if v.Validity != nil {
 		bs := bitSpan(v.ValidityOffset, lo, hi)
-		if err := b.upload(ln, ln.dvalid.ptr, ln.hvalid, v.Validity[bs.lo:bs.hi]); err != nil {
+		if err := b.upload(ctx, ln.dvalid.ptr, v.Validity[bs.lo:bs.hi]); err != nil {
 			return err
 		}
 		args.validity, args.vbit = ln.dvalid.ptr, bs.off
 	}
-	if err := ln.copied.Record(ln.stream); err != nil {
-		return fmt.Errorf("recording the upload event: %w", err)
+	if err := b.handOver(ln); err != nil {
+		return err
 	}
-	ln.busy = true
 	if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args, c.ordered); err != nil {
+		return err
+	}
+	if err := b.release(ln); err != nil {
 		return err
 	}
 	dst := unsafe.Pointer(&b.hout[slot*slotWords*8])
@@ -518,18 +554,54 @@ func (b *Backend) issue(v *column.View, s kernelSpec, c chunk, ln *lane, slot in
 	return nil
 }
 
-// upload enqueues the copy of src to dst on the lane's stream: directly when
-// src is page-locked, else through the staging buffer.
-func (b *Backend) upload(ln *lane, dst cu.DevicePtr, staging, src []byte) error {
+// claim readies a lane for new uploads: its page-locked buffer is free on
+// the host, and the upload stream waits for the lane's last use of its
+// device buffers; device thread.
+func (b *Backend) claim(ln *lane) error {
+	if err := b.await(ln); err != nil {
+		return err
+	}
+	if ln.used {
+		if err := b.up.Wait(ln.free, 0); err != nil {
+			return fmt.Errorf("ordering an upload after the kernels: %w", err)
+		}
+	}
+	return nil
+}
+
+// handOver makes the lane's stream wait for the uploads enqueued since
+// claim; device thread.
+func (b *Backend) handOver(ln *lane) error {
+	if err := ln.copied.Record(b.up); err != nil {
+		return fmt.Errorf("recording the upload event: %w", err)
+	}
+	ln.busy = true
+	if err := ln.stream.Wait(ln.copied, 0); err != nil {
+		return fmt.Errorf("ordering the kernels after the upload: %w", err)
+	}
+	return nil
+}
+
+// release marks, on the lane's stream, the end of its use of its device
+// buffers (after the kernels and copies that read them); device thread.
+func (b *Backend) release(ln *lane) error {
+	if err := ln.free.Record(ln.stream); err != nil {
+		return fmt.Errorf("recording the kernel event: %w", err)
+	}
+	ln.used = true
+	return nil
+}
+
+// upload enqueues the copy of src to dst on the upload stream: directly when
+// src is page-locked, else through the staging ring.
+func (b *Backend) upload(ctx context.Context, dst cu.DevicePtr, src []byte) error {
 	if len(src) == 0 {
 		return nil
 	}
-	from := unsafe.Pointer(&src[0])
 	if !pinned(src) {
-		b.parallelCopy(staging[:len(src)], src)
-		from = unsafe.Pointer(&staging[0])
+		return b.ring.copy(ctx, b.d, dst, src, b.up)
 	}
-	if err := b.d.copyHtoD(dst, from, int64(len(src)), ln.stream); err != nil {
+	if err := b.d.copyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src)), b.up); err != nil {
 		return fmt.Errorf("copying %d bytes to the device: %w", len(src), err)
 	}
 	return nil
@@ -548,9 +620,12 @@ func (b *Backend) await(ln *lane) error {
 	return nil
 }
 
-// drain waits for all lanes' work; device thread.
+// drain waits for all lanes' work and the uploads; device thread.
 func (b *Backend) drain() error {
 	var first error
+	if err := b.d.syncStream(b.up); err != nil {
+		first = fmt.Errorf("waiting for the uploads: %w", err)
+	}
 	for i := range b.lanes {
 		ln := &b.lanes[i]
 		if err := b.await(ln); err != nil && first == nil {
@@ -561,30 +636,4 @@ func (b *Backend) drain() error {
 		}
 	}
 	return first
-}
-
-// parallelCopy copies src to dst with copyThreads goroutines, the calling
-// one (the device thread) included: it copies the first share and then
-// spins until the others are done, rather than sleeping and waiting to be
-// woken (a locked thread wakes slowly).
-func (b *Backend) parallelCopy(dst, src []byte) {
-	const minShare = 1 << 20
-	workers := min(b.opts.copyThreads, len(src)/minShare)
-	if workers <= 1 {
-		copy(dst, src)
-		return
-	}
-	share := (len(src)/workers + 4095) &^ 4095
-	var pending atomic.Int32
-	for i := share; i < len(src); i += share {
-		j := min(i+share, len(src))
-		pending.Add(1)
-		go func() {
-			copy(dst[i:j], src[i:j])
-			pending.Add(-1)
-		}()
-	}
-	copy(dst[:share], src[:share])
-	for pending.Load() > 0 {
-	}
 }

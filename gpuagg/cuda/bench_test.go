@@ -320,6 +320,8 @@ func benchUpdate(b *testing.B, backend gpuagg.Backend, arr arrow.Array, h2d floa
 	}
 	t := median(samples)
 	b.ReportMetric(bytes/t/1e9, "GB/s")
+	b.ReportMetric(bytes/slices.Min(samples)/1e9, "GB/s-best")
+	b.ReportMetric(bytes/slices.Max(samples)/1e9, "GB/s-worst")
 	b.ReportMetric(100*bytes/t/h2d, "%h2d")
 }
 

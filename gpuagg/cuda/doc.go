@@ -27,24 +27,28 @@
 // # Data path
 //
 // A column chunk in host memory is cut into chunks (WithChunkBytes, 64 MiB)
-// that flow through WithStreams lanes (3): each lane has a stream, a
-// page-locked staging buffer and device buffers for values and validity.
-// Chunk k+1 is copied into its staging buffer by several goroutines while
-// the DMA of chunk k and the kernel of chunk k-1 run. Buffers that are
-// already page-locked (HostAllocator, or memory the caller registered) are
-// copied by DMA directly, at the full host-to-device rate. Each chunk is one
-// kernel launch whose state comes back as a few words; the host merges chunk
-// states with gpuagg.State.Merge in chunk order, so results do not depend on
-// timing. Device memory comes from a caching pool (no cuMemAlloc per call);
-// when even small chunks do not fit, Update warns and aggregates on the CPU.
+// that flow through WithStreams lanes (3): each lane has a stream and device
+// buffers for values and validity. Ordinary (pageable) host memory goes
+// through a page-locked staging ring (WithStaging, 32 pieces of 2 MiB):
+// goroutines fill its slots, one per piece and several at once, and the DMA
+// of each piece is issued as soon as it is full, while the kernel of the
+// chunk before runs. Buffers that are already page-locked (HostAllocator, or
+// memory the caller registered) are copied by DMA directly, at the full
+// host-to-device rate. Each chunk is one kernel launch whose state comes back
+// as a few words; the host merges chunk states with gpuagg.State.Merge in
+// chunk order, so results do not depend on timing. Device memory comes from a
+// caching pool (no cuMemAlloc per call); when even small chunks do not fit,
+// Update warns and aggregates on the CPU.
 //
-// Staging reads and writes every byte once more than the DMA, so on a host
-// whose memory bandwidth is not far above the link's it, not the link, bounds
-// the rate from ordinary memory (on the H100 host measured, 16 goroutines
-// copy at about 47 GB/s and the pipeline reaches about 40 GB/s of the link's
-// 55). Page-locking Go memory in place (cuMemHostRegister) avoids the copy
-// but was slower there: about 31 GB/s on one thread, less on several (the
-// driver serializes it), and it stalls the pipeline's other driver calls.
+// Staging reads and writes every byte once more than the DMA, so host memory
+// bandwidth, not the link, can bound the rate from ordinary memory. Staging
+// whole 64 MiB chunks with all goroutines at once reached about 33–39 GB/s
+// on the H100 host (its 16-goroutine memcpy: 44 GB/s); the ring's pieces keep
+// the copy engine busy from the first piece of a chunk and let one slow
+// goroutine hold up one piece, not a chunk (BENCHMARKS.md). Page-locking Go
+// memory in place (cuMemHostRegister) avoids the copy but was slower there:
+// about 31 GB/s on one thread, less on several (the driver serializes it),
+// and it stalls the pipeline's other driver calls.
 //
 // The small columns of a call (each at most min(1 MiB, a quarter of a
 // chunk), without the ordered aggregates) are not launched one by one: their

@@ -163,6 +163,9 @@ func (b *Backend) settle(err error) error {
 		return nil
 	}
 	var errs []error
+	if serr := b.up.Synchronize(); serr != nil {
+		errs = append(errs, fmt.Errorf("waiting for the upload stream: %w", serr))
+	}
 	for i := range b.lanes {
 		ln := &b.lanes[i]
 		ln.busy = false

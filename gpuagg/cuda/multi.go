@@ -21,7 +21,7 @@ import (
 // and the driver calls around them on the device thread: for a record batch
 // of 500 columns of 1000 rows those calls, not the bytes, set the time.
 // Update packs such columns instead: their value and validity bytes are
-// copied one after another into a lane's staging buffer, behind a table of
+// copied one after another into a lane's page-locked buffer, behind a table of
 // column descriptors and a work list of tiles, all uploaded with one copy;
 // one launch of arrowagg_multi (kernels/agg.cu) reduces every tile with the
 // per-kind kernels' thread and block layers and merges the tiles of each
@@ -286,7 +286,7 @@ func (b *Backend) loadMulti() error {
 // lane's staging), the launch, and the copy of its states into hout from
 // state slot slot on; device thread.
 func (b *Backend) issuePacket(views []*column.View, p *packet, ln *lane, slot int) error {
-	if err := b.await(ln); err != nil {
+	if err := b.claim(ln); err != nil {
 		return err
 	}
 	buf := ln.hvals[:p.stateAt]
@@ -319,13 +319,12 @@ func (b *Backend) issuePacket(views []*column.View, p *packet, ln *lane, slot in
 	// One copy up: the staging is page-locked, so upload copies it directly.
 	// (Uploading it in pieces, each filled while the copy engine takes the
 	// one before, measured no faster on an H100 for 4 MB batches.)
-	if err := b.upload(ln, ln.dvals.ptr, ln.hvals, buf); err != nil {
+	if err := b.upload(context.Background(), ln.dvals.ptr, buf); err != nil {
 		return err
 	}
-	if err := ln.copied.Record(ln.stream); err != nil {
-		return fmt.Errorf("recording the upload event: %w", err)
+	if err := b.handOver(ln); err != nil {
+		return err
 	}
-	ln.busy = true
 	if err := b.launchMulti(ln, p); err != nil {
 		return err
 	}
@@ -333,7 +332,7 @@ func (b *Backend) issuePacket(views []*column.View, p *packet, ln *lane, slot in
 	if err := b.d.copyDtoH(dst, ln.dvals.ptr+cu.DevicePtr(p.stateAt), int64(len(p.cols)*multiStateBytes), ln.stream); err != nil {
 		return fmt.Errorf("copying the column states to the host: %w", err)
 	}
-	return nil
+	return b.release(ln)
 }
 
 // launchMulti enqueues arrowagg_multi over packet p, uploaded to the lane's
@@ -367,9 +366,10 @@ type copyJob struct {
 // copyAll copies the src of each job to offset at of dst, with up to
 // copyThreads goroutines, each taking consecutive jobs of about the same
 // number of bytes, the calling one (the device thread) included, which
-// spins until the others are done, as parallelCopy does.
+// spins until the others are done rather than sleeping and waiting to be
+// woken (a locked thread wakes slowly).
 func (b *Backend) copyAll(dst []byte, jobs []copyJob) {
-	const minShare = 1 << 20 // parallelCopy's: smaller shares measured slower
+	const minShare = 1 << 20 // smaller shares measured slower
 	total := 0
 	for _, j := range jobs {
 		total += len(j.src)

@@ -73,11 +73,9 @@ const stageFrom = 4 << 20
 
 // copyIn allocates dst and copies src into it, checking ctx between
 // pieces, and waits for the copies; device thread. Page-locked src is copied
-// directly; other host memory goes through the lanes' page-locked staging,
-// filled by several goroutines while the previous pieces travel (the
-// driver's own copies from pageable memory run at a fraction of the link's
-// rate) — from stageFrom bytes on. Without room for staging it copies
-// directly.
+// directly; other host memory from stageFrom bytes on goes through the
+// staging ring (the driver's own copies from pageable memory run at a
+// fraction of the link's rate). Without room for staging it copies directly.
 func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) (err error) {
 	b := c.b
 	if *dst, err = b.d.pool.alloc(int64(len(src)) + 64); err != nil {
@@ -89,6 +87,7 @@ func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) (err error
 			b.d.pool.release(dst)
 		}
 	}()
+	st := b.up
 	staged := false
 	if len(src) >= stageFrom && !pinned(src) {
 		switch serr := b.ensureLanes(); {
@@ -98,35 +97,23 @@ func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) (err error
 			return serr
 		}
 	}
-	piece := 256 << 20
 	if staged {
-		piece = int(b.laneBytes)
-	}
-	for k, i := 0, 0; i < len(src); k, i = k+1, i+piece {
-		if err := ctx.Err(); err != nil {
+		if err := b.ring.copy(ctx, b.d, dst.ptr, src, st); err != nil {
 			return err
 		}
-		j := min(i+piece, len(src))
-		ln := &b.lanes[k%len(b.lanes)]
-		from := unsafe.Pointer(&src[i])
-		if staged {
-			if err := b.await(ln); err != nil {
+	} else {
+		const piece = 256 << 20
+		for i := 0; i < len(src); i += piece {
+			if err := ctx.Err(); err != nil {
 				return err
 			}
-			b.parallelCopy(ln.hvals[:j-i], src[i:j])
-			from = unsafe.Pointer(&ln.hvals[0])
-		}
-		if err := b.d.copyHtoD(dst.ptr+cu.DevicePtr(i), from, int64(j-i), ln.stream); err != nil {
-			return fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
-		}
-		if staged {
-			if err := ln.copied.Record(ln.stream); err != nil {
-				return fmt.Errorf("recording the upload event: %w", err)
+			j := min(i+piece, len(src))
+			if err := b.d.copyHtoD(dst.ptr+cu.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
+				return fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
 			}
-			ln.busy = true
 		}
 	}
-	if err := b.drain(); err != nil {
+	if err := b.d.syncStream(st); err != nil {
 		return fmt.Errorf("waiting for the copy to the device: %w", err)
 	}
 	return nil
