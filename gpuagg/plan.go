@@ -229,21 +229,28 @@ type planWhy struct {
 	// resident: aggregated on the device by a Residency (use says how).
 	resident bool
 	use      use
-	read     float64 // the calibration's device read rate, 0 if none
+	read     float64     // the calibration's device read rate, 0 if none
+	race     contestNote // a contested resident column's choice (contest.go)
 }
 
 func (w *planWhy) String() string {
+	r := w.note
 	switch {
 	case w.resident:
-		return residentReason(w.use, w.read)
+		r = residentReason(w.use, w.read)
 	case w.hasDec:
-		r := w.dec.Reason()
+		r = w.dec.Reason()
 		if w.note != "" {
 			r = w.note + "; " + r
 		}
-		return r
 	}
-	return w.note
+	if w.race.contested {
+		if r == "" {
+			return w.race.String()
+		}
+		r = w.race.String() + "; " + r
+	}
+	return r
 }
 
 // decided records the planner's decision d as the plan's choice and reason.

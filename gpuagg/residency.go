@@ -186,6 +186,9 @@ type devColumn struct {
 	evicted bool
 	// host, when set, is why the column is never made resident.
 	host string
+	// race, when set, decides each call's backend by measurement
+	// (contest.go).
+	race *contest
 }
 
 // UploadRecord makes a record batch resident (see Upload).
@@ -261,6 +264,8 @@ func (res *Resident) load(ctx context.Context, rdr array.RecordReader) error {
 					byteSize(c.bytes), byteSize(r.budget))
 			case r.e.device == DeviceAuto && r.e.cpuCertain(ctx, &col.View):
 				c.host = "not resident: the CPU is done before a GPU launch returns"
+			case r.e.device == DeviceAuto && r.e.contested(ctx, &col.View):
+				c.race = &contest{}
 			}
 			b.dev[i] = c
 		}
@@ -553,6 +558,14 @@ func (r *Residency) unpin(cols []*devColumn) {
 	freeAll(free)
 }
 
+// countHostUse counts a use of a column chunk the GPU handles through the
+// host path, outside acquire.
+func (r *Residency) countHostUse(call int64) {
+	r.mu.Lock()
+	countUse(&r.stats.HostUses, call)
+	r.mu.Unlock()
+}
+
 // countUse adds a use by call to the counter n (the upload, call 0, is no
 // use).
 func countUse(n *int64, call int64) {
@@ -602,39 +615,51 @@ func (a *Accumulator) AddResident(ctx context.Context, res *Resident) error {
 		views []column.View // copies, with rows from the accumulator's first
 		work  []devWork
 		notes = make([]string, len(a.leaves))
+		races = make([]contestNote, len(a.leaves))
+		raced []*devColumn // of each host view: its contest's column, if it is one
 	)
 	for bi := range res.batches {
 		b := &res.batches[bi]
-		views = views[:0]
+		views, raced = views[:0], raced[:0]
 		a.views, a.ptrs, a.active, work = a.views[:0], a.ptrs[:0], a.active[:0], work[:0]
 		for i, k := range leaf {
 			if k < 0 {
 				continue
 			}
-			notes[i] = ""
+			notes[i], races[i] = "", contestNote{}
+			var race *devColumn
 			if c := b.dev[k]; c != nil && a.e.gpuTakes(c.view, &a.states[i]) {
-				start := time.Now()
-				u, err := r.acquire(ctx, c, call)
-				if err != nil {
-					return fmt.Errorf("column %q: %w", a.leaves[i].Name, err)
+				if c.race != nil {
+					races[i] = c.race.pick()
 				}
-				if u.kind != useHost {
-					pinned = append(pinned, c)
-					work = append(work, devWork{leaf: i, col: c, use: u, took: time.Since(start)})
-					continue
+				if !races[i].contested || races[i].device {
+					start := time.Now()
+					u, err := r.acquire(ctx, c, call)
+					if err != nil {
+						return fmt.Errorf("column %q: %w", a.leaves[i].Name, err)
+					}
+					if u.kind != useHost {
+						pinned = append(pinned, c)
+						work = append(work, devWork{leaf: i, col: c, use: u, took: time.Since(start)})
+						continue
+					}
+					notes[i], races[i] = u.why, contestNote{}
+				} else {
+					r.countHostUse(call)
+					race = c
 				}
-				notes[i] = u.why
 			}
 			v := b.cols[k].View
 			v.Row += base
 			views = append(views, v)
+			raced = append(raced, race)
 			a.ptrs = append(a.ptrs, &a.states[i])
 			a.active = append(a.active, i)
 		}
 		for j := range views {
 			a.views = append(a.views, &views[j])
 		}
-		if err := a.addBatch(ctx, base, work, notes, cal); err != nil {
+		if err := a.addBatch(ctx, base, work, notes, races, raced, cal); err != nil {
 			return err
 		}
 	}
@@ -651,9 +676,11 @@ type devWork struct {
 }
 
 // addBatch aggregates one resident batch: devWork on the device while the
-// host views (a.views, a.ptrs, a.active) go through the planner, and
-// records the plans.
-func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, notes []string, cal planner.Calibration) error {
+// host views (a.views, a.ptrs, a.active) go through the planner, except
+// those of contested columns that this call runs on the host copy (raced),
+// which the CPU takes; it records the plans and the contests' times.
+func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, notes []string, races []contestNote,
+	raced []*devColumn, cal planner.Calibration) error {
 	var wg sync.WaitGroup
 	var devErr error
 	if len(work) > 0 {
@@ -667,6 +694,12 @@ func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, 
 	var plan []planner.Decision
 	if len(a.views) > 0 {
 		plan = a.e.planBatch(ctx, a.views, a.ptrs)
+		for k, c := range raced {
+			if c != nil && plan[k].Backend != planner.CPU {
+				plan[k] = planner.Plan([]planner.Column{planColumn(a.views[k])}, cal,
+					planner.Options{Threads: a.e.threads, Force: planner.ForceCPU})[0]
+			}
+		}
 		a.took = append(a.took[:0], make([]time.Duration, len(a.views))...)
 		if err := a.e.execute(ctx, a.views, a.ptrs, plan, a.took); err != nil {
 			hostErr = fmt.Errorf("aggregating %s: %w", a.leafNames(), err)
@@ -676,9 +709,13 @@ func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, 
 	if err := errors.Join(devErr, hostErr); err != nil {
 		return err
 	}
+	a.recordContests(work, raced, plan)
 	for k, i := range a.active {
 		p, d := &a.plans[i], plan[k]
 		p.decided(d, notes[i])
+		if p.why.race = races[i]; races[i].contested {
+			p.why.hasDec = false // the CPU by measurement, not by the planner
+		}
 		p.Location = planLocation(a.e, a.views[k]).String()
 		p.Bytes += a.views[k].ByteSize()
 		p.Estimated += d.Estimate
@@ -690,7 +727,7 @@ func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, 
 		p.Backend, p.Location, p.GPUFraction, p.Reason = planner.GPU.String(), planner.Device.String(), 1, ""
 		u := w.use
 		u.dev = nil // the plan holds no device column
-		p.why = planWhy{resident: true, use: u}
+		p.why = planWhy{resident: true, use: u, race: races[w.leaf]}
 		if cal.HasGPU() {
 			p.why.read = cal.DeviceRead
 		}
@@ -699,6 +736,28 @@ func (a *Accumulator) addBatch(ctx context.Context, base int64, work []devWork, 
 		p.Measured += w.took
 	}
 	return nil
+}
+
+// recordContests adds this batch's times to the contests of its columns:
+// a device column's own call (not one that uploaded it), and a host view's
+// share, by bytes, of the CPU's time for the batch's CPU views.
+func (a *Accumulator) recordContests(work []devWork, raced []*devColumn, plan []planner.Decision) {
+	for _, w := range work {
+		if w.col.race != nil && w.use.kind == useHit {
+			w.col.race.record(true, w.took)
+		}
+	}
+	var cpuBytes int64
+	for k, v := range a.views {
+		if plan[k].Backend == planner.CPU {
+			cpuBytes += v.ByteSize()
+		}
+	}
+	for k, c := range raced {
+		if c != nil && cpuBytes > 0 {
+			c.race.record(false, time.Duration(float64(a.took[k])*float64(a.views[k].ByteSize())/float64(cpuBytes)))
+		}
+	}
 }
 
 // updateDevice folds the resident columns of work into their states, one

@@ -30,6 +30,8 @@ type fakeResidentGPU struct {
 	// hold, when set, is received from by every device update: the update
 	// waits until the test sends; entered gets a value first.
 	hold, entered chan struct{}
+	// delay is added to every device update (nanoseconds).
+	delay atomic.Int64
 }
 
 func newFakeResident() *fakeResidentGPU {
@@ -102,6 +104,7 @@ func (d *fakeDeviceColumn) Update(ctx context.Context, s *State, row int64) erro
 		d.f.entered <- struct{}{}
 		<-d.f.hold
 	}
+	time.Sleep(time.Duration(d.f.delay.Load()))
 	v := d.view
 	v.Row = row
 	return d.f.cpu.Update(ctx, []*column.View{&v}, []*State{s})

@@ -1,0 +1,122 @@
+package gpuagg
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/require"
+)
+
+// TestContestPicks: a contest measures both backends (alternating, the GPU
+// first) until each has contestProbe times, then takes the faster by its
+// fastest recent time, rechecks the slower every contestRecheck-th call,
+// and follows a change once the window has forgotten the old times.
+func TestContestPicks(t *testing.T) {
+	var c contest
+	us := time.Microsecond
+	var probes []bool
+	for range 2 * contestProbe {
+		n := c.pick()
+		require.True(t, n.probe && n.contested)
+		probes = append(probes, n.device)
+		if n.device {
+			c.record(true, 40*us)
+		} else {
+			c.record(false, 30*us)
+		}
+	}
+	require.Equal(t, []bool{true, false, true, false}, probes)
+
+	var onGPU, rechecks int
+	for i := 2*contestProbe + 1; i <= 64; i++ {
+		n := c.pick()
+		require.False(t, n.probe)
+		require.Equal(t, 30*us, n.cpu)
+		require.Equal(t, 40*us, n.gpu)
+		require.Equal(t, i%contestRecheck == 0, n.recheck, "call %d", i)
+		if n.device {
+			onGPU++
+			require.True(t, n.recheck, "the GPU only to recheck it")
+			c.record(true, 40*us)
+		} else {
+			c.record(false, 30*us)
+		}
+		if n.recheck {
+			rechecks++
+		}
+	}
+	require.Equal(t, 64/contestRecheck, rechecks)
+	require.Equal(t, rechecks, onGPU)
+
+	// The CPU slows down: once its window holds only slow times, the GPU wins.
+	for range contestWindow {
+		c.record(false, 90*us)
+	}
+	n := c.pick()
+	require.True(t, n.device || n.recheck)
+	require.Equal(t, 90*us, n.cpu)
+	require.Contains(t, n.String(), "GPU 40µs, CPU 90µs")
+}
+
+// TestResidencyContest: a resident column whose estimates are too close to
+// call goes to the faster backend by measurement. With a slow device (a
+// delay in every device update) its calls settle on the host copy after
+// the probes, but for rechecks; every answer equals the CPU engine's; the
+// plan says why.
+func TestResidencyContest(t *testing.T) {
+	r, _ := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	rec := int64Record(mem, r, 37500) // 300 KB: the CPU's estimate ~31 µs, the GPU's ~20 µs
+	defer rec.Release()
+	want, err := cpuEngine(t, mem, 1).AggregateRecord(ctx, rec, Request{})
+	require.NoError(t, err)
+
+	f := newFakeResident()
+	f.delay.Store(int64(3 * time.Millisecond))
+	e := residentEngine(t, f, mem, DeviceAuto)
+	rz, err := e.NewResidency(1 << 20)
+	require.NoError(t, err)
+	defer rz.Close()
+	res, err := rz.UploadRecord(ctx, rec)
+	require.NoError(t, err)
+	defer res.Release()
+	require.Equal(t, int64(1), f.uploads.Load(), "a contested column is uploaded")
+
+	var where []string
+	const calls = 2 * contestRecheck
+	for i := 1; i <= calls; i++ {
+		got, plan, err := res.Aggregate(ctx, Request{})
+		require.NoError(t, err)
+		requireSameResults(t, want, got, "contested column")
+		require.Contains(t, plan[0].Reason, "contested")
+		where = append(where, plan[0].Location)
+		if i > 2*contestProbe && i%contestRecheck != 0 {
+			require.Equal(t, "host", plan[0].Location, "call %d: the faster CPU", i)
+			require.Equal(t, "cpu", plan[0].Backend)
+			require.Contains(t, plan[0].Reason, "the CPU on the host copy")
+		}
+	}
+	require.Equal(t, []string{"device", "host", "device", "host"}, where[:2*contestProbe], "the probes")
+	require.Equal(t, "device", where[contestRecheck-1], "a recheck of the GPU")
+	st := rz.Stats()
+	require.Equal(t, int64(calls), st.Hits+st.HostUses)
+	require.Equal(t, int64(2+calls/contestRecheck), st.Hits)
+
+	// Forced devices never contest.
+	g := newFakeResident()
+	eg := residentEngine(t, g, mem, DeviceGPU)
+	rzg, err := eg.NewResidency(1 << 20)
+	require.NoError(t, err)
+	defer rzg.Close()
+	resg, err := rzg.UploadRecord(ctx, rec)
+	require.NoError(t, err)
+	defer resg.Release()
+	_, plan, err := resg.Aggregate(ctx, Request{})
+	require.NoError(t, err)
+	require.Equal(t, "device", plan[0].Location)
+	require.NotContains(t, plan[0].Reason, "contested")
+}
