@@ -203,14 +203,20 @@ def decision(args):
             continue
         where = "device" if m.group(1) else "host"
         c = choice.get(int(r.get("choice(0cpu,1gpu,2both)", -1)), "?")
+        share = r.get("gpu-share", 0)
         if c == "cpu+gpu":
-            c += f" ({100 * r.get('gpu-share', 0):.0f}% GPU)"
+            c += f" ({100 * share:.0f}% GPU)"
+        elif where == "device" and 0 < share < 1:
+            # A contested resident column: its calls went to both backends.
+            c += f" ({100 * share:.0f}% of calls on the GPU)"
         worst = max(worst, r["auto/faster-min"])
         # The forced run of the backend auto chose, over the faster forced
         # run: the cost of the choice itself, free of the noise between two
         # runs of the same code (a split has no forced run: auto's time).
         cpu, gpu = r["cpu-min-µs"], r["gpu-min-µs"]
         chosen = {"cpu": cpu, "gpu": gpu}.get(c, r["auto-min-µs"])
+        if where == "device" and 0 < share < 1:
+            chosen = share * gpu + (1 - share) * cpu
         regret = chosen / min(cpu, gpu)
         worst_choice = max(worst_choice, regret)
         paired = r.get("auto/faster-paired", float("nan"))

@@ -527,16 +527,15 @@ func (b *Backend) issue(ctx context.Context, v *column.View, s kernelSpec, c chu
 		return err
 	}
 	vs := valueSpan(v, s, lo, hi)
-	if err := b.upload(ctx, ln.dvals.ptr, v.Values[vs.lo:vs.hi]); err != nil {
-		return err
-	}
 	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(hi - lo)}
+	ts := [2]transfer{{ln.dvals.ptr, v.Values[vs.lo:vs.hi]}}
 	if v.Validity != nil {
 		bs := bitSpan(v.ValidityOffset, lo, hi)
-		if err := b.upload(ctx, ln.dvalid.ptr, v.Validity[bs.lo:bs.hi]); err != nil {
-			return err
-		}
+		ts[1] = transfer{ln.dvalid.ptr, v.Validity[bs.lo:bs.hi]}
 		args.validity, args.vbit = ln.dvalid.ptr, bs.off
+	}
+	if err := b.upload(ctx, ts[:]...); err != nil {
+		return err
 	}
 	if err := b.handOver(ln); err != nil {
 		return err
@@ -592,19 +591,25 @@ func (b *Backend) release(ln *lane) error {
 	return nil
 }
 
-// upload enqueues the copy of src to dst on the upload stream: directly when
-// src is page-locked, else through the staging ring.
-func (b *Backend) upload(ctx context.Context, dst cu.DevicePtr, src []byte) error {
-	if len(src) == 0 {
+// upload enqueues the transfers on the upload stream: those from page-locked
+// memory directly, the others through the staging ring, in one pipeline.
+func (b *Backend) upload(ctx context.Context, ts ...transfer) error {
+	staged := ts[:0:0]
+	for _, t := range ts {
+		switch {
+		case len(t.src) == 0:
+		case pinned(t.src):
+			if err := b.d.copyHtoD(t.dst, unsafe.Pointer(&t.src[0]), int64(len(t.src)), b.up); err != nil {
+				return fmt.Errorf("copying %d bytes to the device: %w", len(t.src), err)
+			}
+		default:
+			staged = append(staged, t)
+		}
+	}
+	if len(staged) == 0 {
 		return nil
 	}
-	if !pinned(src) {
-		return b.ring.copy(ctx, b.d, dst, src, b.up)
-	}
-	if err := b.d.copyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src)), b.up); err != nil {
-		return fmt.Errorf("copying %d bytes to the device: %w", len(src), err)
-	}
-	return nil
+	return b.ring.copy(ctx, b.d, b.up, staged...)
 }
 
 // await waits until the lane's previous uploads are done, so that its

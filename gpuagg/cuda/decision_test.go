@@ -4,10 +4,12 @@ package cuda
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -57,8 +59,8 @@ func BenchmarkDecision(b *testing.B) {
 					s := gpuagg.NewState(kind.Family())
 					return e.UpdateView(ctx, &v, &s)
 				}
-				modes := []decisionMode{{"cpu", func() error { return run(cpuEng) }},
-					{"gpu", func() error { return run(gpuEng) }}, {"auto", func() error { return run(autoEng) }}}
+				modes := pickModes([]decisionMode{{"cpu", func() error { return run(cpuEng) }},
+					{"gpu", func() error { return run(gpuEng) }}, {"auto", func() error { return run(autoEng) }}})
 				b.SetBytes(v.ByteSize() * int64(len(modes)))
 				times := interleave(b, modes)
 				reportDecision(b, modes, times)
@@ -90,6 +92,24 @@ func decisionEngines(b *testing.B) (cpuEng, gpuEng, autoEng *gpuagg.Engine) {
 type decisionMode struct {
 	name string
 	run  func() error
+}
+
+// decisionModes, when set, leaves out of BenchmarkDecision the modes it does
+// not name (comma-separated; auto stays last): e.g. "cpu,auto" to time auto
+// against the CPU without GPU runs in between.
+var decisionModes = flag.String("decision.modes", "", "modes of BenchmarkDecision (default cpu,gpu,auto)")
+
+func pickModes(all []decisionMode) []decisionMode {
+	if *decisionModes == "" {
+		return all
+	}
+	var out []decisionMode
+	for _, m := range all {
+		if slices.Contains(strings.Split(*decisionModes, ","), m.name) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // interleave runs every mode once (a warm-up), then rounds of one run of
@@ -244,15 +264,22 @@ func BenchmarkDecisionResident(b *testing.B) {
 					{"auto", func() error { _, err := auto.Results(ctx, req); return err }},
 				}
 				b.SetBytes(int64(n*width) * int64(len(modes)))
+				before := autoRes.Stats()
 				times := interleave(b, modes)
+				after := autoRes.Stats()
 				reportDecision(b, modes, times)
-				_, plan, err := auto.Aggregate(ctx, req)
-				require.NoError(b, err)
+				// A contested column's calls go to either backend: the share
+				// of auto's calls (warm-up included) that ran on the device.
+				hits, host := after.Hits-before.Hits, after.HostUses-before.HostUses
+				share := float64(hits) / float64(max(1, hits+host))
 				choice := 0.0
-				if plan[0].Location == "device" {
+				if share >= 0.5 {
 					choice = 1
 				}
 				b.ReportMetric(choice, "choice(0cpu,1gpu,2both)")
+				b.ReportMetric(share, "gpu-share")
+				_, plan, err := auto.Aggregate(ctx, req)
+				require.NoError(b, err)
 				b.Logf("auto: %s on %s: %s", plan[0].Backend, plan[0].Location, plan[0].Reason)
 			})
 		}

@@ -29,6 +29,7 @@ type ring struct {
 	workers  int
 	slots    []ringSlot
 	next     int          // the slot of the next call's first piece
+	pieces   []piece      // the current call's, reused
 	active   atomic.Int32 // fill goroutines of the current copy still running
 }
 
@@ -83,17 +84,37 @@ func (r *ring) free() error {
 	return first
 }
 
-// copy enqueues on st the copy of src to dst through the ring; device
-// thread. It returns when every piece is filled and its DMA issued (not
-// done: a slot's event says when); on an error no fill is still running.
-// The thread hands out fills into free slots and issues the DMAs of filled
-// pieces in order, whichever is ready, and blocks only when it holds nothing
-// to wait for but the oldest slot's copy.
-func (r *ring) copy(ctx context.Context, d *device, dst cu.DevicePtr, src []byte, st cu.Stream) (err error) {
-	// A copy of less than a piece per fill goroutine (a chunk's validity
-	// bitmap) is cut finer, so that all of them fill it.
-	piece := min(r.piece, max(r.minPiece, (len(src)/r.workers+r.minPiece-1)/r.minPiece*r.minPiece))
-	n := (len(src) + piece - 1) / piece
+// transfer is a copy of host bytes src to device memory at dst.
+type transfer struct {
+	dst cu.DevicePtr
+	src []byte
+}
+
+// piece is a part of a transfer: its bytes and where on the device they go.
+type piece struct {
+	dst cu.DevicePtr
+	src []byte
+}
+
+// copy enqueues on st the copies of ts through the ring, one pipeline of
+// pieces for them all; device thread. It returns when every piece is filled
+// and its DMA issued (not done: a slot's event says when); on an error no
+// fill is still running. The thread hands out fills into free slots and
+// issues the DMAs of filled pieces in order, whichever is ready, and blocks
+// only when it holds nothing to wait for but the oldest slot's copy.
+func (r *ring) copy(ctx context.Context, d *device, st cu.Stream, ts ...transfer) (err error) {
+	pieces := r.pieces[:0]
+	for _, t := range ts {
+		// A copy of less than a piece per fill goroutine (a chunk's validity
+		// bitmap) is cut finer, so that all of them fill it.
+		size := min(r.piece, max(r.minPiece, (len(t.src)/r.workers+r.minPiece-1)/r.minPiece*r.minPiece))
+		for lo := 0; lo < len(t.src); lo += size {
+			hi := min(lo+size, len(t.src))
+			pieces = append(pieces, piece{t.dst + cu.DevicePtr(lo), t.src[lo:hi]})
+		}
+	}
+	r.pieces = pieces
+	n := len(pieces)
 	slot := func(i int) *ringSlot { return &r.slots[(r.next+i)%len(r.slots)] }
 	// The fill goroutines live for one copy: none stays parked while the
 	// backend idles, and none outlives it.
@@ -110,7 +131,8 @@ func (r *ring) copy(ctx context.Context, d *device, dst cu.DevicePtr, src []byte
 	}
 	defer func() {
 		r.next = (r.next + n) % len(r.slots)
-		// No goroutine may write a slot or read src after we return.
+		clear(r.pieces) // drop references to the caller's memory
+		// No goroutine may write a slot or read a source after we return.
 		close(jobs)
 		for r.active.Load() > 0 {
 			runtime.Gosched()
@@ -132,19 +154,16 @@ func (r *ring) copy(ctx context.Context, d *device, dst cu.DevicePtr, src []byte
 					return err
 				}
 			}
-			lo := fill * piece
-			hi := min(lo+piece, len(src))
+			p := pieces[fill]
 			s.filled.Store(false)
-			jobs <- fillJob{dst: s.buf[:hi-lo], src: src[lo:hi], filled: &s.filled}
+			jobs <- fillJob{dst: s.buf[:len(p.src)], src: p.src, filled: &s.filled}
 			fill++
 			progressed = true
 		}
 		for ; dma < fill && slot(dma).filled.Load(); dma++ {
-			s := slot(dma)
-			lo := dma * piece
-			hi := min(lo+piece, len(src))
-			if err := d.copyHtoD(dst+cu.DevicePtr(lo), unsafe.Pointer(&s.buf[0]), int64(hi-lo), st); err != nil {
-				return fmt.Errorf("copying %d bytes to the device: %w", hi-lo, err)
+			s, p := slot(dma), pieces[dma]
+			if err := d.copyHtoD(p.dst, unsafe.Pointer(&s.buf[0]), int64(len(p.src)), st); err != nil {
+				return fmt.Errorf("copying %d bytes to the device: %w", len(p.src), err)
 			}
 			if err := s.done.Record(st); err != nil {
 				return fmt.Errorf("recording a staged copy: %w", err)

@@ -102,7 +102,7 @@ func BenchmarkStaging(b *testing.B) {
 					st := testBackend.up
 					timed(b, func() error {
 						return testBackend.d.do(func() error {
-							if err := r.copy(context.Background(), testBackend.d, dst.ptr, src, st); err != nil {
+							if err := r.copy(context.Background(), testBackend.d, st, transfer{dst.ptr, src}); err != nil {
 								return err
 							}
 							return testBackend.d.syncStream(st)
@@ -119,7 +119,7 @@ func BenchmarkStaging(b *testing.B) {
 				return testBackend.d.do(func() error {
 					for k, i := 0, 0; i < len(src); k, i = k+1, i+chunk {
 						st := testBackend.lanes[k%streams].stream
-						if err := testBackend.ring.copy(context.Background(), testBackend.d, dst.ptr+cu.DevicePtr(i), src[i:i+chunk], st); err != nil {
+						if err := testBackend.ring.copy(context.Background(), testBackend.d, st, transfer{dst.ptr + cu.DevicePtr(i), src[i : i+chunk]}); err != nil {
 							return err
 						}
 					}

@@ -22,7 +22,7 @@ func ringRoundTrip(ctx context.Context, r *ring, src []byte) ([]byte, error) {
 			return err
 		}
 		defer b.d.pool.release(&dst)
-		if err := r.copy(ctx, b.d, dst.ptr, src, b.up); err != nil {
+		if err := r.copy(ctx, b.d, b.up, transfer{dst.ptr, src}); err != nil {
 			return b.settle(err)
 		}
 		if len(src) > 0 {
@@ -50,6 +50,50 @@ func TestStagingRing(t *testing.T) {
 		require.NoError(t, err, "%d bytes", n)
 		require.Equal(t, src, back, "%d bytes", n)
 		require.Zero(t, r.active.Load())
+	}
+}
+
+// TestStagingTransfers: several transfers in one call (a chunk's values and
+// its bitmap) each arrive intact, the small one cut into smaller pieces.
+func TestStagingTransfers(t *testing.T) {
+	b := testBackend
+	var r *ring
+	require.NoError(t, b.d.do(func() (err error) { r, err = b.newRing(256<<10, 6, 4); return err }))
+	defer func() { require.NoError(t, b.d.do(r.free)) }()
+	r.minPiece = 4096
+	rng := rand.New(rand.NewPCG(10, 10))
+	srcs := [][]byte{make([]byte, 3<<20+5), make([]byte, 100003), make([]byte, 1)}
+	for _, s := range srcs {
+		fillRandom(rng, s)
+	}
+	backs := make([][]byte, len(srcs))
+	pieces := 0
+	err := b.d.do(func() error {
+		var ts []transfer
+		for _, s := range srcs {
+			buf, err := b.d.pool.alloc(int64(len(s)))
+			if err != nil {
+				return err
+			}
+			defer b.d.pool.release(&buf)
+			ts = append(ts, transfer{buf.ptr, s})
+		}
+		if err := r.copy(t.Context(), b.d, b.up, ts...); err != nil {
+			return b.settle(err)
+		}
+		pieces = len(r.pieces)
+		for i, tr := range ts {
+			backs[i] = make([]byte, len(tr.src))
+			if err := b.d.copyDtoH(unsafe.Pointer(&backs[i][0]), tr.dst, int64(len(tr.src)), b.up); err != nil {
+				return err
+			}
+		}
+		return b.d.syncStream(b.up)
+	})
+	require.NoError(t, err)
+	require.Equal(t, 13+4+1, pieces, "3 MiB + 5 bytes in 256 KiB pieces, 100003 bytes in 28 KiB ones (a quarter, in 4 KiB steps), 1 byte")
+	for i := range srcs {
+		require.Equal(t, srcs[i], backs[i], "transfer %d", i)
 	}
 }
 
