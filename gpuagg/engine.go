@@ -328,7 +328,8 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 // (CPU, GPU or both). Without a GPU it is the CPU backend's allocation-free
 // core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *State) error {
-	if e.gpu == nil || (e.device == DeviceAuto && e.cpuCertain(ctx, v)) {
+	if e.gpu == nil || (e.device == DeviceAuto && (e.cpuCertain(ctx, v) ||
+		e.cal.CPUWherever(planColumn(v), e.threads, e.minSplit))) {
 		views, states := [1]*column.View{v}, [1]*State{s} // on the stack
 		return e.cpu.Update(ctx, views[:], states[:])
 	}

@@ -350,11 +350,18 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 		cal = e.calibration(ctx)
 	}
 	opt := planner.Options{Threads: e.threads, Force: force, MinSplitBytes: e.minSplit}
+	if opt.MinSplitBytes <= 0 {
+		opt.MinSplitBytes = planner.DefaultMinSplitBytes
+	}
 	plan := planner.Plan(cols, cal, opt)
 	if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
 		again := false
 		for i, d := range plan {
-			if d.Backend != planner.CPU || (cols[i].GPUCapable && d.GPUTime > 0 && d.GPUTime < 2*d.CPUTime) {
+			// Page-locked memory is read faster and can be split: ask for the
+			// columns the GPU takes or nearly does, and for every column large
+			// enough to split.
+			if d.Backend != planner.CPU || (cols[i].GPUCapable &&
+				(cols[i].Bytes >= opt.MinSplitBytes || d.GPUTime > 0 && d.GPUTime < 2*d.CPUTime)) {
 				if l := loc.Locate(views[i]); l != planner.Host {
 					cols[i].Location, again = l, true
 				}

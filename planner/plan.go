@@ -147,6 +147,27 @@ func (d Decision) Reason() string {
 	return s
 }
 
+// CPUWherever reports that Plan gives host column c to the CPU wherever on
+// the host it lives (ordinary or page-locked memory), without planning: it
+// is too small to split and the CPU's estimate is below the GPU's at the
+// faster of the two host paths. minSplit is Options.MinSplitBytes.
+func (cal Calibration) CPUWherever(c Column, threads int, minSplit int64) bool {
+	if minSplit <= 0 {
+		minSplit = DefaultMinSplitBytes
+	}
+	if !cal.HasGPU() || c.Bytes >= minSplit {
+		return !cal.HasGPU()
+	}
+	rate := max(cal.HostStaged, min(cal.H2DPinned, cal.DeviceRead))
+	if rate <= 0 {
+		return false
+	}
+	return cal.CPUTime(c, threads) <= cal.Launch+seconds(float64(c.Bytes)/rate)
+}
+
+// DefaultMinSplitBytes is Options.MinSplitBytes when it is not set.
+const DefaultMinSplitBytes = 256 << 20
+
 // Plan decides where each column is aggregated.
 func Plan(cols []Column, cal Calibration, opt Options) []Decision {
 	threads := opt.Threads
@@ -154,7 +175,7 @@ func Plan(cols []Column, cal Calibration, opt Options) []Decision {
 		threads = cal.MaxThreads
 	}
 	if opt.MinSplitBytes <= 0 {
-		opt.MinSplitBytes = 256 << 20
+		opt.MinSplitBytes = DefaultMinSplitBytes
 	}
 	out := make([]Decision, len(cols))
 	for i, c := range cols {

@@ -192,3 +192,36 @@ func TestCPURate(t *testing.T) {
 	require.InDelta(t, 8*4.3e9, cal.CPURate(8), 1)
 	require.Equal(t, 51.3e9, cal.CPURate(64))
 }
+
+// TestCPUWherever: the shortcut agrees with Plan. Whenever it says the CPU,
+// Plan gives the column to the CPU both in ordinary and in page-locked
+// memory; and when Plan gives it to the CPU in both and it is too small to
+// split, the shortcut says so too.
+func TestCPUWherever(t *testing.T) {
+	h100 := h100Host()
+	h100.HostStaged, h100.H2DPinned, h100.HostMemory = 45e9, 55e9, 150e9
+	h100.CPUFanout, h100.CPUFanoutFew = 68*time.Microsecond, 40*time.Microsecond
+	desktop := Calibration{Host: "desktop", CPUPerThread: 4e9, CPUMax: 30e9, MaxThreads: 8, HostMemory: 150e9,
+		CPUOverhead: 3 * time.Microsecond, GPU: "rtx", H2DPinned: 25e9, H2DPageable: 10e9, HostStaged: 20e9,
+		DeviceRead: 900e9, Launch: 10 * time.Microsecond}
+	for _, cal := range []Calibration{h100, desktop, Defaults(4)} {
+		for _, float := range []bool{false, true} {
+			for lg := 10; lg <= 31; lg++ {
+				c := Column{Bytes: 1 << lg, Values: 1 << (lg - 2), Float: float, GPUCapable: true}
+				opt := Options{Threads: cal.MaxThreads}
+				host, pinned := c, c
+				host.Location, pinned.Location = Host, Pinned
+				both := Plan([]Column{host, pinned}, cal, opt)
+				onCPU := both[0].Backend == CPU && both[1].Backend == CPU
+				got := cal.CPUWherever(c, cal.MaxThreads, 0)
+				if got {
+					require.True(t, onCPU, "%s, 2^%d bytes, float %v: the shortcut says the CPU, Plan %s / %s",
+						cal.Host, lg, float, both[0].Backend, both[1].Backend)
+				}
+				if onCPU && c.Bytes < DefaultMinSplitBytes && cal.HasGPU() {
+					require.True(t, got, "%s, 2^%d bytes, float %v: Plan says the CPU, the shortcut does not", cal.Host, lg, float)
+				}
+			}
+		}
+	}
+}

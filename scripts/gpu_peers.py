@@ -198,10 +198,10 @@ def decision(args):
     print("|---|---|--:|--:|--:|--:|---|--:|--:|--:|--:|")
     worst = worst_choice = worst_paired = 0.0
     for name, r in rows.items():
-        m = re.match(r"BenchmarkDecision(Resident)?/(\w+)/(2\^\d+)$", name)
+        m = re.match(r"BenchmarkDecision(Resident|Pinned)?/(\w+)/(2\^\d+)$", name)
         if not m or "auto-min-µs" not in r:
             continue
-        where = "device" if m.group(1) else "host"
+        where = {"Resident": "device", "Pinned": "pinned"}.get(m.group(1), "host")
         c = choice.get(int(r.get("choice(0cpu,1gpu,2both)", -1)), "?")
         share = r.get("gpu-share", 0)
         if c == "cpu+gpu":

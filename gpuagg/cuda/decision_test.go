@@ -125,10 +125,16 @@ func interleave(b *testing.B, modes []decisionMode) [][]float64 {
 	const maxRounds, cheap = 201, 1500 * time.Millisecond
 	began := time.Now()
 	for i := 0; i < b.N || (i < maxRounds && time.Since(began) < cheap); i++ {
-		// Each round starts with another mode, so that every mode follows
-		// every other as often (a run leaves caches and clocks to the next).
+		// The rounds go through a Williams design: the rotations of the
+		// modes, then the rotations of their reverse, so that each mode
+		// starts as many rounds and follows each other mode as often (a run
+		// leaves caches, clocks and the memory system to the next one).
+		r := i % (2 * len(modes))
 		for j := range modes {
-			k := (i + j) % len(modes)
+			k := (r + j) % len(modes)
+			if r >= len(modes) {
+				k = (2*len(modes) - 1 - r - j + len(modes)) % len(modes)
+			}
 			m := modes[k]
 			start := time.Now()
 			if err := m.run(); err != nil {
@@ -285,5 +291,46 @@ func BenchmarkDecisionResident(b *testing.B) {
 		}
 		buf = nil
 		runtime.GC()
+	}
+}
+
+// BenchmarkDecisionPinned is BenchmarkDecision for large columns in
+// page-locked host memory (HostAllocator: the DMA engine reads them with no
+// staging copy), where the planner may split a column between the GPU and
+// the CPU: 2^26 to 2^30 int32 values and 2^26 to 2^28 float64 ones.
+//
+//	./cuda.test -test.run '^$' -test.bench DecisionPinned -test.benchtime 5x
+func BenchmarkDecisionPinned(b *testing.B) {
+	ctx := context.Background()
+	cpuEng, gpuEng, autoEng := decisionEngines(b)
+	pin := testBackend.HostAllocator()
+	for _, c := range []struct {
+		dt     arrow.DataType
+		maxLog int
+	}{{arrow.PrimitiveTypes.Int32, 30}, {arrow.PrimitiveTypes.Float64, 28}} {
+		kind := kindOf(b, c.dt)
+		width := kind.Width()
+		buf := pin.Allocate((1 << c.maxLog) * width)
+		fillParallel(buf, kind)
+		for lg := 26; lg <= c.maxLog; lg += 2 {
+			n := 1 << lg
+			v := column.View{Type: c.dt, Kind: kind, Len: n, Values: buf[:n*width]}
+			b.Run(fmt.Sprintf("%s/2^%d", c.dt, lg), func(b *testing.B) {
+				d := autoEng.PlanView(ctx, &v, new(gpuagg.NewState(kind.Family())))
+				run := func(e *gpuagg.Engine) error {
+					s := gpuagg.NewState(kind.Family())
+					return e.UpdateView(ctx, &v, &s)
+				}
+				modes := pickModes([]decisionMode{{"cpu", func() error { return run(cpuEng) }},
+					{"gpu", func() error { return run(gpuEng) }}, {"auto", func() error { return run(autoEng) }}})
+				b.SetBytes(v.ByteSize() * int64(len(modes)))
+				times := interleave(b, modes)
+				reportDecision(b, modes, times)
+				b.ReportMetric(d.GPUFraction, "gpu-share")
+				b.ReportMetric(float64(d.Backend), "choice(0cpu,1gpu,2both)")
+				b.Logf("auto: %s: %s", d.Backend, d.Reason())
+			})
+		}
+		pin.Free(buf)
 	}
 }
