@@ -29,7 +29,7 @@ type ring struct {
 	workers  int
 	slots    []ringSlot
 	next     int          // the slot of the next call's first piece
-	pieces   []piece      // the current call's, reused
+	pieces   []transfer   // the current call's pieces, reused
 	active   atomic.Int32 // fill goroutines of the current copy still running
 }
 
@@ -84,14 +84,9 @@ func (r *ring) free() error {
 	return first
 }
 
-// transfer is a copy of host bytes src to device memory at dst.
+// transfer is a copy of host bytes src to device memory at dst (a ring
+// cuts it into pieces, transfers of their own).
 type transfer struct {
-	dst cu.DevicePtr
-	src []byte
-}
-
-// piece is a part of a transfer: its bytes and where on the device they go.
-type piece struct {
 	dst cu.DevicePtr
 	src []byte
 }
@@ -110,7 +105,7 @@ func (r *ring) copy(ctx context.Context, d *device, st cu.Stream, ts ...transfer
 		size := min(r.piece, max(r.minPiece, (len(t.src)/r.workers+r.minPiece-1)/r.minPiece*r.minPiece))
 		for lo := 0; lo < len(t.src); lo += size {
 			hi := min(lo+size, len(t.src))
-			pieces = append(pieces, piece{t.dst + cu.DevicePtr(lo), t.src[lo:hi]})
+			pieces = append(pieces, transfer{t.dst + cu.DevicePtr(lo), t.src[lo:hi]})
 		}
 	}
 	r.pieces = pieces
