@@ -2,6 +2,8 @@ package gpuagg
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +121,53 @@ func TestResidencyContest(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "device", plan[0].Location)
 	require.NotContains(t, plan[0].Reason, "contested")
+}
+
+// TestResidencyContestConcurrent: many goroutines aggregating one contested
+// column at once (run with -race) all get the CPU engine's answer, and every
+// call is counted once, on the device or on the host.
+func TestResidencyContestConcurrent(t *testing.T) {
+	r, _ := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	rec := int64Record(mem, r, 37500)
+	defer rec.Release()
+	want, err := cpuEngine(t, mem, 1).AggregateRecord(ctx, rec, Request{})
+	require.NoError(t, err)
+
+	f := newFakeResident()
+	f.delay.Store(int64(200 * time.Microsecond))
+	e := residentEngine(t, f, mem, DeviceAuto)
+	rz, err := e.NewResidency(1 << 20)
+	require.NoError(t, err)
+	defer rz.Close()
+	res, err := rz.UploadRecord(ctx, rec)
+	require.NoError(t, err)
+	defer res.Release()
+
+	const goroutines, calls = 8, 12
+	errs := make(chan error, goroutines)
+	for range goroutines {
+		go func() {
+			for range calls {
+				got, plan, err := res.Aggregate(ctx, Request{})
+				if err != nil {
+					errs <- err
+					return
+				}
+				if d := resultsDiff(want, got); d != "" || !strings.Contains(plan[0].Reason, "contested") {
+					errs <- fmt.Errorf("on the %s: %s, plan %q", plan[0].Location, d, plan[0].Reason)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range goroutines {
+		require.NoError(t, <-errs)
+	}
+	st := rz.Stats()
+	require.Equal(t, int64(goroutines*calls), st.Hits+st.HostUses)
+	require.Equal(t, int64(1), f.uploads.Load())
 }

@@ -167,20 +167,38 @@ func int64Record(mem memory.Allocator, r *rand.Rand, n int) arrow.Record {
 // every scalar.
 func requireSameResults(t testing.TB, want, got []Result, msg string) {
 	t.Helper()
-	require.Len(t, got, len(want), msg)
+	if d := resultsDiff(want, got); d != "" {
+		require.Fail(t, msg, d)
+	}
+}
+
+// resultsDiff is requireSameResults' check for any goroutine: "" when the
+// aggregations agree, else how they differ.
+func resultsDiff(want, got []Result) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("%d results, want %d", len(got), len(want))
+	}
 	for i := range want {
 		w, g := want[i], got[i]
-		require.Equal(t, w.Name, g.Name, msg)
-		if w.Err != nil {
-			require.EqualError(t, g.Err, w.Err.Error(), msg)
+		switch {
+		case w.Name != g.Name:
+			return fmt.Sprintf("column %d is %q, want %q", i, g.Name, w.Name)
+		case w.Err != nil || g.Err != nil:
+			if fmt.Sprint(w.Err) != fmt.Sprint(g.Err) {
+				return fmt.Sprintf("column %s: error %v, want %v", w.Name, g.Err, w.Err)
+			}
 			continue
 		}
-		require.NoError(t, g.Err, msg)
-		require.Equal(t, fmt.Sprint(w.State), fmt.Sprint(g.State), "%s: column %s", msg, w.Name)
-		require.Equal(t, fmt.Sprint(w.Count, w.NullCount, w.Sum, w.Min, w.Max, w.Mean, w.First, w.Last, w.ArgMin, w.ArgMax),
-			fmt.Sprint(g.Count, g.NullCount, g.Sum, g.Min, g.Max, g.Mean, g.First, g.Last, g.ArgMin, g.ArgMax),
-			"%s: column %s", msg, w.Name)
+		if ws, gs := fmt.Sprint(w.State), fmt.Sprint(g.State); ws != gs {
+			return fmt.Sprintf("column %s: state %s, want %s", w.Name, gs, ws)
+		}
+		ws := fmt.Sprint(w.Count, w.NullCount, w.Sum, w.Min, w.Max, w.Mean, w.First, w.Last, w.ArgMin, w.ArgMax)
+		gs := fmt.Sprint(g.Count, g.NullCount, g.Sum, g.Min, g.Max, g.Mean, g.First, g.Last, g.ArgMin, g.ArgMax)
+		if ws != gs {
+			return fmt.Sprintf("column %s: %s, want %s", w.Name, gs, ws)
+		}
 	}
+	return ""
 }
 
 // fakeHandles reports whether the fake GPU takes columns of type dt.
