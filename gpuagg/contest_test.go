@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
 )
@@ -62,30 +63,48 @@ func TestContestPicks(t *testing.T) {
 	require.Contains(t, n.String(), "GPU 40µs, CPU 90µs")
 }
 
+// contested is a record of one int64 column of 300 KB (the CPU's estimate
+// ~31 µs, the GPU's ~20 µs: contested) made resident on an auto engine's
+// fake device whose updates take delay longer, and the CPU engine's answer;
+// the test's cleanup frees it all and checks the allocator.
+type contested struct {
+	mem  *memory.CheckedAllocator
+	f    *fakeResidentGPU
+	rz   *Residency
+	res  *Resident
+	rec  arrow.Record
+	want []Result
+}
+
+func newContested(t *testing.T, delay time.Duration) contested {
+	r, _ := seeded(t)
+	ctx := context.Background()
+	c := contested{mem: memory.NewCheckedAllocator(memory.NewGoAllocator()), f: newFakeResident()}
+	t.Cleanup(func() { c.mem.AssertSize(t, 0) })
+	c.rec = int64Record(c.mem, r, 37500)
+	t.Cleanup(c.rec.Release)
+	var err error
+	c.want, err = cpuEngine(t, c.mem, 1).AggregateRecord(ctx, c.rec, Request{})
+	require.NoError(t, err)
+	c.f.delay.Store(int64(delay))
+	c.rz, err = residentEngine(t, c.f, c.mem, DeviceAuto).NewResidency(1 << 20)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.rz.Close() })
+	c.res, err = c.rz.UploadRecord(ctx, c.rec)
+	require.NoError(t, err)
+	t.Cleanup(c.res.Release)
+	return c
+}
+
 // TestResidencyContest: a resident column whose estimates are too close to
 // call goes to the faster backend by measurement. With a slow device (a
 // delay in every device update) its calls settle on the host copy after
 // the probes, but for rechecks; every answer equals the CPU engine's; the
 // plan says why.
 func TestResidencyContest(t *testing.T) {
-	r, _ := seeded(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
-	rec := int64Record(mem, r, 37500) // 300 KB: the CPU's estimate ~31 µs, the GPU's ~20 µs
-	defer rec.Release()
-	want, err := cpuEngine(t, mem, 1).AggregateRecord(ctx, rec, Request{})
-	require.NoError(t, err)
-
-	f := newFakeResident()
-	f.delay.Store(int64(3 * time.Millisecond))
-	e := residentEngine(t, f, mem, DeviceAuto)
-	rz, err := e.NewResidency(1 << 20)
-	require.NoError(t, err)
-	defer rz.Close()
-	res, err := rz.UploadRecord(ctx, rec)
-	require.NoError(t, err)
-	defer res.Release()
+	c := newContested(t, 3*time.Millisecond)
+	f, rz, res, rec, want, mem := c.f, c.rz, c.res, c.rec, c.want, c.mem
 	require.Equal(t, int64(1), f.uploads.Load(), "a contested column is uploaded")
 
 	var where []string
@@ -127,24 +146,9 @@ func TestResidencyContest(t *testing.T) {
 // column at once (run with -race) all get the CPU engine's answer, and every
 // call is counted once, on the device or on the host.
 func TestResidencyContestConcurrent(t *testing.T) {
-	r, _ := seeded(t)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
 	ctx := context.Background()
-	rec := int64Record(mem, r, 37500)
-	defer rec.Release()
-	want, err := cpuEngine(t, mem, 1).AggregateRecord(ctx, rec, Request{})
-	require.NoError(t, err)
-
-	f := newFakeResident()
-	f.delay.Store(int64(200 * time.Microsecond))
-	e := residentEngine(t, f, mem, DeviceAuto)
-	rz, err := e.NewResidency(1 << 20)
-	require.NoError(t, err)
-	defer rz.Close()
-	res, err := rz.UploadRecord(ctx, rec)
-	require.NoError(t, err)
-	defer res.Release()
+	c := newContested(t, 200*time.Microsecond)
+	f, rz, res, want := c.f, c.rz, c.res, c.want
 
 	const goroutines, calls = 8, 12
 	errs := make(chan error, goroutines)

@@ -27,7 +27,7 @@ type Engine struct {
 	// gpuShared: the GPU backend came from WithGPU and is the caller's to close.
 	gpuShared bool
 	gpuCfg    GPUConfig
-	minSplit  int64 // planner.Options.MinSplitBytes (0: the planner's default)
+	minSplit  int64 // planner.Options.MinSplitBytes (planner.SplitFrom)
 
 	cal     planner.Calibration
 	calSet  bool
@@ -75,6 +75,7 @@ func New(opts ...Option) (*Engine, error) {
 	if e.threads < 1 {
 		e.threads = 1
 	}
+	e.minSplit = planner.SplitFrom(e.minSplit)
 	e.cpu = &CPU{Threads: e.threads}
 	if e.gpu == nil && e.device != DeviceCPU && GPUBuiltIn() {
 		g, err := openGPU(e.gpuCfg)

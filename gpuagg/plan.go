@@ -350,9 +350,6 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 		cal = e.calibration(ctx)
 	}
 	opt := planner.Options{Threads: e.threads, Force: force, MinSplitBytes: e.minSplit}
-	if opt.MinSplitBytes <= 0 {
-		opt.MinSplitBytes = planner.DefaultMinSplitBytes
-	}
 	plan := planner.Plan(cols, cal, opt)
 	if loc, ok := e.gpu.(Locator); ok && e.gpu != nil {
 		again := false

@@ -152,10 +152,7 @@ func (d Decision) Reason() string {
 // is too small to split and the CPU's estimate is below the GPU's at the
 // faster of the two host paths. minSplit is Options.MinSplitBytes.
 func (cal Calibration) CPUWherever(c Column, threads int, minSplit int64) bool {
-	if minSplit <= 0 {
-		minSplit = DefaultMinSplitBytes
-	}
-	if !cal.HasGPU() || c.Bytes >= minSplit {
+	if !cal.HasGPU() || c.Bytes >= SplitFrom(minSplit) {
 		return !cal.HasGPU()
 	}
 	rate := max(cal.HostStaged, min(cal.H2DPinned, cal.DeviceRead))
@@ -168,15 +165,22 @@ func (cal Calibration) CPUWherever(c Column, threads int, minSplit int64) bool {
 // DefaultMinSplitBytes is Options.MinSplitBytes when it is not set.
 const DefaultMinSplitBytes = 256 << 20
 
+// SplitFrom is the smallest column split for an Options.MinSplitBytes of
+// minSplit: DefaultMinSplitBytes when it is not set (0 or less).
+func SplitFrom(minSplit int64) int64 {
+	if minSplit <= 0 {
+		return DefaultMinSplitBytes
+	}
+	return minSplit
+}
+
 // Plan decides where each column is aggregated.
 func Plan(cols []Column, cal Calibration, opt Options) []Decision {
 	threads := opt.Threads
 	if threads < 1 {
 		threads = cal.MaxThreads
 	}
-	if opt.MinSplitBytes <= 0 {
-		opt.MinSplitBytes = DefaultMinSplitBytes
-	}
+	opt.MinSplitBytes = SplitFrom(opt.MinSplitBytes)
 	out := make([]Decision, len(cols))
 	for i, c := range cols {
 		out[i] = decide(c, cal, threads, opt)

@@ -34,7 +34,6 @@ import (
 //
 //	./cuda.test -test.run '^$' -test.bench Decision -test.benchtime 15x
 func BenchmarkDecision(b *testing.B) {
-	ctx := context.Background()
 	cpuEng, gpuEng, autoEng := decisionEngines(b)
 	var cal planner.Calibration
 	calOnce := sync.Once{}
@@ -53,25 +52,33 @@ func BenchmarkDecision(b *testing.B) {
 			n := 1 << lg
 			v := column.View{Type: dt, Kind: kind, Len: n, Values: buf[:n*width]}
 			b.Run(fmt.Sprintf("%s/2^%d", dt, lg), func(b *testing.B) {
-				d := autoEng.PlanView(ctx, &v, new(gpuagg.NewState(kind.Family())))
+				benchDecisionView(b, &v, cpuEng, gpuEng, autoEng)
 				calOnce.Do(func() { cal = calibrationOf(autoEng) })
-				run := func(e *gpuagg.Engine) error {
-					s := gpuagg.NewState(kind.Family())
-					return e.UpdateView(ctx, &v, &s)
-				}
-				modes := pickModes([]decisionMode{{"cpu", func() error { return run(cpuEng) }},
-					{"gpu", func() error { return run(gpuEng) }}, {"auto", func() error { return run(autoEng) }}})
-				b.SetBytes(v.ByteSize() * int64(len(modes)))
-				times := interleave(b, modes)
-				reportDecision(b, modes, times)
-				b.ReportMetric(d.GPUFraction, "gpu-share")
-				b.ReportMetric(float64(d.Backend), "choice(0cpu,1gpu,2both)")
 			})
 		}
 		buf = nil
 		runtime.GC()
 	}
 	b.Logf("calibration: %+v", cal)
+}
+
+// benchDecisionView times UpdateView of v on the three engines, interleaved,
+// reports the times, auto's plan (choice and GPU share) and returns it.
+func benchDecisionView(b *testing.B, v *column.View, cpuEng, gpuEng, autoEng *gpuagg.Engine) planner.Decision {
+	ctx := context.Background()
+	d := autoEng.PlanView(ctx, v, new(gpuagg.NewState(v.Kind.Family())))
+	run := func(e *gpuagg.Engine) error {
+		s := gpuagg.NewState(v.Kind.Family())
+		return e.UpdateView(ctx, v, &s)
+	}
+	modes := pickModes([]decisionMode{{"cpu", func() error { return run(cpuEng) }},
+		{"gpu", func() error { return run(gpuEng) }}, {"auto", func() error { return run(autoEng) }}})
+	b.SetBytes(v.ByteSize() * int64(len(modes)))
+	times := interleave(b, modes)
+	reportDecision(b, modes, times)
+	b.ReportMetric(d.GPUFraction, "gpu-share")
+	b.ReportMetric(float64(d.Backend), "choice(0cpu,1gpu,2both)")
+	return d
 }
 
 // decisionEngines are the engines the decision benchmarks compare, on
@@ -133,7 +140,7 @@ func interleave(b *testing.B, modes []decisionMode) [][]float64 {
 		for j := range modes {
 			k := (r + j) % len(modes)
 			if r >= len(modes) {
-				k = (2*len(modes) - 1 - r - j + len(modes)) % len(modes)
+				k = len(modes) - 1 - k
 			}
 			m := modes[k]
 			start := time.Now()
@@ -301,7 +308,6 @@ func BenchmarkDecisionResident(b *testing.B) {
 //
 //	./cuda.test -test.run '^$' -test.bench DecisionPinned -test.benchtime 5x
 func BenchmarkDecisionPinned(b *testing.B) {
-	ctx := context.Background()
 	cpuEng, gpuEng, autoEng := decisionEngines(b)
 	pin := testBackend.HostAllocator()
 	for _, c := range []struct {
@@ -316,18 +322,7 @@ func BenchmarkDecisionPinned(b *testing.B) {
 			n := 1 << lg
 			v := column.View{Type: c.dt, Kind: kind, Len: n, Values: buf[:n*width]}
 			b.Run(fmt.Sprintf("%s/2^%d", c.dt, lg), func(b *testing.B) {
-				d := autoEng.PlanView(ctx, &v, new(gpuagg.NewState(kind.Family())))
-				run := func(e *gpuagg.Engine) error {
-					s := gpuagg.NewState(kind.Family())
-					return e.UpdateView(ctx, &v, &s)
-				}
-				modes := pickModes([]decisionMode{{"cpu", func() error { return run(cpuEng) }},
-					{"gpu", func() error { return run(gpuEng) }}, {"auto", func() error { return run(autoEng) }}})
-				b.SetBytes(v.ByteSize() * int64(len(modes)))
-				times := interleave(b, modes)
-				reportDecision(b, modes, times)
-				b.ReportMetric(d.GPUFraction, "gpu-share")
-				b.ReportMetric(float64(d.Backend), "choice(0cpu,1gpu,2both)")
+				d := benchDecisionView(b, &v, cpuEng, gpuEng, autoEng)
 				b.Logf("auto: %s: %s", d.Backend, d.Reason())
 			})
 		}
