@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/internal/staging"
 )
 
 type options struct {
@@ -451,16 +452,25 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*gp
 }
 
 // runWindow uploads and aggregates the chunks of win, the state of win[i]
-// landing in result slot i, and waits for them; device thread.
+// landing in result slot i, and waits for them; device thread. The chunks'
+// uploads are one stream through the staging ring.
 func (b *Backend) runWindow(ctx context.Context, views []*column.View, win []chunk) error {
+	s, err := b.ring.begin(ctx, b.d, b.up)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
 	for i, c := range win {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		v := views[c.view]
-		if err := b.issue(ctx, v, specs[v.Kind], c, &b.lanes[i%len(b.lanes)], i); err != nil {
-			return fmt.Errorf("aggregating elements [%d, %d) of a %s column: %w", c.lo, c.hi, v.Type, err)
+		if err := b.issue(s, v, specs[v.Kind], c, &b.lanes[i%len(b.lanes)], i); err != nil {
+			return err
 		}
+	}
+	if err := s.Finish(); err != nil {
+		return err
 	}
 	return b.drain()
 }
@@ -519,38 +529,42 @@ func bitSpan(off, lo, hi int) span {
 	return span{b0, (off + hi + 7) >> 3, uint64(p - 8*b0)}
 }
 
-// issue enqueues, on a lane, the upload of chunk c of v, the kernels, and
-// the copy of the results into result slot slot; device thread.
-func (b *Backend) issue(ctx context.Context, v *column.View, s kernelSpec, c chunk, ln *lane, slot int) error {
-	lo, hi := c.lo, c.hi
-	if err := b.claim(ln); err != nil {
-		return err
-	}
-	vs := valueSpan(v, s, lo, hi)
-	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(hi - lo)}
-	ts := [2]transfer{{ln.dvals.ptr, v.Values[vs.lo:vs.hi]}}
+// issue adds to s, for a lane, the upload of chunk c of v and, once it is
+// enqueued, the kernels and the copy of the results into result slot slot;
+// device thread.
+func (b *Backend) issue(s *staging.Stream, v *column.View, spec kernelSpec, c chunk, ln *lane, slot int) error {
+	vs := valueSpan(v, spec, c.lo, c.hi)
+	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(c.hi - c.lo)}
+	ts := [2]staging.Transfer{toDevice(ln.dvals.ptr, v.Values[vs.lo:vs.hi])}
 	if v.Validity != nil {
-		bs := bitSpan(v.ValidityOffset, lo, hi)
-		ts[1] = transfer{ln.dvalid.ptr, v.Validity[bs.lo:bs.hi]}
+		bs := bitSpan(v.ValidityOffset, c.lo, c.hi)
+		ts[1] = toDevice(ln.dvalid.ptr, v.Validity[bs.lo:bs.hi])
 		args.validity, args.vbit = ln.dvalid.ptr, bs.off
 	}
-	if err := b.upload(ctx, ts[:]...); err != nil {
-		return err
+	where := func(err error) error {
+		if err == nil {
+			return nil
+		}
+		return fmt.Errorf("aggregating elements [%d, %d) of a %s column: %w", c.lo, c.hi, v.Type, err)
 	}
-	if err := b.handOver(ln); err != nil {
-		return err
+	before := func() error { return where(b.claim(ln)) }
+	after := func() error {
+		if err := b.handOver(ln); err != nil {
+			return where(err)
+		}
+		if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args, c.ordered); err != nil {
+			return where(err)
+		}
+		if err := b.release(ln); err != nil {
+			return where(err)
+		}
+		dst := unsafe.Pointer(&b.hout[slot*slotWords*8])
+		if err := b.d.copyDtoH(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.ordered), ln.stream); err != nil {
+			return where(fmt.Errorf("copying the chunk state to the host: %w", err))
+		}
+		return nil
 	}
-	if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args, c.ordered); err != nil {
-		return err
-	}
-	if err := b.release(ln); err != nil {
-		return err
-	}
-	dst := unsafe.Pointer(&b.hout[slot*slotWords*8])
-	if err := b.d.copyDtoH(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.ordered), ln.stream); err != nil {
-		return fmt.Errorf("copying the chunk state to the host: %w", err)
-	}
-	return nil
+	return s.Add(before, after, ts[:]...)
 }
 
 // claim readies a lane for new uploads: its page-locked buffer is free on
@@ -589,27 +603,6 @@ func (b *Backend) release(ln *lane) error {
 	}
 	ln.used = true
 	return nil
-}
-
-// upload enqueues the transfers on the upload stream: those from page-locked
-// memory directly, the others through the staging ring, in one pipeline.
-func (b *Backend) upload(ctx context.Context, ts ...transfer) error {
-	staged := ts[:0:0]
-	for _, t := range ts {
-		switch {
-		case len(t.src) == 0:
-		case pinned(t.src):
-			if err := b.d.copyHtoD(t.dst, unsafe.Pointer(&t.src[0]), int64(len(t.src)), b.up); err != nil {
-				return fmt.Errorf("copying %d bytes to the device: %w", len(t.src), err)
-			}
-		default:
-			staged = append(staged, t)
-		}
-	}
-	if len(staged) == 0 {
-		return nil
-	}
-	return b.ring.copy(ctx, b.d, b.up, staged...)
 }
 
 // await waits until the lane's previous uploads are done, so that its

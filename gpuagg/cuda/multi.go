@@ -319,7 +319,7 @@ func (b *Backend) issuePacket(views []*column.View, p *packet, ln *lane, slot in
 	// One copy up: the staging is page-locked, so upload copies it directly.
 	// (Uploading it in pieces, each filled while the copy engine takes the
 	// one before, measured no faster on an H100 for 4 MB batches.)
-	if err := b.upload(context.Background(), transfer{ln.dvals.ptr, buf}); err != nil {
+	if err := b.ring.copy(context.Background(), b.d, b.up, toDevice(ln.dvals.ptr, buf)); err != nil {
 		return err
 	}
 	if err := b.handOver(ln); err != nil {

@@ -98,7 +98,7 @@ func (c *Column) copyIn(ctx context.Context, dst *devBuf, src []byte) (err error
 		}
 	}
 	if staged {
-		if err := b.ring.copy(ctx, b.d, st, transfer{dst.ptr, src}); err != nil {
+		if err := b.ring.copy(ctx, b.d, st, toDevice(dst.ptr, src)); err != nil {
 			return err
 		}
 	} else {

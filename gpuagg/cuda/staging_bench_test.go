@@ -12,15 +12,13 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"gorgonia.org/cu"
-
-	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
 )
 
-// BenchmarkStaging: 1 GiB of Go memory to the device: Upload and Update
-// (the backend's own ring), staging rings of other shapes (piece size ×
-// slots, fill goroutines), and the ring's copies per 64 MiB chunk on one
-// stream or rotating over three (copies on several streams share the link).
+// BenchmarkStaging: 1 GiB of Go memory to the device: Upload (the backend's
+// own ring), staging rings of other shapes (piece size × slots, fill
+// goroutines), and the ring's copies per 64 MiB chunk on one stream or
+// rotating over three (copies on several streams share the link).
+// BenchmarkUploadPaths compares Update's variants round by round.
 func BenchmarkStaging(b *testing.B) {
 	_, h2d := ceilings(b)
 	src := make([]byte, benchBytes)
@@ -61,35 +59,6 @@ func BenchmarkStaging(b *testing.B) {
 			return err
 		})
 	})
-	b.Run("update", func(b *testing.B) {
-		benchUpdate(b, testBackend, benchArray(b, memory.DefaultAllocator, arrow.PrimitiveTypes.Int32, false), h2d)
-	})
-	// With nulls each chunk's bitmap is a copy of its own, cut into pieces
-	// of at least minPiece: 64 KiB against 1 MiB, run by run in turn.
-	b.Run("update/nulls10", func(b *testing.B) {
-		arr := benchArray(b, memory.DefaultAllocator, arrow.PrimitiveTypes.Int32, true)
-		defer arr.Release()
-		v := viewOf(b, arr)
-		defer func() { testBackend.ring.minPiece = defaultMinPiece }()
-		mins := []int{64 << 10, 1 << 20}
-		samples := make([][]float64, len(mins))
-		for i := -1; i < b.N; i++ {
-			for k, m := range mins {
-				testBackend.ring.minPiece = m
-				s := gpuagg.NewState(v.Kind.Family())
-				start := time.Now()
-				if err := testBackend.Update(context.Background(), []*column.View{v}, []*gpuagg.State{&s}); err != nil {
-					b.Fatal(err)
-				}
-				if i >= 0 {
-					samples[k] = append(samples[k], time.Since(start).Seconds())
-				}
-			}
-		}
-		for k, m := range mins {
-			b.ReportMetric(float64(v.ByteSize())/median(samples[k])/1e9, fmt.Sprintf("min%dKiB-GB/s", m>>10))
-		}
-	})
 	for _, piece := range []int{1 << 20, 2 << 20, 4 << 20} {
 		for _, slots := range []int{16, 32, 64} {
 			for _, workers := range []int{8, 12, 15} {
@@ -102,7 +71,7 @@ func BenchmarkStaging(b *testing.B) {
 					st := testBackend.up
 					timed(b, func() error {
 						return testBackend.d.do(func() error {
-							if err := r.copy(context.Background(), testBackend.d, st, transfer{dst.ptr, src}); err != nil {
+							if err := r.copy(context.Background(), testBackend.d, st, toDevice(dst.ptr, src)); err != nil {
 								return err
 							}
 							return testBackend.d.syncStream(st)
@@ -119,7 +88,7 @@ func BenchmarkStaging(b *testing.B) {
 				return testBackend.d.do(func() error {
 					for k, i := 0, 0; i < len(src); k, i = k+1, i+chunk {
 						st := testBackend.lanes[k%streams].stream
-						if err := testBackend.ring.copy(context.Background(), testBackend.d, st, transfer{dst.ptr + cu.DevicePtr(i), src[i : i+chunk]}); err != nil {
+						if err := testBackend.ring.copy(context.Background(), testBackend.d, st, toDevice(dst.ptr+cu.DevicePtr(i), src[i:i+chunk])); err != nil {
 							return err
 						}
 					}
