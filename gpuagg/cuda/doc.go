@@ -29,26 +29,32 @@
 // A column chunk in host memory is cut into chunks (WithChunkBytes, 64 MiB)
 // that flow through WithStreams lanes (3): each lane has a stream and device
 // buffers for values and validity. Ordinary (pageable) host memory goes
-// through a page-locked staging ring (WithStaging, 32 pieces of 2 MiB):
-// goroutines fill its slots, one per piece and several at once, and the DMA
-// of each piece is issued as soon as it is full, while the kernel of the
-// chunk before runs. Buffers that are already page-locked (HostAllocator, or
-// memory the caller registered) are copied by DMA directly, at the full
-// host-to-device rate. Each chunk is one kernel launch whose state comes back
-// as a few words; the host merges chunk states with gpuagg.State.Merge in
-// chunk order, so results do not depend on timing. Device memory comes from a
-// caching pool (no cuMemAlloc per call); when even small chunks do not fit,
-// Update warns and aggregates on the CPU.
+// through a page-locked staging ring (WithStaging, 32 pieces of 2 MiB;
+// internal/staging schedules it): goroutines fill its slots, one per piece
+// and several at once, and the DMA of each piece is issued as soon as it is
+// full; a call's chunks are one stream of copies, so the next chunk's fills
+// run while the last pieces of one are copied and its kernel runs. Buffers
+// that are already page-locked (HostAllocator, or memory the caller
+// registered) are copied by DMA directly, at the full host-to-device rate.
+// Each chunk is one kernel launch whose state comes back as a few words; the
+// host merges chunk states with gpuagg.State.Merge in chunk order, so
+// results do not depend on timing. Device memory comes from a caching pool
+// (no cuMemAlloc per call); when even small chunks do not fit, Update warns
+// and aggregates on the CPU.
 //
-// Staging reads and writes every byte once more than the DMA, so host memory
-// bandwidth, not the link, can bound the rate from ordinary memory. Staging
-// whole 64 MiB chunks with all goroutines at once reached about 33–39 GB/s
-// on the H100 host (its 16-goroutine memcpy: 44 GB/s); the ring's pieces keep
-// the copy engine busy from the first piece of a chunk and let one slow
-// goroutine hold up one piece, not a chunk (BENCHMARKS.md). Page-locking Go
-// memory in place (cuMemHostRegister) avoids the copy but was slower there:
-// about 31 GB/s on one thread, less on several (the driver serializes it),
-// and it stalls the pipeline's other driver calls.
+// Staging reads and writes every byte once more than the DMA, and on the
+// H100 host the copy engine, reading the slots while the fills run, bounds
+// the ring (46–49 GB/s against 55 from page-locked memory alone). The fills
+// therefore use vector stores and demote each line (CLDEMOTE) from the
+// filling core's caches to the shared one, where the copy engine reads it
+// without snooping a core (49.6, 48.4 and 47.0 GB/s against 46.3, 45.7
+// and 47.7 with Go's copy, in three runs), and cut
+// validity bitmaps into pieces of at least 1 MiB (a piece costs a slot and
+// a copy whatever its size). A 1 GiB column in Go memory aggregates at
+// about 49 GB/s end to end there, above the host's 16-goroutine memcpy (45
+// GB/s). Page-locking Go memory in place for each call (cuMemHostRegister)
+// avoids the copy but measured 13–16 GB/s: registering 1 GiB takes 34–46
+// ms (BENCHMARKS.md).
 //
 // The small columns of a call (each at most min(1 MiB, a quarter of a
 // chunk), without the ordered aggregates) are not launched one by one: their

@@ -140,10 +140,11 @@ type fillJob struct {
 const DefaultMinPiece = 1 << 20
 
 // DefaultFill is Ring.Fill unless set: on the H100 host (Emerald Rapids,
-// PCIe 5) Update from Go memory moved 49.6 and 48.4 GB/s filled with
-// FillDemote against 46.3 and 45.7 with Go's copy, round by round in two
-// runs (BENCHMARKS.md): the copy engine, not the fills, bounds the ring, and
-// it reads lines from the shared cache faster than from a core's own.
+// PCIe 5) Update from Go memory moved 49.6, 48.4 and 47.0 GB/s filled with
+// FillDemote against 46.3, 45.7 and 47.7 with Go's copy, round by round in
+// three runs (BENCHMARKS.md): the copy engine, not the fills, bounds the
+// ring, and it can read lines from the shared cache faster than from a
+// core's own.
 const DefaultFill = FillDemote
 
 // New makes a ring of the given slots (page-locked buffers of one size)
