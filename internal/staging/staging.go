@@ -207,8 +207,8 @@ func (r *Ring) Begin(ctx context.Context, dev Device) (*Stream, error) {
 	if r.open {
 		return nil, fmt.Errorf("staging: a stream is already open on this ring")
 	}
-	if len(r.slots) == 0 {
-		return nil, fmt.Errorf("staging: a ring with no slots")
+	if r.piece() == 0 {
+		return nil, fmt.Errorf("staging: a ring with no slots, or empty ones")
 	}
 	r.open = true
 	r.pieces, r.groups = r.pieces[:0], r.groups[:0]
@@ -235,7 +235,8 @@ func (s *Stream) Add(before, after func() error, ts ...Transfer) error {
 			r.pieces = append(r.pieces, piece{t.Dst, t.Src, -1})
 			continue
 		}
-		size := min(r.piece(), max(r.MinPiece, ceilTo(len(t.Src)/r.workers, r.MinPiece)))
+		m := max(r.MinPiece, 1)
+		size := min(r.piece(), max(m, ceilTo(len(t.Src)/r.workers, m)))
 		for lo := 0; lo < len(t.Src); lo += size {
 			hi := min(lo+size, len(t.Src))
 			r.pieces = append(r.pieces, piece{t.Dst + uintptr(lo), t.Src[lo:hi], 0})

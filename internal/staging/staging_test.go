@@ -288,7 +288,8 @@ func TestStreamCancel(t *testing.T) {
 
 // TestStreamErrors: a failed copy or group work ends the stream with that
 // error (wrapped), later calls return it, no fill runs after Close, and the
-// ring works afterwards; a second stream on an open ring is refused.
+// ring works afterwards; a second stream on an open ring, and a ring
+// without room, are refused.
 func TestStreamErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	r := newRing(4, 4096, 2)
@@ -326,9 +327,15 @@ func TestStreamErrors(t *testing.T) {
 	}
 	f.sync()
 	clear(f.mem)
+	r.MinPiece = 0 // taken as 1
 	require.NoError(t, r.Copy(t.Context(), f, Transfer{Dst: 10, Src: src}))
 	f.sync()
 	require.Equal(t, src, f.mem[10:10+len(src)])
+
+	_, err = New(nil, 4).Begin(t.Context(), f)
+	require.ErrorContains(t, err, "no slots")
+	_, err = New([][]byte{{}}, 4).Begin(t.Context(), f)
+	require.ErrorContains(t, err, "empty")
 }
 
 // TestStreamPieces: a transfer of less than a slot per worker is cut into
