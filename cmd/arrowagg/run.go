@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/internal/bytesize"
 	"github.com/arrowagg/arrowagg/report"
 )
 
@@ -123,7 +124,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		return opts, false, usagef("--progress: unknown mode %q (want auto, always or never)", *progress)
 	}
 	if *gpuMemory != "" {
-		if opts.gpuMemory, err = parseByteSize(*gpuMemory); err != nil {
+		if opts.gpuMemory, err = bytesize.Parse(*gpuMemory); err != nil {
 			return opts, false, usagef("--gpu-memory: %w", err)
 		}
 	}

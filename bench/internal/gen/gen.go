@@ -6,33 +6,21 @@ package gen
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/arrowagg/arrowagg/internal/bytesize"
 )
 
-// ParseSize reads sizes such as "20GiB", "512MiB", "1.5G", "1073741824".
+// ParseSize reads a size of data to generate: a positive number of bytes as
+// bytesize.Parse reads it ("20GiB", "512MiB", "1.5G", "1073741824").
 func ParseSize(s string) (int64, error) {
-	units := []struct {
-		suffix string
-		mult   float64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}}
-	mult := 1.0
-	num := strings.TrimSpace(s)
-	for _, u := range units {
-		if strings.HasSuffix(num, u.suffix) {
-			num, mult = strings.TrimSuffix(num, u.suffix), u.mult
-			break
-		}
+	n, err := bytesize.Parse(s)
+	if err == nil && n <= 0 {
+		err = fmt.Errorf("invalid size %q (want more than 0 bytes)", s)
 	}
-	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-	if err != nil || f <= 0 || f*mult >= math.MaxInt64 {
-		return 0, fmt.Errorf("invalid size %q (want e.g. 20GiB, 512MiB)", s)
-	}
-	return int64(f * mult), nil
+	return n, err
 }
 
 // Ordered makes record batches with gen(i) for i = 0, 1, ... (n of them,

@@ -1,4 +1,7 @@
-package main
+// Package bytesize reads sizes in bytes as people write them on command
+// lines ("8GiB", "512MiB", "1.5G"): one parser for the arrowagg command and
+// the benchmark data generators.
+package bytesize
 
 import (
 	"fmt"
@@ -8,7 +11,7 @@ import (
 	"strings"
 )
 
-// byteUnits are the units parseByteSize knows, lower-case: binary (KiB,
+// byteUnits are the units Parse knows, lower-case: binary (KiB,
 // and K alike, ...) and decimal (kB, ...).
 var byteUnits = map[string]uint64{
 	"": 1, "b": 1,
@@ -18,11 +21,11 @@ var byteUnits = map[string]uint64{
 	"t": 1 << 40, "ti": 1 << 40, "tib": 1 << 40, "tb": 1e12,
 }
 
-// parseByteSize reads a number of bytes: a non-negative number, then
+// Parse reads a number of bytes: a non-negative number, then
 // optionally a unit, case-insensitive: B, binary KiB, MiB, GiB, TiB (K, M,
 // G, T alike) or decimal kB, MB, GB, TB. "8GiB", "512MiB", "1.5G" and
 // "1000000" are sizes; a fraction of a byte is dropped.
-func parseByteSize(s string) (int64, error) {
+func Parse(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if i < 0 {
