@@ -60,7 +60,8 @@ type Calibration struct {
 // Version is the current layout of Calibration, and of what its figures
 // measure (4: uploads from ordinary memory through the staging ring, much
 // faster than the figures of 3, and the fan-out measured back to back; 5:
-// the ring's slots filled by demoted vector stores, faster again).
+// a call's chunks one stream through the ring, and bitmaps in larger
+// pieces).
 const Version = 5
 
 // MorselValues is the number of values of the CPU backend's morsels, the
