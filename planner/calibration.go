@@ -60,8 +60,7 @@ type Calibration struct {
 // Version is the current layout of Calibration, and of what its figures
 // measure (4: uploads from ordinary memory through the staging ring, much
 // faster than the figures of 3, and the fan-out measured back to back; 5:
-// a call's chunks one stream through the ring, and bitmaps in larger
-// pieces).
+// the ring's slots filled by demoted vector stores, faster again).
 const Version = 5
 
 // MorselValues is the number of values of the CPU backend's morsels, the

@@ -21,19 +21,22 @@ import (
 
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/internal/staging"
 )
 
 // BenchmarkUploadPaths: the ways 1 GiB of Go memory reaches the device,
 // interleaved round by round (b.N rounds, the order rotating) so that the
 // figures of one round share the host's state, other tenants' memory
 // traffic included: Update through the staging ring (upload and
-// aggregation) as the backend does it, with 12 fill goroutines instead of
-// 16 (the default on 16 cores), and with 10% nulls, its bitmaps in pieces
-// of 1 MiB at least or, as before, 64 KiB; the ring's copy alone; and as
-// references a 16-goroutine host memcpy and a DMA from page-locked memory.
-// Each round is printed, with the rings' mean and slowest fill of a piece
-// and the time the device's thread waited for fills and for copies; the
-// metrics are medians and worst rounds.
+// aggregation) as the backend does it (slots filled by vector stores whose
+// lines are then demoted to the shared cache, bitmaps in pieces of 1 MiB
+// at least), filled by Go's copy instead, with 12 fill goroutines instead
+// of 16 (the default on 16 cores), and with 10% nulls, also as before
+// (Go's copy, pieces of 64 KiB at least); the ring's copy alone;
+// and as references a 16-goroutine host memcpy and a DMA from page-locked
+// memory. Each round is printed, with the rings' mean and slowest fill of a
+// piece and the time the device's thread waited for fills and for copies;
+// the metrics are medians and worst rounds.
 func BenchmarkUploadPaths(b *testing.B) {
 	_, h2d := ceilings(b)
 	arr := benchArray(b, memory.DefaultAllocator, arrow.PrimitiveTypes.Int32, false)
@@ -75,20 +78,21 @@ func BenchmarkUploadPaths(b *testing.B) {
 		b.Fatal(err)
 	}
 	// update runs Update over w with ring r (nil: the backend's) in the
-	// backend's place, cutting bitmaps into pieces of at least minPiece (0:
-	// the ring's).
-	update := func(w *column.View, r *ring, minPiece int) func() error {
+	// backend's place, filled the way f says, cutting bitmaps into pieces
+	// of at least minPiece (0: the ring's).
+	update := func(w *column.View, r *ring, f staging.Fill, minPiece int) func() error {
 		return func() error {
 			if r != nil {
 				old := testBackend.ring
 				testBackend.ring = r
 				defer func() { testBackend.ring = old }()
 			}
-			oldMin := testBackend.ring.MinPiece
+			oldFill, oldMin := testBackend.ring.Fill, testBackend.ring.MinPiece
+			testBackend.ring.Fill = f
 			if minPiece > 0 {
 				testBackend.ring.MinPiece = minPiece
 			}
-			defer func() { testBackend.ring.MinPiece = oldMin }()
+			defer func() { testBackend.ring.Fill, testBackend.ring.MinPiece = oldFill, oldMin }()
 			s := gpuagg.NewState(w.Kind.Family())
 			return testBackend.Update(context.Background(), []*column.View{w}, []*gpuagg.State{&s})
 		}
@@ -103,10 +107,11 @@ func BenchmarkUploadPaths(b *testing.B) {
 	nv := viewOf(b, nullArr)
 	def := testBackend.ring
 	paths := []path{
-		{"update", update(v, nil, 0), 0, def},
-		{"update-w12", update(v, w12, 0), 0, w12},
-		{"update-nulls10", update(nv, nil, 0), nv.ByteSize(), def},
-		{"update-nulls10-min64KiB", update(nv, nil, 64<<10), nv.ByteSize(), def},
+		{"update", update(v, nil, staging.DefaultFill, 0), 0, def},
+		{"update-copy", update(v, nil, staging.FillCopy, 0), 0, def},
+		{"update-w12", update(v, w12, staging.DefaultFill, 0), 0, w12},
+		{"update-nulls10", update(nv, nil, staging.DefaultFill, 0), nv.ByteSize(), def},
+		{"update-nulls10-copy-min64KiB", update(nv, nil, staging.FillCopy, 64<<10), nv.ByteSize(), def},
 		{name: "ring", ring: testBackend.ring, op: func() error {
 			return d.do(func() error {
 				if err := testBackend.ring.copy(context.Background(), d, st, toDevice(dst.ptr, src)); err != nil {

@@ -54,14 +54,16 @@ type Ring struct {
 	// validity bitmap) is cut into pieces of at least this many bytes (and
 	// at most a slot), so that all workers fill it.
 	MinPiece int
-	workers  int
-	slots    []slot
-	next     int          // the slot of the next stream's first piece
-	active   atomic.Int32 // fill goroutines still running
-	pieces   []piece      // the current stream's, reused
-	groups   []group
-	open     bool
-	stats    ringStats
+	// Fill is how the goroutines fill the slots (DefaultFill unless set).
+	Fill    Fill
+	workers int
+	slots   []slot
+	next    int          // the slot of the next stream's first piece
+	active  atomic.Int32 // fill goroutines still running
+	pieces  []piece      // the current stream's, reused
+	groups  []group
+	open    bool
+	stats   ringStats
 }
 
 // Stats are a ring's counters since it was made (or ResetStats): what the
@@ -127,6 +129,7 @@ type group struct {
 type fillJob struct {
 	dst, src []byte
 	filled   *atomic.Bool
+	how      Fill
 }
 
 // DefaultMinPiece is Ring.MinPiece unless set (or the slot, if smaller). A
@@ -136,6 +139,14 @@ type fillJob struct {
 // with 64 KiB, round by round on the H100 host (BENCHMARKS.md).
 const DefaultMinPiece = 1 << 20
 
+// DefaultFill is Ring.Fill unless set: on the H100 host (Emerald Rapids,
+// PCIe 5) Update from Go memory moved 49.6, 48.4 and 47.0 GB/s filled with
+// FillDemote against 46.3, 45.7 and 47.7 with Go's copy, round by round in
+// three runs (BENCHMARKS.md): the copy engine, not the fills, bounds the
+// ring, and it can read lines from the shared cache faster than from a
+// core's own.
+const DefaultFill = FillDemote
+
 // New makes a ring of the given slots (page-locked buffers of one size)
 // filled by up to workers goroutines.
 func New(bufs [][]byte, workers int) *Ring {
@@ -144,6 +155,7 @@ func New(bufs [][]byte, workers int) *Ring {
 		r.slots[i].buf = b
 	}
 	r.MinPiece = min(r.piece(), DefaultMinPiece)
+	r.Fill = DefaultFill
 	return r
 }
 
@@ -307,7 +319,7 @@ func (s *Stream) pump(all bool) error {
 			s.spawn()
 			sl.filled.Store(false)
 			p.slot = i
-			s.jobs <- fillJob{dst: sl.buf[:len(p.src)], src: p.src, filled: &sl.filled}
+			s.jobs <- fillJob{dst: sl.buf[:len(p.src)], src: p.src, filled: &sl.filled, how: r.Fill}
 			s.handed++
 			s.fill++
 			progressed = true
@@ -424,7 +436,7 @@ func (s *Stream) spawn() {
 		defer r.active.Add(-1)
 		for j := range jobs {
 			start := time.Now()
-			copy(j.dst, j.src)
+			fill(j.how, j.dst, j.src)
 			r.stats.filled(time.Since(start))
 			j.filled.Store(true)
 		}
