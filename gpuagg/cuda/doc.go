@@ -44,17 +44,16 @@
 //
 // Staging reads and writes every byte once more than the DMA, and on the
 // H100 host the copy engine, reading the slots while the fills run, bounds
-// the ring (46–49 GB/s against 55 from page-locked memory alone). The fills
+// the ring (46–50 GB/s against 55 from page-locked memory alone). The fills
 // therefore use vector stores and demote each line (CLDEMOTE) from the
 // filling core's caches to the shared one, where the copy engine reads it
-// without snooping a core (49.6, 48.4 and 47.0 GB/s against 46.3, 45.7
-// and 47.7 with Go's copy, in three runs), and cut
-// validity bitmaps into pieces of at least 1 MiB (a piece costs a slot and
-// a copy whatever its size). A 1 GiB column in Go memory aggregates at
-// about 49 GB/s end to end there, above the host's 16-goroutine memcpy (45
-// GB/s). Page-locking Go memory in place for each call (cuMemHostRegister)
-// avoids the copy but measured 13–16 GB/s: registering 1 GiB takes 34–46
-// ms (BENCHMARKS.md).
+// without snooping a core (47.5 GB/s against 45.3 with Go's copy, round by
+// round with a ring each), and cut validity bitmaps into pieces of at least
+// 1 MiB (a piece costs a slot and a copy whatever its size). A 1 GiB column
+// in Go memory aggregates at 45–50 GB/s end to end there (medians of runs),
+// about the host's own 16-goroutine memcpy. Page-locking Go memory in place
+// for each call (cuMemHostRegister) avoids the copy but measured 13–16
+// GB/s: registering 1 GiB takes 34–46 ms (BENCHMARKS.md).
 //
 // The small columns of a call (each at most min(1 MiB, a quarter of a
 // chunk), without the ordered aggregates) are not launched one by one: their

@@ -139,12 +139,12 @@ type fillJob struct {
 // with 64 KiB, round by round on the H100 host (BENCHMARKS.md).
 const DefaultMinPiece = 1 << 20
 
-// DefaultFill is Ring.Fill unless set: on the H100 host (Emerald Rapids,
-// PCIe 5) Update from Go memory moved 49.6, 48.4 and 47.0 GB/s filled with
-// FillDemote against 46.3, 45.7 and 47.7 with Go's copy, round by round in
-// three runs (BENCHMARKS.md): the copy engine, not the fills, bounds the
-// ring, and it can read lines from the shared cache faster than from a
-// core's own.
+// DefaultFill is Ring.Fill unless set. On the H100 host (Emerald Rapids,
+// PCIe 5), round by round with a ring for each way, Update from Go memory
+// moved 47.5 GB/s filled with FillDemote against 45.3 with Go's copy (ahead
+// in 13 of 17 rounds), and 47.2 against 44.7 with 10% nulls: the copy
+// engine, not the fills, bounds the ring, and it reads lines from the
+// shared cache faster than from a core's own (BENCHMARKS.md).
 const DefaultFill = FillDemote
 
 // New makes a ring of the given slots (page-locked buffers of one size)
