@@ -1,7 +1,5 @@
 package staging
 
-import "unsafe"
-
 // Fill is how a slot is filled from the source.
 type Fill int
 
@@ -9,25 +7,16 @@ const (
 	// FillCopy is Go's copy (on Intel CPUs with fast strings, REP MOVS
 	// from 2 KiB on).
 	FillCopy Fill = iota
-	// FillCached copies with ordinary vector stores: the slot stays in the
-	// caches for the copy engine to read (AVX2; FillCopy without it).
-	FillCached
-	// FillStream copies with non-temporal vector stores: the slot goes to
-	// memory, not read first (AVX2; FillCopy without it).
-	FillStream
-	// FillDemote is FillCached with each line then demoted (CLDEMOTE) to
-	// the shared cache, out of the filling core's own (AVX2; FillCopy
-	// without it; the demotion a no-op without CLDEMOTE).
+	// FillDemote copies with AVX2 vector stores and then demotes each line
+	// (CLDEMOTE) to the shared cache, out of the filling core's own; it is
+	// FillCopy without AVX2, and the demotion a no-op without CLDEMOTE.
+	// Vector stores alone measured no faster than FillCopy, non-temporal
+	// ones slower (BENCHMARKS.md).
 	FillDemote
 )
 
 func (f Fill) String() string {
-	switch f {
-	case FillCached:
-		return "cached"
-	case FillStream:
-		return "stream"
-	case FillDemote:
+	if f == FillDemote {
 		return "demote"
 	}
 	return "copy"
@@ -36,18 +25,10 @@ func (f Fill) String() string {
 // fill copies src to dst (len(dst) >= len(src)) the way f says.
 func fill(f Fill, dst, src []byte) {
 	n := len(src) &^ 127
-	if f == FillCopy || !haveFills || n == 0 ||
-		(f == FillStream && uintptr(unsafe.Pointer(&dst[0]))%32 != 0) {
+	if f != FillDemote || !haveDemote || n == 0 {
 		copy(dst, src)
 		return
 	}
-	switch f {
-	case FillCached:
-		copyCached(&dst[0], &src[0], n)
-	case FillDemote:
-		copyDemote(&dst[0], &src[0], n)
-	default:
-		copyStream(&dst[0], &src[0], n)
-	}
+	copyDemote(&dst[0], &src[0], n)
 	copy(dst[n:], src[n:])
 }

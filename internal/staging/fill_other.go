@@ -2,8 +2,6 @@
 
 package staging
 
-var haveFills = false
+var haveDemote = false
 
-func copyCached(dst, src *byte, n int) { panic("staging: no vector fills on this platform") }
-func copyStream(dst, src *byte, n int) { panic("staging: no vector fills on this platform") }
-func copyDemote(dst, src *byte, n int) { panic("staging: no vector fills on this platform") }
+func copyDemote(dst, src *byte, n int) { panic("staging: no demoted fill on this platform") }

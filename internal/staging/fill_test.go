@@ -13,7 +13,7 @@ func TestFill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	src := randomBytes(rng, 1<<16+300)
 	buf := make([]byte, 1<<16+400)
-	for _, f := range []Fill{FillCopy, FillCached, FillStream, FillDemote} {
+	for _, f := range []Fill{FillCopy, FillDemote} {
 		for _, n := range []int{0, 1, 127, 128, 129, 255, 4096, 4096 + 77, 1 << 16} {
 			for _, so := range []int{0, 1, 32} {
 				for _, do := range []int{0, 8, 32} {
