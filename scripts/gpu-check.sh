@@ -19,8 +19,10 @@
 #          afterwards. ARROWAGG and IPCGEN override the binaries (e.g. a CPU
 #          build: BIG_RUNS="auto cpu auto:1GiB" ARROWAGG=bin/arrowagg).
 # Logs go to $OUT (default ./gpu-out); a summary and the table are printed last.
-# GPU_CHECK_STEPS picks steps (default "tests cli bench peers"), GPU_BENCHTIME
-# the benchmark iterations (default 20x), GPU_BIN the binaries (default gpu-bin).
+# GPU_CHECK_STEPS picks steps (default "tests cli bench peers"), GPU_BENCH the
+# benchmarks of the bench step (default '^Benchmark(Resident|EndToEnd|Chunks|
+# HostCopy)$': the table's), GPU_BENCHTIME their iterations (default 20x),
+# GPU_BIN the binaries (default gpu-bin).
 set -uo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -108,7 +110,7 @@ fi
 
 if has bench; then
   stamp "bench"
-  (cd gpuagg/cuda && "$BIN/cuda.test" -test.run '^$' -test.bench "${GPU_BENCH:-Resident|EndToEnd|Chunks|HostCopy}" -test.benchtime "${GPU_BENCHTIME:-20x}" \
+  (cd gpuagg/cuda && "$BIN/cuda.test" -test.run '^$' -test.bench "${GPU_BENCH:-^Benchmark(Resident|EndToEnd|Chunks|HostCopy)$}" -test.benchtime "${GPU_BENCHTIME:-20x}" \
     -test.timeout="${GPU_TEST_TIMEOUT:-240s}") >"$OUT/bench.log" 2>&1
   result[bench]=$?
   grep -E '^(ceilings|Benchmark|FAIL|panic)' "$OUT/bench.log" | head -60
