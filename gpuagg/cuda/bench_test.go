@@ -354,20 +354,26 @@ func BenchmarkHostCopy(b *testing.B) {
 				samples := make([]float64, b.N)
 				for i := range samples {
 					start := time.Now()
-					var wg sync.WaitGroup
-					share := benchBytes / threads
-					for t := 0; t < threads; t++ {
-						wg.Add(1)
-						go func() {
-							defer wg.Done()
-							copy(dst.buf[t*share:(t+1)*share], src[t*share:(t+1)*share])
-						}()
-					}
-					wg.Wait()
+					parallelCopy(dst.buf, src, threads)
 					samples[i] = time.Since(start).Seconds()
 				}
 				b.ReportMetric(benchBytes/median(samples)/1e9, "GB/s")
 			})
 		}
 	}
+}
+
+// parallelCopy copies src to dst with threads goroutines, each a share of
+// the bytes (len(src) a multiple of threads).
+func parallelCopy(dst, src []byte, threads int) {
+	var wg sync.WaitGroup
+	share := len(src) / threads
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[t*share:(t+1)*share], src[t*share:(t+1)*share])
+		}()
+	}
+	wg.Wait()
 }

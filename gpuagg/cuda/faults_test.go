@@ -171,14 +171,16 @@ func statePtrs(s []gpuagg.State) []*gpuagg.State {
 	return p
 }
 
-// requireMatchesCPU checks GPU states against the CPU's: bit for bit but
-// for float sums (within the documented bound), ordered aggregates exactly.
-func requireMatchesCPU(t testing.TB, views []*column.View, want, got []gpuagg.State, msgAndArgs ...any) {
+// requireMatchesCPU checks GPU states against the CPU's, view by view: bit
+// for bit but for float sums (within the documented bound), ordered
+// aggregates exactly; a failure names the column.
+func requireMatchesCPU(t testing.TB, views []*column.View, want, got []gpuagg.State, name string) {
 	t.Helper()
 	for i, v := range views {
-		requireSame(t, v, want[i], got[i], msgAndArgs...)
+		msg := fmt.Sprintf("%s: column %d (%s, %d values, %d nulls)", name, i, v.Type, v.Len, v.NullCount)
+		requireSame(t, v, want[i], got[i], msg)
 		if want[i].Ordered {
-			requireSameOrdered(t, want[i], got[i], msgAndArgs...)
+			requireSameOrdered(t, want[i], got[i], msg)
 		}
 	}
 }
@@ -199,6 +201,68 @@ func eachFault(count *faults, try func(p faultPoint, n int, sticky bool)) {
 			}
 		}
 	}
+}
+
+// faultSweep injects, one by one, every fault that eachFault lists for
+// count into run, an Update on b from states start whose fault-free result
+// is ref (want: the CPU's), and checks what each did: an allocation that
+// fails once shrinks the chunks (the results still match the CPU's, no
+// warning; shrunk may check more); failing every time, it hands the
+// columns to the CPU with one warning (fellBack may check more); any other
+// failure is returned with the states untouched and the lanes idle. The
+// next fault-free call then gives ref (or, after shrinking, the CPU's
+// results), and after Trim the device and page-locked memory are back to
+// their baseline.
+type faultSweep struct {
+	b                 *Backend
+	warnings          *[]string
+	run               func() ([]gpuagg.State, error)
+	views             []*column.View
+	start, want, ref  []gpuagg.State
+	baseline, pinned0 int64
+	shrunk, fellBack  func(name string)
+}
+
+func (s *faultSweep) each(t *testing.T, count *faults) {
+	eachFault(count, func(p faultPoint, n int, sticky bool) {
+		name := faultName(p, n, sticky)
+		require.NoError(t, s.b.Trim(), name)
+		*s.warnings = nil
+		f := &faults{point: p, nth: n, sticky: sticky}
+		got, err := withFaults(t, s.b, f, s.run)
+		require.Positive(t, f.injected, name)
+		switch {
+		case isAllocPoint(p) && !sticky: // smaller chunks
+			require.NoError(t, err, name)
+			require.Empty(t, *s.warnings, name)
+			if s.shrunk != nil {
+				s.shrunk(name)
+			}
+			requireMatchesCPU(t, s.views, s.want, got, name)
+		case isAllocPoint(p): // the CPU
+			require.NoError(t, err, name)
+			require.Len(t, *s.warnings, 1, name)
+			if s.fellBack != nil {
+				s.fellBack(name)
+			}
+			requireStatesIdentical(t, s.want, got, name)
+		default:
+			requireFailure(t, err, p, name)
+			require.Empty(t, *s.warnings, name)
+			requireStatesIdentical(t, s.start, got, name) // untouched
+			requireIdle(t, s.b, name)
+		}
+		// The next call has no fault, and the same result as before
+		// (at the smaller chunk size: the CPU's).
+		again, err := s.run()
+		require.NoError(t, err, name)
+		if isAllocPoint(p) && !sticky {
+			requireMatchesCPU(t, s.views, s.want, again, name)
+		} else {
+			requireStatesIdentical(t, s.ref, again, name)
+		}
+		requireBaseline(t, s.b, s.baseline, s.pinned0, name)
+	})
 }
 
 // TestFaultsUpdate injects a driver failure into Update of several host
@@ -243,42 +307,15 @@ func TestFaultsUpdate(t *testing.T) {
 	}
 	t.Logf("calls of one Update: %v", count.calls)
 
-	eachFault(count, func(p faultPoint, n int, sticky bool) {
-		name := faultName(p, n, sticky)
-		require.NoError(t, b.Trim(), name)
-		warnings = nil
-		f := &faults{point: p, nth: n, sticky: sticky}
-		got, err := withFaults(t, b, f, run)
-		require.Positive(t, f.injected, name)
-		switch {
-		case isAllocPoint(p) && !sticky: // smaller chunks
-			require.NoError(t, err, name)
-			require.Empty(t, warnings, name)
-			require.Equal(t, int64(minChunkBytes), b.laneBytesForTest(), name)
-			requireMatchesCPU(t, views, want, got, name)
-		case isAllocPoint(p): // the CPU
-			require.NoError(t, err, name)
-			require.Len(t, warnings, 1, name)
+	sweep := faultSweep{b: b, warnings: &warnings, run: run, views: views, start: start, want: want, ref: ref,
+		baseline: baseline, pinned0: pinned0,
+		shrunk: func(name string) { require.Equal(t, int64(minChunkBytes), b.laneBytesForTest(), name) },
+		fellBack: func(name string) {
 			require.Contains(t, warnings[0], "on the CPU", name)
 			require.Zero(t, b.laneBytesForTest(), name)
-			requireStatesIdentical(t, want, got, name)
-		default:
-			requireFailure(t, err, p, name)
-			require.Empty(t, warnings, name)
-			requireStatesIdentical(t, start, got, name) // untouched
-			requireIdle(t, b, name)
-		}
-		// The next call has no fault, and the same result as before
-		// (at the smaller chunk size: the CPU's).
-		again, err := run()
-		require.NoError(t, err, name)
-		if isAllocPoint(p) && !sticky {
-			requireMatchesCPU(t, views, want, again, name)
-		} else {
-			requireStatesIdentical(t, ref, again, name)
-		}
-		requireBaseline(t, b, baseline, pinned0, name)
-	})
+		},
+	}
+	sweep.each(t, count)
 }
 
 // faultName names the injection of the nth failure at p (and every later
@@ -338,7 +375,7 @@ func TestFaultsResident(t *testing.T) {
 		count := &faults{}
 		ref, err := run(count)
 		require.NoError(t, err)
-		requireMatchesCPU(t, views[i:i+1], want[i:i+1], []gpuagg.State{ref.s}, "%s fault-free", v.Type)
+		requireMatchesCPU(t, views[i:i+1], want[i:i+1], []gpuagg.State{ref.s}, fmt.Sprintf("%s fault-free", v.Type))
 		require.Zero(t, count.calls[faultHostAlloc])
 		t.Logf("%s: calls of Upload and Update: %v", v.Type, count.calls)
 

@@ -95,20 +95,6 @@ func updateCounted(t *testing.T, b *Backend, views []*column.View, states []gpua
 	return launches.Load() - before
 }
 
-// requireMultiMatches checks GPU states against the CPU's, view by view:
-// bit for bit but float sums (within the documented bound), the ordered
-// aggregates exactly.
-func requireMultiMatches(t *testing.T, views []*column.View, want, got []gpuagg.State, name string) {
-	t.Helper()
-	for i, v := range views {
-		msg := fmt.Sprintf("%s: column %d (%s, %d values, %d nulls)", name, i, v.Type, v.Len, v.NullCount)
-		requireSame(t, v, want[i], got[i], msg)
-		if want[i].Ordered {
-			requireSameOrdered(t, want[i], got[i], msg)
-		}
-	}
-}
-
 // TestMultiMatchesCPU: batches of 1, 2, 37 and 500 columns of mixed kinds
 // (decimal128 and bool among them), null densities, offsets and lengths
 // (0 to 5000), alone and with one large column among them, each updated
@@ -139,7 +125,7 @@ func TestMultiMatchesCPU(t *testing.T) {
 			for pass := range 2 {
 				require.Equal(t, wantLaunches, updateCounted(t, testBackend, views, got), "%s: launches of pass %d", name, pass)
 			}
-			requireMultiMatches(t, views, want, got, name)
+			requireMatchesCPU(t, views, want, got, name)
 
 			again := multiStates(views, nil)
 			for range 2 {
@@ -173,7 +159,7 @@ func TestMultiOrdered(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1+orderedLaunches, updateCounted(t, testBackend, views, got))
-	requireMultiMatches(t, views, want, got, "ordered")
+	requireMatchesCPU(t, views, want, got, "ordered")
 }
 
 // TestMultiPackets: with 64 KiB chunks (a lane holds 64 KiB, a packed
@@ -212,7 +198,7 @@ func TestMultiPackets(t *testing.T) {
 	got := multiStates(views, nil)
 	n := updateCounted(t, b, views, got)
 	t.Logf("%d columns, %d bytes, %d of them beyond the cut: %d launches", ncols, bytes, big, n)
-	requireMultiMatches(t, views, want, got, "packets")
+	requireMatchesCPU(t, views, want, got, "packets")
 	// A launch reads at most a lane's 64 KiB of values and 8 KiB of bitmap.
 	require.GreaterOrEqual(t, n, uint64((bytes+72<<10-1)/(72<<10)), "several packets")
 	require.Less(t, n, uint64(ncols/10), "far fewer launches than columns")
@@ -280,7 +266,7 @@ func TestMultiFaults(t *testing.T) {
 	}
 	ref, err := run()
 	require.NoError(t, err)
-	requireMultiMatches(t, views, want, ref, "fault-free")
+	requireMatchesCPU(t, views, want, ref, "fault-free")
 
 	require.NoError(t, b.Trim())
 	count := &faults{}
@@ -294,35 +280,7 @@ func TestMultiFaults(t *testing.T) {
 		require.Positive(t, count.calls[p], "calls at %s", p)
 	}
 	t.Logf("calls of one packed Update: %v", count.calls)
-	eachFault(count, func(p faultPoint, n int, sticky bool) {
-		name := faultName(p, n, sticky)
-		require.NoError(t, b.Trim(), name)
-		warnings = nil
-		f := &faults{point: p, nth: n, sticky: sticky}
-		got, err := withFaults(t, b, f, run)
-		require.Positive(t, f.injected, name)
-		switch {
-		case isAllocPoint(p) && !sticky: // smaller chunks, smaller packets
-			require.NoError(t, err, name)
-			require.Empty(t, warnings, name)
-			requireMultiMatches(t, views, want, got, name)
-		case isAllocPoint(p): // the CPU
-			require.NoError(t, err, name)
-			require.Len(t, warnings, 1, name)
-			requireStatesIdentical(t, want, got, name)
-		default:
-			requireFailure(t, err, p, name)
-			require.Empty(t, warnings, name)
-			requireStatesIdentical(t, start, got, name) // untouched
-			requireIdle(t, b, name)
-		}
-		again, err := run()
-		require.NoError(t, err, name)
-		if isAllocPoint(p) && !sticky {
-			requireMultiMatches(t, views, want, again, name)
-		} else {
-			requireStatesIdentical(t, ref, again, name)
-		}
-		requireBaseline(t, b, baseline, pinned0, name)
-	})
+	sweep := faultSweep{b: b, warnings: &warnings, run: run, views: views, start: start, want: want, ref: ref,
+		baseline: baseline, pinned0: pinned0}
+	sweep.each(t, count)
 }

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,20 +124,7 @@ func BenchmarkUploadPaths(b *testing.B) {
 				return d.syncStream(st)
 			})
 		}},
-		{name: "memcpy16", op: func() error {
-			var wg sync.WaitGroup
-			const threads = 16
-			share := benchBytes / threads
-			for t := range threads {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					copy(goDst[t*share:(t+1)*share], src[t*share:(t+1)*share])
-				}()
-			}
-			wg.Wait()
-			return nil
-		}},
+		{name: "memcpy16", op: func() error { parallelCopy(goDst, src, 16); return nil }},
 		{name: "pinned", op: func() error { return d.do(func() error { return dma(pin) }) }},
 	}
 	for _, p := range paths { // warm-up

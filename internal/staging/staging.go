@@ -171,9 +171,6 @@ func (r *Ring) piece() int {
 // closed).
 func (r *Ring) Active() int { return int(r.active.Load()) }
 
-// Pieces is the number of pieces of the last stream.
-func (r *Ring) Pieces() int { return len(r.pieces) }
-
 // Copy enqueues the copies of ts on dev and returns when every piece is
 // filled and its copy enqueued (not completed: the Device says when).
 func (r *Ring) Copy(ctx context.Context, dev Device, ts ...Transfer) error {

@@ -349,7 +349,7 @@ func TestStreamPieces(t *testing.T) {
 	srcs := [][]byte{randomBytes(rng, 3<<20+5), randomBytes(rng, 100003), randomBytes(rng, 1)}
 	ts := []Transfer{{Dst: 0, Src: srcs[0]}, {Dst: 4 << 20, Src: srcs[1]}, {Dst: 6 << 20, Src: srcs[2]}}
 	require.NoError(t, r.Copy(t.Context(), f, ts...))
-	require.Equal(t, 13+4+1, r.Pieces(), "3 MiB + 5 bytes in 256 KiB pieces, 100003 bytes in 28 KiB ones (a quarter, in 4 KiB steps), 1 byte")
+	require.Equal(t, 13+4+1, len(r.pieces), "3 MiB + 5 bytes in 256 KiB pieces, 100003 bytes in 28 KiB ones (a quarter, in 4 KiB steps), 1 byte")
 	f.sync()
 	for i, tr := range ts {
 		require.Equal(t, srcs[i], f.mem[tr.Dst:int(tr.Dst)+len(tr.Src)], "transfer %d", i)
