@@ -141,9 +141,6 @@ func (d *Dataset) Close() error {
 	return nil
 }
 
-// Sources are the dataset's inputs.
-func (d *Dataset) Sources() []Source { return d.sources }
-
 // Schema is the Arrow schema of source i.
 func (d *Dataset) Schema(i int) *arrow.Schema { return d.files[i].schema }
 
@@ -284,9 +281,11 @@ type AggregateOptions struct {
 // eng. Sources are read one after the other; Parquet columns whose pages
 // hold their Arrow values as they are (flat integer, float and temporal
 // columns, PLAIN or dictionary-encoded) are aggregated from their pages, a
-// column chunk per task, when eng has no GPU and Options.ArrowDecode is not
-// set; every other column is decoded batch by batch, but for the chunks
-// answered from their row-group statistics (see
+// column chunk per task, unless Options.ArrowDecode is set: each worker
+// folds a chunk's pages through eng a morsel (gpuagg.MorselSize values) at
+// a time, so that its planner places each window (and the CPU backend folds
+// it in the worker's goroutine). Every other column is decoded batch by
+// batch, but for the chunks answered from their row-group statistics (see
 // AggregateOptions.IgnoreStatistics). Partial states are
 // merged in a fixed order (sources, then row groups or batches, in order),
 // so results are the same on every run and for every number of workers. The
@@ -298,20 +297,9 @@ func (d *Dataset) Aggregate(ctx context.Context, eng *gpuagg.Engine, sel Selecti
 	if aggs == 0 {
 		aggs = gpuagg.AllAggs
 	}
-	var pageEng *gpuagg.Engine
-	if !d.opts.ArrowDecode && !eng.HasGPU() && len(sel.Leaves) > 0 {
-		// The page path's workers are its parallelism: each folds its pages
-		// on one thread.
-		var err error
-		pageEng, err = gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(1), gpuagg.WithAllocator(d.opts.Mem))
-		if err != nil {
-			return nil, err
-		}
-		defer pageEng.Close()
-	}
 	total := newPartial(sel.Leaves, aggs)
 	for i := range d.sources {
-		src, err := d.aggregateSource(ctx, eng, pageEng, i, sel, aggs, !opts.IgnoreStatistics)
+		src, err := d.aggregateSource(ctx, eng, i, sel, aggs, !opts.IgnoreStatistics)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -415,7 +403,7 @@ func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchRe
 // aggregateSource aggregates source i: the selected leaves it has (Parquet
 // column chunk by column chunk, IPC batch by batch); those it lacks are null
 // in each of its rows.
-func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engine, i int, sel Selection, aggs gpuagg.Agg, useStats bool) (*partial, error) {
+func (d *Dataset) aggregateSource(ctx context.Context, eng *gpuagg.Engine, i int, sel Selection, aggs gpuagg.Agg, useStats bool) (*partial, error) {
 	s, fi := d.sources[i], &d.files[i]
 	src := newPartial(sel.Leaves, aggs)
 	byName := make(map[string]int, len(sel.Leaves))
@@ -433,11 +421,11 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engi
 		prog = &tracker{report: d.opts.Progress, size: s.Size}
 	}
 	if fi.parquet != nil {
-		leaves, err := parquetLeaves(fi.parquet, present, outIdx, pageEng != nil)
+		leaves, err := parquetLeaves(fi.parquet, present, outIdx, !d.opts.ArrowDecode)
 		if err != nil {
 			return nil, err
 		}
-		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng, pageEng: pageEng,
+		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
 			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, useStats: useStats}
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err

@@ -169,18 +169,34 @@ func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out
 		return nil, err
 	}
 	g.out = grow(g.out, int(unc))
-	copy(g.out, src[:levels])
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt %s page (%v)", c.codec, p)
-		}
-	}()
-	dec := codec.Decode(g.out[levels:], src[levels:])
-	if int64(len(dec)) != unc-levels {
-		return nil, fmt.Errorf("a page said to hold %d bytes decompresses to %d", unc, levels+int64(len(dec)))
-	}
-	if len(dec) > 0 && &dec[0] != &g.out[levels] {
-		copy(g.out[levels:], dec)
+	if err := decodePage(codec, c.codec, g.out, src, int(levels)); err != nil {
+		return nil, err
 	}
 	return g.out, nil
+}
+
+// decodePage decompresses a page whose bytes src are levels bytes as they
+// are (the levels of a data page v2), then compressed ones, of codec (name),
+// into out, which the page must fill exactly: a page that decompresses to
+// another size is an error, as is a panic of the codec on corrupt bytes.
+func decodePage(codec compress.Codec, name compress.Compression, out, src []byte, levels int) (err error) {
+	copy(out, src[:levels])
+	dst := out[levels:]
+	if dst == nil {
+		// (nil would make the gzip and brotli codecs read all there is)
+		dst = []byte{}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt %s page (%v)", name, p)
+		}
+	}()
+	dec := codec.Decode(dst, src[levels:])
+	if len(dec) != len(dst) {
+		return fmt.Errorf("a page said to hold %d bytes decompresses to %d", len(out), levels+len(dec))
+	}
+	if len(dec) > 0 && &dec[0] != &dst[0] {
+		copy(dst, dec)
+	}
+	return nil
 }

@@ -448,13 +448,6 @@ func TestPageGuardRefusesUnjustifiedSizes(t *testing.T) {
 	assert.ErrorContains(t, err, "nested too deep")
 }
 
-// A page buffer larger than the chunk's largest page is refused.
-func TestPageBuffersLimit(t *testing.T) {
-	a := pageBuffers{limit: 1000}
-	assert.Len(t, a.Allocate(1000+64), 1064, "rounded up to 64 bytes")
-	assert.Panics(t, func() { a.Allocate(1 << 30) })
-}
-
 // corruptDictWidth returns a copy of the file at path whose first
 // dictionary-encoded data page of column col has its indices' bit width
 // set to w (the file is uncompressed, its pages v1).

@@ -204,9 +204,16 @@ func (c *compact) int32Field(typ byte, v *int32) bool {
 	return true
 }
 
+// headerParsed, when set (by tests, before any reading starts), is called
+// at each call of parsePageHeader.
+var headerParsed func()
+
 // parsePageHeader decodes the page header at the front of b and returns
 // its length; errHeaderShort when b ends first.
 func parsePageHeader(b []byte) (h pageHeader, n int, err error) {
+	if headerParsed != nil {
+		headerParsed()
+	}
 	c := &compact{b: b}
 	h.isCompressed = true
 	// sub reads the page header of the page's kind.

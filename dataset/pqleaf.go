@@ -1,11 +1,17 @@
 package dataset
 
 import (
+	"context"
 	"fmt"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/gpuagg"
 )
 
 // arrow-go's Parquet decoders panic on some corrupt bytes; the readers
@@ -45,4 +51,76 @@ func newLeafFileReader(pf *file.Reader, mem memory.Allocator) (*pqarrow.FileRead
 	}
 	fr.Manifest = &leaves
 	return fr, nil
+}
+
+// arrowChunk decodes the chunk of leaf l in row group rg into Arrow arrays
+// through pqarrow, batch by batch, and aggregates them with the engine. fr
+// is a newLeafFileReader: the leaf is read by a leaf reader of its own, in
+// this goroutine, whether or not it is nested in a struct.
+func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
+	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
+	if err != nil {
+		return chunkResult{}, err
+	}
+	if cr == nil {
+		return chunkResult{}, fmt.Errorf("no reader for Parquet leaf column %d", l.col)
+	}
+	defer cr.Release()
+	// The leaf under its dotted name; nullable, since a leaf that is
+	// required in a struct that is not has nulls.
+	field := *cr.Field()
+	field.Name, field.Nullable = l.name, true
+	schema := arrow.NewSchema([]arrow.Field{field}, nil)
+	acc, err := r.eng.NewAccumulator(schema, gpuagg.Request{Columns: []string{l.name}, Aggs: r.aggs})
+	if err != nil {
+		return chunkResult{}, err
+	}
+	batch := r.batchRows(rg, l, rows)
+	for done := int64(0); done < rows; {
+		if err := ctx.Err(); err != nil {
+			return chunkResult{}, err
+		}
+		ch, err := cr.NextBatch(min(batch, rows-done))
+		if err != nil {
+			return chunkResult{}, err
+		}
+		got := int64(0)
+		for _, c := range ch.Chunks() { // more than one when the dictionary changes
+			rec := array.NewRecord(schema, []arrow.Array{c}, int64(c.Len()))
+			err = acc.Add(ctx, rec)
+			rec.Release()
+			if err != nil {
+				break
+			}
+			got += int64(c.Len())
+		}
+		ch.Release()
+		if err != nil {
+			return chunkResult{}, err
+		}
+		if got == 0 || got > rows-done {
+			return chunkResult{}, fmt.Errorf("decoded %d rows where %d were left", got, rows-done)
+		}
+		done += got
+	}
+	return chunkResult{state: acc.States()[0], plan: acc.Plan()[0]}, nil
+}
+
+// batchRows is the number of rows of the Arrow batches of leaf l in row
+// group rg: about batchBytes, a multiple of the CPU morsel when large.
+func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
+	w := int64(8)
+	if k, err := column.KindOf(l.typ); err == nil && k.Width() > 0 {
+		w = int64(k.Width())
+	}
+	if rcs := r.pqf.meta.RowGroups[rg].Columns; l.col < len(rcs) && rows > 0 {
+		if m := rcs[l.col].GetMetaData(); m != nil {
+			w = max(w, m.GetTotalUncompressedSize()/rows+1)
+		}
+	}
+	n := batchBytes / w
+	if n > gpuagg.MorselSize {
+		n -= n % gpuagg.MorselSize
+	}
+	return max(min(n, rows), min(rows, minBatchRows))
 }

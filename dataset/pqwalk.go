@@ -11,8 +11,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 )
 
-// arrow-go also allocates whatever sizes and counts a file declares, before
-// it reads the bytes that would back them: the page reader a buffer of the
+// arrow-go allocates whatever sizes and counts a file declares, before it
+// reads the bytes that would back them: the page reader a buffer of the
 // uncompressed_page_size of each page header (up to 2 GiB) and one of its
 // compressed_page_size, the zstd decoder one of the content size of each
 // frame header (up to 64 GiB), the decoders of BYTE_ARRAY and
@@ -20,9 +20,9 @@ import (
 // index of a batch (indices of up to 32 bits), those of DELTA_* pages 4
 // bytes per value declared and a buffer of each block's declared size. A
 // corrupt file can thus make it allocate gigabytes, which Go does not
-// survive. So before arrow-go reads a column chunk, the worker walks the
-// chunk's pages itself (pageGuard.check), as arrow-go's page reader will,
-// and checks every size and count against what the file justifies:
+// survive. So every column chunk is read by a walk over its pages
+// (pageGuard.next), as arrow-go's page reader reads them, which checks every
+// size and count against what the file justifies:
 //
 //   - a page's compressed bytes lie inside the column chunk, and its
 //     uncompressed size is what those bytes can decode to: equal for
@@ -46,15 +46,19 @@ import (
 //     DELTA_BYTE_ARRAY decoders allocate for, which their bytes do not bound
 //     (a value can take no bit), stay within the decode budget.
 //
-// The page path's reader then allocates its page buffers from the worker's
-// pageBuffers, which refuse anything larger than the chunk's largest page:
-// a walk that missed what arrow-go reads fails rather than allocates.
+// The walk is the only reader of page headers. A chunk that arrow-go's
+// decoders read (through pqarrow) is walked to its end (pageGuard.check)
+// before arrow-go reads it. A chunk of the page path is read page by page
+// from what the walk records of each page (a chunkPage, right after the page
+// was checked): the page path reads and decompresses the page's bytes
+// itself, into buffers of the page's checked size, and parses no header.
 //
 // The pages that need no decompression cost one small read each, of their
-// header; those decompressed are the dictionary-encoded pages of the
-// columns arrow-go decodes (the page path decodes the others itself), whose
-// indices cost little next to the values decoding them builds, and the
-// rarer DELTA_* pages.
+// header (the page path reads the bytes of the next header with those of
+// a page); those decompressed by the walk are the dictionary-encoded pages
+// of the columns arrow-go decodes (the page path decodes the others
+// itself), whose indices cost little next to the values decoding them
+// builds, and the rarer DELTA_* pages.
 
 // maxPageBytes caps the uncompressed size of any page.
 const maxPageBytes = 1 << 30
@@ -63,24 +67,58 @@ const maxPageBytes = 1 << 30
 // reads (its default limit).
 const maxPageHeaderBytes = 4 << 20
 
-// guard checks the pages of column chunk cc, of Parquet leaf column col,
-// before arrow-go reads them (decoded: through its decoders), and returns
-// the largest uncompressed page. Encrypted chunks, whose page headers
-// arrow-go cannot read without keys, are left to it.
-func (r *parquetRun) guard(ctx context.Context, g *pageGuard, f io.ReaderAt, size int64, cc *metadata.ColumnChunkMetaData, col int, decoded bool) (int64, error) {
+// headerAhead is how many bytes past those asked for a read of the walk
+// takes along: the next page header, or the start of one.
+const headerAhead = 1 << 10
+
+// guardChunkOf returns column chunk cc, of Parquet leaf column col, as the
+// walk reads it (decoded: arrow-go's decoders read its values), and false
+// for an encrypted chunk, whose page headers arrow-go cannot read without
+// keys: those are left to it.
+func (r *parquetRun) guardChunkOf(f io.ReaderAt, size int64, cc *metadata.ColumnChunkMetaData, col int, decoded bool) (guardChunk, bool, error) {
 	if cc.CryptoMetadata() != nil {
-		return maxPageBytes, nil
+		return guardChunk{}, false, nil
 	}
 	off, n, err := chunkRange(r.pqf.meta, cc, size)
 	if err != nil {
-		return 0, err
+		return guardChunk{}, false, err
 	}
 	descr := r.pqf.meta.Schema.Column(col)
-	return g.check(ctx, &guardChunk{
+	return guardChunk{
 		f: f, off: off, end: off + n, values: cc.NumValues(), codec: cc.Compression(),
 		phys: descr.PhysicalType(), typeLen: descr.TypeLength(), maxDef: descr.MaxDefinitionLevel(), maxRep: descr.MaxRepetitionLevel(),
 		decoded: decoded, budget: r.decodeBytes,
-	})
+	}, true, nil
+}
+
+// guard checks the pages of column chunk cc, of Parquet leaf column col,
+// before arrow-go reads them (decoded: through its decoders), and returns
+// the largest uncompressed page (maxPageBytes for an encrypted chunk, left
+// to arrow-go).
+func (r *parquetRun) guard(ctx context.Context, g *pageGuard, f io.ReaderAt, size int64, cc *metadata.ColumnChunkMetaData, col int, decoded bool) (int64, error) {
+	c, ok, err := r.guardChunkOf(f, size, cc, col, decoded)
+	if err != nil || !ok {
+		return maxPageBytes, err
+	}
+	return g.check(ctx, &c)
+}
+
+// chunkRange returns where column chunk cc lies in a file of size bytes, as
+// arrow-go's row group reader computes it (the dictionary page first, and
+// the padding that makes up for PARQUET-816 in files of old writers), and
+// checks that it lies inside the file.
+func chunkRange(md *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, size int64) (off, n int64, err error) {
+	off, n = cc.DataPageOffset(), cc.TotalCompressedSize()
+	if d := cc.DictionaryPageOffset(); cc.HasDictionaryPage() && d > 0 && d < off {
+		off = d
+	}
+	if off < 0 || n < 0 || off > size || n > size-off {
+		return 0, 0, fmt.Errorf("the column chunk's %d bytes at offset %d are not inside the file of %d bytes", n, off, size)
+	}
+	if md.WriterVersion().LessThan(metadata.Parquet816FixedVersion) {
+		n += min(100, size-(off+n))
+	}
+	return off, n, nil
 }
 
 // guardChunk is a column chunk as the guard checks it.
@@ -102,8 +140,30 @@ type guardChunk struct {
 	budget int64
 }
 
-// pageGuard checks column chunks; a worker reuses it chunk after chunk.
+// chunkPage is what the walk records of a page it checked: its header, as
+// parsePageHeader decoded it, and where its bytes are. The page path reads
+// the page from it.
+type chunkPage struct {
+	pageHeader
+	at    int64 // the file offset of the page's bytes (right after its header)
+	index int   // the page's place in the chunk (0: the chunk's first header)
+}
+
+// chunkWalk is where a walk over the pages of a chunk stands.
+type chunkWalk struct {
+	c       *guardChunk
+	pos     int64 // the next page header
+	index   int   // the next page's place in the chunk
+	seen    int64 // values of the data pages so far
+	dict    int64 // values of the dictionary page; -1: none yet
+	largest int64 // the largest uncompressed page so far
+	done    bool
+	page    chunkPage // the last page walked
+}
+
+// pageGuard walks column chunks; a worker reuses it chunk after chunk.
 type pageGuard struct {
+	walk   chunkWalk
 	win    []byte // bytes of the file from winAt on
 	winAt  int64
 	body   []byte // a page's bytes
@@ -118,6 +178,13 @@ const guardKeep = 4 << 20
 // at returns up to n bytes of the chunk from pos on (fewer at its end),
 // reading the file when they are not buffered.
 func (g *pageGuard) at(c *guardChunk, pos int64, n int) ([]byte, error) {
+	return g.ahead(c, pos, n, 0)
+}
+
+// ahead is at, reading up to extra bytes more when it reads the file (and
+// at least 512 in all): a page header and what follows it, or a page and
+// the next header.
+func (g *pageGuard) ahead(c *guardChunk, pos int64, n, extra int) ([]byte, error) {
 	n = int(min(int64(n), c.end-pos))
 	if n <= 0 {
 		return nil, nil
@@ -125,8 +192,7 @@ func (g *pageGuard) at(c *guardChunk, pos int64, n int) ([]byte, error) {
 	if pos >= g.winAt && pos+int64(n) <= g.winAt+int64(len(g.win)) {
 		return g.win[pos-g.winAt : pos-g.winAt+int64(n)], nil
 	}
-	// read ahead a little: a page header and what follows it
-	m := int(min(int64(max(n, 512)), c.end-pos))
+	m := int(min(int64(max(n+extra, 512)), c.end-pos))
 	g.win = grow(g.win, m)
 	if err := readFull(c.f, g.win, pos); err != nil {
 		g.win = g.win[:0]
@@ -163,54 +229,94 @@ func (g *pageGuard) header(c *guardChunk, pos int64) (pageHeader, int, error) {
 	}
 }
 
-// check walks the pages of chunk c as arrow-go's page reader will, and
-// checks them; it returns the largest uncompressed page size.
+// begin starts a walk over the pages of chunk c; end it with end.
+func (g *pageGuard) begin(c *guardChunk) {
+	g.walk = chunkWalk{c: c, pos: c.off, dict: -1}
+	g.win = g.win[:0] // (the last chunk's bytes, maybe of another file)
+}
+
+// end ends a walk: the buffers a large page grew are dropped.
+func (g *pageGuard) end() {
+	if cap(g.body) > guardKeep {
+		g.body = nil
+	}
+	if cap(g.out) > guardKeep {
+		g.out = nil
+	}
+	if cap(g.win) > guardKeep {
+		g.win = nil
+	}
+	g.win = g.win[:0]
+	g.walk.c = nil
+}
+
+// next reads the header of the next page of the walk, as arrow-go's page
+// reader would, checks the page and returns what it recorded of it (valid
+// until the next call); nil once the walk is done. The walk is done when
+// the data pages hold the chunk's values, or at the end of the chunk's bytes
+// (where arrow-go's reader stops: its user says what is missing).
+func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
+	w := &g.walk
+	c := w.c
+	if w.done || w.seen >= c.values || w.pos >= c.end {
+		w.done = true
+		return nil, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	index := w.index
+	h, n, err := g.header(c, w.pos)
+	if err != nil {
+		return nil, fmt.Errorf("page %d: %w", index, err)
+	}
+	at := w.pos + int64(n)
+	if err := g.checkPage(c, index, &h, at, &w.dict); err != nil {
+		return nil, fmt.Errorf("page %d: %w", index, err)
+	}
+	w.largest = max(w.largest, int64(h.uncompressed))
+	w.pos = at
+	switch {
+	case h.typ == pageTypeDataV2 && !h.isCompressed:
+		w.pos += int64(h.uncompressed) // arrow-go reads that many bytes
+	case h.typ == pageTypeData || h.typ == pageTypeDict || h.typ == pageTypeDataV2:
+		w.pos += int64(h.compressed)
+	default:
+		// arrow-go skips a page of another type without moving past
+		// its bytes: the next header it reads is there.
+	}
+	if h.typ == pageTypeData || h.typ == pageTypeDataV2 {
+		w.seen += int64(h.numValues)
+	}
+	w.index++
+	w.page = chunkPage{pageHeader: h, at: at, index: index}
+	return &w.page, nil
+}
+
+// check walks the pages of chunk c to its end, checking them, and returns
+// the largest uncompressed page size.
 func (g *pageGuard) check(ctx context.Context, c *guardChunk) (largest int64, err error) {
-	defer func() {
-		if cap(g.body) > guardKeep {
-			g.body = nil
-		}
-		if cap(g.out) > guardKeep {
-			g.out = nil
-		}
-		if cap(g.win) > guardKeep {
-			g.win = nil
-		}
-		g.win = g.win[:0]
-	}()
-	dict := int64(-1) // values of the dictionary page
-	var seen int64    // values of the data pages so far
-	pos := c.off
-	for page := 0; seen < c.values; page++ {
-		if err := ctx.Err(); err != nil {
+	g.begin(c)
+	defer g.end()
+	for {
+		p, err := g.next(ctx)
+		if err != nil {
 			return 0, err
 		}
-		if pos >= c.end {
-			return largest, nil // arrow-go stops: pqarrow says what is missing
-		}
-		h, n, err := g.header(c, pos)
-		if err != nil {
-			return 0, fmt.Errorf("page %d: %w", page, err)
-		}
-		pos += int64(n)
-		if err := g.checkPage(c, page, &h, pos, &dict); err != nil {
-			return 0, fmt.Errorf("page %d: %w", page, err)
-		}
-		largest = max(largest, int64(h.uncompressed))
-		switch {
-		case h.typ == pageTypeDataV2 && !h.isCompressed:
-			pos += int64(h.uncompressed) // arrow-go reads that many bytes
-		case h.typ == pageTypeData || h.typ == pageTypeDict || h.typ == pageTypeDataV2:
-			pos += int64(h.compressed)
-		default:
-			// arrow-go skips a page of another type without moving past
-			// its bytes: the next header it reads is there.
-		}
-		if h.typ == pageTypeData || h.typ == pageTypeDataV2 {
-			seen += int64(h.numValues)
+		if p == nil {
+			return g.walk.largest, nil
 		}
 	}
-	return largest, nil
+}
+
+// pageBytes returns the n bytes of the chunk at pos (a page walked), read
+// along with the next page header: valid until the walk goes on.
+func (g *pageGuard) pageBytes(pos, n int64) ([]byte, error) {
+	c := g.walk.c
+	if n > c.end-pos {
+		return nil, fmt.Errorf("a page of %d bytes where the column chunk has %d left", n, c.end-pos)
+	}
+	return g.ahead(c, pos, int(n), headerAhead)
 }
 
 // checkPage checks the page of header h whose bytes start at pos.
