@@ -107,7 +107,7 @@ type parquetRun struct {
 // worker is what one worker reuses from task to task.
 type worker struct {
 	pages pageScratch
-	guard pageGuard // checks chunks before arrow-go reads them (pqguard.go)
+	guard pageGuard // walks and checks chunks' pages (pqwalk.go)
 }
 
 // run aggregates every chunk of the leaves into src, whose rows are the
