@@ -69,7 +69,7 @@ func (c *CPU) compute(ctx context.Context, views []*column.View, states []*State
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
 	sc.ordered = sc.ordered[:0]
 	for _, s := range states {
-		sc.ordered = append(sc.ordered, s.Ordered)
+		sc.ordered = append(sc.ordered, s.Ordered())
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
