@@ -4,7 +4,7 @@
 // loads, atomics, the last-block guard of arrowagg's own kernels), an
 // order-preserving reduction for non-commutative operators and the
 // multi-pass "window" cascade of the C++ AMP reduction sample. The Go package
-// ladder runs, verifies and times them (`arrowagg ladder`).
+// ladder runs, verifies and times them (the command arrowagg-ladder).
 //
 // PTX, committed as ladder.ptx, made from this directory with the flags of
 // scripts/gen-ptx.sh:

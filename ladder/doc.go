@@ -6,7 +6,7 @@
 // up to arrowagg's own design, an order-preserving reduction for
 // non-commutative operators and the multi-pass "window" cascade of the C++
 // AMP reduction sample. The kernels and their descriptions are in
-// kernels/ladder.cu; `arrowagg ladder` prints the table.
+// kernels/ladder.cu; the command arrowagg-ladder prints the table.
 //
 // Each variant sums N random int32 values into an int64 and is checked
 // against the exact sum computed on the host; kernel 12 is also run with two

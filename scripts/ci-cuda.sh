@@ -33,7 +33,7 @@ echo "ci-cuda: running the kernels on the CPU (kernels/emu)"
 kernels/emu/run.sh "$tmp/emu"
 
 echo "ci-cuda: building with -tags cuda"
-go vet -tags cuda ./gpuagg/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg
+go vet -tags cuda ./gpuagg/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
 go build -tags cuda ./...
 go test -tags cuda -c -o "$tmp/cuda.test" ./gpuagg/cuda
 go test -tags cuda -c -o "$tmp/ladder.test" ./ladder
