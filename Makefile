@@ -46,8 +46,10 @@ testdata:
 clean:
 	rm -rf bin gpu-bin
 
-## kernels: regenerate the PTX of the CUDA kernels (CUDA toolkit)
+## kernels: regenerate kernels/policy.go from kernels/policy.h, then the PTX
+## of the CUDA kernels (CUDA toolkit)
 kernels:
+	$(GO) generate ./kernels
 	bash scripts/gen-ptx.sh
 
 ## cuda: the command with the CUDA backend, into bin/arrowagg-cuda

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # CI for the CUDA build on a machine without a GPU (Debian): installs the toolkit,
+# checks that kernels/policy.go is what kernels/policy.h generates,
 # regenerates the kernels' PTX and fails when it differs from the committed one,
 # runs the kernels on the CPU through their emulation harness (kernels/emu), and
 # compiles, without running, the cuda build and the cuda test binaries (a cuda
@@ -12,6 +13,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 scripts/install-cuda-toolkit.sh
+
+echo "ci-cuda: checking kernels/policy.go against kernels/policy.h"
+go test -count=1 ./kernels/...
 
 echo "ci-cuda: regenerating the PTX"
 tmp="$(mktemp -d)"
