@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
@@ -340,8 +341,7 @@ type partial struct {
 func newPartial(leaves []column.Leaf, aggs gpuagg.Agg) *partial {
 	p := &partial{leaves: leaves, aggs: aggs, states: make([]gpuagg.State, len(leaves)), plans: make([]gpuagg.ColumnPlan, len(leaves))}
 	for i, l := range leaves {
-		p.states[i] = gpuagg.NewState(l.Kind.Family())
-		p.states[i].Ordered = aggs&gpuagg.OrderedAggs != 0
+		p.states[i] = agg.New(l.Kind.Family(), aggs)
 		p.plans[i].Name = l.Name
 	}
 	return p
@@ -384,7 +384,7 @@ func (p *partial) addAccumulator(acc *gpuagg.Accumulator, at int64, byName map[s
 func (p *partial) results() []gpuagg.Result {
 	out := make([]gpuagg.Result, len(p.leaves))
 	for i, l := range p.leaves {
-		out[i] = p.states[i].Finalize(l.Name, l.Type, p.aggs)
+		out[i] = gpuagg.Finalize(&p.states[i], l.Name, l.Type, p.aggs)
 	}
 	return out
 }
@@ -463,7 +463,7 @@ func (p *partial) nullRest(present []column.Leaf) {
 	}
 	for i, l := range p.leaves {
 		if !has[l.Name] {
-			p.states[i].NullCount += p.rows
+			p.states[i].AddNulls(p.rows)
 		}
 	}
 }

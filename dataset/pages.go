@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
@@ -153,8 +154,10 @@ type pageValues struct {
 func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr file.PageReader, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
-	res.state = gpuagg.NewState(l.kind.Family())
-	res.state.Ordered = ordered
+	res.state = agg.New(l.kind.Family(), 0)
+	if ordered {
+		res.state = agg.New(l.kind.Family(), agg.Ordered)
+	}
 	res.plan = gpuagg.ColumnPlan{Backend: "cpu", Location: "host", Reason: pageReason}
 	width := l.kind.Width()
 	var dict column.View
@@ -275,7 +278,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *gpuagg.Engine, l *
 			}
 		}
 		if k == 0 {
-			res.state.NullCount += int64(m)
+			res.state.AddNulls(int64(m))
 			continue
 		}
 		v := column.View{Type: l.typ, Kind: l.kind, Len: k, Row: base + int64(lo)}
@@ -301,7 +304,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *gpuagg.Engine, l *
 			}
 			v.Values, v.Len, v.Validity, v.NullCount = s.spread, m, s.valid, m-k
 		} else {
-			res.state.NullCount += int64(m - k)
+			res.state.AddNulls(int64(m - k))
 		}
 		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
 			return err

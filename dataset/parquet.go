@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
@@ -290,8 +291,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
 	}
 	if rows == 0 {
-		res.state = gpuagg.NewState(l.page.kind.Family())
-		res.state.Ordered = r.aggs&gpuagg.OrderedAggs != 0
+		res.state = agg.New(l.page.kind.Family(), r.aggs)
 		return res, nil
 	}
 	off, n, err := chunkRange(r.pqf.meta, cc, size)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/schema"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
@@ -322,7 +323,7 @@ func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st gpuagg.State, e
 	if m.GetNumValues() != rows || rows < 0 {
 		return st, fmt.Errorf("%d values in %d rows", m.GetNumValues(), rows)
 	}
-	st = gpuagg.NewState(s.family)
+	st = agg.New(s.family, 0)
 	if rows == 0 {
 		return st, nil
 	}
@@ -343,9 +344,9 @@ func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st gpuagg.State, e
 	if s.required && nulls != 0 {
 		return st, fmt.Errorf("null count %d in a required column", nulls)
 	}
-	st.NullCount, st.Count = nulls, rows-nulls
-	if st.Count == 0 {
-		return st, nil
+	count := rows - nulls
+	if count == 0 {
+		return agg.Nulls(s.family, nulls), nil
 	}
 	if !stats.IsSetMinValue() || !stats.IsSetMaxValue() {
 		return st, errors.New("no min_value and max_value")
@@ -369,13 +370,13 @@ func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st gpuagg.State, e
 		if lo != hi { // how many of each is unknown
 			return st, errors.New("false and true values")
 		}
+		trues := int64(0)
 		if lo.u == 1 {
-			st.Sum = gpuagg.Int192From(st.Count)
+			trues = count
 		}
-		return st, nil
+		return agg.Bool(count, nulls, trues), nil
 	}
-	st.Min, st.Max = s.encode(lo), s.encode(hi)
-	return st, nil
+	return agg.Extremes(s.family, count, nulls, s.encode(lo), s.encode(hi)), nil
 }
 
 // planStats picks, per leaf, the row groups whose statistics answer the

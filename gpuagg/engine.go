@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/planner"
 )
@@ -153,12 +154,7 @@ func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
 	return out, nil
 }
 
-func (req Request) aggs() Agg {
-	if req.Aggs == 0 {
-		return AllAggs
-	}
-	return req.Aggs
-}
+func (req Request) aggs() Agg { return agg.Normalize(req.Aggs) }
 
 // Accumulator aggregates a stream of record batches of one schema into one
 // partial state per requested column. Batches are folded in the order they
@@ -188,8 +184,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 	a := &Accumulator{e: e, schema: schema, leaves: leaves, aggs: req.aggs(), states: make([]State, len(leaves)),
 		cols: make([]column.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves))}
 	for i, l := range leaves {
-		a.states[i] = NewState(l.Kind.Family())
-		a.states[i].Ordered = a.aggs&OrderedAggs != 0
+		a.states[i] = agg.New(l.Kind.Family(), a.aggs)
 	}
 	return a, nil
 }
@@ -302,7 +297,7 @@ func (a *Accumulator) Results() []Result {
 			out[i] = Result{Name: l.Name, Type: l.Type, Err: l.Err}
 			continue
 		}
-		out[i] = a.states[i].Finalize(l.Name, l.Type, a.aggs)
+		out[i] = Finalize(&a.states[i], l.Name, l.Type, a.aggs)
 	}
 	return out
 }

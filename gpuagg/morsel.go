@@ -13,10 +13,11 @@ import (
 // merged in order, so every result is the same for every GOMAXPROCS.
 const MorselSize = planner.MorselValues
 
-// accumulator is a visitor that writes its totals into a fresh State.
+// accumulator is a visitor whose totals, with the count and nulls of the
+// values it visited, make a partial State (agg's constructors).
 type accumulator interface {
 	visitor
-	flush(s *State)
+	flush(count, nulls int64) State
 }
 
 // morselAccs holds one reusable accumulator of each kind, so that aggregating
@@ -150,8 +151,7 @@ func (m *morselAccs) updateMorsel(s *State, v *column.View, lo, hi int) error {
 		c.setCareful() // lane 0 alone, per value: the lane structure is moot
 		visit(a, v.Validity, v.ValidityOffset, lo, hi)
 	}
-	a.flush(s)
-	s.Count, s.NullCount = n, int64(hi-lo)-n
+	*s = a.flush(n, int64(hi-lo)-n)
 	if m.byt.err != nil {
 		err, m.byt.err = m.byt.err, nil
 		return err
@@ -217,8 +217,7 @@ func (m *morselAccs) updateDict(s *State, v *column.View, lo, hi int) error {
 		c.setCareful()
 		visitIndices(v, a, lo, hi) //nolint:errcheck // same indices: checked above
 	}
-	a.flush(s)
-	s.Count, s.NullCount = n, int64(hi-lo)-n
+	*s = a.flush(n, int64(hi-lo)-n)
 	if m.byt.err != nil {
 		err, m.byt.err = m.byt.err, nil
 		return err

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 )
 
@@ -104,7 +105,7 @@ func dictIndex(v *column.View, i int) (int, error) {
 }
 
 // isExtreme reports whether e is the state's min (isMax false) or max.
-func (s *State) isExtreme(e element, isMax bool) bool {
+func isExtreme(s *State, e element, isMax bool) bool {
 	switch s.Family {
 	case column.FamilyBytes:
 		if isMax {
@@ -112,9 +113,9 @@ func (s *State) isExtreme(e element, isMax bool) bool {
 		}
 		return bytes.Equal(e.bytes, s.BMin)
 	case column.FamilyBool:
-		return e.enc[0] == s.boolExtreme(isMax)
+		return e.enc[0] == s.BoolExtreme(isMax)
 	case column.FamilyFloat:
-		x := s.floatExtreme(isMax)
+		x := s.FloatExtreme(isMax)
 		f := math.Float64frombits(e.enc[0])
 		if math.IsNaN(x) {
 			return math.IsNaN(f)
@@ -135,13 +136,22 @@ func (s *State) isExtreme(e element, isMax bool) bool {
 // orderedMorsel fills the ordered aggregates of the morsel state s, whose
 // other aggregates of elements [lo, hi) of v are final.
 func orderedMorsel(s *State, v *column.View, lo, hi int) error {
-	s.Ordered = true
-	if s.Count == 0 {
-		return nil
+	p := agg.NoPositions
+	if s.Count > 0 {
+		if err := positions(&p, s, v, lo, hi); err != nil {
+			return err
+		}
 	}
+	s.SetPositions(p)
+	return nil
+}
+
+// positions finds the positions of elements [lo, hi) of v, whose extremes
+// s has.
+func positions(p *agg.Positions, s *State, v *column.View, lo, hi int) error {
 	// first, then the first min and max: one forward scan that stops once
 	// all three are found.
-	for i := lo; i < hi && (s.FirstRow < 0 || s.MinRow < 0 || s.MaxRow < 0); i++ {
+	for i := lo; i < hi && (p.FirstRow < 0 || p.MinRow < 0 || p.MaxRow < 0); i++ {
 		e, ok, err := elementAt(v, i)
 		if err != nil {
 			return err
@@ -150,14 +160,14 @@ func orderedMorsel(s *State, v *column.View, lo, hi int) error {
 			continue
 		}
 		row := v.Row + int64(i)
-		if s.FirstRow < 0 {
-			s.FirstRow, s.First, s.BFirst = row, e.enc, append(s.BFirst[:0], e.bytes...)
+		if p.FirstRow < 0 {
+			p.FirstRow, p.First, p.BFirst = row, e.enc, e.bytes
 		}
-		if s.MinRow < 0 && s.isExtreme(e, false) {
-			s.MinRow = row
+		if p.MinRow < 0 && isExtreme(s, e, false) {
+			p.MinRow = row
 		}
-		if s.MaxRow < 0 && s.isExtreme(e, true) {
-			s.MaxRow = row
+		if p.MaxRow < 0 && isExtreme(s, e, true) {
+			p.MaxRow = row
 		}
 	}
 	for i := hi - 1; i >= lo; i-- {
@@ -166,7 +176,7 @@ func orderedMorsel(s *State, v *column.View, lo, hi int) error {
 			return err
 		}
 		if ok {
-			s.LastRow, s.Last, s.BLast = v.Row+int64(i), e.enc, append(s.BLast[:0], e.bytes...)
+			p.LastRow, p.Last, p.BLast = v.Row+int64(i), e.enc, e.bytes
 			break
 		}
 	}

@@ -49,8 +49,9 @@ type Result struct {
 	State State
 }
 
-// Finalize turns the state of a column of type dt into its requested results.
-func (s *State) Finalize(name string, dt arrow.DataType, aggs Agg) Result {
+// Finalize turns the state of a column of type dt into its requested results,
+// as Arrow scalars.
+func Finalize(s *State, name string, dt arrow.DataType, aggs Agg) Result {
 	vt := dt
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
@@ -62,24 +63,24 @@ func (s *State) Finalize(name string, dt arrow.DataType, aggs Agg) Result {
 		r.SumExact = s.Sum.Big()
 	}
 	if aggs.Has(Sum) {
-		r.Sum, r.SumOverflow = s.sumScalar(vt, has)
+		r.Sum, r.SumOverflow = sumScalar(s, vt, has)
 	}
 	if aggs.Has(Min) {
-		r.Min = s.extremeScalar(vt, has, s.Min, s.BMin, false)
+		r.Min = extremeScalar(s, vt, has, s.Min, s.BMin, false)
 	}
 	if aggs.Has(Max) {
-		r.Max = s.extremeScalar(vt, has, s.Max, s.BMax, true)
+		r.Max = extremeScalar(s, vt, has, s.Max, s.BMax, true)
 	}
 	if aggs.Has(Mean) {
-		r.Mean = s.meanScalar(vt, has)
+		r.Mean = meanScalar(s, vt, has)
 	}
 	if aggs&OrderedAggs != 0 && s.Ordered {
-		s.finalizeOrdered(&r, vt, has, aggs)
+		finalizeOrdered(s, &r, vt, has, aggs)
 	}
 	return r
 }
 
-func (s *State) finalizeOrdered(r *Result, vt arrow.DataType, has bool, aggs Agg) {
+func finalizeOrdered(s *State, r *Result, vt arrow.DataType, has bool, aggs Agg) {
 	valueAt := func(enc [2]uint64, b []byte) scalar.Scalar {
 		if s.Family == column.FamilyBool {
 			return scalar.NewBooleanScalar(enc[0] == 1)
@@ -92,7 +93,7 @@ func (s *State) finalizeOrdered(r *Result, vt arrow.DataType, has bool, aggs Agg
 			}
 			return scalar.NewFloat64Scalar(f)
 		}
-		return s.extremeScalar(vt, true, enc, b, false)
+		return extremeScalar(s, vt, true, enc, b, false)
 	}
 	row := func(r int64) scalar.Scalar {
 		if !has || r < 0 {
@@ -148,7 +149,7 @@ func meanApplies(dt arrow.DataType) bool {
 	return false
 }
 
-func (s *State) sumScalar(dt arrow.DataType, has bool) (scalar.Scalar, bool) {
+func sumScalar(s *State, dt arrow.DataType, has bool) (scalar.Scalar, bool) {
 	st := sumType(dt)
 	if st == nil {
 		return nil, false
@@ -200,7 +201,7 @@ func wideDecimalScalar(v Int192, scale int32) scalar.Scalar {
 	return scalar.NewDecimal256Scalar(decimal256.FromBigInt(v.Big()), &arrow.Decimal256Type{Precision: 76, Scale: scale})
 }
 
-func (s *State) meanScalar(dt arrow.DataType, has bool) scalar.Scalar {
+func meanScalar(s *State, dt arrow.DataType, has bool) scalar.Scalar {
 	if !meanApplies(dt) {
 		return nil
 	}
@@ -225,7 +226,7 @@ func (s *State) meanScalar(dt arrow.DataType, has bool) scalar.Scalar {
 }
 
 // extremeScalar makes the min (isMax false) or max scalar of type dt.
-func (s *State) extremeScalar(dt arrow.DataType, has bool, enc [2]uint64, b []byte, isMax bool) scalar.Scalar {
+func extremeScalar(s *State, dt arrow.DataType, has bool, enc [2]uint64, b []byte, isMax bool) scalar.Scalar {
 	if !has {
 		return scalar.MakeNullScalar(dt)
 	}

@@ -1,305 +1,53 @@
 package gpuagg
 
 import (
-	"bytes"
-	"math"
-
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 )
 
-// State is the partial aggregate of one column: the one definition of what the
-// aggregates are, whatever drives them. NewState initializes it, the update
-// loops of a backend fold values into it (the CPU loops in this package, the
-// CUDA kernels' per-thread states), Merge combines two partial states, and
-// Finalize turns it into results.
-//
-// Merge is associative and has NewState as identity, so partial states of
-// chunks, files, devices or machines can be combined in any grouping; the
-// engine always merges in a fixed order, which makes float results identical
-// from run to run whatever the thread count. A State is a plain value: copy it,
-// serialize it with MarshalBinary or AppendStates, merge it later.
-type State struct {
-	Family    column.Family
-	Count     int64 // valid (non-null) values
-	NullCount int64
+// The aggregate state and the aggregate set are package agg's; these names
+// keep the API of this package for its users.
 
-	// Sum is the exact sum of signed, unsigned and decimal values (unscaled) and
-	// the number of true values of a boolean column.
-	Sum Int192
+// State is the partial aggregate of one column (agg.State).
+type State = agg.State
 
-	// Float sums are compensated: the sum is FSum + FComp, where FComp gathers the
-	// rounding errors of every addition (error-free transformations, Neumaier).
-	// FSpecial is the plain sum of the non-finite values (infinities, NaN) and of
-	// partial sums that overflowed, 0 when there were none.
-	FSum, FComp, FSpecial float64
+// Int192 is the exact 192-bit integer of sums (agg.Int192).
+type Int192 = agg.Int192
 
-	// Min and Max in the family's encoding: signed int64 bits, unsigned uint64,
-	// float64 bits, decimal128 as {lo, hi}; unused for bool and bytes. Floats
-	// start at +Inf / -Inf and skip NaN, so Min > Max with Count > 0 means every
-	// valid value was NaN.
-	Min, Max [2]uint64
+// Agg is a set of aggregates (agg.Set).
+type Agg = agg.Set
 
-	// BMin and BMax are the bytewise extremes of a bytes column (owned copies),
-	// meaningful when Count > 0.
-	BMin, BMax []byte
+// The aggregates (agg's).
+const (
+	Sum       = agg.Sum
+	Min       = agg.Min
+	Max       = agg.Max
+	Count     = agg.Count
+	NullCount = agg.NullCount
+	Mean      = agg.Mean
+	First     = agg.First
+	Last      = agg.Last
+	ArgMin    = agg.ArgMin
+	ArgMax    = agg.ArgMax
 
-	// Ordered is set when the state also tracks the ordered aggregates: the
-	// first and last valid values with their rows, and the rows of the first
-	// occurrence of Min and Max. Rows count from the first row of the stream;
-	// -1 means none. Whatever order partial states are merged in, the result
-	// is the same: the earliest row wins ties.
-	Ordered           bool
-	FirstRow, LastRow int64
-	First, Last       [2]uint64 // in the Min/Max encoding
-	BFirst, BLast     []byte    // bytes columns
-	MinRow, MaxRow    int64
-}
+	// AllAggs is the default set: every unordered aggregate.
+	AllAggs = agg.Default
+	// OrderedAggs are the aggregates that depend on row order.
+	OrderedAggs = agg.Ordered
+)
 
-// NewState returns the empty state (the identity of Merge) of a family.
-func NewState(f column.Family) State {
-	s := State{Family: f, FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
-	switch f {
-	case column.FamilySigned:
-		s.Min[0], s.Max[0] = uint64(math.MaxInt64), 1<<63
-	case column.FamilyUnsigned:
-		s.Min[0], s.Max[0] = math.MaxUint64, 0
-	case column.FamilyFloat:
-		s.Min[0], s.Max[0] = math.Float64bits(math.Inf(1)), math.Float64bits(math.Inf(-1))
-	case column.FamilyDecimal:
-		// max decimal128: 2^127-1; min: -2^127
-		s.Min = [2]uint64{math.MaxUint64, math.MaxInt64}
-		s.Max = [2]uint64{0, 1 << 63}
-	}
-	return s
-}
+// NewState returns the empty state of a family (agg.New, without the ordered
+// aggregates).
+func NewState(f column.Family) State { return agg.New(f, 0) }
 
-// Merge folds o into s. Both must be of the same family.
-func (s *State) Merge(o *State) {
-	if s.Ordered || o.Ordered {
-		s.mergeOrdered(o)
-	}
-	wasEmpty := s.Count == 0
-	s.Count += o.Count
-	s.NullCount += o.NullCount
-	switch s.Family {
-	case column.FamilySigned:
-		s.Sum = s.Sum.Add(o.Sum)
-		s.Min[0] = uint64(min(int64(s.Min[0]), int64(o.Min[0])))
-		s.Max[0] = uint64(max(int64(s.Max[0]), int64(o.Max[0])))
-	case column.FamilyUnsigned:
-		s.Sum = s.Sum.Add(o.Sum)
-		s.Min[0] = min(s.Min[0], o.Min[0])
-		s.Max[0] = max(s.Max[0], o.Max[0])
-	case column.FamilyBool:
-		s.Sum = s.Sum.Add(o.Sum)
-	case column.FamilyDecimal:
-		s.Sum = s.Sum.Add(o.Sum)
-		if dec128Less(o.Min, s.Min) {
-			s.Min = o.Min
-		}
-		if dec128Less(s.Max, o.Max) {
-			s.Max = o.Max
-		}
-	case column.FamilyFloat:
-		s.addFloatPartial(o.FSum, o.FComp)
-		s.FSpecial += o.FSpecial
-		s.Min[0] = math.Float64bits(floatMin(math.Float64frombits(s.Min[0]), math.Float64frombits(o.Min[0])))
-		s.Max[0] = math.Float64bits(floatMax(math.Float64frombits(s.Max[0]), math.Float64frombits(o.Max[0])))
-	case column.FamilyBytes:
-		if o.Count > 0 {
-			if wasEmpty || bytes.Compare(o.BMin, s.BMin) < 0 {
-				s.BMin = append(s.BMin[:0], o.BMin...)
-			}
-			if wasEmpty || bytes.Compare(o.BMax, s.BMax) > 0 {
-				s.BMax = append(s.BMax[:0], o.BMax...)
-			}
-		}
-	}
-}
+// ParseAggs parses a comma-separated list of aggregate names (agg.Parse).
+func ParseAggs(s string) (Agg, error) { return agg.Parse(s) }
 
-// addFloatPartial adds the compensated pair (sum, comp) with an error-free
-// two-sum: the rounding error of sum+FSum goes into FComp.
-func (s *State) addFloatPartial(sum, comp float64) {
-	t := s.FSum + sum
-	if math.IsInf(t, 0) || math.IsNaN(t) {
-		// An infinity, a NaN or an overflow: the result is non-finite whatever
-		// the finite rest is, so only the special value is kept.
-		s.FSpecial += t
-		s.FSum = 0
-		s.FComp += comp
-		return
-	}
-	z := t - s.FSum
-	s.FComp += (s.FSum - (t - z)) + (sum - z) + comp
-	s.FSum = t
-}
+// Int192From returns x as an Int192.
+func Int192From(x int64) Int192 { return agg.Int192From(x) }
 
-// FloatSum returns the compensated float sum: NaN or ±Inf when non-finite values
-// were seen, else FSum + FComp rounded once.
-func (s *State) FloatSum() float64 {
-	if s.FSpecial != 0 || math.IsNaN(s.FSpecial) {
-		return s.FSpecial
-	}
-	return s.FSum + s.FComp
-}
+// Int192FromUint returns x as an Int192.
+func Int192FromUint(x uint64) Int192 { return agg.Int192FromUint(x) }
 
-// floatMin is min with -0 < +0; NaN never wins against a number (the update
-// loops never store NaN; the identity is +Inf).
-func floatMin(a, b float64) float64 {
-	if b < a || (b == a && math.Signbit(b)) {
-		return b
-	}
-	return a
-}
-
-// floatMax is max with +0 > -0.
-func floatMax(a, b float64) float64 {
-	if b > a || (b == a && !math.Signbit(b)) {
-		return b
-	}
-	return a
-}
-
-func dec128Less(a, b [2]uint64) bool {
-	if int64(a[1]) != int64(b[1]) {
-		return int64(a[1]) < int64(b[1])
-	}
-	return a[0] < b[0]
-}
-
-// mergeOrdered merges the ordered aggregates of o into s; it runs before the
-// extremes are merged, so it can compare them.
-func (s *State) mergeOrdered(o *State) {
-	s.Ordered = true
-	if o.FirstRow >= 0 && (s.FirstRow < 0 || o.FirstRow < s.FirstRow) {
-		s.FirstRow, s.First, s.BFirst = o.FirstRow, o.First, append(s.BFirst[:0], o.BFirst...)
-	}
-	if o.LastRow > s.LastRow {
-		s.LastRow, s.Last, s.BLast = o.LastRow, o.Last, append(s.BLast[:0], o.BLast...)
-	}
-	if o.Count == 0 {
-		return
-	}
-	if s.Count == 0 {
-		s.MinRow, s.MaxRow = o.MinRow, o.MaxRow
-		return
-	}
-	switch c := s.compareExtreme(o, false); {
-	case c > 0:
-		s.MinRow = o.MinRow
-	case c == 0:
-		s.MinRow = earliest(s.MinRow, o.MinRow)
-	}
-	switch c := s.compareExtreme(o, true); {
-	case c < 0:
-		s.MaxRow = o.MaxRow
-	case c == 0:
-		s.MaxRow = earliest(s.MaxRow, o.MaxRow)
-	}
-}
-
-func earliest(a, b int64) int64 {
-	if a < 0 || (b >= 0 && b < a) {
-		return b
-	}
-	return a
-}
-
-// compareExtreme compares s's Min (or Max) with o's in the family's order
-// (-0 < +0 for floats; NaN, reported only when every value is NaN, counts as
-// the largest for min and the smallest for max, so that a number wins).
-func (s *State) compareExtreme(o *State, isMax bool) int {
-	a, b := s.Min, o.Min
-	ab, bb := s.BMin, o.BMin
-	if isMax {
-		a, b, ab, bb = s.Max, o.Max, s.BMax, o.BMax
-	}
-	switch s.Family {
-	case column.FamilySigned:
-		return cmp3(int64(a[0]), int64(b[0]))
-	case column.FamilyUnsigned:
-		return cmp3(a[0], b[0])
-	case column.FamilyDecimal:
-		if dec128Less(a, b) {
-			return -1
-		}
-		if dec128Less(b, a) {
-			return 1
-		}
-		return 0
-	case column.FamilyBool:
-		// min is true only when every value is true; max true when any is.
-		am, bm := s.boolExtreme(isMax), o.boolExtreme(isMax)
-		return cmp3(am, bm)
-	case column.FamilyBytes:
-		return bytes.Compare(ab, bb)
-	case column.FamilyFloat:
-		fa, fb := s.floatExtreme(isMax), o.floatExtreme(isMax)
-		return cmp3(floatKey(fa, isMax), floatKey(fb, isMax))
-	}
-	return 0
-}
-
-func cmp3[T int64 | uint64](a, b T) int { // like cmp.Compare, without NaN
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// boolExtreme is the min (isMax false) or max of a bool state as 0 or 1.
-func (s *State) boolExtreme(isMax bool) uint64 {
-	trues := s.Sum[0]
-	if isMax {
-		if trues > 0 {
-			return 1
-		}
-		return 0
-	}
-	if int64(trues) == s.Count {
-		return 1
-	}
-	return 0
-}
-
-// floatExtreme is the reported min or max of a float state (NaN when every
-// value is NaN).
-func (s *State) floatExtreme(isMax bool) float64 {
-	if math.Float64frombits(s.Min[0]) > math.Float64frombits(s.Max[0]) {
-		return math.NaN()
-	}
-	if isMax {
-		return math.Float64frombits(s.Max[0])
-	}
-	return math.Float64frombits(s.Min[0])
-}
-
-// floatKey maps a float to an order-preserving unsigned key with -0 < +0;
-// NaN maps past the end that makes it lose (largest for min, smallest for
-// max).
-func floatKey(f float64, isMax bool) uint64 {
-	if math.IsNaN(f) {
-		if isMax {
-			return 0
-		}
-		return math.MaxUint64
-	}
-	u := math.Float64bits(f)
-	if u>>63 == 1 {
-		return ^u
-	}
-	return u | 1<<63
-}
-
-// ShiftRows moves the state's rows by n: for a partial state of a part of a
-// stream that starts at row n.
-func (s *State) ShiftRows(n int64) {
-	for _, r := range []*int64{&s.FirstRow, &s.LastRow, &s.MinRow, &s.MaxRow} {
-		if *r >= 0 {
-			*r += n
-		}
-	}
-}
+// Int192From128 returns the 128-bit two's-complement value hi:lo as an Int192.
+func Int192From128(lo uint64, hi int64) Int192 { return agg.Int192From128(lo, hi) }

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"unsafe"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 )
 
@@ -178,7 +179,7 @@ func (a *signedAcc[T]) kernel(lo, hi int, valid []byte) bool {
 	return true
 }
 
-func (a *signedAcc[T]) flush(s *State) { // s is fresh
+func (a *signedAcc[T]) flush(count, nulls int64) State {
 	var sum Int192
 	if unsafe.Sizeof(T(0)) == 8 {
 		// sumHi * 2^32 + sumLo, in 192 bits
@@ -188,9 +189,7 @@ func (a *signedAcc[T]) flush(s *State) { // s is fresh
 	} else {
 		sum = Int192From(int64(a.sumLo))
 	}
-	s.Sum = s.Sum.Add(sum)
-	s.Min[0] = uint64(min(int64(s.Min[0]), a.min))
-	s.Max[0] = uint64(max(int64(s.Max[0]), a.max))
+	return agg.Signed(count, nulls, sum, a.min, a.max)
 }
 
 // unsignedAcc accumulates unsigned integers; 64-bit values are split like the
@@ -286,11 +285,9 @@ func (a *unsignedAcc[T]) kernel(lo, hi int, valid []byte) bool {
 	return true
 }
 
-func (a *unsignedAcc[T]) flush(s *State) {
+func (a *unsignedAcc[T]) flush(count, nulls int64) State {
 	hi := Int192{a.sumHi << 32, a.sumHi >> 32, 0}
-	s.Sum = s.Sum.Add(hi).Add(Int192FromUint(a.sumLo))
-	s.Min[0] = min(s.Min[0], a.min)
-	s.Max[0] = max(s.Max[0], a.max)
+	return agg.Unsigned(count, nulls, hi.Add(Int192FromUint(a.sumLo)), a.min, a.max)
 }
 
 // The lanes of float sums are canonical, shared by the Go loops and the SIMD
@@ -456,8 +453,8 @@ func (a *floatAcc[T]) sparse(base int, w uint64) {
 }
 
 func (a *floatAcc[T]) addCareful(x float64) {
-	a.min = floatMin(a.min, x) // NaN never wins
-	a.max = floatMax(a.max, x)
+	a.min = agg.FloatMin(a.min, x) // NaN never wins
+	a.max = agg.FloatMax(a.max, x)
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		a.special += x
 		return
@@ -491,15 +488,8 @@ func (a *floatAcc[T]) needsCareful() bool {
 	return !a.finite() || a.min == 0 || a.max == 0
 }
 
-func (a *floatAcc[T]) flush(s *State) {
-	for k := range a.l.s {
-		s.addFloatPartial(a.l.s[k], a.l.c[k])
-	}
-	if a.special != 0 || math.IsNaN(a.special) {
-		s.FSpecial += a.special
-	}
-	s.Min[0] = math.Float64bits(floatMin(math.Float64frombits(s.Min[0]), a.min))
-	s.Max[0] = math.Float64bits(floatMax(math.Float64frombits(s.Max[0]), a.max))
+func (a *floatAcc[T]) flush(count, nulls int64) State {
+	return agg.FloatLanes(count, nulls, a.l.s[:], a.l.c[:], a.special, a.min, a.max)
 }
 
 // decimalAcc accumulates decimal128 values (stored as {lo, hi} words) into a
@@ -511,17 +501,17 @@ type decimalAcc struct {
 }
 
 func (a *decimalAcc) reset(vals []uint64) {
-	e := NewState(column.FamilyDecimal)
+	e := agg.New(column.FamilyDecimal, 0)
 	*a = decimalAcc{vals: vals, min: e.Min, max: e.Max}
 }
 
 func (a *decimalAcc) one(i int) {
 	x := [2]uint64{a.vals[2*i], a.vals[2*i+1]}
 	a.sum = a.sum.Add(Int192From128(x[0], int64(x[1])))
-	if dec128Less(x, a.min) {
+	if agg.Decimal128Less(x, a.min) {
 		a.min = x
 	}
-	if dec128Less(a.max, x) {
+	if agg.Decimal128Less(a.max, x) {
 		a.max = x
 	}
 }
@@ -538,8 +528,8 @@ func (a *decimalAcc) sparse(base int, w uint64) {
 	}
 }
 
-func (a *decimalAcc) flush(s *State) {
-	s.Sum, s.Min, s.Max = a.sum, a.min, a.max
+func (a *decimalAcc) flush(count, nulls int64) State {
+	return agg.Decimal(count, nulls, a.sum, a.min, a.max)
 }
 
 // boolAcc counts the true values of a boolean column (its sum); min and max
@@ -560,7 +550,7 @@ func (a *boolAcc) sparse(base int, w uint64) {
 	a.trues += int64(bits.OnesCount64(loadBits(a.values, a.off+base, 64) & w))
 }
 
-func (a *boolAcc) flush(s *State) { s.Sum = Int192FromUint(uint64(a.trues)) }
+func (a *boolAcc) flush(count, nulls int64) State { return agg.Bool(count, nulls, a.trues) }
 
 // bytesAcc tracks the bytewise min and max of a string or binary column. The
 // extremes borrow the input until flush copies them into the state.
@@ -616,9 +606,6 @@ func (a *bytesAcc) sparse(base int, w uint64) {
 	}
 }
 
-func (a *bytesAcc) flush(s *State) {
-	if a.seen {
-		s.BMin = append(s.BMin[:0], a.min...)
-		s.BMax = append(s.BMax[:0], a.max...)
-	}
+func (a *bytesAcc) flush(count, nulls int64) State {
+	return agg.Bytes(count, nulls, a.min, a.max)
 }

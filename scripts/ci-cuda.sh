@@ -39,6 +39,7 @@ kernels/emu/run.sh "$tmp/emu"
 echo "ci-cuda: building with -tags cuda"
 go vet -tags cuda ./gpuagg/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
 go build -tags cuda ./...
+ARROWAGG_REQUIRE_CUDA=1 go test -count=1 -run TestNoStateFieldWritesOutsideAgg ./agg
 go test -tags cuda -c -o "$tmp/cuda.test" ./gpuagg/cuda
 go test -tags cuda -c -o "$tmp/ladder.test" ./ladder
 if compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then

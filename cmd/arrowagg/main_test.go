@@ -344,7 +344,7 @@ func TestBadInput(t *testing.T) {
 		{"stdin is not a stream", []string{"-"}, env{stdin: strings.NewReader("hello, world\n")}, `stdin: reading an Arrow IPC stream: .+`},
 		{"empty stdin", []string{"-"}, env{}, `stdin: reading an Arrow IPC stream: .+`},
 		{"unknown flag", []string{"--frobnicate", pq}, env{}, `unknown flag: --frobnicate`},
-		{"bad aggregate", []string{"-a", "sum,median", pq}, env{}, `--aggs: unknown aggregate "median" \(want any of sum, min, max, count, null_count, mean, first, last, arg_min, arg_max\)`},
+		{"bad aggregate", []string{"-a", "sum,median", pq}, env{}, `--aggs: unknown aggregate "median" \(want any of count, null_count, sum, min, max, mean, first, last, arg_min, arg_max\)`},
 		{"bad format", []string{"--format", "xml", pq}, env{}, `--format: unknown format "xml" \(want table, json or csv\)`},
 		{"bad device", []string{"--device", "tpu", pq}, env{}, `--device: unknown device "tpu" \(want auto, cpu or gpu\)`},
 		{"bad progress", []string{"--progress", "sometimes", pq}, env{}, `--progress: unknown mode "sometimes" \(want auto, always or never\)`},

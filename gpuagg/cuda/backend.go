@@ -420,9 +420,8 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*gp
 		}
 	}
 	local := make([]gpuagg.State, len(views))
-	for i, v := range views {
-		local[i] = gpuagg.NewState(v.Kind.Family())
-		local[i].Ordered = states[i].Ordered
+	for i := range views {
+		local[i] = states[i].Identity()
 	}
 	if err := b.updatePacked(ctx, views, packed, local); err != nil {
 		return err

@@ -166,7 +166,7 @@ func TestFloatSemantics(t *testing.T) {
 				} else {
 					require.Equal(t, want, sum, name)
 				}
-				r := s.Finalize("x", dt, gpuagg.AllAggs)
+				r := gpuagg.Finalize(&s, "x", dt, gpuagg.AllAggs)
 				if math.IsNaN(tc.min) {
 					require.True(t, math.Float64frombits(s.Min[0]) > math.Float64frombits(s.Max[0]), "%s: all NaN must leave Min > Max", name)
 				} else {

@@ -10,6 +10,7 @@ import (
 
 	"gorgonia.org/cu"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 	"github.com/arrowagg/arrowagg/kernels"
@@ -177,42 +178,27 @@ func resultBytes(k column.Kind, ordered bool) int64 {
 }
 
 // decode turns the state words of a launch over n elements of kind k into a
-// gpuagg.State (the word layouts are documented in kernels/agg.cu).
+// partial state (the word layouts are documented in kernels/agg.cu).
 func decode(k column.Kind, n int64, w []uint64) gpuagg.State {
-	s := gpuagg.NewState(k.Family())
-	var count uint64
 	switch k.Family() {
 	case column.FamilySigned:
-		s.Sum = gpuagg.Int192From128(w[0], int64(w[1]))
-		count = w[4]
-		if count > 0 {
-			s.Min[0], s.Max[0] = w[2], w[3]
-		}
+		count := int64(w[4])
+		return agg.Signed(count, n-count, gpuagg.Int192From128(w[0], int64(w[1])), int64(w[2]), int64(w[3]))
 	case column.FamilyUnsigned:
-		s.Sum = gpuagg.Int192{w[0], w[1], 0}
-		count = w[4]
-		if count > 0 {
-			s.Min[0], s.Max[0] = w[2], w[3]
-		}
+		count := int64(w[4])
+		return agg.Unsigned(count, n-count, gpuagg.Int192{w[0], w[1], 0}, w[2], w[3])
 	case column.FamilyFloat:
-		s.FSum = math.Float64frombits(w[0])
-		s.FComp = math.Float64frombits(w[1])
-		s.FSpecial = math.Float64frombits(w[2])
-		s.Min[0], s.Max[0] = unkey(w[3]), unkey(w[4])
-		count = w[5]
+		count := int64(w[5])
+		return agg.Float(count, n-count, math.Float64frombits(w[0]), math.Float64frombits(w[1]),
+			math.Float64frombits(w[2]), math.Float64frombits(unkey(w[3])), math.Float64frombits(unkey(w[4])))
 	case column.FamilyDecimal:
-		s.Sum = gpuagg.Int192{w[0], w[1], w[2]}
-		count = w[7]
-		if count > 0 {
-			s.Min, s.Max = [2]uint64{w[3], w[4]}, [2]uint64{w[5], w[6]}
-		}
+		count := int64(w[7])
+		return agg.Decimal(count, n-count, gpuagg.Int192{w[0], w[1], w[2]}, [2]uint64{w[3], w[4]}, [2]uint64{w[5], w[6]})
 	case column.FamilyBool:
-		s.Sum = gpuagg.Int192FromUint(w[0])
-		count = w[1]
+		count := int64(w[1])
+		return agg.Bool(count, n-count, int64(w[0]))
 	}
-	s.Count = int64(count)
-	s.NullCount = n - s.Count
-	return s
+	return agg.Nulls(k.Family(), n)
 }
 
 // unkey turns a float order key of the kernels back into float64 bits.
@@ -225,19 +211,21 @@ func unkey(k uint64) uint64 {
 // indices (noRow for none) of the first and last valid values, of the first
 // minimum and maximum, then the storage bits of the first and last values.
 func decodeOrdered(s *gpuagg.State, k column.Kind, row0 int64, w []uint64) error {
-	s.Ordered = true
 	found := func(i uint64) bool { return i != noRow }
 	if found(w[0]) != (s.Count > 0) || found(w[1]) != (s.Count > 0) || found(w[2]) != (s.Count > 0) ||
 		found(w[3]) != (s.Count > 0) {
 		return fmt.Errorf("ordered kernel %s: rows %d, %d, %d, %d for %d valid values", specs[k].ordered,
 			int64(w[0]), int64(w[1]), int64(w[2]), int64(w[3]), s.Count)
 	}
-	if s.Count == 0 {
-		return nil
+	p := agg.NoPositions
+	if s.Count > 0 {
+		p = agg.Positions{
+			FirstRow: row0 + int64(w[0]), First: encodeRaw(k, w[4], w[5]),
+			LastRow: row0 + int64(w[1]), Last: encodeRaw(k, w[6], w[7]),
+			MinRow: row0 + int64(w[2]), MaxRow: row0 + int64(w[3]),
+		}
 	}
-	s.FirstRow, s.First = row0+int64(w[0]), encodeRaw(k, w[4], w[5])
-	s.LastRow, s.Last = row0+int64(w[1]), encodeRaw(k, w[6], w[7])
-	s.MinRow, s.MaxRow = row0+int64(w[2]), row0+int64(w[3])
+	s.SetPositions(p)
 	return nil
 }
 

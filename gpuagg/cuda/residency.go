@@ -5,6 +5,7 @@ package cuda
 import (
 	"context"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
@@ -47,8 +48,7 @@ func (d deviceColumn) Update(ctx context.Context, s *gpuagg.State, row int64) er
 	if row == d.row || !s.Ordered {
 		return d.Column.Update(ctx, s)
 	}
-	part := gpuagg.NewState(d.kind.Family())
-	part.Ordered = true
+	part := agg.New(d.kind.Family(), agg.Ordered)
 	if err := d.Column.Update(ctx, &part); err != nil {
 		return err
 	}

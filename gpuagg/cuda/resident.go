@@ -144,8 +144,7 @@ func (c *Column) Aggregate(ctx context.Context) (gpuagg.State, error) {
 // the ordered aggregates when s.Ordered is set, rows counted from the
 // view's Row. s is left untouched when it fails.
 func (c *Column) Update(ctx context.Context, s *gpuagg.State) error {
-	local := gpuagg.NewState(c.kind.Family())
-	local.Ordered = s.Ordered
+	local := s.Identity()
 	err := c.b.d.do(func() (err error) {
 		defer func() { err = c.b.settle(err) }()
 		if !c.live() {

@@ -1,4 +1,4 @@
-package gpuagg
+package agg
 
 import (
 	"math/big"

@@ -1,0 +1,141 @@
+package agg
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// marshal is the state's serialized form: a deep snapshot of every field.
+func marshal(t *testing.T, s State) []byte {
+	t.Helper()
+	b, err := s.MarshalBinary()
+	require.NoError(t, err)
+	return b
+}
+
+// sample returns partial states of family f, with and without the ordered
+// aggregates, whose extremes and ends differ from state to state.
+func sample(f column.Family) []State {
+	var out []State
+	for i, v := range []int64{7, -3, 12, 5} {
+		var s State
+		switch f {
+		case column.FamilySigned:
+			s = Signed(2, 1, Int192From(2*v), v, v+1)
+		case column.FamilyUnsigned:
+			s = Unsigned(2, 1, Int192From(2*(v+3)), uint64(v+3), uint64(v+4))
+		case column.FamilyFloat:
+			s = Float(2, 1, float64(v)/3, 1e-20, 0, float64(v), float64(v)+0.5)
+		case column.FamilyDecimal:
+			s = Decimal(2, 1, Int192From(2*v), [2]uint64{uint64(v), uint64(v >> 63)}, [2]uint64{uint64(v + 1), uint64(v >> 63)})
+		case column.FamilyBool:
+			s = Bool(2, 1, int64(i%3))
+		case column.FamilyBytes:
+			s = Bytes(2, 1, []byte{byte('m' + v), 'x'}, []byte{byte('n' + v), 'y', 'z'})
+		}
+		if i%2 == 1 {
+			b := []byte{byte('a' + i), 'q'}
+			s.SetPositions(Positions{FirstRow: int64(10 * i), LastRow: int64(10*i + 1), First: [2]uint64{uint64(i)},
+				Last: [2]uint64{uint64(i + 1)}, BFirst: b, BLast: b, MinRow: int64(10 * i), MaxRow: int64(10*i + 1)})
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+var families = []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat,
+	column.FamilyDecimal, column.FamilyBool, column.FamilyBytes}
+
+// Merging into a copy of a state must leave the original as it was: a State
+// is a plain value. Merge once wrote a bytes column's new extremes (and first
+// and last values) into the original's buffers.
+func TestMergeIntoCopyLeavesOriginal(t *testing.T) {
+	for _, f := range families {
+		states := sample(f)
+		for i := range states {
+			for j := range states {
+				orig := New(f, Ordered)
+				orig.Merge(&states[i])
+				before := marshal(t, orig)
+				cp := orig
+				cp.Merge(&states[j])
+				cp.AddNulls(3)
+				cp.ShiftRows(100)
+				require.Equal(t, before, marshal(t, orig), "%s: merging state %d into a copy of state %d changed the original", f, j, i)
+				// and the other way round: the merged-in state is untouched
+				o := states[j]
+				ob := marshal(t, o)
+				cp2 := orig
+				cp2.Merge(&o)
+				require.Equal(t, ob, marshal(t, o))
+			}
+		}
+	}
+}
+
+// The case of the report: an accumulator's string column with min "mmm";
+// a program merges a state with min "aaa" into the copy it was handed.
+func TestMergeIntoCopyBytesMin(t *testing.T) {
+	acc := New(column.FamilyBytes, 0)
+	part := Bytes(1, 0, []byte("mmm"), []byte("mmm"))
+	acc.Merge(&part)
+	handed := acc // what Results()[0].State gives a program
+	other := Bytes(1, 0, []byte("aaa"), []byte("aaa"))
+	handed.Merge(&other)
+	require.Equal(t, "aaa", string(handed.BMin))
+	require.Equal(t, "mmm", string(acc.BMin), "merging into a copy rewrote the accumulator's min")
+	require.Equal(t, "mmm", string(acc.BMax))
+}
+
+func TestConstructorsWithoutValuesAreIdentity(t *testing.T) {
+	for _, f := range families {
+		id := New(f, 0)
+		var s State
+		switch f {
+		case column.FamilySigned:
+			s = Signed(0, 4, Int192From(9), 1, 2)
+		case column.FamilyUnsigned:
+			s = Unsigned(0, 4, Int192From(9), 1, 2)
+		case column.FamilyFloat:
+			s = Float(0, 4, 1, 2, 3, 1, 2)
+		case column.FamilyDecimal:
+			s = Decimal(0, 4, Int192From(9), [2]uint64{1}, [2]uint64{2})
+		case column.FamilyBool:
+			s = Bool(0, 4, 3)
+		case column.FamilyBytes:
+			s = Bytes(0, 4, []byte("a"), []byte("b"))
+		}
+		id.AddNulls(4)
+		require.Equal(t, marshal(t, id), marshal(t, s), "%s", f)
+		require.Equal(t, marshal(t, Nulls(f, 4)), marshal(t, s), "%s", f)
+	}
+}
+
+func TestFloatLanesMatchesMerges(t *testing.T) {
+	sums := []float64{1e16, 1, -1e16, 3.5}
+	comps := []float64{0, 1e-17, 0, 0}
+	s := FloatLanes(4, 0, sums, comps, math.Inf(1), -2, 7)
+	require.True(t, math.IsInf(s.FloatSum(), 1))
+	s = FloatLanes(4, 0, sums, comps, 0, -2, 7)
+	require.Equal(t, 4.5, s.FloatSum())
+	require.Equal(t, -2.0, s.FloatExtreme(false))
+	require.Equal(t, 7.0, s.FloatExtreme(true))
+}
+
+func TestSetParseAndNames(t *testing.T) {
+	s, err := Parse("sum, MAX,count")
+	require.NoError(t, err)
+	require.Equal(t, Sum|Max|Count, s)
+	require.Equal(t, "count,sum,max", s.String())
+	_, err = Parse("avg")
+	require.ErrorContains(t, err, "unknown aggregate")
+	_, err = Parse(" , ")
+	require.Error(t, err)
+	require.Equal(t, Default, Normalize(0))
+	require.Equal(t, Sum, Normalize(Sum))
+	require.Len(t, AllNames(), 10)
+}
