@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/text/width"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
 
@@ -69,13 +70,8 @@ type row struct {
 	vals      []value
 }
 
-// aggs is the requested set (AllAggs when none was named).
-func (r Report) aggs() gpuagg.Agg {
-	if r.Aggs == 0 {
-		return gpuagg.AllAggs
-	}
-	return r.Aggs
-}
+// aggs is the requested set (agg.Normalize: the default when none was named).
+func (r Report) aggs() gpuagg.Agg { return agg.Normalize(r.Aggs) }
 
 func (r Report) rows() ([]row, error) {
 	aggs := r.aggs()
@@ -239,10 +235,7 @@ func displayWidth(s string) int {
 }
 
 func writeTable(b *bytes.Buffer, r Report, rows []row) {
-	aggs := r.Aggs
-	if aggs == 0 {
-		aggs = gpuagg.AllAggs
-	}
+	aggs := r.aggs()
 	header := []string{"column", "type"}
 	var shown []int
 	for j, a := range aggOrder {

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
 
@@ -37,15 +38,22 @@ func numberOf(s string) value { return value{number, s} }
 
 func textOf(s string) value { return value{text, s} }
 
-// Aggregate names, in output order.
-var aggOrder = []struct {
+// aggOrder are the aggregates in output order, with their names (agg's one
+// table).
+var aggOrder = func() []struct {
 	agg  gpuagg.Agg
 	name string
-}{
-	{gpuagg.Count, "count"}, {gpuagg.NullCount, "null_count"}, {gpuagg.Sum, "sum"},
-	{gpuagg.Min, "min"}, {gpuagg.Max, "max"}, {gpuagg.Mean, "mean"},
-	{gpuagg.First, "first"}, {gpuagg.Last, "last"}, {gpuagg.ArgMin, "arg_min"}, {gpuagg.ArgMax, "arg_max"},
-}
+} {
+	each := agg.Each()
+	out := make([]struct {
+		agg  gpuagg.Agg
+		name string
+	}, len(each))
+	for i, a := range each {
+		out[i].agg, out[i].name = a, a.Name()
+	}
+	return out
+}()
 
 // listed reports whether the JSON and CSV outputs have a field for aggregate
 // a: the six base aggregates always (null when not requested), the ordered
