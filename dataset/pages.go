@@ -187,10 +187,11 @@ func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage)
 func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
-	res.state = agg.New(l.kind.Family(), 0)
+	set := agg.Default
 	if ordered {
-		res.state = agg.New(l.kind.Family(), agg.Ordered)
+		set = agg.All
 	}
+	res.state = agg.New(l.kind.Family(), set)
 	res.plan = gpuagg.ColumnPlan{Backend: "cpu", Location: "host", Reason: pageReason}
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {

@@ -302,7 +302,7 @@ func (e *Engine) gpuTakes(v *column.View, s *State) bool {
 	if e.gpu == nil || !e.gpu.Handles(v) {
 		return false
 	}
-	if s.Ordered {
+	if s.Ordered() {
 		o, ok := e.gpu.(OrderedGPU)
 		return ok && o.SupportsOrdered()
 	}
@@ -406,8 +406,7 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*St
 				cv, cs, ci = append(cv, v), append(cs, states[i]), append(ci, i)
 				continue
 			}
-			part := NewState(v.Kind.Family())
-			part.Ordered = states[i].Ordered
+			part := states[i].Identity()
 			splits = append(splits, part)
 			gv, gi = append(gv, subView(v, 0, k)), append(gi, i)
 			cv, ci = append(cv, subView(v, k, v.Len)), append(ci, i)
@@ -434,8 +433,7 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*St
 		own := make([]State, len(gs))
 		gpuStates = make([]*State, len(gs))
 		for j, s := range gs {
-			own[j] = NewState(s.Family)
-			own[j].Ordered = s.Ordered
+			own[j] = s.Identity()
 			gpuStates[j] = &own[j]
 		}
 	}

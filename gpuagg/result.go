@@ -50,12 +50,14 @@ type Result struct {
 }
 
 // Finalize turns the state of a column of type dt into its requested results,
-// as Arrow scalars.
+// as Arrow scalars; an aggregate the state does not track (State.Tracks) is
+// left unset, as if not requested.
 func Finalize(s *State, name string, dt arrow.DataType, aggs Agg) Result {
 	vt := dt
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
 	}
+	aggs &= s.Tracks | Count | NullCount // what the state does not know is not reported
 	r := Result{Name: name, Type: dt, State: *s}
 	r.Count, r.NullCount = s.Count, s.NullCount
 	has := s.Count > 0
@@ -74,7 +76,7 @@ func Finalize(s *State, name string, dt arrow.DataType, aggs Agg) Result {
 	if aggs.Has(Mean) {
 		r.Mean = meanScalar(s, vt, has)
 	}
-	if aggs&OrderedAggs != 0 && s.Ordered {
+	if aggs&OrderedAggs != 0 && s.Ordered() {
 		finalizeOrdered(s, &r, vt, has, aggs)
 	}
 	return r

@@ -234,13 +234,11 @@ func benchResident(b *testing.B, ordered bool) {
 // checkAgainstCPU makes sure the benchmarked kernels compute the right
 // thing (with ordered, the ordered aggregates too).
 func checkAgainstCPU(b *testing.B, v *column.View, col *Column, ordered bool) {
-	got := gpuagg.NewState(v.Kind.Family())
-	got.Ordered = ordered
+	got := newState(v, ordered)
 	if err := col.Update(context.Background(), &got); err != nil {
 		b.Fatal(err)
 	}
-	want := gpuagg.NewState(v.Kind.Family())
-	want.Ordered = ordered
+	want := newState(v, ordered)
 	cpu := &gpuagg.CPU{Threads: runtime.GOMAXPROCS(0)}
 	if err := cpu.Update(context.Background(), []*column.View{v}, []*gpuagg.State{&want}); err != nil {
 		b.Fatal(err)

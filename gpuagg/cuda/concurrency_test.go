@@ -159,7 +159,7 @@ func TestConcurrentEngine(t *testing.T) {
 				continue
 			}
 			requireSame(t, v, w, got, "%s column %d", name, i)
-			require.Equal(t, task.ordered, got.Ordered, name)
+			require.Equal(t, task.ordered, got.Ordered(), name)
 			if task.ordered {
 				requireSameOrdered(t, w, got, "%s column %d", name, i)
 			}
@@ -219,8 +219,7 @@ func runConcTask(ctx context.Context, task *concTask, g int, cpuEng, eng *gpuagg
 			return err
 		}
 		v.Row = lo
-		want := gpuagg.NewState(v.Kind.Family())
-		want.Ordered = task.ordered
+		want := newState(&v, task.ordered)
 		got := want
 		cpu := &gpuagg.CPU{Threads: 2}
 		if err := cpu.Update(ctx, []*column.View{&v}, []*gpuagg.State{&want}); err != nil {

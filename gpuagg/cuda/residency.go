@@ -45,10 +45,10 @@ type deviceColumn struct{ *Column }
 // uploaded, so does this, with the rows of that state moved: the result is
 // the same as Column.Update's of a column uploaded with that row.
 func (d deviceColumn) Update(ctx context.Context, s *gpuagg.State, row int64) error {
-	if row == d.row || !s.Ordered {
+	if row == d.row || !s.Ordered() {
 		return d.Column.Update(ctx, s)
 	}
-	part := agg.New(d.kind.Family(), agg.Ordered)
+	part := agg.New(d.kind.Family(), agg.All)
 	if err := d.Column.Update(ctx, &part); err != nil {
 		return err
 	}

@@ -141,7 +141,7 @@ func (c *Column) Aggregate(ctx context.Context) (gpuagg.State, error) {
 }
 
 // Update folds the column into s, like Backend.Update for its view: with
-// the ordered aggregates when s.Ordered is set, rows counted from the
+// the ordered aggregates when s.Ordered() is set, rows counted from the
 // view's Row. s is left untouched when it fails.
 func (c *Column) Update(ctx context.Context, s *gpuagg.State) error {
 	local := s.Identity()
@@ -157,18 +157,18 @@ func (c *Column) Update(ctx context.Context, s *gpuagg.State) error {
 				return err
 			}
 			n := min(step, uint64(c.n)-lo)
-			if err := c.launch(ln.stream, &ln.sc, lo, n, s.Ordered); err != nil {
+			if err := c.launch(ln.stream, &ln.sc, lo, n, s.Ordered()); err != nil {
 				return err
 			}
 			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), slotWords)
-			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered), ln.stream); err != nil {
+			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered()), ln.stream); err != nil {
 				return fmt.Errorf("copying the state to the host: %w", err)
 			}
 			if err := c.b.d.syncStream(ln.stream); err != nil {
 				return fmt.Errorf("running %s: %w", specs[c.kind].name, err)
 			}
 			part := decode(c.kind, int64(n), w[:specs[c.kind].words])
-			if s.Ordered {
+			if s.Ordered() {
 				if err := decodeOrdered(&part, c.kind, c.row+int64(lo), w[maxWords:]); err != nil {
 					return err
 				}
