@@ -158,7 +158,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr
 	if ordered {
 		res.state = agg.New(l.kind.Family(), agg.Ordered)
 	}
-	res.plan = gpuagg.ColumnPlan{Backend: "cpu", Location: "host", Reason: pageReason}
+	res.plan = gpuagg.ColumnPlan{Source: gpuagg.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	width := l.kind.Width()
 	var dict column.View
 	hasDict := false

@@ -267,7 +267,7 @@ func TestPagePathMatchesArrowDecode(t *testing.T) {
 					}
 					for i, p := range sum.Plan {
 						assert.Equal(t, paged[p.Name], p.Reason == pageReason, "%s: %s", p.Name, p.Reason)
-						assert.Equal(t, "cpu", p.Backend, p.Name)
+						assert.Equal(t, "cpu", p.BackendName(), p.Name)
 						assert.Positive(t, p.Bytes, p.Name)
 						assert.Equal(t, sum.Results[i].Name, p.Name)
 					}
@@ -547,7 +547,7 @@ func TestNoPagePathWithGPU(t *testing.T) {
 	require.NoError(t, err)
 	for i, r := range sum.Results {
 		assert.Equal(t, want[i], render(r))
-		assert.Equal(t, "gpu", sum.Plan[i].Backend, r.Name)
+		assert.Equal(t, "gpu", sum.Plan[i].BackendName(), r.Name)
 	}
 }
 

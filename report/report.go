@@ -29,7 +29,8 @@ import (
 
 	"golang.org/x/text/width"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // Format is an output format.
@@ -70,15 +71,15 @@ func ParseFormat(s string) (Format, error) {
 type Report struct {
 	Rows    int64
 	Files   int
-	Aggs    gpuagg.Agg // requested aggregates; 0 means all
-	Columns []gpuagg.Result
+	Aggs    agg.Set // requested aggregates; 0 means all
+	Columns []engine.Result
 	// Plan, when set, is printed in the JSON output as "plan" beside
 	// "columns" (one entry per column, in the same order), each entry
 	// {"name", "backend", "location", "bytes", "gpu_fraction",
 	// "estimated_s", "measured_s", "reason"}: location is where the data
 	// was (host, pinned, or device for columns resident on the GPU) and
 	// reason says why, residency and evictions included.
-	Plan []gpuagg.ColumnPlan
+	Plan []engine.ColumnPlan
 }
 
 type row struct {
@@ -87,9 +88,9 @@ type row struct {
 }
 
 // aggs is the requested set (AllAggs when none was named).
-func (r Report) aggs() gpuagg.Agg {
+func (r Report) aggs() agg.Set {
 	if r.Aggs == 0 {
-		return gpuagg.AllAggs
+		return agg.Default
 	}
 	return r.Aggs
 }
@@ -176,7 +177,7 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 				b.WriteByte(',')
 			}
 			fmt.Fprintf(b, "\n    {\"name\": %s, \"backend\": %s, \"location\": %s, \"bytes\": %d, \"gpu_fraction\": %s, \"estimated_s\": %s, \"measured_s\": %s, \"reason\": %s}",
-				jsonString(p.Name), jsonString(p.Backend), jsonString(p.Location), p.Bytes,
+				jsonString(p.Name), jsonString(p.BackendName()), jsonString(p.LocationName()), p.Bytes,
 				strconv.FormatFloat(p.GPUFraction, 'g', -1, 64), strconv.FormatFloat(p.Estimated.Seconds(), 'g', -1, 64),
 				strconv.FormatFloat(p.Measured.Seconds(), 'g', -1, 64), jsonString(p.Reason))
 		}
@@ -258,7 +259,7 @@ func displayWidth(s string) int {
 func writeTable(b *bytes.Buffer, r Report, rows []row) {
 	aggs := r.Aggs
 	if aggs == 0 {
-		aggs = gpuagg.AllAggs
+		aggs = agg.Default
 	}
 	header := []string{"column", "type"}
 	var shown []int

@@ -12,7 +12,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // kind is how a value is written in JSON.
@@ -39,24 +40,24 @@ func textOf(s string) value { return value{text, s} }
 
 // Aggregate names, in output order.
 var aggOrder = []struct {
-	agg  gpuagg.Agg
+	agg  agg.Set
 	name string
 }{
-	{gpuagg.Count, "count"}, {gpuagg.NullCount, "null_count"}, {gpuagg.Sum, "sum"},
-	{gpuagg.Min, "min"}, {gpuagg.Max, "max"}, {gpuagg.Mean, "mean"},
-	{gpuagg.First, "first"}, {gpuagg.Last, "last"}, {gpuagg.ArgMin, "arg_min"}, {gpuagg.ArgMax, "arg_max"},
+	{agg.Count, "count"}, {agg.NullCount, "null_count"}, {agg.Sum, "sum"},
+	{agg.Min, "min"}, {agg.Max, "max"}, {agg.Mean, "mean"},
+	{agg.First, "first"}, {agg.Last, "last"}, {agg.ArgMin, "arg_min"}, {agg.ArgMax, "arg_max"},
 }
 
 // listed reports whether the JSON and CSV outputs have a field for aggregate
 // a: the six base aggregates always (null when not requested), the ordered
 // ones only when requested, so that the contract of the base six is stable.
-func listed(a, aggs gpuagg.Agg) bool {
-	return a&gpuagg.OrderedAggs == 0 || aggs.Has(a)
+func listed(a, aggs agg.Set) bool {
+	return a&agg.Ordered == 0 || aggs.Has(a)
 }
 
 // values returns the aggregates of r in aggOrder: null when not requested
 // (not in aggs), not applicable to the type, or without valid values.
-func values(r gpuagg.Result, aggs gpuagg.Agg) ([]value, error) {
+func values(r engine.Result, aggs agg.Set) ([]value, error) {
 	out := make([]value, len(aggOrder))
 	for i, a := range aggOrder {
 		if !aggs.Has(a.agg) {
@@ -64,25 +65,25 @@ func values(r gpuagg.Result, aggs gpuagg.Agg) ([]value, error) {
 		}
 		var err error
 		switch a.agg {
-		case gpuagg.Count:
+		case agg.Count:
 			out[i] = numberOf(strconv.FormatInt(r.Count, 10))
-		case gpuagg.NullCount:
+		case agg.NullCount:
 			out[i] = numberOf(strconv.FormatInt(r.NullCount, 10))
-		case gpuagg.Sum:
+		case agg.Sum:
 			out[i], err = sumValue(r)
-		case gpuagg.Min:
+		case agg.Min:
 			out[i], err = scalarValue(r.Min, valueType(r.Type))
-		case gpuagg.Max:
+		case agg.Max:
 			out[i], err = scalarValue(r.Max, valueType(r.Type))
-		case gpuagg.Mean:
+		case agg.Mean:
 			out[i], err = scalarValue(r.Mean, arrow.PrimitiveTypes.Float64)
-		case gpuagg.First:
+		case agg.First:
 			out[i], err = scalarValue(r.First, valueType(r.Type))
-		case gpuagg.Last:
+		case agg.Last:
 			out[i], err = scalarValue(r.Last, valueType(r.Type))
-		case gpuagg.ArgMin:
+		case agg.ArgMin:
 			out[i], err = scalarValue(r.ArgMin, arrow.PrimitiveTypes.Int64)
-		case gpuagg.ArgMax:
+		case agg.ArgMax:
 			out[i], err = scalarValue(r.ArgMax, arrow.PrimitiveTypes.Int64)
 		}
 		if err != nil {
@@ -103,7 +104,7 @@ func valueType(dt arrow.DataType) arrow.DataType {
 // sumValue prints a sum exactly: integer sums of any size as JSON integers,
 // decimal sums in plain notation with the column's scale, durations with
 // their unit.
-func sumValue(r gpuagg.Result) (value, error) {
+func sumValue(r engine.Result) (value, error) {
 	if r.Sum == nil || !r.Sum.IsValid() {
 		return nullValue, nil
 	}
