@@ -10,7 +10,19 @@
 // planner estimates the time of each choice and returns the fastest, with the
 // estimates and a reason, so that an explain output can show its work.
 //
-// The package is pure Go: it is tested without a GPU, and the calibration's
-// GPU figures come from whoever can measure them (the CUDA backend), or from
-// the caller.
+//   - plan.go: Column, Decision, Options, Plan (one decision per column) and
+//     the reasons.
+//   - batch.go: ColumnOf (what a view tells) and PlanViews (a batch, asking
+//     the GPU backend's Locator where the columns that matter live).
+//   - calibration.go: Calibration, its estimates (CPUTime, CPUCertainBytes,
+//     CPUWherever), Defaults and the cache (CachePath, Load, Save).
+//   - measure.go: Calibrate (the cached calibration or a fresh one),
+//     MeasureCPU (the CPU backend timed on this host) and GPUCalibrator, which
+//     a GPU backend implements to fill in its figures.
+//   - contest.go: Contest, the choice for resident columns whose two
+//     estimates are too close to trust, made by measuring both backends on
+//     the column itself; DeviceEstimate.
+//
+// The package is tested without a GPU: the GPU figures come from whoever can
+// measure them (the CUDA backend), or from the caller.
 package planner

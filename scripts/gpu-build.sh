@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, on a build machine with a CUDA 11 or 12 toolkit (no GPU needed; see
 # scripts/install-cuda-toolkit.sh), everything scripts/gpu-check.sh runs on a GPU
-# host that has no Go: the cuda test binaries (tests and benchmarks of gpuagg/cuda,
+# host that has no Go: the cuda test binaries (tests and benchmarks of backend/cuda,
 # the reduction ladder's tests) and the command (arrowagg-cuda, with its
 # `ladder` subcommand), with -tags cuda, and the generator of the large Arrow
 # IPC files of the `big` check (ipcgen, from the bench/ module), stripped, into
@@ -22,7 +22,7 @@ rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/ladder "$out"/ipcgen
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
-go test "${flags[@]}" -c -o "$out/cuda.test" ./gpuagg/cuda
+go test "${flags[@]}" -c -o "$out/cuda.test" ./backend/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
 (cd bench && go build -trimpath "-ldflags=-s -w" -o "$out/ipcgen" ./cmd/ipcgen)

@@ -66,7 +66,7 @@ func WithMemoryLimit(n int64) Option { return func(o *options) { o.memLimit = n 
 // default the standard logger on stderr.
 func WithWarnings(f func(msg string)) Option { return func(o *options) { o.warn = f } }
 
-// Backend is the CUDA backend of gpuagg: it implements backend.GPUBackend.
+// Backend is the CUDA backend: it implements backend.GPUBackend.
 // Columns in host memory are cut into chunks that stream through a
 // page-locked staging ring into device buffers on several streams, one fused
 // kernel launch per chunk; chunk states are merged on the host with State.Merge, in

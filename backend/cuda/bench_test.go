@@ -32,7 +32,7 @@ import (
 // two ceilings measured in the same process: a device-to-device copy (bytes
 // read + written) and a host-to-device copy from page-locked memory.
 //
-//	go test -tags cuda -c -o cuda.test ./gpuagg/cuda
+//	go test -tags cuda -c -o cuda.test ./backend/cuda
 //	./cuda.test -test.run '^$' -test.bench . -test.benchtime 20x
 
 const benchBytes = 1 << 30 // values of every benchmark column (bitmap extra)

@@ -1,8 +1,8 @@
 //go:build cuda
 
-// Package cuda is the CUDA backend of gpuagg, built with the build tag cuda.
-// Importing it (blank import) registers the backend with gpuagg.RegisterGPU,
-// so that gpuagg.New with DeviceAuto or DeviceGPU aggregates the
+// Package cuda is the CUDA backend of arrowagg, built with the build tag cuda.
+// Importing it (blank import) registers the backend with backend.RegisterGPU,
+// so that engine.New with DeviceAuto or DeviceGPU aggregates the
 // fixed-width columns on the GPU; strings, binaries and dictionaries stay on
 // the CPU.
 //
@@ -37,7 +37,7 @@
 // that are already page-locked (HostAllocator, or memory the caller
 // registered) are copied by DMA directly, at the full host-to-device rate.
 // Each chunk is one kernel launch whose state comes back as a few words; the
-// host merges chunk states with gpuagg.State.Merge in chunk order, so
+// host merges chunk states with agg.State.Merge in chunk order, so
 // results do not depend on timing. Device memory comes from a caching pool
 // (no cuMemAlloc per call); when even small chunks do not fit, Update warns
 // and aggregates on the CPU.
@@ -64,7 +64,7 @@
 // order); all their states come back in one copy (multi.go).
 //
 // Columns that stay on the device (Backend.Upload, DeviceColumn.Aggregate;
-// gpuagg.Residency over them) are aggregated by one launch each, with no
+// engine.Residency over them) are aggregated by one launch each, with no
 // host transfer but the state. Uploads of ordinary memory go through the
 // staging lanes too.
 //

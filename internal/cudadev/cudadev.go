@@ -1,6 +1,6 @@
 //go:build cuda
 
-// Package cudadev is what the CUDA packages of arrowagg (the gpuagg backend
+// Package cudadev is what the CUDA packages of arrowagg (backend/cuda
 // and the reduction ladder) share: the description of a GPU, the kernels'
 // launch limits, and the one OS thread that every driver call of a context
 // runs on.

@@ -12,7 +12,7 @@
 // hold up the next chunk's.
 //
 // The package knows nothing of CUDA: a Device does the copies and the marks
-// that say when a slot is free again (gpuagg/cuda uses a stream and events),
+// that say when a slot is free again (backend/cuda uses a stream and events),
 // so the scheduling is tested without a GPU.
 package staging
 
