@@ -309,9 +309,7 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*ag
 				cv, cs, ci = append(cv, v), append(cs, states[i]), append(ci, i)
 				continue
 			}
-			part := agg.New(v.Kind.Family(), 0)
-			part.Ordered = states[i].Ordered
-			splits = append(splits, part)
+			splits = append(splits, states[i].Identity())
 			gv, gi = append(gv, subView(v, 0, k)), append(gi, i)
 			cv, ci = append(cv, subView(v, k, v.Len)), append(ci, i)
 			gs = append(gs, states[i])
@@ -337,8 +335,7 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*ag
 		own := make([]agg.State, len(gs))
 		gpuStates = make([]*agg.State, len(gs))
 		for j, s := range gs {
-			own[j] = agg.New(s.Family, 0)
-			own[j].Ordered = s.Ordered
+			own[j] = s.Identity()
 			gpuStates[j] = &own[j]
 		}
 	}

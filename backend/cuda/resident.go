@@ -139,7 +139,8 @@ func (c *DeviceColumn) ByteSize() int64 { return c.bytes }
 func (c *DeviceColumn) Aggregate(ctx context.Context) (agg.State, error) {
 	s := agg.New(c.kind.Family(), 0)
 	if err := c.update(ctx, &s); err != nil {
-		return agg.State{}, err
+		var none agg.State
+		return none, err
 	}
 	return s, nil
 }
