@@ -14,7 +14,8 @@ import (
 // count is the number of valid values of the run, nulls the number of nulls.
 // With count 0 the extremes are the identity's, whatever the arguments say.
 
-// Nulls is the state of a run of n nulls of family f.
+// Nulls is the state of a run of n nulls of family f (which knows every
+// aggregate: there is no value).
 func Nulls(f column.Family, n int64) State {
 	s := identity(f)
 	s.NullCount = n
@@ -23,6 +24,14 @@ func Nulls(f column.Family, n int64) State {
 
 // AddNulls counts n more nulls into s.
 func (s *State) AddNulls(n int64) { s.NullCount += n }
+
+// Counts is the partial state of a run of which only the counts were taken
+// (a state that tracks nothing else: Tracking(Count|NullCount)).
+func Counts(f column.Family, count, nulls int64) State {
+	s := counted(f, count, nulls)
+	s.Tracks = Count | NullCount
+	return s
+}
 
 // Signed is the partial state of signed integers (and the temporal types
 // stored as them): their exact sum and extremes.
@@ -113,15 +122,18 @@ func Bytes(count, nulls int64, min, max []byte) State {
 // null_count, min and max only.
 func Extremes(f column.Family, count, nulls int64, min, max [2]uint64) State {
 	s := counted(f, count, nulls)
+	s.Tracks = Count | NullCount | Min | Max
 	if count > 0 {
 		s.Min, s.Max = min, max
 	}
 	return s
 }
 
+// counted is a partial state of counts that knows the unordered aggregates.
 func counted(f column.Family, count, nulls int64) State {
 	s := identity(f)
 	s.Count, s.NullCount = count, nulls
+	s.Tracks = Default
 	return s
 }
 
@@ -141,7 +153,7 @@ var NoPositions = Positions{FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
 // SetPositions makes s, the partial state of a run, track the ordered
 // aggregates, with the run's positions p (bytes copied).
 func (s *State) SetPositions(p Positions) {
-	s.Ordered = true
+	s.Tracks |= Ordered
 	s.FirstRow, s.First, s.BFirst = p.FirstRow, p.First, bytes.Clone(p.BFirst)
 	s.LastRow, s.Last, s.BLast = p.LastRow, p.Last, bytes.Clone(p.BLast)
 	s.MinRow, s.MaxRow = p.MinRow, p.MaxRow
@@ -151,6 +163,6 @@ func (s *State) SetPositions(p Positions) {
 // tracks what s tracks: the start of a partial state to merge into s.
 func (s *State) Identity() State {
 	e := identity(s.Family)
-	e.Ordered = s.Ordered
+	e.Tracks = s.Tracks
 	return e
 }

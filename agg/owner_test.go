@@ -120,8 +120,9 @@ func checkModule(t *testing.T, tags string) {
 }
 
 func isState(t types.Type) bool {
+	t = types.Unalias(t)
 	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
+		t = types.Unalias(p.Elem())
 	}
 	n, ok := t.(*types.Named)
 	return ok && n.Obj().Name() == "State" && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "github.com/arrowagg/arrowagg/agg"
@@ -168,7 +169,8 @@ func stateWrites(fset *token.FileSet, f *ast.File, info *types.Info) []string {
 				report(x, "takes a State field's address")
 			}
 		case *ast.CompositeLit:
-			if tv, ok := info.Types[x]; ok && isState(tv.Type) {
+			// State{} is the zero value (an error's result), not a write.
+			if tv, ok := info.Types[x]; ok && isState(tv.Type) && len(x.Elts) > 0 {
 				report(x, "builds a State literal")
 			}
 		}

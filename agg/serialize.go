@@ -15,7 +15,9 @@ var (
 	_ encoding.BinaryUnmarshaler = (*State)(nil)
 )
 
-const stateVersion = 2
+// stateVersion is the encoding's version: 3 has the tracked aggregates where
+// 2, still read, had a flag for the ordered ones.
+const stateVersion = 3
 
 // MarshalBinary encodes the state (little-endian, versioned).
 func (s State) MarshalBinary() ([]byte, error) {
@@ -36,10 +38,10 @@ func (s State) MarshalBinary() ([]byte, error) {
 	b = append(b, s.BMin...)
 	b = binary.AppendUvarint(b, uint64(len(s.BMax)))
 	b = append(b, s.BMax...)
-	if !s.Ordered {
-		return append(b, 0), nil
+	b = binary.AppendUvarint(b, uint64(s.Tracks))
+	if !s.Ordered() {
+		return b, nil
 	}
-	b = append(b, 1)
 	for _, w := range [8]uint64{uint64(s.FirstRow), uint64(s.LastRow), uint64(s.MinRow), uint64(s.MaxRow),
 		s.First[0], s.First[1], s.Last[0], s.Last[1]} {
 		b = binary.LittleEndian.AppendUint64(b, w)
@@ -60,7 +62,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if len(b) < fixed {
 		return fmt.Errorf("%w: %d bytes, want at least %d", ErrState, len(b), fixed)
 	}
-	if b[0] != stateVersion {
+	if b[0] != stateVersion && b[0] != 2 {
 		return fmt.Errorf("%w: version %d, want %d", ErrState, b[0], stateVersion)
 	}
 	if column.Family(b[1]) > column.FamilyBytes {
@@ -99,8 +101,20 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if len(p) < 1 {
 		return fmt.Errorf("%w: truncated", ErrState)
 	}
-	n.Ordered, p = p[0] == 1, p[1:]
-	if n.Ordered {
+	if b[0] == 2 { // a flag byte for the ordered aggregates
+		n.Tracks = Default
+		if p[0] == 1 {
+			n.Tracks = All
+		}
+		p = p[1:]
+	} else {
+		t, k := binary.Uvarint(p)
+		if k <= 0 || t > uint64(All) || Set(t) != Tracking(Set(t)) {
+			return fmt.Errorf("%w: tracked aggregates %#x", ErrState, t)
+		}
+		n.Tracks, p = Set(t), p[k:]
+	}
+	if n.Ordered() {
 		if len(p) < 64 {
 			return fmt.Errorf("%w: truncated ordered aggregates", ErrState)
 		}

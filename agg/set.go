@@ -41,6 +41,25 @@ var names = []struct {
 }{{Count, "count"}, {NullCount, "null_count"}, {Sum, "sum"}, {Min, "min"}, {Max, "max"}, {Mean, "mean"},
 	{First, "first"}, {Last, "last"}, {ArgMin, "arg_min"}, {ArgMax, "arg_max"}}
 
+// Each is every aggregate, one per element, in output order.
+func Each() []Set {
+	out := make([]Set, len(names))
+	for i, n := range names {
+		out[i] = n.a
+	}
+	return out
+}
+
+// Name is the name of a single aggregate ("" for a set of several or none).
+func (a Set) Name() string {
+	for _, n := range names {
+		if n.a == a {
+			return n.name
+		}
+	}
+	return ""
+}
+
 // Normalize returns s, or Default when s is empty.
 func Normalize(s Set) Set {
 	if s == 0 {

@@ -49,29 +49,57 @@ type State struct {
 	// meaningful when Count > 0.
 	BMin, BMax []byte
 
-	// Ordered is set when the state also tracks the ordered aggregates: the
-	// first and last valid values with their rows, and the rows of the first
-	// occurrence of Min and Max. Rows count from the first row of the stream;
-	// -1 means none. Whatever order partial states are merged in, the result
-	// is the same: the earliest row wins ties.
-	Ordered           bool
+	// Tracks are the aggregates the state knows: what its producer was asked
+	// for (New), computed (the constructors) or both (Merge keeps what both
+	// sides know). Count and NullCount are always known; Sum and Mean go
+	// together; the ordered aggregates go together and need Min and Max.
+	// Backends read it to skip work: a state tracking only counts reads
+	// validity alone.
+	Tracks Set
+
+	// The ordered aggregates, when Tracks has them (Ordered): the first and
+	// last valid values with their rows, and the rows of the first occurrence
+	// of Min and Max. Rows count from the first row of the stream; -1 means
+	// none. Whatever order partial states are merged in, the result is the
+	// same: the earliest row wins ties.
 	FirstRow, LastRow int64
 	First, Last       [2]uint64 // in the Min/Max encoding
 	BFirst, BLast     []byte    // bytes columns
 	MinRow, MaxRow    int64
 }
 
-// New returns the empty state (the identity of Merge) of a family, tracking
-// the ordered aggregates when set has any of them.
+// New returns the empty state of a family that tracks the aggregates of set
+// (Normalize: the default set when empty), with what they need (Tracking).
+// Merged with a partial state, it gives that partial state, tracking what
+// both track.
 func New(f column.Family, set Set) State {
 	s := identity(f)
-	s.Ordered = set.Any(Ordered)
+	s.Tracks = Tracking(set)
 	return s
 }
 
-// identity is the empty state of a family that tracks no ordered aggregate.
+// Tracking is what a state must track to answer the aggregates of set
+// (Normalize: the default set when empty): set, the counts, Sum with Mean and
+// the other way round, all the ordered aggregates with any of them, and Min
+// and Max with them.
+func Tracking(set Set) Set {
+	set = Normalize(set) | Count | NullCount
+	if set.Any(Sum | Mean) {
+		set |= Sum | Mean
+	}
+	if set.Any(Ordered) {
+		set |= Ordered | Min | Max
+	}
+	return set
+}
+
+// Ordered reports whether the state tracks the ordered aggregates.
+func (s *State) Ordered() bool { return s.Tracks.Any(Ordered) }
+
+// identity is the empty state of a family that tracks everything: the
+// identity of Merge.
 func identity(f column.Family) State {
-	s := State{Family: f, FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
+	s := State{Family: f, Tracks: All, FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
 	switch f {
 	case column.FamilySigned:
 		s.Min[0], s.Max[0] = uint64(math.MaxInt64), 1<<63
@@ -89,9 +117,10 @@ func identity(f column.Family) State {
 
 // Merge folds o into s. Both must be of the same family.
 func (s *State) Merge(o *State) {
-	if s.Ordered || o.Ordered {
+	if s.Ordered() && o.Ordered() {
 		s.mergeOrdered(o)
 	}
+	s.Tracks &= o.Tracks
 	wasEmpty := s.Count == 0
 	s.Count += o.Count
 	s.NullCount += o.NullCount
@@ -188,7 +217,6 @@ func Decimal128Less(a, b [2]uint64) bool {
 // mergeOrdered merges the ordered aggregates of o into s; it runs before the
 // extremes are merged, so it can compare them.
 func (s *State) mergeOrdered(o *State) {
-	s.Ordered = true
 	if o.FirstRow >= 0 && (s.FirstRow < 0 || o.FirstRow < s.FirstRow) {
 		s.FirstRow, s.First, s.BFirst = o.FirstRow, o.First, bytes.Clone(o.BFirst)
 	}

@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -111,7 +112,10 @@ func TestConstructorsWithoutValuesAreIdentity(t *testing.T) {
 		}
 		id.AddNulls(4)
 		require.Equal(t, marshal(t, id), marshal(t, s), "%s", f)
-		require.Equal(t, marshal(t, Nulls(f, 4)), marshal(t, s), "%s", f)
+		nulls := New(f, 0)
+		run := Nulls(f, 4)
+		nulls.Merge(&run)
+		require.Equal(t, marshal(t, id), marshal(t, nulls), "%s", f)
 	}
 }
 
@@ -138,4 +142,48 @@ func TestSetParseAndNames(t *testing.T) {
 	require.Equal(t, Default, Normalize(0))
 	require.Equal(t, Sum, Normalize(Sum))
 	require.Len(t, AllNames(), 10)
+}
+
+// A state knows what both merged states know: a partial state of counts
+// alone (or of statistics' extremes) merged into one asked for sums loses
+// the sum, rather than reporting the partial's missing sum as zero.
+func TestTracksIntersect(t *testing.T) {
+	s := New(column.FamilySigned, Default)
+	require.Equal(t, Default, s.Tracks)
+	full := Signed(2, 0, Int192From(9), 4, 5)
+	s.Merge(&full)
+	require.Equal(t, Default, s.Tracks)
+	counts := Counts(column.FamilySigned, 3, 1)
+	s.Merge(&counts)
+	require.Equal(t, Count|NullCount, s.Tracks)
+	require.Equal(t, int64(5), s.Count)
+	require.Equal(t, int64(1), s.NullCount)
+
+	o := New(column.FamilyFloat, Max|First)
+	require.Equal(t, Count|NullCount|Min|Max|Ordered, o.Tracks)
+	require.True(t, o.Ordered())
+	part := Float(1, 0, 2, 0, 0, 2, 2)
+	o.Merge(&part) // no positions: the state no longer knows them
+	require.False(t, o.Ordered())
+
+	stats := Extremes(column.FamilyUnsigned, 4, 0, [2]uint64{1}, [2]uint64{9})
+	u := New(column.FamilyUnsigned, Min|Max|Count)
+	u.Merge(&stats)
+	require.Equal(t, Count|NullCount|Min|Max, u.Tracks)
+}
+
+// Version 2 states (a flag byte for the ordered aggregates where version 3
+// has the uvarint of Tracks) still decode.
+func TestUnmarshalVersion2(t *testing.T) {
+	s := Signed(2, 1, Int192From(7), 3, 4)
+	b := marshal(t, s)
+	tracks := binary.AppendUvarint(nil, uint64(Default))
+	v2 := append([]byte{2}, b[1:len(b)-len(tracks)]...)
+	v2 = append(v2, 0)
+	var back State
+	require.NoError(t, back.UnmarshalBinary(v2))
+	require.Equal(t, b, marshal(t, back))
+	require.Error(t, back.UnmarshalBinary(append([]byte{9}, b[1:]...)))
+	bad := append(append([]byte{}, b[:len(b)-len(tracks)]...), binary.AppendUvarint(nil, uint64(Sum))...)
+	require.ErrorIs(t, back.UnmarshalBinary(bad), ErrState, "Sum without the counts and Mean is no state's Tracks")
 }

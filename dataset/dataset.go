@@ -295,10 +295,7 @@ type AggregateOptions struct {
 // with an input is an *Error naming it. Files can be aggregated again;
 // standard input is read once.
 func (d *Dataset) Aggregate(ctx context.Context, eng *gpuagg.Engine, sel Selection, opts AggregateOptions) (*Summary, error) {
-	aggs := opts.Aggs
-	if aggs == 0 {
-		aggs = gpuagg.AllAggs
-	}
+	aggs := agg.Normalize(opts.Aggs)
 	var pageEng *gpuagg.Engine
 	if !d.opts.ArrowDecode && !eng.HasGPU() && len(sel.Leaves) > 0 {
 		// The page path's workers are its parallelism: each folds its pages

@@ -154,10 +154,11 @@ type pageValues struct {
 func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr file.PageReader, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
-	res.state = agg.New(l.kind.Family(), 0)
+	set := agg.Default
 	if ordered {
-		res.state = agg.New(l.kind.Family(), agg.Ordered)
+		set = agg.All
 	}
+	res.state = agg.New(l.kind.Family(), set)
 	res.plan = gpuagg.ColumnPlan{Source: gpuagg.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	width := l.kind.Width()
 	var dict column.View

@@ -207,7 +207,7 @@ func (e *Engine) gpuTakes(v *column.View, s *agg.State) bool {
 	if e.gpu == nil || !e.gpu.Handles(v) {
 		return false
 	}
-	if s.Ordered {
+	if s.Ordered() {
 		o, ok := e.gpu.(backend.OrderedGPU)
 		return ok && o.SupportsOrdered()
 	}

@@ -51,12 +51,14 @@ type Result struct {
 }
 
 // Finalize turns the state of a column of type dt into its requested results,
-// as Arrow scalars.
+// as Arrow scalars; an aggregate the state does not track (State.Tracks) is
+// left unset, as if not requested.
 func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result {
 	vt := dt
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
 	}
+	aggs &= s.Tracks | agg.Count | agg.NullCount // what the state does not know is not reported
 	r := Result{Name: name, Type: dt, State: *s}
 	r.Count, r.NullCount = s.Count, s.NullCount
 	has := s.Count > 0
@@ -75,7 +77,7 @@ func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result
 	if aggs.Has(agg.Mean) {
 		r.Mean = meanScalar(s, vt, has)
 	}
-	if aggs&agg.Ordered != 0 && s.Ordered {
+	if aggs&agg.Ordered != 0 && s.Ordered() {
 		finalizeOrdered(s, &r, vt, has, aggs)
 	}
 	return r

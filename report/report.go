@@ -87,13 +87,8 @@ type row struct {
 	vals      []value
 }
 
-// aggs is the requested set (AllAggs when none was named).
-func (r Report) aggs() agg.Set {
-	if r.Aggs == 0 {
-		return agg.Default
-	}
-	return r.Aggs
-}
+// aggs is the requested set (agg.Normalize: the default when none was named).
+func (r Report) aggs() agg.Set { return agg.Normalize(r.Aggs) }
 
 func (r Report) rows() ([]row, error) {
 	aggs := r.aggs()
@@ -257,10 +252,7 @@ func displayWidth(s string) int {
 }
 
 func writeTable(b *bytes.Buffer, r Report, rows []row) {
-	aggs := r.Aggs
-	if aggs == 0 {
-		aggs = agg.Default
-	}
+	aggs := r.aggs()
 	header := []string{"column", "type"}
 	var shown []int
 	for j, a := range aggOrder {

@@ -38,15 +38,22 @@ func numberOf(s string) value { return value{number, s} }
 
 func textOf(s string) value { return value{text, s} }
 
-// Aggregate names, in output order.
-var aggOrder = []struct {
+// aggOrder are the aggregates in output order, with their names (agg's one
+// table).
+var aggOrder = func() []struct {
 	agg  agg.Set
 	name string
-}{
-	{agg.Count, "count"}, {agg.NullCount, "null_count"}, {agg.Sum, "sum"},
-	{agg.Min, "min"}, {agg.Max, "max"}, {agg.Mean, "mean"},
-	{agg.First, "first"}, {agg.Last, "last"}, {agg.ArgMin, "arg_min"}, {agg.ArgMax, "arg_max"},
-}
+} {
+	each := agg.Each()
+	out := make([]struct {
+		agg  agg.Set
+		name string
+	}, len(each))
+	for i, a := range each {
+		out[i].agg, out[i].name = a, a.Name()
+	}
+	return out
+}()
 
 // listed reports whether the JSON and CSV outputs have a field for aggregate
 // a: the six base aggregates always (null when not requested), the ordered

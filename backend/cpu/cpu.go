@@ -70,7 +70,7 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
 	sc.ordered = sc.ordered[:0]
 	for _, s := range states {
-		sc.ordered = append(sc.ordered, s.Ordered)
+		sc.ordered = append(sc.ordered, s.Ordered())
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {

@@ -417,7 +417,7 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*ag
 		per := b.chunkElems(spec)
 		for lo := 0; lo < v.Len; {
 			hi := chunkEnd(v, spec, lo, per)
-			chunks = append(chunks, chunk{vi, lo, hi, states[vi].Ordered})
+			chunks = append(chunks, chunk{vi, lo, hi, states[vi].Ordered()})
 			lo = hi
 		}
 	}

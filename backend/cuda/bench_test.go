@@ -236,13 +236,11 @@ func benchResident(b *testing.B, ordered bool) {
 // checkAgainstCPU makes sure the benchmarked kernels compute the right
 // thing (with ordered, the ordered aggregates too).
 func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, ordered bool) {
-	got := agg.New(v.Kind.Family(), 0)
-	got.Ordered = ordered
+	got := newState(v, ordered)
 	if err := col.Update(context.Background(), &got, v.Row); err != nil {
 		b.Fatal(err)
 	}
-	want := agg.New(v.Kind.Family(), 0)
-	want.Ordered = ordered
+	want := newState(v, ordered)
 	cpu := &cpu.CPU{Threads: runtime.GOMAXPROCS(0)}
 	if err := cpu.Update(context.Background(), []*column.View{v}, []*agg.State{&want}); err != nil {
 		b.Fatal(err)

@@ -161,7 +161,7 @@ func TestConcurrentEngine(t *testing.T) {
 				continue
 			}
 			requireSame(t, v, w, got, "%s column %d", name, i)
-			require.Equal(t, task.ordered, got.Ordered, name)
+			require.Equal(t, task.ordered, got.Ordered(), name)
 			if task.ordered {
 				requireSameOrdered(t, w, got, "%s column %d", name, i)
 			}
@@ -221,8 +221,7 @@ func runConcTask(ctx context.Context, task *concTask, g int, cpuEng, eng *engine
 			return err
 		}
 		v.Row = lo
-		want := agg.New(v.Kind.Family(), 0)
-		want.Ordered = task.ordered
+		want := newState(&v, task.ordered)
 		got := want
 		cpu := &cpu.CPU{Threads: 2}
 		if err := cpu.Update(ctx, []*column.View{&v}, []*agg.State{&want}); err != nil {

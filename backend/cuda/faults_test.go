@@ -106,8 +106,8 @@ func requireStatesIdentical(t testing.TB, want, got []agg.State, msgAndArgs ...a
 	require.Len(t, got, len(want), msgAndArgs...)
 	for i := range want {
 		requireIdentical(t, want[i], got[i], msgAndArgs...)
-		require.Equal(t, want[i].Ordered, got[i].Ordered, msgAndArgs...)
-		if want[i].Ordered {
+		require.Equal(t, want[i].Ordered(), got[i].Ordered(), msgAndArgs...)
+		if want[i].Ordered() {
 			requireSameOrdered(t, want[i], got[i], msgAndArgs...)
 		}
 	}
@@ -181,7 +181,7 @@ func requireMatchesCPU(t testing.TB, views []*column.View, want, got []agg.State
 	for i, v := range views {
 		msg := fmt.Sprintf("%s: column %d (%s, %d values, %d nulls)", name, i, v.Type, v.Len, v.NullCount)
 		requireSame(t, v, want[i], got[i], msg)
-		if want[i].Ordered {
+		if want[i].Ordered() {
 			requireSameOrdered(t, want[i], got[i], msg)
 		}
 	}

@@ -142,16 +142,17 @@ func cpuState(t testing.TB, v *column.View) agg.State {
 // newState is an empty state for v, tracking the ordered aggregates when
 // ordered is set.
 func newState(v *column.View, ordered bool) agg.State {
-	s := agg.New(v.Kind.Family(), 0)
-	s.Ordered = ordered
-	return s
+	if ordered {
+		return agg.New(v.Kind.Family(), agg.All)
+	}
+	return agg.New(v.Kind.Family(), 0)
 }
 
 // requireSameOrdered checks the ordered aggregates of a GPU state against
 // the CPU's: rows and values bit for bit (NaN payloads included).
 func requireSameOrdered(t testing.TB, cpu, gpu agg.State, msgAndArgs ...any) {
 	t.Helper()
-	require.True(t, gpu.Ordered, msgAndArgs...)
+	require.True(t, gpu.Ordered(), msgAndArgs...)
 	type ordered struct {
 		FirstRow, LastRow, MinRow, MaxRow int64
 		First, Last                       [2]uint64

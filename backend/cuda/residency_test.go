@@ -67,7 +67,7 @@ func requireResidentSame(t *testing.T, rec arrow.Record, want, got []engine.Resu
 		v := viewOf(t, rec.Column(i))
 		m := fmt.Sprintf("%s: column %s (%s)", msg, want[i].Name, v.Type)
 		requireSame(t, v, want[i].State, got[i].State, m)
-		if want[i].State.Ordered {
+		if want[i].State.Ordered() {
 			requireSameOrdered(t, want[i].State, got[i].State, m)
 		}
 	}

@@ -146,17 +146,17 @@ func (c *DeviceColumn) Aggregate(ctx context.Context) (agg.State, error) {
 }
 
 // Update implements backend.DeviceColumn: it folds the column into s, like
-// Backend.Update for its view, with the ordered aggregates when s.Ordered is
-// set, the column's first element being row row (the view's Row, or another
+// Backend.Update for its view, with the ordered aggregates when s.Ordered()
+// is set, the column's first element being row row (the view's Row, or another
 // row when the same data is aggregated at another place in a stream). s is
 // left untouched when it fails.
 func (c *DeviceColumn) Update(ctx context.Context, s *agg.State, row int64) error {
-	if row == c.row || !s.Ordered {
+	if row == c.row || !s.Ordered() {
 		return c.update(ctx, s)
 	}
 	// The rows of a state of its own are moved: the same result as an
 	// upload of the view with that row.
-	part := agg.New(c.kind.Family(), agg.Ordered)
+	part := agg.New(c.kind.Family(), agg.All)
 	if err := c.update(ctx, &part); err != nil {
 		return err
 	}
@@ -180,18 +180,18 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 				return err
 			}
 			n := min(step, uint64(c.n)-lo)
-			if err := c.launch(ln.stream, &ln.sc, lo, n, s.Ordered); err != nil {
+			if err := c.launch(ln.stream, &ln.sc, lo, n, s.Ordered()); err != nil {
 				return err
 			}
 			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), slotWords)
-			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered), ln.stream); err != nil {
+			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered()), ln.stream); err != nil {
 				return fmt.Errorf("copying the state to the host: %w", err)
 			}
 			if err := c.b.d.syncStream(ln.stream); err != nil {
 				return fmt.Errorf("running %s: %w", specs[c.kind].name, err)
 			}
 			part := decode(c.kind, int64(n), w[:specs[c.kind].words])
-			if s.Ordered {
+			if s.Ordered() {
 				if err := decodeOrdered(&part, c.kind, c.row+int64(lo), w[maxWords:]); err != nil {
 					return err
 				}
