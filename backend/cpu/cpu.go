@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
@@ -35,6 +37,7 @@ type task struct {
 type Scratch struct {
 	views   []*column.View
 	ordered []bool // per view: its state tracks the ordered aggregates
+	counts  []bool // per view: its state tracks the counts alone
 	tasks   []task
 	states  []agg.State
 	accs    []morselAccs
@@ -68,9 +71,10 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 		sc = &Scratch{}
 	}
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
-	sc.ordered = sc.ordered[:0]
-	for _, s := range states {
+	sc.ordered, sc.counts = sc.ordered[:0], sc.counts[:0]
+	for i, s := range states {
 		sc.ordered = append(sc.ordered, s.Ordered())
+		sc.counts = append(sc.counts, countsOnly(s, views[i]))
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
@@ -117,6 +121,13 @@ func (sc *Scratch) Commit(states []*agg.State) {
 	}
 }
 
+// countsOnly reports whether the morsels of v need only their validity: s
+// tracks no aggregate of the values, and no dictionary value can be null (a
+// valid index to a null value is a null).
+func countsOnly(s *agg.State, v *column.View) bool {
+	return !s.Tracks.Any(agg.Sum|agg.Min|agg.Max) && (v.Dict == nil || v.Dict.Validity == nil)
+}
+
 // pollEvery is how many of its morsels a worker folds between two looks at
 // its context: a few milliseconds of the slowest kinds (strings), so that
 // cancelling stops every worker within that.
@@ -137,6 +148,14 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 		v := sc.views[tk.col]
 		st := &sc.states[t]
 		fam := v.Kind.Family()
+		if sc.counts[tk.col] {
+			n := int64(tk.hi - tk.lo)
+			if v.Validity != nil {
+				n = int64(bitutil.CountSetBits(v.Validity, v.ValidityOffset+tk.lo, tk.hi-tk.lo))
+			}
+			*st = agg.Counts(fam, n, int64(tk.hi-tk.lo)-n)
+			continue
+		}
 		*st = newState(fam)
 		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
 			return err
