@@ -1,9 +1,9 @@
 # arrowagg: make build | run | test | bench | bench-cpu | testdata | clean
-# GPU: make kernels | cuda | gpu-bin (need the CUDA toolkit; see README.md)
+# GPU: make kernels | cuda | ladder | gpu-bin (need the CUDA toolkit; see README.md)
 
 GO ?= go
 
-.PHONY: build run test bench bench-cpu testdata clean kernels cuda gpu-bin fuzz
+.PHONY: build run test bench bench-cpu testdata clean kernels cuda ladder gpu-bin fuzz
 
 ## build: the command, into bin/arrowagg
 build:
@@ -46,13 +46,19 @@ testdata:
 clean:
 	rm -rf bin gpu-bin
 
-## kernels: regenerate the PTX of the CUDA kernels (CUDA toolkit)
+## kernels: regenerate kernels/policy.go from kernels/policy.h, then the PTX
+## of the CUDA kernels (CUDA toolkit)
 kernels:
+	$(GO) generate ./kernels
 	bash scripts/gen-ptx.sh
 
 ## cuda: the command with the CUDA backend, into bin/arrowagg-cuda
 cuda:
 	$(GO) build -tags cuda -o bin/arrowagg-cuda ./cmd/arrowagg
+
+## ladder: the reduction ladder's command, into bin/arrowagg-ladder (cuda build)
+ladder:
+	$(GO) build -tags cuda -o bin/arrowagg-ladder ./cmd/arrowagg-ladder
 
 ## gpu-bin: the binaries a GPU host without Go runs, into gpu-bin/
 gpu-bin:

@@ -1,9 +1,30 @@
-// Package column gives physical views of Arrow columns: the storage kind of the
-// values, the data buffer with its element offset and length, the validity bitmap
-// with its bit offset, and for dictionary arrays the indices and the dictionary.
+// Package column gives physical views of Arrow columns: what every backend
+// reads to aggregate a column without going through arrow.Array accessors.
 //
-// A View is what every backend reads: the CPU loops of package backend/cpu and the CUDA
-// kernels alike. Leaves flattens struct columns into leaf fields with dotted names
-// and reports list, map, union and other nested types as unsupported, per column,
-// without failing the whole request.
+// The map of the package:
+//
+//   - Kind is a column's storage kind (Int8 ... Uint64, Float32, Float64,
+//     Bool, Decimal128, Binary, LargeBinary; Unsupported), with its element
+//     Width and its Family (signed, unsigned, float, bool, decimal, bytes),
+//     the unit the backends specialize their loops and kernels on. KindOf maps an Arrow
+//     type to its kind, IndexKind a dictionary's index type (kind.go).
+//   - View is the layout of one contiguous column chunk: the values buffer
+//     with its element offset and length, the validity bitmap with its bit
+//     offset, the offsets of binary columns, and for dictionary arrays the
+//     indices and the dictionary's own View; Row numbers its first element
+//     in the whole stream for the ordered aggregates. ViewOf makes one from a
+//     flat array; Slice and Values reinterpret its buffers as Go slices
+//     without copying (view.go).
+//   - Leaf is one aggregatable column of a schema. Leaves flattens a schema
+//     into its leaves, struct fields recursively with dotted names ("a.b"),
+//     and reports list, map, union and other nested types as unsupported, per
+//     column (Leaf.Err), without failing the whole request; Find and Names
+//     look leaves up. Extract sets a Column, the View of one leaf in one
+//     record batch, folding the nulls of enclosing structs into the leaf's
+//     validity (leaves.go).
+//
+// Who calls it: the backends (backend/cpu's loops; backend/cuda, which
+// uploads Views to the GPU), the planner and the engine, and package
+// dataset, which reads Parquet pages and Arrow IPC batches into Views. It depends on
+// arrow-go alone.
 package column

@@ -81,11 +81,6 @@ func (v *View) binaryOffset(i int) int64 {
 	return int64(Slice[int32](v.Offsets)[v.Offset+i])
 }
 
-// BinaryValue returns the bytes of element i of a Binary or LargeBinary view.
-func (v *View) BinaryValue(i int) []byte {
-	return v.Values[v.binaryOffset(i):v.binaryOffset(i+1)]
-}
-
 // Valid reports whether element i is non-null in the view's own validity bitmap
 // (for dictionaries the dictionary's nulls are checked separately).
 func (v *View) Valid(i int) bool {

@@ -48,12 +48,14 @@
 
 #include <stdint.h>
 
+#include "policy.h"  // the launch policy and state sizes, shared with the Go code
+
 namespace arrowagg {
 
-constexpr int kBlockThreads = 256;
-constexpr int kWarpThreads = 32;
+constexpr int kBlockThreads = AGG_BLOCK_THREADS;
+constexpr int kWarpThreads = AGG_WARP_THREADS;
 constexpr int kBlockWarps = kBlockThreads / kWarpThreads;
-constexpr int kUnroll = 4;  // 16-byte loads in flight per thread
+constexpr int kUnroll = AGG_UNROLL;  // 16-byte loads in flight per thread
 constexpr unsigned kFullMask = 0xffffffffu;
 
 // ---------------------------------------------------------------- integers
@@ -130,7 +132,7 @@ template <int K> __device__ __forceinline__ Words<K> load_state(const uint64_t* 
 
 // SignedFamily: {sum lo, sum hi, min, max, count}, int64 min/max.
 struct SignedFamily {
-  static constexpr int K = 5;
+  static constexpr int K = AGG_INTEGER_WORDS;
   using State = Words<K>;
   __device__ static State identity() { return State{{0, 0, (uint64_t)INT64_MAX, (uint64_t)INT64_MIN, 0}}; }
   __device__ static void merge(State& a, const State& b) {
@@ -143,7 +145,7 @@ struct SignedFamily {
 
 // UnsignedFamily: {sum lo, sum hi, min, max, count}, uint64 min/max.
 struct UnsignedFamily {
-  static constexpr int K = 5;
+  static constexpr int K = AGG_INTEGER_WORDS;
   using State = Words<K>;
   __device__ static State identity() { return State{{0, 0, UINT64_MAX, 0, 0}}; }
   __device__ static void merge(State& a, const State& b) {
@@ -180,7 +182,7 @@ __device__ __forceinline__ uint64_t f64_bits(double d) { return (uint64_t)__doub
 // State.Merge of the Go package: an error-free two-sum of the partial sums
 // into the compensation, non-finite partial sums into special.
 struct FloatFamily {
-  static constexpr int K = 6;
+  static constexpr int K = AGG_FLOAT_WORDS;
   using State = Words<K>;
   __device__ static State identity() {
     return State{{0, 0, 0, (uint64_t)kKey64PosInf, (uint64_t)kKey64NegInf, 0}};
@@ -206,7 +208,7 @@ struct FloatFamily {
 
 // DecimalFamily: {sum (192-bit), min {lo, hi}, max {lo, hi}, count}.
 struct DecimalFamily {
-  static constexpr int K = 8;
+  static constexpr int K = AGG_DECIMAL_WORDS;
   using State = Words<K>;
   __device__ static State identity() {
     return State{{0, 0, 0, UINT64_MAX, (uint64_t)INT64_MAX, 0, (uint64_t)INT64_MIN, 0}};
@@ -221,7 +223,7 @@ struct DecimalFamily {
 
 // BoolFamily: {number of true values, count}.
 struct BoolFamily {
-  static constexpr int K = 2;
+  static constexpr int K = AGG_BOOL_WORDS;
   using State = Words<K>;
   __device__ static State identity() { return State{{0, 0}}; }
   __device__ static void merge(State& a, const State& b) {
@@ -657,7 +659,10 @@ __device__ __forceinline__ void agg_grid(const Chunk& c, uint64_t* partials, uns
 //   tickets   one zeroed 32-bit counter per column, left zeroed.
 // The alignment rules of the per-kind kernels hold for each column.
 
-constexpr int kMaxWords = 8;  // the widest state (decimal)
+constexpr int kMaxWords = AGG_MAX_WORDS;  // the widest state (decimal)
+static_assert(SignedFamily::K <= kMaxWords && UnsignedFamily::K <= kMaxWords && FloatFamily::K <= kMaxWords &&
+                  DecimalFamily::K <= kMaxWords && BoolFamily::K <= kMaxWords,
+              "kMaxWords holds every state");
 
 // ColumnDesc describes one column (gpuagg/cuda's multiColumn, 56 bytes).
 struct ColumnDesc {
@@ -671,7 +676,7 @@ struct ColumnDesc {
   uint32_t tiles;       // number of its tiles (at least 1)
   uint32_t reserved;
 };
-static_assert(sizeof(ColumnDesc) == 56, "ColumnDesc is 56 bytes (gpuagg/cuda multiColumn)");
+static_assert(sizeof(ColumnDesc) == AGG_COLUMN_DESC_BYTES, "ColumnDesc is 56 bytes (gpuagg/cuda multiColumn)");
 
 // Tile is one block's work: elements [lo, lo + n) of column col.
 struct Tile {
@@ -679,7 +684,7 @@ struct Tile {
   uint32_t n;
   uint32_t col;
 };
-static_assert(sizeof(Tile) == 16, "Tile is 16 bytes (gpuagg/cuda multiTile)");
+static_assert(sizeof(Tile) == AGG_TILE_BYTES, "Tile is 16 bytes (gpuagg/cuda multiTile)");
 
 // multi_tile reduces one tile of column d, partial `index` of its tiles.
 template <class Agg>
@@ -717,11 +722,13 @@ __device__ __forceinline__ void multi_tile(const ColumnDesc& d, const Tile& t, u
 // smallest index (the largest for last), so ties go to the earliest row
 // whatever the grid.
 
-constexpr uint64_t kNoRow = UINT64_MAX;
+constexpr uint64_t kNoRow = AGG_NO_ROW;
+static_assert(kNoRow == UINT64_MAX, "kNoRow is -1 as int64");
+constexpr int kOrderedWords = AGG_ORDERED_WORDS;  // the ordered kernels' out
 
 // OrderedFamily: {first, last, first min, first max} element indices.
 struct OrderedFamily {
-  static constexpr int K = 4;
+  static constexpr int K = AGG_ORDERED_INDEX_WORDS;
   using State = Words<K>;
   __device__ static State identity() { return State{{kNoRow, kNoRow, kNoRow, kNoRow}}; }
   __device__ static void merge(State& a, const State& b) {
@@ -876,7 +883,7 @@ __device__ __forceinline__ void ordered_finish(const RowTracker& tr, uint64_t* p
   if (!grid_reduce<OrderedFamily>(s, partials, ticket)) return;
   const Dec128 f = s.w[0] != kNoRow ? raw(s.w[0]) : Dec128{0, 0};
   const Dec128 l = s.w[1] != kNoRow ? raw(s.w[1]) : Dec128{0, 0};
-  store_state<8>(out, Words<8>{{s.w[0], s.w[1], s.w[2], s.w[3], f.lo, f.hi, l.lo, l.hi}});
+  store_state<kOrderedWords>(out, Words<kOrderedWords>{{s.w[0], s.w[1], s.w[2], s.w[3], f.lo, f.hi, l.lo, l.hi}});
 }
 
 template <typename T, class Match>

@@ -4,7 +4,7 @@
 // loads, atomics, the last-block guard of arrowagg's own kernels), an
 // order-preserving reduction for non-commutative operators and the
 // multi-pass "window" cascade of the C++ AMP reduction sample. The Go package
-// ladder runs, verifies and times them (`arrowagg ladder`).
+// ladder runs, verifies and times them (the command arrowagg-ladder).
 //
 // PTX, committed as ladder.ptx, made from this directory with the flags of
 // scripts/gen-ptx.sh:
@@ -57,14 +57,16 @@
 
 #include <stdint.h>
 
+#include "policy.h"  // the block sizes and the window, shared with package ladder
+
 namespace ladder {
 
 typedef long long i64;
 typedef unsigned long long u64;
 
-constexpr unsigned kMaxBlock = 512;
+constexpr unsigned kMaxBlock = LADDER_MAX_BLOCK;
 constexpr unsigned kFullMask = 0xffffffffu;
-constexpr unsigned kWindow = 8;
+constexpr unsigned kWindow = LADDER_WINDOW;
 
 template <typename T>
 __device__ __forceinline__ i64 at(const T* in, u64 i, u64 n) {
@@ -229,7 +231,8 @@ __device__ __forceinline__ i64 block_tree(i64* sdata, unsigned tid) {
 // 6: complete unrolling over the block size B (== blockDim.x).
 template <unsigned B, typename T>
 __device__ void reduce6(const T* in, u64 n, i64* out) {
-  static_assert(B >= 64 && B <= kMaxBlock && (B & (B - 1)) == 0, "B: a power of two in [64, kMaxBlock]");
+  static_assert(B >= LADDER_MIN_BLOCK && B <= kMaxBlock && (B & (B - 1)) == 0,
+                "B: a power of two in [LADDER_MIN_BLOCK, kMaxBlock]");
   __shared__ i64 sdata[B];
   const unsigned tid = threadIdx.x;
   sdata[tid] = first_add(in, n);
@@ -251,7 +254,7 @@ __device__ __forceinline__ i64 grid_stride_pairs(const T* in, u64 n) {
   return sum;
 }
 
-constexpr unsigned kBlock = 256;  // the block size of kernels 7 to 13
+constexpr unsigned kBlock = LADDER_BLOCK;  // the block size of kernels 7 to 13
 
 // 7: several elements a thread: a grid that just fills the device loops
 // over the input, then the unrolled tree of 6.
@@ -366,6 +369,8 @@ struct FirstLast {
   int first, last;
   u64 count;
 };
+static_assert(sizeof(Mat2) <= LADDER_MAX_STATE_BYTES && sizeof(FirstLast) <= LADDER_MAX_STATE_BYTES,
+              "LADDER_MAX_STATE_BYTES holds every state of kernel 12");
 
 struct FirstLastOp {
   typedef FirstLast S;

@@ -14,10 +14,6 @@ import (
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
-// blockThreads is the block size of the ladder's launches (kBlock in
-// kernels/ladder.cu, which kernels 7 to 13 are compiled for).
-const blockThreads = 256
-
 // ErrClosed is returned by calls on a closed Device.
 var ErrClosed = errors.New("ladder: device is closed")
 
@@ -25,7 +21,7 @@ var ErrClosed = errors.New("ladder: device is closed")
 type DeviceInfo = cudadev.Info
 
 // kernel is one entry point of the module and the most blocks of
-// blockThreads threads that fit on the device at once.
+// kernels.LadderBlock threads that fit on the device at once.
 type kernel struct {
 	fn      cu.Function
 	maxGrid int
@@ -80,7 +76,7 @@ func (d *Device) init(ordinal int) error {
 	d.hasMod = true
 	d.fns = make(map[string]kernel)
 	for _, m := range entryPoints.FindAllStringSubmatch(kernels.LadderPTX, -1) {
-		fn, maxGrid, err := cudadev.Kernel(d.mod, m[1], blockThreads, d.info.Multiprocessors)
+		fn, maxGrid, err := cudadev.Kernel(d.mod, m[1], kernels.LadderBlock, d.info.Multiprocessors)
 		if err != nil {
 			return err
 		}
@@ -212,10 +208,6 @@ type workspace struct {
 	copyDst devAlloc    // the copy's destination, when measured
 }
 
-// minBlock is the smallest block size a variant launches with: kernels 1
-// to 8 leave one partial per minBlock input elements at most.
-const minBlock = 64
-
 // newWorkspace uploads data and allocates the scratch memory; withCopy also
 // allocates a destination for a device-to-device copy of the input. On the
 // device thread.
@@ -240,7 +232,7 @@ func (d *Device) newWorkspace(data []int32, withCopy bool) (ws *workspace, err e
 		*a = devAlloc{ptr: p, size: int64(size)}
 		return nil
 	}
-	partials := max(ceilDiv(n, minBlock)*8, uint64(d.maxGrid())*maxStateBytes)
+	partials := max(ceilDiv(n, kernels.LadderMinBlock)*8, uint64(d.maxGrid())*kernels.LadderMaxStateBytes)
 	for _, s := range []struct {
 		a    *devAlloc
 		size uint64
@@ -249,9 +241,9 @@ func (d *Device) newWorkspace(data []int32, withCopy bool) (ws *workspace, err e
 		{&ws.in, n * 4, "the input"},
 		{&ws.scratch[0], partials, "block partials"},
 		{&ws.scratch[1], partials, "block partials"},
-		{&ws.window, ceilDiv(n, window) * 8, "the window cascade"},
+		{&ws.window, ceilDiv(n, kernels.LadderWindow) * 8, "the window cascade"},
 		{&ws.ticket, 8, "the ticket"},
-		{&ws.out, maxStateBytes, "the result"},
+		{&ws.out, kernels.LadderMaxStateBytes, "the result"},
 	} {
 		if err := alloc(s.a, s.size, s.what); err != nil {
 			return nil, err

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/kernels"
 )
 
 var testDevice *Device
@@ -44,7 +46,7 @@ var lengths = []int{1, 2, 3, 5, 7, 31, 33, 63, 65, 255, 257, 511, 1000, 1023, 10
 // testVariants is the ladder and, at other block sizes, kernels 1 to 6.
 func testVariants() []Variant {
 	vs := Variants(false)
-	for _, b := range []int{64, 512} {
+	for _, b := range []int{kernels.LadderMinBlock, kernels.LadderMaxBlock} {
 		for _, v := range []Variant{
 			recursive("1", "", "ladder_v1", b, 1, false),
 			recursive("2", "", "ladder_v2", b, 1, false),
@@ -56,7 +58,7 @@ func testVariants() []Variant {
 			vs = append(vs, v)
 		}
 	}
-	for _, b := range []int{64, 128, 512} {
+	for _, b := range []int{64, 128, 512} { // the instantiations of ladder.cu beside 256
 		v := v6(b)
 		v.ID = fmt.Sprintf("6/block %d", b)
 		vs = append(vs, v)

@@ -9,9 +9,6 @@ import (
 	"sync"
 )
 
-// maxStateBytes is the size of the largest device state of an operator.
-const maxStateBytes = 16
-
 // op is an associative operator over int32 sequences: the device state it
 // reduces to, and its host fold, the reference a device result is checked
 // against.

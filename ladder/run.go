@@ -17,6 +17,8 @@ import (
 
 	"github.com/spf13/pflag"
 	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/kernels"
 )
 
 // DefaultN is the default input length: 2^28 int32 (1 GiB) and a few more,
@@ -207,7 +209,7 @@ func (d *Device) timed(enqueue func() error) (float64, error) {
 // it, the result buffer is filled with a pattern, so that a kernel that
 // writes nothing is caught. On the device thread.
 func (d *Device) reduce(ws *workspace, v Variant) (ms float64, launches int, result []byte, err error) {
-	if err := cu.MemsetD32Async(ws.out.ptr, 0xa5a5a5a5, maxStateBytes/4, d.stream); err != nil {
+	if err := cu.MemsetD32Async(ws.out.ptr, 0xa5a5a5a5, kernels.LadderMaxStateBytes/4, d.stream); err != nil {
 		return 0, 0, nil, fmt.Errorf("poisoning the result: %w", err)
 	}
 	var read func() ([]byte, error)

@@ -8,11 +8,9 @@ import (
 	"unsafe"
 
 	"gorgonia.org/cu"
-)
 
-// window is kWindow of kernels/ladder.cu: the elements a thread of kernel 13
-// sums per pass, and the most partials it leaves to the host.
-const window = 8
+	"github.com/arrowagg/arrowagg/kernels"
+)
 
 // Variant is one rung of the ladder: a way to reduce the input on the GPU.
 type Variant struct {
@@ -32,22 +30,22 @@ type Variant struct {
 // last warp without __syncwarp follows variant 5.
 func Variants(unsafe bool) []Variant {
 	vs := []Variant{
-		recursive("1", "interleaved addressing, tid % (2s): divergent warps", "ladder_v1", blockThreads, 1, false),
-		recursive("2", "interleaved addressing, strided index: bank conflicts", "ladder_v2", blockThreads, 1, false),
-		recursive("3", "sequential addressing", "ladder_v3", blockThreads, 1, false),
-		recursive("4", "first add during the global load", "ladder_v4", blockThreads, 2, false),
-		recursive("5", "last warp unrolled (volatile + __syncwarp)", "ladder_v5", blockThreads, 2, false),
+		recursive("1", "interleaved addressing, tid % (2s): divergent warps", "ladder_v1", kernels.LadderBlock, 1, false),
+		recursive("2", "interleaved addressing, strided index: bank conflicts", "ladder_v2", kernels.LadderBlock, 1, false),
+		recursive("3", "sequential addressing", "ladder_v3", kernels.LadderBlock, 1, false),
+		recursive("4", "first add during the global load", "ladder_v4", kernels.LadderBlock, 2, false),
+		recursive("5", "last warp unrolled (volatile + __syncwarp)", "ladder_v5", kernels.LadderBlock, 2, false),
 	}
 	if unsafe {
-		v := recursive("5u", "last warp unrolled, volatile only (unsafe since Volta)", "ladder_v5u", blockThreads, 2,
+		v := recursive("5u", "last warp unrolled, volatile only (unsafe since Volta)", "ladder_v5u", kernels.LadderBlock, 2,
 			false)
 		v.Unsafe = true
 		vs = append(vs, v)
 	}
 	return append(vs,
-		v6(blockThreads),
-		recursive("7", "several elements per thread (grid-stride loop)", "ladder_v7", blockThreads, 2, true),
-		recursive("8", "warp-shuffle reduction", "ladder_v8", blockThreads, 2, true),
+		v6(kernels.LadderBlock),
+		recursive("7", "several elements per thread (grid-stride loop)", "ladder_v7", kernels.LadderBlock, 2, true),
+		recursive("8", "warp-shuffle reduction", "ladder_v8", kernels.LadderBlock, 2, true),
 		Variant{ID: "9", Name: "16-byte vector loads, one atomicAdd per block", op: sumOp, enqueue: atomicPerBlock},
 		Variant{ID: "10", Name: "two kernels: block partials, then one block", op: sumOp, enqueue: twoKernels},
 		Variant{ID: "11", Name: "one kernel, last-block guard (arrowagg's design)", op: sumOp, enqueue: lastBlock},
@@ -92,14 +90,14 @@ func recursive(id, name, base string, block int, perThread uint64, fill bool) Va
 
 func atomicPerBlock(d *Device, ws *workspace) (int, func() ([]byte, error), error) {
 	const fn = "ladder_v9"
-	g, err := d.grid(fn, ws.n, 4*blockThreads, true)
+	g, err := d.grid(fn, ws.n, 4*kernels.LadderBlock, true)
 	if err != nil {
 		return 0, nil, err
 	}
 	if err := cu.MemsetD32Async(ws.out.ptr, 0, 2, d.stream); err != nil {
 		return 0, nil, fmt.Errorf("zeroing the sum: %w", err)
 	}
-	if err := d.launch(fn, g, blockThreads, uint64(ws.in.ptr), ws.n, uint64(ws.out.ptr)); err != nil {
+	if err := d.launch(fn, g, kernels.LadderBlock, uint64(ws.in.ptr), ws.n, uint64(ws.out.ptr)); err != nil {
 		return 0, nil, err
 	}
 	return 1, func() ([]byte, error) { return d.readBack(ws.out.ptr, 8) }, nil
@@ -107,15 +105,15 @@ func atomicPerBlock(d *Device, ws *workspace) (int, func() ([]byte, error), erro
 
 func twoKernels(d *Device, ws *workspace) (int, func() ([]byte, error), error) {
 	const fn = "ladder_v10_partials"
-	g, err := d.grid(fn, ws.n, 4*blockThreads, true)
+	g, err := d.grid(fn, ws.n, 4*kernels.LadderBlock, true)
 	if err != nil {
 		return 0, nil, err
 	}
 	parts := ws.scratch[0].ptr
-	if err := d.launch(fn, g, blockThreads, uint64(ws.in.ptr), ws.n, uint64(parts)); err != nil {
+	if err := d.launch(fn, g, kernels.LadderBlock, uint64(ws.in.ptr), ws.n, uint64(parts)); err != nil {
 		return 0, nil, err
 	}
-	if err := d.launch("ladder_v10_final", 1, blockThreads, uint64(parts), uint64(g), uint64(ws.out.ptr)); err != nil {
+	if err := d.launch("ladder_v10_final", 1, kernels.LadderBlock, uint64(parts), uint64(g), uint64(ws.out.ptr)); err != nil {
 		return 1, nil, err
 	}
 	return 2, func() ([]byte, error) { return d.readBack(ws.out.ptr, 8) }, nil
@@ -123,11 +121,11 @@ func twoKernels(d *Device, ws *workspace) (int, func() ([]byte, error), error) {
 
 func lastBlock(d *Device, ws *workspace) (int, func() ([]byte, error), error) {
 	const fn = "ladder_v11"
-	g, err := d.grid(fn, ws.n, 4*blockThreads, true)
+	g, err := d.grid(fn, ws.n, 4*kernels.LadderBlock, true)
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := d.launch(fn, g, blockThreads, uint64(ws.in.ptr), ws.n, uint64(ws.scratch[0].ptr),
+	if err := d.launch(fn, g, kernels.LadderBlock, uint64(ws.in.ptr), ws.n, uint64(ws.scratch[0].ptr),
 		uint64(ws.ticket.ptr), uint64(ws.out.ptr)); err != nil {
 		return 0, nil, err
 	}
@@ -139,11 +137,11 @@ func ordered(id string, o op) Variant {
 	return Variant{ID: id, Name: "order-preserving (left with right only), " + o.label(), op: o,
 		enqueue: func(d *Device, ws *workspace) (int, func() ([]byte, error), error) {
 			fn := o.kernel12()
-			g, err := d.grid(fn, ws.n, 4*blockThreads, true)
+			g, err := d.grid(fn, ws.n, 4*kernels.LadderBlock, true)
 			if err != nil {
 				return 0, nil, err
 			}
-			if err := d.launch(fn, g, blockThreads, uint64(ws.in.ptr), ws.n, uint64(ws.scratch[0].ptr),
+			if err := d.launch(fn, g, kernels.LadderBlock, uint64(ws.in.ptr), ws.n, uint64(ws.scratch[0].ptr),
 				uint64(ws.ticket.ptr), uint64(ws.out.ptr)); err != nil {
 				return 0, nil, err
 			}
@@ -151,24 +149,25 @@ func ordered(id string, o op) Variant {
 		}}
 }
 
-// windowCascade is variant 13: passes of ceil(m/window) threads until at
-// most window partials are left, which are copied back (inside the timed
-// region: the copy is part of the design) and added on the host.
+// windowCascade is variant 13: passes of ceil(m/kernels.LadderWindow)
+// threads until at most kernels.LadderWindow partials are left, which are
+// copied back (inside the timed region: the copy is part of the design) and
+// added on the host.
 func windowCascade(d *Device, ws *workspace) (int, func() ([]byte, error), error) {
 	m, src, fn := ws.n, ws.in.ptr, "ladder_v13_i32"
 	launches := 0
 	for {
-		s := ceilDiv(m, window)
-		g, err := d.grid(fn, s, blockThreads, false)
+		s := ceilDiv(m, kernels.LadderWindow)
+		g, err := d.grid(fn, s, kernels.LadderBlock, false)
 		if err != nil {
 			return launches, nil, err
 		}
-		if err := d.launch(fn, g, blockThreads, uint64(src), m, s, uint64(ws.window.ptr)); err != nil {
+		if err := d.launch(fn, g, kernels.LadderBlock, uint64(src), m, s, uint64(ws.window.ptr)); err != nil {
 			return launches, nil, err
 		}
 		launches++
 		m, src, fn = s, ws.window.ptr, "ladder_v13_i64"
-		if m <= window {
+		if m <= kernels.LadderWindow {
 			break
 		}
 	}

@@ -1,20 +1,3 @@
-// Package report prints aggregation results as an aligned table, JSON or CSV.
-//
-// The JSON form is a contract other programs parse:
-//
-//	{"rows": <int>, "files": <int>, "columns": [
-//	  {"name", "type", "count", "null_count", "sum", "min", "max", "mean"}, ...]}
-//
-// Integers (counts, integer sums, integer min/max) are exact JSON integers of
-// any size; floats are the shortest form that reads back as the same float,
-// with NaN and the infinities as the strings "NaN", "Inf" and "-Inf";
-// decimals are strings in plain notation with the column's scale; dates are
-// "YYYY-MM-DD"; timestamps RFC 3339 in UTC with as many fractional digits as
-// needed; times "HH:MM:SS" with the fractional digits of their unit;
-// durations an integer with their unit ("1500ms"); booleans sum to the number
-// of true values and have min/max true/false; strings have min/max as
-// strings, binaries as base64 strings. An aggregate that was not requested,
-// does not apply to the type or has no valid values is null.
 package report
 
 import (

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # CI for the CUDA build on a machine without a GPU (Debian): installs the toolkit,
+# checks that kernels/policy.go is what kernels/policy.h generates,
 # regenerates the kernels' PTX and fails when it differs from the committed one,
 # runs the kernels on the CPU through their emulation harness (kernels/emu), and
 # compiles, without running, the cuda build and the cuda test binaries (a cuda
@@ -12,6 +13,9 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
 scripts/install-cuda-toolkit.sh
+
+echo "ci-cuda: checking kernels/policy.go against kernels/policy.h"
+go test -count=1 ./kernels/...
 
 echo "ci-cuda: regenerating the PTX"
 tmp="$(mktemp -d)"
@@ -33,7 +37,7 @@ echo "ci-cuda: running the kernels on the CPU (kernels/emu)"
 kernels/emu/run.sh "$tmp/emu"
 
 echo "ci-cuda: building with -tags cuda"
-go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg
+go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
 go build -tags cuda ./...
 ARROWAGG_REQUIRE_CUDA=1 go test -count=1 -run TestNoStateFieldWritesOutsideAgg ./agg
 go test -tags cuda -c -o "$tmp/cuda.test" ./backend/cuda

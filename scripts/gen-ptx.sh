@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates the committed PTX of the CUDA kernels (kernels/*.cu -> kernels/*.ptx)
 # with nvcc for the virtual architecture compute_60, which the driver JIT-compiles
-# on every GPU from Pascal to Hopper. The output depends only on the source and
-# the nvcc version (CI uses Debian's nvcc 11.8, see scripts/install-cuda-toolkit.sh),
+# on every GPU from Pascal to Hopper. The output depends only on the sources
+# (kernels/*.cu and kernels/policy.h, the launch policy they include, whose Go
+# twin kernels/policy.go is written by `go generate ./kernels`) and the nvcc
+# version (CI uses Debian's nvcc 11.8, see scripts/install-cuda-toolkit.sh),
 # so CI can regenerate it and fail when the committed file differs.
 #
 # Usage (from anywhere): scripts/gen-ptx.sh [output-dir]   (default: kernels/)

@@ -2,10 +2,11 @@
 # Builds, on a build machine with a CUDA 11 or 12 toolkit (no GPU needed; see
 # scripts/install-cuda-toolkit.sh), everything scripts/gpu-check.sh runs on a GPU
 # host that has no Go: the cuda test binaries (tests and benchmarks of backend/cuda,
-# the reduction ladder's tests) and the command (arrowagg-cuda, with its
-# `ladder` subcommand), with -tags cuda, and the generator of the large Arrow
-# IPC files of the `big` check (ipcgen, from the bench/ module), stripped, into
-# gpu-bin/ (git-ignored), under 60 MiB in all. The command's test binary is
+# the reduction ladder's tests), the command (arrowagg-cuda) and the reduction
+# ladder's command (arrowagg-ladder, which scripts/ladder-run.sh runs), with
+# -tags cuda, and the generator of the large Arrow IPC files of the `big` check
+# (ipcgen, from the bench/ module), stripped, into gpu-bin/ (git-ignored), under
+# 60 MiB in all. The command's test binary is
 # large, so it is built only with GPU_BUILD_CLI_TESTS=1.
 #
 # Usage, from anywhere: scripts/gpu-build.sh   (GPU_BIN=dir to build elsewhere)
@@ -18,13 +19,14 @@ out="${GPU_BIN:-$root/gpu-bin}"
 cd "$root"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/ladder "$out"/ipcgen
+rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/ladder "$out"/ipcgen
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
 go test "${flags[@]}" -c -o "$out/cuda.test" ./backend/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
+go build "${flags[@]}" -o "$out/arrowagg-ladder" ./cmd/arrowagg-ladder
 (cd bench && go build -trimpath "-ldflags=-s -w" -o "$out/ipcgen" ./cmd/ipcgen)
 if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then
   go test "${flags[@]}" -c -o "$out/arrowagg.test" ./cmd/arrowagg

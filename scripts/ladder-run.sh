@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the reduction ladder on a GPU host, from the repository root, with the
 # binaries scripts/gpu-build.sh built on a build machine (no Go needed here):
-# gpu-bin/ladder.test and gpu-bin/arrowagg-cuda (its `ladder` command).
+# gpu-bin/ladder.test and gpu-bin/arrowagg-ladder (the ladder's command).
 # Steps (LADDER_STEPS, default "tests table sanitize"):
 #   tests     the ladder's test suite (every variant on random inputs of many lengths)
 #   table     the ladder twice on LADDER_N int32 (default 2^28+12345) with LADDER_REPS
@@ -24,11 +24,11 @@ declare -A result
 has() { [[ " $STEPS " == *" $1 "* ]]; }
 stamp() { echo "== $(date -u +%H:%M:%S) $*"; }
 
-if [ ! -x "$BIN/arrowagg-cuda" ]; then
-  echo "ladder-run: no $BIN/arrowagg-cuda (run scripts/gpu-build.sh)" >&2
+if [ ! -x "$BIN/arrowagg-ladder" ]; then
+  echo "ladder-run: no $BIN/arrowagg-ladder (run scripts/gpu-build.sh)" >&2
   exit 2
 fi
-ladder=("$BIN/arrowagg-cuda" ladder)
+ladder=("$BIN/arrowagg-ladder")
 
 {
   echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -12,21 +12,22 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/kernels"
 )
 
 // The launch geometry of kernels/agg.cu.
 const (
-	blockThreads = 256 // kBlockThreads
-	unroll       = 4   // kUnroll: 16-byte vectors a thread loads per iteration
-	maxWords     = 8   // the widest state (decimal)
-	orderedWords = 8   // the state of the ordered kernels
+	blockThreads = kernels.AggBlockThreads
+	unroll       = kernels.AggUnroll       // 16-byte vectors a thread loads per iteration
+	maxWords     = kernels.AggMaxWords     // the widest state (decimal)
+	orderedWords = kernels.AggOrderedWords // the state of the ordered kernels
 	// slotWords is the room of one launch's results: the state, then the
 	// ordered state when the ordered aggregates are asked for.
 	slotWords = maxWords + orderedWords
 )
 
 // noRow is the ordered kernels' "none" (kNoRow): -1 as int64.
-const noRow = math.MaxUint64
+const noRow = kernels.AggNoRow
 
 // kernelSpec describes the kernels of one storage kind.
 type kernelSpec struct {
@@ -53,13 +54,13 @@ var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
 		w := 0
 		switch k.kind.Family() {
 		case column.FamilySigned, column.FamilyUnsigned:
-			w = 5
+			w = kernels.AggIntegerWords
 		case column.FamilyFloat:
-			w = 6
+			w = kernels.AggFloatWords
 		case column.FamilyDecimal:
-			w = 8
+			w = kernels.AggDecimalWords
 		case column.FamilyBool:
-			w = 2
+			w = kernels.AggBoolWords
 		}
 		b := 8 * k.kind.Width()
 		if k.kind == column.Bool {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/kernels"
 )
 
 // Many small columns, one launch.
@@ -73,10 +74,10 @@ type multiTile struct {
 
 // The descriptor layouts are the kernel's.
 var (
-	_ [56 - unsafe.Sizeof(multiColumn{})]struct{}
-	_ [unsafe.Sizeof(multiColumn{}) - 56]struct{}
-	_ [16 - unsafe.Sizeof(multiTile{})]struct{}
-	_ [unsafe.Sizeof(multiTile{}) - 16]struct{}
+	_ [kernels.AggColumnDescBytes - unsafe.Sizeof(multiColumn{})]struct{}
+	_ [unsafe.Sizeof(multiColumn{}) - kernels.AggColumnDescBytes]struct{}
+	_ [kernels.AggTileBytes - unsafe.Sizeof(multiTile{})]struct{}
+	_ [unsafe.Sizeof(multiTile{}) - kernels.AggTileBytes]struct{}
 )
 
 // multiKernel is arrowagg_multi, loaded at the first packed update, and the

@@ -1,12 +1,3 @@
-// Command arrowagg aggregates the columns of Parquet files, Arrow IPC files
-// and Arrow IPC streams (count, null_count, sum, min, max, mean) on the CPU
-// or, in a build with the CUDA backend, on a GPU, and prints them as a table,
-// JSON or CSV.
-//
-//	arrowagg [flags] PATH...
-//
-// Exit status: 0 on success, 1 on an internal error, 2 on bad usage or bad
-// input, 130 when interrupted.
 package main
 
 import (

@@ -500,16 +500,6 @@ func TestAgainstNaiveAggregates(t *testing.T) {
 	assert.Equal(t, 25*2+16, checked, "every expectation met a column")
 }
 
-func TestLadderSubcommand(t *testing.T) {
-	got := runIn(t, context.Background(), env{}, "ladder", "--n", "1000")
-	if backend.GPUBuiltIn() {
-		return // the cuda build runs it on the GPU host (scripts/ladder-run.sh)
-	}
-	assert.Equal(t, 2, got.code)
-	assert.Equal(t, "arrowagg ladder: the ladder needs the cuda build (make cuda)\n", got.stderr)
-	assert.Empty(t, got.stdout)
-}
-
 // TestOrderedAcrossFiles: rows count across the files of a dataset in the
 // order given, so the dataset's arg_min and arg_max are a file's own plus the
 // rows of the files before it, and first/last come from the first and last

@@ -172,11 +172,6 @@ func versionString() string {
 
 // run is the whole command; it returns the exit status.
 func run(ctx context.Context, args []string, e env) int {
-	if len(args) > 0 && args[0] == "ladder" {
-		// `arrowagg ladder`: the reduction ladder on the GPU (a file named
-		// ladder is ./ladder).
-		return runLadder(args[1:], e.stdout, e.stderr)
-	}
 	err := execute(ctx, args, e)
 	if err == nil {
 		return exitOK

@@ -1,6 +1,3 @@
-// Package bytesize reads sizes in bytes as people write them on command
-// lines ("8GiB", "512MiB", "1.5G"): one parser for the arrowagg command and
-// the benchmark data generators.
 package bytesize
 
 import (

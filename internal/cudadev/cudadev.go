@@ -1,9 +1,5 @@
 //go:build cuda
 
-// Package cudadev is what the CUDA packages of arrowagg (backend/cuda
-// and the reduction ladder) share: the description of a GPU, the kernels'
-// launch limits, and the one OS thread that every driver call of a context
-// runs on.
 package cudadev
 
 import (

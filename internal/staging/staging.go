@@ -1,19 +1,3 @@
-// Package staging schedules copies from pageable host memory to a device
-// through a ring of page-locked slots: goroutines fill the slots, one
-// goroutine per piece and several pieces at once, and the calling thread
-// (the one that owns the device) enqueues each piece's copy, in order, as
-// soon as its slot is full; a slot is refilled once the copy that reads it
-// has completed.
-//
-// A Stream carries one call's copies as groups of transfers, each with work
-// to enqueue before its first copy and after its last one (a chunk: wait for
-// its device buffer to be free; launch the kernel that reads it). Fills run
-// ahead across group boundaries, so the slowest fill of one chunk does not
-// hold up the next chunk's.
-//
-// The package knows nothing of CUDA: a Device does the copies and the marks
-// that say when a slot is free again (backend/cuda uses a stream and events),
-// so the scheduling is tested without a GPU.
 package staging
 
 import (

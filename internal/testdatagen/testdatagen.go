@@ -1,11 +1,3 @@
-// Package testdatagen makes the files of testdata/: a Parquet file, an Arrow
-// IPC file and an Arrow IPC stream of one schema holding every type the
-// engine aggregates (and one it does not), with nulls, NaN, infinities,
-// integer sums beyond 64 bits, several row groups and dictionary pages.
-//
-// Every value is a function of the file's seed and the row number, and the
-// writers are deterministic, so the files are the same bytes on every run.
-// Tests rebuild the rows with Record to check the aggregates independently.
 package testdatagen
 
 import (

@@ -1,6 +1,3 @@
-// Command gen writes the data files of testdata/ (make testdata).
-//
-//	go run ./testdata/gen [DIR]
 package main
 
 import (

@@ -1,0 +1,78 @@
+// policy.h: the launch policy and state layouts of the kernels, the one table
+// that the CUDA sources and the Go code that launches them share.
+//
+// agg.cu and ladder.cu include it; `go generate ./kernels` (make kernels)
+// writes the same constants into policy.go (package kernels) with the
+// generator kernels/internal/policygen, and package kernels's tests fail
+// when policy.go is stale. Changing a value here changes the PTX: run
+// `make kernels` and commit policy.go and the .ptx files with it.
+//
+// The format is what the generator reads: each constant is one line
+// `#define AGG_<NAME> <integer literal>` or `#define LADDER_<NAME> <integer
+// literal>`, its comment on the lines just above it; AGG_BLOCK_THREADS
+// becomes kernels.AggBlockThreads. A blank line separates groups.
+
+#ifndef ARROWAGG_KERNELS_POLICY_H
+#define ARROWAGG_KERNELS_POLICY_H
+
+// ------------------------------------------------------------------ agg.cu
+
+// AGG_BLOCK_THREADS is the number of threads of every block of agg.cu's
+// kernels (the per-kind, ordered and many-column kernels).
+#define AGG_BLOCK_THREADS 256
+// AGG_WARP_THREADS is the number of threads of a warp.
+#define AGG_WARP_THREADS 32
+// AGG_UNROLL is the number of 16-byte vector loads a thread has in flight per
+// iteration of its grid-stride loop.
+#define AGG_UNROLL 4
+
+// AGG_INTEGER_WORDS is the size in 64-bit words of the state of the signed
+// and of the unsigned integers: {sum lo, sum hi, min, max, count}.
+#define AGG_INTEGER_WORDS 5
+// AGG_FLOAT_WORDS is the size in words of the float state: {sum,
+// compensation, special, min key, max key, count}.
+#define AGG_FLOAT_WORDS 6
+// AGG_DECIMAL_WORDS is the size in words of the decimal state: {sum w0, w1,
+// w2, min lo, min hi, max lo, max hi, count}.
+#define AGG_DECIMAL_WORDS 8
+// AGG_BOOL_WORDS is the size in words of the bool state: {trues, count}.
+#define AGG_BOOL_WORDS 2
+// AGG_MAX_WORDS is the size in words of the widest state (decimal): the
+// room of a block's partial state and of a column's state in the
+// many-column kernel.
+#define AGG_MAX_WORDS 8
+// AGG_ORDERED_INDEX_WORDS is the size in words of the ordered kernels'
+// state between blocks: {first, last, first min, first max}.
+#define AGG_ORDERED_INDEX_WORDS 4
+// AGG_ORDERED_WORDS is the size in words of an ordered kernel's result:
+// {first, last, first min, first max, first value lo, hi, last value lo, hi}.
+#define AGG_ORDERED_WORDS 8
+// AGG_NO_ROW is the ordered kernels' "no such element": -1 as an int64.
+#define AGG_NO_ROW 0xffffffffffffffff
+
+// AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
+// many-column kernel (ColumnDesc).
+#define AGG_COLUMN_DESC_BYTES 56
+// AGG_TILE_BYTES is the size of an entry of its work list (Tile).
+#define AGG_TILE_BYTES 16
+
+// --------------------------------------------------------------- ladder.cu
+
+// LADDER_BLOCK is the block size of the ladder's kernels 7 to 13 and of
+// every launch of the package ladder.
+#define LADDER_BLOCK 256
+// LADDER_MIN_BLOCK is the smallest block size a ladder kernel may be
+// launched with: kernels 1 to 8 leave at most one partial per
+// LADDER_MIN_BLOCK input elements.
+#define LADDER_MIN_BLOCK 64
+// LADDER_MAX_BLOCK is the largest block size of kernels 1 to 6 (the size of
+// their shared-memory tree).
+#define LADDER_MAX_BLOCK 512
+// LADDER_WINDOW is the number of elements a thread of kernel 13 sums per
+// pass, and the most partials it leaves to the host.
+#define LADDER_WINDOW 8
+// LADDER_MAX_STATE_BYTES is the size of the largest state of kernel 12's
+// operators (the 2x2 matrix and first/last/count).
+#define LADDER_MAX_STATE_BYTES 16
+
+#endif  // ARROWAGG_KERNELS_POLICY_H
