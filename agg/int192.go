@@ -49,9 +49,6 @@ func (a Int192) FitsInt64() bool {
 // FitsUint64 reports whether a is in the uint64 range.
 func (a Int192) FitsUint64() bool { return a[1] == 0 && a[2] == 0 }
 
-// Fits128 reports whether a is in the signed 128-bit range.
-func (a Int192) Fits128() bool { return a[2] == uint64(int64(a[1])>>63) }
-
 // Big returns a as a big.Int.
 func (a Int192) Big() *big.Int {
 	neg := a.IsNeg()

@@ -23,8 +23,8 @@
 //     record batch, folding the nulls of enclosing structs into the leaf's
 //     validity (leaves.go).
 //
-// Who calls it: package gpuagg (its CPU loops, its engine and the CUDA
-// backend gpuagg/cuda, which uploads Views to the GPU) and package dataset,
-// which reads Parquet pages and Arrow IPC batches into Views. It depends on
+// Who calls it: the backends (backend/cpu's loops; backend/cuda, which
+// uploads Views to the GPU), the planner and the engine, and package
+// dataset, which reads Parquet pages and Arrow IPC batches into Views. It depends on
 // arrow-go alone.
 package column

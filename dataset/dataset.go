@@ -337,15 +337,8 @@ func newPartial(leaves []column.Leaf, aggs gpuagg.Agg) *partial {
 func (p *partial) add(i int, s gpuagg.State, at int64, plan gpuagg.ColumnPlan) {
 	s.ShiftRows(at)
 	p.states[i].Merge(&s)
-	// The latest choice and reason win; the amounts add up (as
-	// gpuagg.Accumulator.Merge does).
-	q := &p.plans[i]
-	if plan.Backend != "" {
-		q.Backend, q.Location, q.GPUFraction, q.Reason = plan.Backend, plan.Location, plan.GPUFraction, plan.Reason
-	}
-	q.Bytes += plan.Bytes
-	q.Estimated += plan.Estimated
-	q.Measured += plan.Measured
+	// The latest choice and reason win; the amounts add up.
+	p.plans[i].Add(plan)
 }
 
 // merge folds o, whose rows follow p's, into p.

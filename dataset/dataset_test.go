@@ -116,7 +116,7 @@ func TestAggregateMatchesGeneratedRows(t *testing.T) {
 			require.Len(t, sum.Plan, len(sel.Leaves))
 			for i, p := range sum.Plan {
 				assert.Positive(t, p.Bytes, sel.Leaves[i].Name)
-				assert.Equal(t, "cpu", p.Backend, sel.Leaves[i].Name)
+				assert.Equal(t, "cpu", p.BackendName(), sel.Leaves[i].Name)
 				assert.Positive(t, p.Measured, sel.Leaves[i].Name)
 			}
 		})

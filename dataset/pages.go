@@ -192,7 +192,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, g 
 		set = agg.All
 	}
 	res.state = agg.New(l.kind.Family(), set)
-	res.plan = gpuagg.ColumnPlan{Backend: "cpu", Location: "host", Reason: pageReason}
+	res.plan = gpuagg.ColumnPlan{Source: gpuagg.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
 		return res, err

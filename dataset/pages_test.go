@@ -270,7 +270,7 @@ func TestPagePathMatchesArrowDecode(t *testing.T) {
 					}
 					for i, p := range sum.Plan {
 						assert.Equal(t, paged[p.Name], p.Reason == pageReason, "%s: %s", p.Name, p.Reason)
-						assert.Equal(t, "cpu", p.Backend, p.Name)
+						assert.Equal(t, "cpu", p.BackendName(), p.Name)
 						assert.Positive(t, p.Bytes, p.Name)
 						assert.Equal(t, sum.Results[i].Name, p.Name)
 					}

@@ -60,13 +60,6 @@ import (
 // statsAggs are the aggregates row-group statistics answer.
 const statsAggs = gpuagg.Count | gpuagg.NullCount | gpuagg.Min | gpuagg.Max
 
-const (
-	// statsBackend and statsLocation are the plan's backend and data
-	// location of a column answered from statistics alone.
-	statsBackend  = "stats"
-	statsLocation = "metadata"
-)
-
 // statsReason is the plan's reason for a column of which n of m row groups
 // were answered from statistics.
 func statsReason(n, m int) string {
@@ -438,9 +431,10 @@ func (r *parquetRun) notePlans(src *partial) {
 		switch {
 		case l.stats == nil || nrg == 0:
 		case l.stats.all():
-			p.Backend, p.Location, p.GPUFraction, p.Reason = statsBackend, statsLocation, 0, statsReason(nrg, nrg)
+			// Its backend and location print as "stats" and "metadata".
+			p.Source, p.GPUFraction, p.Reason = gpuagg.SourceStats, 0, statsReason(nrg, nrg)
 		case l.stats.n > 0:
-			p.Backend = statsBackend + "+" + p.Backend
+			p.Source |= gpuagg.SourceStats // "stats+" and the backend of the rest
 			p.Reason = fmt.Sprintf("from row-group statistics (%d of %d row groups; not %v); the others: %s", l.stats.n, nrg, l.stats.why, p.Reason)
 		default:
 			p.Reason += fmt.Sprintf("; row-group statistics not used: %v", l.stats.why)

@@ -26,6 +26,13 @@ import (
 	"github.com/arrowagg/arrowagg/gpuagg"
 )
 
+// statsBackend and statsLocation are the plan's backend and data location,
+// as plans print them, of a column answered from statistics alone.
+const (
+	statsBackend  = "stats"
+	statsLocation = "metadata"
+)
+
 // Which columns row-group statistics answer.
 const (
 	statsNever    = iota // floats and byte arrays: no word about statistics
@@ -253,12 +260,12 @@ func TestStatisticsMatchDecoding(t *testing.T) {
 							require.True(t, ok, name)
 							p := sum.Plan[i]
 							if usesStats && c.answeredIn(cfg, name) {
-								assert.Equal(t, statsBackend, p.Backend, "%s: %s", name, p.Reason)
-								assert.Equal(t, statsLocation, p.Location, name)
+								assert.Equal(t, statsBackend, p.BackendName(), "%s: %s", name, p.Reason)
+								assert.Equal(t, statsLocation, p.LocationName(), name)
 								assert.Equal(t, statsReason(rowGroups, rowGroups), p.Reason, name)
 								assert.Zero(t, p.Bytes, name)
 							} else {
-								assert.NotContains(t, p.Backend, statsBackend, "%s: %s", name, p.Reason)
+								assert.NotContains(t, p.BackendName(), statsBackend, "%s: %s", name, p.Reason)
 								if usesStats && c.answered != statsNever && !slices.Contains(c.floats, name) {
 									assert.Contains(t, p.Reason, "; row-group statistics not used: ", name)
 								} else {
@@ -447,13 +454,13 @@ func TestStatisticsUntrusted(t *testing.T) {
 				}
 				assert.Positive(t, p.Bytes)
 				if c.some {
-					assert.Equal(t, statsBackend+"+cpu", p.Backend)
+					assert.Equal(t, statsBackend+"+cpu", p.BackendName())
 					assert.True(t, strings.HasPrefix(p.Reason, "from row-group statistics (3 of 4 row groups; not "), p.Reason)
 					assert.Contains(t, p.Reason, "; not row group ")
 					assert.Contains(t, p.Reason, c.why)
 					assert.Contains(t, p.Reason, "); the others: ")
 				} else {
-					assert.Equal(t, "cpu", p.Backend, p.Reason)
+					assert.Equal(t, "cpu", p.BackendName(), p.Reason)
 					assert.Contains(t, p.Reason, "; row-group statistics not used: "+c.why)
 				}
 			}
@@ -491,7 +498,7 @@ func TestStatisticsReadNoPages(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 	for _, p := range sum.Plan {
-		assert.Equal(t, statsBackend, p.Backend, p.Name)
+		assert.Equal(t, statsBackend, p.BackendName(), p.Name)
 		assert.Zero(t, p.Bytes, p.Name)
 		assert.Equal(t, statsReason(5, 5), p.Reason)
 	}

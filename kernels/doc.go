@@ -5,7 +5,7 @@
 // What is here:
 //
 //   - agg.cu, and AggPTX: the aggregation kernels of the CUDA backend
-//     (package gpuagg/cuda loads AggPTX with the driver's JIT at start): one
+//     (package backend/cuda loads AggPTX with the driver's JIT at start): one
 //     fused sum/min/max/count launch per column chunk, reduced thread → warp
 //     → block → device with a last-block merge; the ordered kernels (first,
 //     last, arg_min, arg_max) run after it; and arrowagg_multi, many small

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"time"
+
+	"github.com/arrowagg/arrowagg/backend/cpu"
 )
 
 // Calibration holds the measured costs the planner works from. Rates are in
@@ -63,10 +65,6 @@ type Calibration struct {
 // the ring's slots filled by demoted vector stores, faster again).
 const Version = 5
 
-// MorselValues is the number of values of the CPU backend's morsels, the
-// unit its goroutines share a column in (gpuagg.MorselSize).
-const MorselValues = 1 << 16
-
 // cpuRateOf is the CPU's rate on col with threads goroutines: CPURate, or
 // for floats, whose compensated sums cost more per value, what their
 // per-goroutine rate allows on threads goroutines, whichever is lower
@@ -86,7 +84,7 @@ func (c Calibration) cpuRateOf(col Column, threads int) float64 {
 func workers(col Column, threads int) int {
 	w := max(1, threads)
 	if col.Values > 0 {
-		w = int(min(int64(w), (col.Values+MorselValues-1)/MorselValues))
+		w = int(min(int64(w), (col.Values+cpu.MorselSize-1)/cpu.MorselSize))
 	}
 	return w
 }

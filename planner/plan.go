@@ -3,27 +3,20 @@ package planner
 import (
 	"fmt"
 	"time"
+
+	"github.com/arrowagg/arrowagg/backend"
 )
 
-// Location is where a column's memory lives.
-type Location uint8
+// Location is where a column's memory lives (backend.Location: a GPU
+// backend's Locator tells it).
+type Location = backend.Location
 
 // The locations.
 const (
-	Host   Location = iota // ordinary (pageable) host memory, e.g. Go's heap
-	Pinned                 // page-locked host memory
-	Device                 // already in GPU memory
+	Host   = backend.Host   // ordinary (pageable) host memory, e.g. Go's heap
+	Pinned = backend.Pinned // page-locked host memory
+	Device = backend.Device // already in GPU memory
 )
-
-func (l Location) String() string {
-	switch l {
-	case Pinned:
-		return "pinned"
-	case Device:
-		return "device"
-	}
-	return "host"
-}
 
 // Column is what the planner knows of one column.
 type Column struct {

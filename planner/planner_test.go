@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/backend/cpu"
 )
 
 // h100Host is the calibration measured on the H100 host (16 cores): pinned
@@ -147,7 +149,7 @@ func TestCPUTime(t *testing.T) {
 	cal.CPUFanout, cal.CPUFloat = 32*time.Microsecond, 0.8
 	one := Column{Bytes: 64 << 10, Values: 16 << 10}
 	require.Equal(t, cal.CPUOverhead+seconds(float64(one.Bytes)/cal.CPURate(16)), cal.CPUTime(one, 16), "one morsel: no fan-out")
-	four := Column{Bytes: 2 << 20, Values: 4 * MorselValues}
+	four := Column{Bytes: 2 << 20, Values: 4 * cpu.MorselSize}
 	require.Equal(t, cal.CPUOverhead+cal.CPUFanout/4+seconds(float64(four.Bytes)/cal.CPURate(16)), cal.CPUTime(four, 16))
 	many := Column{Bytes: 64 << 20, Values: 16 << 20}
 	require.Equal(t, cal.CPUOverhead+cal.CPUFanout+seconds(float64(many.Bytes)/cal.CPURate(16)), cal.CPUTime(many, 16))
@@ -156,7 +158,7 @@ func TestCPUTime(t *testing.T) {
 	few.CPUFanoutFew = 8 * time.Microsecond
 	require.Equal(t, cal.CPUOverhead+few.CPUFanoutFew+seconds(float64(four.Bytes)/cal.CPURate(16)), few.CPUTime(four, 16),
 		"four goroutines: the measured fan-out of four")
-	ten := Column{Bytes: 10 << 20, Values: 10 * MorselValues}
+	ten := Column{Bytes: 10 << 20, Values: 10 * cpu.MorselSize}
 	require.Equal(t, cal.CPUOverhead+few.CPUFanoutFew+(cal.CPUFanout-few.CPUFanoutFew)*6/12+seconds(float64(ten.Bytes)/cal.CPURate(16)),
 		few.CPUTime(ten, 16), "ten goroutines: interpolated")
 	require.Equal(t, cal.CPUOverhead+few.CPUFanout+seconds(float64(many.Bytes)/cal.CPURate(16)), few.CPUTime(many, 16))

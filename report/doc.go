@@ -1,12 +1,12 @@
 // Package report prints aggregation results as an aligned table, JSON or CSV:
-// the last step of the arrowagg command, after the engine (package gpuagg)
+// the last step of the arrowagg command, after the engine (package engine)
 // has aggregated a dataset.
 //
 // The map of the package:
 //
 //   - Report is what is printed: the dataset's rows and files, the requested
-//     aggregates (gpuagg.Agg), one gpuagg.Result per column in order, and
-//     optionally the engine's plan (gpuagg.ColumnPlan), which the JSON form
+//     aggregates (agg.Set), one engine.Result per column in order, and
+//     optionally the engine's plan (engine.ColumnPlan), which the JSON form
 //     prints as "plan" (arrowagg --explain --format json).
 //   - Format is Table, JSON or CSV; ParseFormat reads the --format flag.
 //   - Write prints a Report in a Format, building the whole output before

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/text/width"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // Format is an output format.
@@ -54,15 +54,15 @@ func ParseFormat(s string) (Format, error) {
 type Report struct {
 	Rows    int64
 	Files   int
-	Aggs    gpuagg.Agg // requested aggregates; 0 means all
-	Columns []gpuagg.Result
+	Aggs    agg.Set // requested aggregates; 0 means all
+	Columns []engine.Result
 	// Plan, when set, is printed in the JSON output as "plan" beside
 	// "columns" (one entry per column, in the same order), each entry
 	// {"name", "backend", "location", "bytes", "gpu_fraction",
 	// "estimated_s", "measured_s", "reason"}: location is where the data
 	// was (host, pinned, or device for columns resident on the GPU) and
 	// reason says why, residency and evictions included.
-	Plan []gpuagg.ColumnPlan
+	Plan []engine.ColumnPlan
 }
 
 type row struct {
@@ -71,7 +71,7 @@ type row struct {
 }
 
 // aggs is the requested set (agg.Normalize: the default when none was named).
-func (r Report) aggs() gpuagg.Agg { return agg.Normalize(r.Aggs) }
+func (r Report) aggs() agg.Set { return agg.Normalize(r.Aggs) }
 
 func (r Report) rows() ([]row, error) {
 	aggs := r.aggs()
@@ -155,7 +155,7 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 				b.WriteByte(',')
 			}
 			fmt.Fprintf(b, "\n    {\"name\": %s, \"backend\": %s, \"location\": %s, \"bytes\": %d, \"gpu_fraction\": %s, \"estimated_s\": %s, \"measured_s\": %s, \"reason\": %s}",
-				jsonString(p.Name), jsonString(p.Backend), jsonString(p.Location), p.Bytes,
+				jsonString(p.Name), jsonString(p.BackendName()), jsonString(p.LocationName()), p.Bytes,
 				strconv.FormatFloat(p.GPUFraction, 'g', -1, 64), strconv.FormatFloat(p.Estimated.Seconds(), 'g', -1, 64),
 				strconv.FormatFloat(p.Measured.Seconds(), 'g', -1, 64), jsonString(p.Reason))
 		}

@@ -17,7 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 func TestFormatFloat(t *testing.T) {
@@ -136,7 +137,7 @@ func TestParseFormat(t *testing.T) {
 }
 
 // aggregate runs the engine on one record of the given columns.
-func aggregate(t *testing.T, mem memory.Allocator, aggs gpuagg.Agg, cols ...arrow.Array) []gpuagg.Result {
+func aggregate(t *testing.T, mem memory.Allocator, aggs agg.Set, cols ...arrow.Array) []engine.Result {
 	t.Helper()
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
@@ -144,10 +145,10 @@ func aggregate(t *testing.T, mem memory.Allocator, aggs gpuagg.Agg, cols ...arro
 	}
 	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(cols[0].Len()))
 	defer rec.Release()
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithAllocator(mem))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem))
 	require.NoError(t, err)
 	defer eng.Close()
-	res, err := eng.AggregateRecord(context.Background(), rec, gpuagg.Request{Aggs: aggs})
+	res, err := eng.AggregateRecord(context.Background(), rec, engine.Request{Aggs: aggs})
 	require.NoError(t, err)
 	return res
 }
@@ -185,7 +186,7 @@ func TestJSONContract(t *testing.T) {
 	dur := build(t, mem, arrow.FixedWidthTypes.Duration_ms, []arrow.Duration{1500, -2, 0}, nil)
 	defer dur.Release()
 
-	res := aggregate(t, mem, gpuagg.AllAggs, u64, i64, f64, empty, str, flag, dur)
+	res := aggregate(t, mem, agg.Default, u64, i64, f64, empty, str, flag, dur)
 	var buf bytes.Buffer
 	require.NoError(t, Write(&buf, JSON, Report{Rows: 3, Files: 1, Columns: res}))
 	out := buf.String()
@@ -242,10 +243,10 @@ func TestAggregatesNotRequestedAreNull(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	col := build(t, mem, arrow.PrimitiveTypes.Int32, []int32{3, 1, 2}, nil)
 	defer col.Release()
-	res := aggregate(t, mem, gpuagg.Sum|gpuagg.Max, col)
+	res := aggregate(t, mem, agg.Sum|agg.Max, col)
 
 	var js, cs, tb bytes.Buffer
-	r := Report{Rows: 3, Files: 1, Aggs: gpuagg.Sum | gpuagg.Max, Columns: res}
+	r := Report{Rows: 3, Files: 1, Aggs: agg.Sum | agg.Max, Columns: res}
 	require.NoError(t, Write(&js, JSON, r))
 	assert.Contains(t, js.String(), `{"name": "c0", "type": "int32", "count": null, "null_count": null, "sum": 6, "min": null, "max": 3, "mean": null}`)
 
@@ -267,9 +268,9 @@ func TestTableAlignsAndCuts(t *testing.T) {
 	long := strings.Repeat("x", 60)
 	col := build(t, mem, arrow.BinaryTypes.String, []string{"日本語", long, "a\nb"}, nil)
 	defer col.Release()
-	res := aggregate(t, mem, gpuagg.Min|gpuagg.Max|gpuagg.Count, col)
+	res := aggregate(t, mem, agg.Min|agg.Max|agg.Count, col)
 	var tb bytes.Buffer
-	require.NoError(t, Write(&tb, Table, Report{Rows: 3, Files: 2, Aggs: gpuagg.Min | gpuagg.Max | gpuagg.Count, Columns: res}))
+	require.NoError(t, Write(&tb, Table, Report{Rows: 3, Files: 2, Aggs: agg.Min | agg.Max | agg.Count, Columns: res}))
 	lines := strings.Split(strings.TrimSuffix(tb.String(), "\n"), "\n")
 	require.Len(t, lines, 4)
 	assert.Equal(t, `c0      utf8      3  "a\nb"  日本語`, lines[2])
@@ -278,9 +279,9 @@ func TestTableAlignsAndCuts(t *testing.T) {
 
 	onlyLong := build(t, mem, arrow.BinaryTypes.String, []string{long}, nil)
 	defer onlyLong.Release()
-	res = aggregate(t, mem, gpuagg.Max, onlyLong)
+	res = aggregate(t, mem, agg.Max, onlyLong)
 	tb.Reset()
-	require.NoError(t, Write(&tb, Table, Report{Rows: 1, Files: 1, Aggs: gpuagg.Max, Columns: res}))
+	require.NoError(t, Write(&tb, Table, Report{Rows: 1, Files: 1, Aggs: agg.Max, Columns: res}))
 	assert.Contains(t, tb.String(), strings.Repeat("x", maxCell-3)+"...\n")
 	assert.NotContains(t, tb.String(), strings.Repeat("x", maxCell-2))
 }
@@ -290,7 +291,7 @@ func TestCSVQuotes(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	col := build(t, mem, arrow.BinaryTypes.String, []string{`"quoted", with comma`, "z"}, nil)
 	defer col.Release()
-	res := aggregate(t, mem, gpuagg.AllAggs, col)
+	res := aggregate(t, mem, agg.Default, col)
 	var cs bytes.Buffer
 	require.NoError(t, Write(&cs, CSV, Report{Rows: 2, Files: 1, Columns: res}))
 	assert.Equal(t, "name,type,count,null_count,sum,min,max,mean\nc0,utf8,2,0,,\"\"\"quoted\"\", with comma\",z,\n", cs.String())
@@ -305,7 +306,7 @@ func TestEmptyReport(t *testing.T) {
 
 func TestUnaggregatedColumnIsAnError(t *testing.T) {
 	var buf bytes.Buffer
-	err := Write(&buf, JSON, Report{Columns: []gpuagg.Result{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int8), Err: assert.AnError}}})
+	err := Write(&buf, JSON, Report{Columns: []engine.Result{{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int8), Err: assert.AnError}}})
 	assert.ErrorContains(t, err, `column "l" was not aggregated`)
 	assert.Zero(t, buf.Len(), "nothing is written on error")
 }

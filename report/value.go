@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // kind is how a value is written in JSON.
@@ -41,12 +41,12 @@ func textOf(s string) value { return value{text, s} }
 // aggOrder are the aggregates in output order, with their names (agg's one
 // table).
 var aggOrder = func() []struct {
-	agg  gpuagg.Agg
+	agg  agg.Set
 	name string
 } {
 	each := agg.Each()
 	out := make([]struct {
-		agg  gpuagg.Agg
+		agg  agg.Set
 		name string
 	}, len(each))
 	for i, a := range each {
@@ -58,13 +58,13 @@ var aggOrder = func() []struct {
 // listed reports whether the JSON and CSV outputs have a field for aggregate
 // a: the six base aggregates always (null when not requested), the ordered
 // ones only when requested, so that the contract of the base six is stable.
-func listed(a, aggs gpuagg.Agg) bool {
-	return a&gpuagg.OrderedAggs == 0 || aggs.Has(a)
+func listed(a, aggs agg.Set) bool {
+	return a&agg.Ordered == 0 || aggs.Has(a)
 }
 
 // values returns the aggregates of r in aggOrder: null when not requested
 // (not in aggs), not applicable to the type, or without valid values.
-func values(r gpuagg.Result, aggs gpuagg.Agg) ([]value, error) {
+func values(r engine.Result, aggs agg.Set) ([]value, error) {
 	out := make([]value, len(aggOrder))
 	for i, a := range aggOrder {
 		if !aggs.Has(a.agg) {
@@ -72,25 +72,25 @@ func values(r gpuagg.Result, aggs gpuagg.Agg) ([]value, error) {
 		}
 		var err error
 		switch a.agg {
-		case gpuagg.Count:
+		case agg.Count:
 			out[i] = numberOf(strconv.FormatInt(r.Count, 10))
-		case gpuagg.NullCount:
+		case agg.NullCount:
 			out[i] = numberOf(strconv.FormatInt(r.NullCount, 10))
-		case gpuagg.Sum:
+		case agg.Sum:
 			out[i], err = sumValue(r)
-		case gpuagg.Min:
+		case agg.Min:
 			out[i], err = scalarValue(r.Min, valueType(r.Type))
-		case gpuagg.Max:
+		case agg.Max:
 			out[i], err = scalarValue(r.Max, valueType(r.Type))
-		case gpuagg.Mean:
+		case agg.Mean:
 			out[i], err = scalarValue(r.Mean, arrow.PrimitiveTypes.Float64)
-		case gpuagg.First:
+		case agg.First:
 			out[i], err = scalarValue(r.First, valueType(r.Type))
-		case gpuagg.Last:
+		case agg.Last:
 			out[i], err = scalarValue(r.Last, valueType(r.Type))
-		case gpuagg.ArgMin:
+		case agg.ArgMin:
 			out[i], err = scalarValue(r.ArgMin, arrow.PrimitiveTypes.Int64)
-		case gpuagg.ArgMax:
+		case agg.ArgMax:
 			out[i], err = scalarValue(r.ArgMax, arrow.PrimitiveTypes.Int64)
 		}
 		if err != nil {
@@ -111,7 +111,7 @@ func valueType(dt arrow.DataType) arrow.DataType {
 // sumValue prints a sum exactly: integer sums of any size as JSON integers,
 // decimal sums in plain notation with the column's scale, durations with
 // their unit.
-func sumValue(r gpuagg.Result) (value, error) {
+func sumValue(r engine.Result) (value, error) {
 	if r.Sum == nil || !r.Sum.IsValid() {
 		return nullValue, nil
 	}

@@ -37,10 +37,10 @@ echo "ci-cuda: running the kernels on the CPU (kernels/emu)"
 kernels/emu/run.sh "$tmp/emu"
 
 echo "ci-cuda: building with -tags cuda"
-go vet -tags cuda ./gpuagg/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
+go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
 go build -tags cuda ./...
 ARROWAGG_REQUIRE_CUDA=1 go test -count=1 -run TestNoStateFieldWritesOutsideAgg ./agg
-go test -tags cuda -c -o "$tmp/cuda.test" ./gpuagg/cuda
+go test -tags cuda -c -o "$tmp/cuda.test" ./backend/cuda
 go test -tags cuda -c -o "$tmp/ladder.test" ./ladder
 if compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then
   go test -tags cuda -c -o "$tmp/arrowagg.test" ./cmd/arrowagg

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds, on a build machine with a CUDA 11 or 12 toolkit (no GPU needed; see
 # scripts/install-cuda-toolkit.sh), everything scripts/gpu-check.sh runs on a GPU
-# host that has no Go: the cuda test binaries (tests and benchmarks of gpuagg/cuda,
+# host that has no Go: the cuda test binaries (tests and benchmarks of backend/cuda,
 # the reduction ladder's tests), the command (arrowagg-cuda) and the reduction
 # ladder's command (arrowagg-ladder, which scripts/ladder-run.sh runs), with
 # -tags cuda, and the generator of the large Arrow IPC files of the `big` check
@@ -23,7 +23,7 @@ rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/ladder "$
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
-go test "${flags[@]}" -c -o "$out/cuda.test" ./gpuagg/cuda
+go test "${flags[@]}" -c -o "$out/cuda.test" ./backend/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
 go build "${flags[@]}" -o "$out/arrowagg-ladder" ./cmd/arrowagg-ladder

@@ -49,7 +49,7 @@ cat "$OUT/env.txt"
 
 if has tests; then
   stamp "tests"
-  (cd gpuagg/cuda && "$BIN/cuda.test" -test.v -test.count=1 -test.timeout="${GPU_TEST_TIMEOUT:-240s}") >"$OUT/tests.log" 2>&1
+  (cd backend/cuda && "$BIN/cuda.test" -test.v -test.count=1 -test.timeout="${GPU_TEST_TIMEOUT:-240s}") >"$OUT/tests.log" 2>&1
   result[tests]=$?
   grep -E -- '^(--- FAIL|FAIL|panic|ok|PASS)' "$OUT/tests.log" | head -20
 fi
@@ -110,7 +110,7 @@ fi
 
 if has bench; then
   stamp "bench"
-  (cd gpuagg/cuda && "$BIN/cuda.test" -test.run '^$' -test.bench "${GPU_BENCH:-^Benchmark(Resident|EndToEnd|Chunks|HostCopy)$}" -test.benchtime "${GPU_BENCHTIME:-20x}" \
+  (cd backend/cuda && "$BIN/cuda.test" -test.run '^$' -test.bench "${GPU_BENCH:-^Benchmark(Resident|EndToEnd|Chunks|HostCopy)$}" -test.benchtime "${GPU_BENCHTIME:-20x}" \
     -test.timeout="${GPU_TEST_TIMEOUT:-240s}") >"$OUT/bench.log" 2>&1
   result[bench]=$?
   grep -E '^(ceilings|Benchmark|FAIL|panic)' "$OUT/bench.log" | head -60

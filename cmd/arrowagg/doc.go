@@ -17,14 +17,14 @@
 //     ends the process) and the process's streams, handed to run as an env
 //     so that tests drive the whole command in-process.
 //   - run.go: run and execute, the flags (parseFlags), the engine of the
-//     device policy (newEngine, package gpuagg), the dataset (package
+//     device policy (newEngine, package engine), the dataset (package
 //     dataset: Expand, Open, Select, Aggregate), then the output (package
 //     report), and the exit status (exitCode).
 //   - plan.go: the --explain output (writePlan) from the engine's decisions
-//     (package planner, through gpuagg).
+//     (package planner, through the engine).
 //   - progress.go: the progress bar on stderr.
 //   - gpu_cuda.go: in the cuda build (-tags cuda, make cuda), the import
-//     that registers the CUDA backend (package gpuagg/cuda), so that --device
+//     that registers the CUDA backend (package backend/cuda), so that --device
 //     auto and gpu run on the GPU.
 //
 // The reduction ladder, a teaching and measuring tool for the GPU, is not

@@ -4,4 +4,4 @@ package main
 
 // The cuda build of the command registers the CUDA backend, so that
 // --device auto and --device gpu aggregate on the GPU.
-import _ "github.com/arrowagg/arrowagg/gpuagg/cuda"
+import _ "github.com/arrowagg/arrowagg/backend/cuda"

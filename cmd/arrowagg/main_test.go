@@ -23,7 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/internal/testdatagen"
 )
 
@@ -150,7 +150,7 @@ func TestExplain(t *testing.T) {
 
 	got = runIn(t, context.Background(), env{}, "--explain", "-c", "u8", testdata+"/sample.arrow")
 	require.Equal(t, 0, got.code, got.stderr)
-	if gpuagg.GPUBuiltIn() {
+	if backend.GPUBuiltIn() {
 		assert.Regexp(t, `u8 +uint8 +(gpu|cpu|cpu\+gpu) +host +\d+ `, got.stderr)
 	} else {
 		assert.Regexp(t, `u8 +uint8 +cpu +host +\d+ +\S+ +\S+ +cpu: no GPU\n`, got.stderr)
@@ -353,7 +353,7 @@ func TestBadInput(t *testing.T) {
 		{"empty column name", []string{"-c", "u8,,i8", pq}, env{}, `--columns: empty column name`},
 		{"no input", nil, env{}, `no input: name files, directories, globs or - \(stdin\); see arrowagg --help`},
 	}
-	if !gpuagg.GPUBuiltIn() {
+	if !backend.GPUBuiltIn() {
 		cases = append(cases, struct {
 			name   string
 			args   []string

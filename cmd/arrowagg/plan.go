@@ -7,14 +7,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/dataset"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // writePlan prints, per aggregated column, the backend that aggregated it,
 // where its data lived, the bytes it read, the planner's estimate and the
 // measured time (summed over batches), and why.
-func writePlan(w io.Writer, opts options, eng *gpuagg.Engine, sources []dataset.Source, sel dataset.Selection, sum *dataset.Summary) error {
+func writePlan(w io.Writer, opts options, eng *engine.Engine, sources []dataset.Source, sel dataset.Selection, sum *dataset.Summary) error {
 	var input int64
 	formats := map[dataset.Format]int{}
 	for _, s := range sources {
@@ -32,7 +33,7 @@ func writePlan(w io.Writer, opts options, eng *gpuagg.Engine, sources []dataset.
 	gpu := "no GPU backend"
 	if eng.HasGPU() {
 		gpu = "GPU backend present"
-	} else if !gpuagg.GPUBuiltIn() {
+	} else if !backend.GPUBuiltIn() {
 		gpu = "this build has no CUDA backend"
 	}
 	var b strings.Builder
@@ -42,7 +43,7 @@ func writePlan(w io.Writer, opts options, eng *gpuagg.Engine, sources []dataset.
 	fmt.Fprintln(tw, "column\ttype\tbackend\tdata in\tbytes\testimated\tmeasured\twhy")
 	for i, l := range sel.Leaves {
 		p := sum.Plan[i]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.Name, l.Type, p.Backend, p.Location, p.Bytes,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", l.Name, l.Type, p.BackendName(), p.LocationName(), p.Bytes,
 			p.Estimated.Round(time.Microsecond), p.Measured.Round(time.Microsecond), p.Reason)
 	}
 	if err := tw.Flush(); err != nil {

@@ -12,8 +12,10 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/spf13/pflag"
 
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/dataset"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
 	"github.com/arrowagg/arrowagg/report"
 )
@@ -51,9 +53,9 @@ func usagef(format string, args ...any) error {
 // options are the parsed flags.
 type options struct {
 	columns  []string
-	aggs     gpuagg.Agg
+	aggs     agg.Set
 	format   report.Format
-	device   gpuagg.Device
+	device   engine.Device
 	explain  bool
 	noStats  bool
 	threads  int
@@ -109,13 +111,13 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		fmt.Fprintln(stdout, versionString())
 		return opts, true, nil
 	}
-	if opts.aggs, err = gpuagg.ParseAggs(*aggs); err != nil {
+	if opts.aggs, err = agg.Parse(*aggs); err != nil {
 		return opts, false, usagef("--aggs: %w", err)
 	}
 	if opts.format, err = report.ParseFormat(*format); err != nil {
 		return opts, false, usagef("--format: %w", err)
 	}
-	if opts.device, err = gpuagg.ParseDevice(*device); err != nil {
+	if opts.device, err = engine.ParseDevice(*device); err != nil {
 		return opts, false, usagef("--device: %w", err)
 	}
 	switch *progress {
@@ -161,11 +163,11 @@ func versionString() string {
 			}
 		}
 	}
-	backend := "CPU backend only"
-	if gpuagg.GPUBuiltIn() {
-		backend = "with the CUDA backend"
+	build := "CPU backend only"
+	if backend.GPUBuiltIn() {
+		build = "with the CUDA backend"
 	}
-	return fmt.Sprintf("arrowagg %s (%s, %s/%s, %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, backend)
+	return fmt.Sprintf("arrowagg %s (%s, %s/%s, %s)", v, runtime.Version(), runtime.GOOS, runtime.GOARCH, build)
 }
 
 // run is the whole command; it returns the exit status.
@@ -192,7 +194,7 @@ func exitCode(ctx context.Context, err error) int {
 	case ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &de),
-		errors.Is(err, gpuagg.ErrUnknownColumn), errors.Is(err, gpuagg.ErrNoGPU):
+		errors.Is(err, engine.ErrUnknownColumn), errors.Is(err, backend.ErrNoGPU):
 		return exitInput
 	}
 	return exitInternal
@@ -263,16 +265,16 @@ func execute(ctx context.Context, args []string, e env) error {
 }
 
 // newEngine makes the engine of the device policy: DeviceGPU without a GPU
-// backend is an error wrapping gpuagg.ErrNoGPU.
-func newEngine(opts options, mem memory.Allocator) (*gpuagg.Engine, error) {
-	eo := []gpuagg.Option{gpuagg.WithDevice(opts.device), gpuagg.WithAllocator(mem)}
+// backend is an error wrapping backend.ErrNoGPU.
+func newEngine(opts options, mem memory.Allocator) (*engine.Engine, error) {
+	eo := []engine.Option{engine.WithDevice(opts.device), engine.WithAllocator(mem)}
 	if opts.threads > 0 {
-		eo = append(eo, gpuagg.WithThreads(opts.threads))
+		eo = append(eo, engine.WithThreads(opts.threads))
 	}
 	if opts.gpuMemory > 0 {
-		eo = append(eo, gpuagg.WithGPUMemoryLimit(opts.gpuMemory))
+		eo = append(eo, engine.WithGPUMemoryLimit(opts.gpuMemory))
 	}
-	eng, err := gpuagg.New(eo...)
+	eng, err := engine.New(eo...)
 	if err != nil {
 		return nil, fmt.Errorf("--device %s: %w", opts.device, err)
 	}

@@ -14,7 +14,7 @@
 // the input's type and first_last a struct {first, last}; arg_min and arg_max
 // are the int64 row of the first minimum / maximum (null without values). An integer sum that does
 // not fit int64 / uint64 is an error wrapping ErrOverflow that gives the exact
-// value (gpuagg.Result.SumExact has it too); it never wraps around.
+// value (engine.Result.SumExact has it too); it never wraps around.
 package aggcompute
 
 import (
@@ -27,7 +27,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/compute/exec"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // ScalarAggregateOptions are the options of sum, min_max and mean, as Arrow
@@ -68,10 +69,10 @@ var ErrOverflow = errors.New("sum overflows its result type")
 // Register adds sum, min_max, count and mean to reg, computed by e (a nil e
 // means a CPU engine with default options). It fails if reg already has a
 // function of one of these names.
-func Register(reg compute.FunctionRegistry, e *gpuagg.Engine) error {
+func Register(reg compute.FunctionRegistry, e *engine.Engine) error {
 	if e == nil {
 		var err error
-		if e, err = gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU)); err != nil {
+		if e, err = engine.New(engine.WithDevice(engine.DeviceCPU)); err != nil {
 			return err
 		}
 	}
@@ -80,15 +81,15 @@ func Register(reg compute.FunctionRegistry, e *gpuagg.Engine) error {
 		opts          string
 		impl          compute.MetaFunctionImpl
 	}{
-		{"sum", "Compute the sum of a numeric array", "ScalarAggregateOptions", aggregator(e, gpuagg.Sum, sumOf)},
-		{"min_max", "Compute the minimum and maximum values of an array", "ScalarAggregateOptions", aggregator(e, gpuagg.Min|gpuagg.Max, minMaxOf)},
-		{"mean", "Compute the mean of a numeric array", "ScalarAggregateOptions", aggregator(e, gpuagg.Mean, meanOf)},
+		{"sum", "Compute the sum of a numeric array", "ScalarAggregateOptions", aggregator(e, agg.Sum, sumOf)},
+		{"min_max", "Compute the minimum and maximum values of an array", "ScalarAggregateOptions", aggregator(e, agg.Min|agg.Max, minMaxOf)},
+		{"mean", "Compute the mean of a numeric array", "ScalarAggregateOptions", aggregator(e, agg.Mean, meanOf)},
 		{"count", "Count the number of null / non-null values", "CountOptions", countImpl(e)},
-		{"first", "Compute the first non-null value in row order", "ScalarAggregateOptions", aggregator(e, gpuagg.First, pick("first", func(r gpuagg.Result) scalar.Scalar { return r.First }))},
-		{"last", "Compute the last non-null value in row order", "ScalarAggregateOptions", aggregator(e, gpuagg.Last, pick("last", func(r gpuagg.Result) scalar.Scalar { return r.Last }))},
-		{"first_last", "Compute the first and last non-null values in row order", "ScalarAggregateOptions", aggregator(e, gpuagg.First|gpuagg.Last, firstLastOf)},
-		{"arg_min", "Compute the index of the first minimum", "ScalarAggregateOptions", aggregator(e, gpuagg.ArgMin, pick("arg_min", func(r gpuagg.Result) scalar.Scalar { return r.ArgMin }))},
-		{"arg_max", "Compute the index of the first maximum", "ScalarAggregateOptions", aggregator(e, gpuagg.ArgMax, pick("arg_max", func(r gpuagg.Result) scalar.Scalar { return r.ArgMax }))},
+		{"first", "Compute the first non-null value in row order", "ScalarAggregateOptions", aggregator(e, agg.First, pick("first", func(r engine.Result) scalar.Scalar { return r.First }))},
+		{"last", "Compute the last non-null value in row order", "ScalarAggregateOptions", aggregator(e, agg.Last, pick("last", func(r engine.Result) scalar.Scalar { return r.Last }))},
+		{"first_last", "Compute the first and last non-null values in row order", "ScalarAggregateOptions", aggregator(e, agg.First|agg.Last, firstLastOf)},
+		{"arg_min", "Compute the index of the first minimum", "ScalarAggregateOptions", aggregator(e, agg.ArgMin, pick("arg_min", func(r engine.Result) scalar.Scalar { return r.ArgMin }))},
+		{"arg_max", "Compute the index of the first maximum", "ScalarAggregateOptions", aggregator(e, agg.ArgMax, pick("arg_max", func(r engine.Result) scalar.Scalar { return r.ArgMax }))},
 	}
 	for _, f := range fns {
 		fn := compute.NewMetaFunction(f.name, compute.Unary(), compute.FunctionDoc{
@@ -102,7 +103,7 @@ func Register(reg compute.FunctionRegistry, e *gpuagg.Engine) error {
 }
 
 // aggregate runs the engine over a datum (array, chunked array or scalar).
-func aggregate(ctx context.Context, e *gpuagg.Engine, aggs gpuagg.Agg, arg compute.Datum) (gpuagg.Result, error) {
+func aggregate(ctx context.Context, e *engine.Engine, aggs agg.Set, arg compute.Datum) (engine.Result, error) {
 	switch d := arg.(type) {
 	case *compute.ArrayDatum:
 		arr := d.MakeArray()
@@ -113,18 +114,18 @@ func aggregate(ctx context.Context, e *gpuagg.Engine, aggs gpuagg.Agg, arg compu
 	case *compute.ScalarDatum:
 		arr, err := scalar.MakeArrayFromScalar(d.Value, 1, exec.GetAllocator(ctx))
 		if err != nil {
-			return gpuagg.Result{}, fmt.Errorf("%w: %w", arrow.ErrInvalid, err)
+			return engine.Result{}, fmt.Errorf("%w: %w", arrow.ErrInvalid, err)
 		}
 		defer arr.Release()
 		return e.AggregateArray(ctx, arr, aggs)
 	}
-	return gpuagg.Result{}, fmt.Errorf("%w: aggregates take an array, chunked array or scalar, not %s", arrow.ErrInvalid, arg.Kind())
+	return engine.Result{}, fmt.Errorf("%w: aggregates take an array, chunked array or scalar, not %s", arrow.ErrInvalid, arg.Kind())
 }
 
 // finish picks one aggregate out of a result.
-type finish func(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error)
+type finish func(r engine.Result, dt arrow.DataType) (scalar.Scalar, error)
 
-func aggregator(e *gpuagg.Engine, aggs gpuagg.Agg, pick finish) compute.MetaFunctionImpl {
+func aggregator(e *engine.Engine, aggs agg.Set, pick finish) compute.MetaFunctionImpl {
 	return func(ctx context.Context, opts compute.FunctionOptions, args ...compute.Datum) (compute.Datum, error) {
 		o := DefaultScalarAggregateOptions()
 		switch v := opts.(type) {
@@ -136,7 +137,7 @@ func aggregator(e *gpuagg.Engine, aggs gpuagg.Agg, pick finish) compute.MetaFunc
 		default:
 			return nil, fmt.Errorf("%w: want ScalarAggregateOptions, got %s", arrow.ErrInvalid, opts.TypeName())
 		}
-		r, err := aggregate(ctx, e, aggs|gpuagg.Count|gpuagg.NullCount, args[0])
+		r, err := aggregate(ctx, e, aggs|agg.Count|agg.NullCount, args[0])
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +169,7 @@ func notApplicable(fn string, dt arrow.DataType) error {
 	return fmt.Errorf("%w: function '%s' has no kernel matching input type (%s)", arrow.ErrNotImplemented, fn, dt)
 }
 
-func sumOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+func sumOf(r engine.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	if r.Sum == nil {
 		return nil, notApplicable("sum", dt)
 	}
@@ -178,7 +179,7 @@ func sumOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	return r.Sum, nil
 }
 
-func minMaxOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+func minMaxOf(r engine.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	if r.Min == nil || r.Max == nil {
 		return nil, notApplicable("min_max", dt)
 	}
@@ -188,8 +189,8 @@ func minMaxOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
 }
 
 // pick returns the finish of an aggregate that is one field of the result.
-func pick(fn string, field func(gpuagg.Result) scalar.Scalar) finish {
-	return func(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+func pick(fn string, field func(engine.Result) scalar.Scalar) finish {
+	return func(r engine.Result, dt arrow.DataType) (scalar.Scalar, error) {
 		s := field(r)
 		if s == nil {
 			return nil, notApplicable(fn, dt)
@@ -198,7 +199,7 @@ func pick(fn string, field func(gpuagg.Result) scalar.Scalar) finish {
 	}
 }
 
-func firstLastOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+func firstLastOf(r engine.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	if r.First == nil || r.Last == nil {
 		return nil, notApplicable("first_last", dt)
 	}
@@ -207,14 +208,14 @@ func firstLastOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	return scalar.NewStructScalar([]scalar.Scalar{r.First, r.Last}, st), nil
 }
 
-func meanOf(r gpuagg.Result, dt arrow.DataType) (scalar.Scalar, error) {
+func meanOf(r engine.Result, dt arrow.DataType) (scalar.Scalar, error) {
 	if r.Mean == nil {
 		return nil, notApplicable("mean", dt)
 	}
 	return r.Mean, nil
 }
 
-func countImpl(e *gpuagg.Engine) compute.MetaFunctionImpl {
+func countImpl(e *engine.Engine) compute.MetaFunctionImpl {
 	return func(ctx context.Context, opts compute.FunctionOptions, args ...compute.Datum) (compute.Datum, error) {
 		mode := CountOnlyValid
 		switch v := opts.(type) {
@@ -226,7 +227,7 @@ func countImpl(e *gpuagg.Engine) compute.MetaFunctionImpl {
 		default:
 			return nil, fmt.Errorf("%w: want CountOptions, got %s", arrow.ErrInvalid, opts.TypeName())
 		}
-		r, err := aggregate(ctx, e, gpuagg.Count|gpuagg.NullCount, args[0])
+		r, err := aggregate(ctx, e, agg.Count|agg.NullCount, args[0])
 		if err != nil {
 			return nil, err
 		}

@@ -14,7 +14,7 @@
 //     made current: Start runs the context's setup there, Do runs each driver
 //     call there (a panic comes back as an error), Close tears down.
 //
-// Who calls it: the CUDA backend (gpuagg/cuda) and the reduction ladder
+// Who calls it: the CUDA backend (backend/cuda) and the reduction ladder
 // (package ladder, the command arrowagg-ladder). The block sizes they pass
 // to Kernel come from package kernels (kernels.AggBlockThreads,
 // kernels.LadderBlock).

@@ -25,7 +25,7 @@
 //   - Device is what the package asks of the device: the copies, and marks
 //     that say when a slot is free again.
 //
-// Who calls it: the CUDA backend (gpuagg/cuda), whose Device is a CUDA
+// Who calls it: the CUDA backend (backend/cuda), whose Device is a CUDA
 // stream and events. The package knows nothing of CUDA, so the scheduling
 // is tested without a GPU, against a simulated device.
 package staging

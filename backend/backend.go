@@ -1,0 +1,150 @@
+// Package backend is what arrowagg's aggregation backends are to the engine:
+// interfaces, and the registry through which a GPU backend built into the
+// binary is found.
+//
+//   - Backend folds column views into partial states (agg.State); the CPU
+//     backend (backend/cpu) is always there.
+//   - GPUBackend is a Backend on a GPU; RegisterGPU, GPUBuiltIn and OpenGPU
+//     are the registry of the one a build carries (backend/cuda, build tag
+//     cuda), GPUConfig what an engine asks of it, ErrNoGPU the error when
+//     there is none.
+//   - The optional abilities of a GPU backend: Locator (where a view's memory
+//     lives), OrderedGPU (the ordered aggregates), ResidentGPU (columns kept
+//     in device memory as DeviceColumns).
+//
+// The package holds no implementation and imports neither Arrow's arrays nor
+// the planner: column, agg and this package are the bottom of the import
+// graph that backends, the planner and the engine build on.
+package backend
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// Backend folds column views into partial states. The CPU backend is always
+// there; the CUDA backend (build tag cuda) implements the same interface.
+type Backend interface {
+	// Name identifies the backend in plans and errors ("cpu", "gpu").
+	Name() string
+	// Update folds views[i] into states[i] for every i. States arrive
+	// initialized (agg.New) or holding earlier partials of the same column.
+	Update(ctx context.Context, views []*column.View, states []*agg.State) error
+}
+
+// GPUBackend is a Backend that runs on a GPU. Handles reports which views it
+// aggregates (fixed-width kinds; not strings); Close frees the device.
+type GPUBackend interface {
+	Backend
+	Handles(v *column.View) bool
+	Close() error
+}
+
+// Location is where a column's memory lives.
+type Location uint8
+
+// The locations.
+const (
+	Host   Location = iota // ordinary (pageable) host memory, e.g. Go's heap
+	Pinned                 // page-locked host memory
+	Device                 // already in GPU memory
+)
+
+func (l Location) String() string {
+	switch l {
+	case Pinned:
+		return "pinned"
+	case Device:
+		return "device"
+	}
+	return "host"
+}
+
+// Locator is implemented by GPU backends that hold columns in device memory:
+// it tells the planner where a view's data lives.
+type Locator interface {
+	Locate(v *column.View) Location
+}
+
+// OrderedGPU is implemented by GPU backends that compute the ordered
+// aggregates (States with Ordered set); without it such columns stay on the
+// CPU.
+type OrderedGPU interface {
+	SupportsOrdered() bool
+}
+
+// DeviceColumn is a column chunk held in device memory by a ResidentGPU.
+type DeviceColumn interface {
+	// Update folds the column into s, like Backend.Update for the view it
+	// was uploaded from: with the ordered aggregates when s.Ordered is set,
+	// the column's first element being row row. s is left untouched when it
+	// fails.
+	Update(ctx context.Context, s *agg.State, row int64) error
+	// Free returns the column's device memory; later calls do nothing.
+	Free()
+}
+
+// ResidentGPU is implemented by GPU backends that can keep columns in device
+// memory, uploaded once and aggregated many times without a host transfer.
+// The engine's Residency manages such columns within a memory budget.
+type ResidentGPU interface {
+	GPUBackend
+	// UploadView copies the buffers of v (a view the backend Handles) to
+	// device memory. The column does not refer to v's memory afterwards.
+	UploadView(ctx context.Context, v *column.View) (DeviceColumn, error)
+	// DeviceBytes is the device memory that UploadView(v) takes, in bytes.
+	DeviceBytes(v *column.View) int64
+}
+
+// ErrNoGPU is returned when a GPU is required and no GPU backend is
+// available (a build without the cuda tag, or no GPU visible).
+var ErrNoGPU = errors.New("no GPU backend")
+
+// GPUConfig is what an engine asks of the GPU backend it opens.
+type GPUConfig struct {
+	// MemoryLimit caps the device memory the backend allocates, in bytes (0:
+	// no cap beyond the device's). Columns larger than it stream through in
+	// chunks that fit.
+	MemoryLimit int64
+}
+
+var (
+	gpuMu      sync.Mutex
+	gpuFactory func(GPUConfig) (GPUBackend, error)
+)
+
+// RegisterGPU installs the constructor of the GPU backend. The CUDA package
+// (build tag cuda) calls it from its init; the default build has none.
+func RegisterGPU(f func(GPUConfig) (GPUBackend, error)) {
+	gpuMu.Lock()
+	defer gpuMu.Unlock()
+	gpuFactory = f
+}
+
+// GPUBuiltIn reports whether a GPU backend is compiled into this binary.
+func GPUBuiltIn() bool {
+	gpuMu.Lock()
+	defer gpuMu.Unlock()
+	return gpuFactory != nil
+}
+
+// OpenGPU opens the registered GPU backend with cfg. It fails, with an error
+// wrapping ErrNoGPU, when none is built in or it cannot be opened.
+func OpenGPU(cfg GPUConfig) (GPUBackend, error) {
+	gpuMu.Lock()
+	f := gpuFactory
+	gpuMu.Unlock()
+	if f == nil {
+		return nil, fmt.Errorf("%w: this build has no CUDA support (build with -tags cuda)", ErrNoGPU)
+	}
+	b, err := f(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrNoGPU, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,130 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	amath "github.com/apache/arrow/go/v17/arrow/math"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+const benchN = 16 << 20
+
+// benchArray builds benchN values drawn by next, about nullFrac of them null.
+func benchArray[T any](b array.Builder, appendValue func(T), next func(r *rand.Rand) T, nullFrac float64) arrow.Array {
+	defer b.Release()
+	r := rand.New(rand.NewPCG(1, 2))
+	b.Reserve(benchN)
+	for i := 0; i < benchN; i++ {
+		if nullFrac > 0 && r.Float64() < nullFrac {
+			b.AppendNull()
+			continue
+		}
+		appendValue(next(r))
+	}
+	return b.NewArray()
+}
+
+func benchInt64(nullFrac float64) arrow.Array {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) int64 { return r.Int64N(1<<40) - 1<<39 }, nullFrac)
+}
+
+func benchFloat64(nullFrac float64) arrow.Array {
+	b := array.NewFloat64Builder(memory.DefaultAllocator)
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) float64 { return r.NormFloat64() * 1e6 }, nullFrac)
+}
+
+func benchInt32(nullFrac float64) arrow.Array {
+	b := array.NewInt32Builder(memory.DefaultAllocator)
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) int32 { return int32(r.Uint32()) }, nullFrac)
+}
+
+func benchFloat32(nullFrac float64) arrow.Array {
+	b := array.NewFloat32Builder(memory.DefaultAllocator)
+	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) }, nullFrac)
+}
+
+// BenchmarkFused measures the fused sum+min+max+count pass over benchN values
+// at one goroutine and at GOMAXPROCS, and arrow/math's SIMD sum (sum only) on
+// the same data in the same run where it has one (int64, float64). Bytes are
+// those the pass reads: values, and validity where there are nulls. The
+// backend's scratch is warmed up first, so allocs/op is the steady state.
+func BenchmarkFused(b *testing.B) {
+	ctx := context.Background()
+	threads := []int{1}
+	if n := runtime.GOMAXPROCS(0); n > 1 {
+		threads = append(threads, n)
+	}
+	for _, tc := range []struct {
+		name string
+		make func(nullFrac float64) arrow.Array
+	}{
+		{"int64", benchInt64}, {"float64", benchFloat64}, {"int32", benchInt32}, {"float32", benchFloat32},
+	} {
+		for _, nullFrac := range []float64{0, 0.1} {
+			arr := tc.make(nullFrac)
+			name := tc.name
+			if nullFrac > 0 {
+				name = fmt.Sprintf("%s-nulls%.0f", name, 100*nullFrac)
+			}
+			if a, ok := arr.(*array.Int64); ok {
+				b.Run(name+"/arrow-math-sum", func(b *testing.B) {
+					b.SetBytes(int64(a.Len() * 8))
+					var sink int64
+					for i := 0; i < b.N; i++ {
+						sink += amath.Int64.Sum(a)
+					}
+					_ = sink
+				})
+			}
+			if a, ok := arr.(*array.Float64); ok {
+				b.Run(name+"/arrow-math-sum", func(b *testing.B) {
+					b.SetBytes(int64(a.Len() * 8))
+					var sink float64
+					for i := 0; i < b.N; i++ {
+						sink += amath.Float64.Sum(a)
+					}
+					_ = sink
+				})
+			}
+			for _, n := range threads {
+				b.Run(fmt.Sprintf("%s/fused-threads%d", name, n), func(b *testing.B) {
+					c := &CPU{Threads: n}
+					v, err := column.ViewOf(arr)
+					if err != nil {
+						b.Fatal(err)
+					}
+					// As the engine's UpdateView calls it on a CPU-only
+					// engine: one view, its slices on the stack.
+					update := func(s *agg.State) error {
+						views, states := [1]*column.View{&v}, [1]*agg.State{s}
+						return c.Update(ctx, views[:], states[:])
+					}
+					s := newState(v.Kind.Family())
+					if err := update(&s); err != nil {
+						b.Fatal(err)
+					}
+					b.SetBytes(v.ByteSize())
+					b.ReportAllocs()
+					b.ResetTimer()
+					for i := 0; i < b.N; i++ {
+						s = newState(v.Kind.Family())
+						if err := update(&s); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			}
+			arr.Release()
+		}
+	}
+}

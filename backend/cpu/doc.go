@@ -1,0 +1,18 @@
+// Package cpu is the pure Go backend: each view is cut into morsels of
+// MorselSize elements, morsels are aggregated by up to CPU.Threads
+// goroutines, and the morsel states of a view are merged in order, so that
+// every result is the same for every thread count.
+//
+//   - cpu.go: CPU (backend.Backend), its scheduler, and Compute, Commit and
+//     Done, the two halves of Update for a caller that must run the CPU
+//     beside another backend and change no state unless both succeed.
+//   - morsel.go: MorselSize; one morsel of a view folded into a state by
+//     the accumulator of its kind, dictionaries through their indices.
+//   - update.go: the accumulators of each family (signed, unsigned, float
+//     with compensated lanes, decimal, bool, bytes) and their dense and
+//     sparse loops.
+//   - bits.go: validity bitmaps, visited by words.
+//   - ordered.go: first, last, arg_min and arg_max of a morsel.
+//   - simd_amd64.go, simd_amd64.s, simd_other.go: the AVX2 and AVX-512
+//     kernels of the dense loops, chosen at start (build tag noasm: none).
+package cpu

@@ -1,0 +1,115 @@
+//go:build !noasm
+
+package cpu
+
+import (
+	"unsafe"
+
+	xcpu "golang.org/x/sys/cpu"
+)
+
+// simdLevel is the instruction set the update loops use: the best the CPU and
+// the operating system support (tests lower it to compare the paths).
+var simdLevel = detectSIMD()
+
+func detectSIMD() simdKind {
+	x := xcpu.X86
+	switch {
+	case x.HasAVX512F && x.HasAVX512DQ && x.HasAVX512BW && x.HasAVX512VL:
+		return simdAVX512
+	case x.HasAVX2:
+		return simdAVX2
+	}
+	return simdNone
+}
+
+// The kernels fold n elements at vals into the lanes at out (read and written
+// back). The float lanes are the canonical ones of floatLanes, over the four
+// parts of q = morselQuarter(n) elements (the last one shorter or empty),
+// which the AVX-512 kernels stream side by side and the AVX2 ones one after
+// the other. valid is nil when every element is valid; otherwise bit b of byte
+// i of valid is the validity of element 8i+b (bits past n are ignored). AVX2
+// has kernels for int64 and float64 only.
+
+//go:noescape
+func int64AVX512(vals *int64, n, q int, valid *byte, out *intLanes)
+
+//go:noescape
+func uint64AVX512(vals *uint64, n, q int, valid *byte, out *intLanes)
+
+//go:noescape
+func int32AVX512(vals *int32, n, q int, valid *byte, out *intLanes)
+
+//go:noescape
+func uint32AVX512(vals *uint32, n, q int, valid *byte, out *intLanes)
+
+//go:noescape
+func float64AVX512(vals *float64, n, q int, valid *byte, out *floatLanes)
+
+//go:noescape
+func float32AVX512(vals *float32, n, q int, valid *byte, out *floatLanes)
+
+//go:noescape
+func int64AVX2(vals *int64, n, q int, valid *byte, out *intLanes)
+
+//go:noescape
+func float64AVX2(vals *float64, n, q int, valid *byte, out *floatLanes)
+
+// The kernel wrappers run the kernel for the CPU's instruction set, if there
+// is one, and report whether they did.
+
+func kernelInt64(vals []int64, valid []byte, l *intLanes) bool {
+	switch simdLevel {
+	case simdAVX512:
+		int64AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	case simdAVX2:
+		int64AVX2(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	default:
+		return false
+	}
+	return true
+}
+
+func kernelUint64(vals []uint64, valid []byte, l *intLanes) bool {
+	if simdLevel < simdAVX512 {
+		return false
+	}
+	uint64AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	return true
+}
+
+func kernelInt32(vals []int32, valid []byte, l *intLanes) bool {
+	if simdLevel < simdAVX512 {
+		return false
+	}
+	int32AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	return true
+}
+
+func kernelUint32(vals []uint32, valid []byte, l *intLanes) bool {
+	if simdLevel < simdAVX512 {
+		return false
+	}
+	uint32AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	return true
+}
+
+func kernelFloat64(vals []float64, valid []byte, l *floatLanes) bool {
+	switch simdLevel {
+	case simdAVX512:
+		float64AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	case simdAVX2:
+		float64AVX2(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	default:
+		return false
+	}
+	return true
+}
+
+func kernelFloat32(vals []float32, valid []byte, l *floatLanes) bool {
+	if simdLevel < simdAVX512 {
+		return false
+	}
+	float32AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
+	return true
+}

@@ -1,0 +1,16 @@
+//go:build !amd64 || noasm
+
+package cpu
+
+// simdLevel is the instruction set the update loops use: the Go loops here.
+var simdLevel = simdNone
+
+// Without SIMD kernels the accumulators run their Go loops, which follow the
+// same lane structure.
+
+func kernelInt64([]int64, []byte, *intLanes) bool       { return false }
+func kernelUint64([]uint64, []byte, *intLanes) bool     { return false }
+func kernelInt32([]int32, []byte, *intLanes) bool       { return false }
+func kernelUint32([]uint32, []byte, *intLanes) bool     { return false }
+func kernelFloat64([]float64, []byte, *floatLanes) bool { return false }
+func kernelFloat32([]float32, []byte, *floatLanes) bool { return false }

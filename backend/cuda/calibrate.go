@@ -1,0 +1,190 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+	"unsafe"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/planner"
+)
+
+var (
+	_ planner.GPUCalibrator = (*Backend)(nil)
+	_ backend.Locator       = (*Backend)(nil)
+)
+
+// DeviceName is the GPU's name (the planner keys its calibration cache by it).
+func (b *Backend) DeviceName() string { return b.d.info.Name }
+
+// Locate implements backend.Locator: views in page-locked host memory that
+// this package allocated (HostAllocator, staging) are copied by DMA
+// directly; other host memory goes through the staging pipeline. It asks no
+// driver, so planning costs no round trip to the device's thread; memory
+// that others page-locked is planned as ordinary host memory (and still
+// copied directly, faster than planned).
+func (b *Backend) Locate(v *column.View) planner.Location {
+	if ours.holds(v.Values) {
+		return planner.Pinned
+	}
+	return planner.Host
+}
+
+// calibrationBytes is the size of the columns CalibrateGPU times: large
+// enough for steady rates, small enough to take a few tens of milliseconds.
+const calibrationBytes = 128 << 20
+
+// CalibrateGPU implements planner.GPUCalibrator: it measures the copy rates
+// from page-locked and pageable memory, the rate of Update on ordinary Go
+// memory (the staging pipeline), the kernel's read rate on resident data and
+// the cost of a launch with its read-back, each the best of a few runs.
+func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) error {
+	host := make([]byte, calibrationBytes)
+	for i := range host {
+		host[i] = byte(i * 131)
+	}
+	v := &column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: calibrationBytes / 4, Values: host}
+	tiny := &column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: 1, Values: host[:4]}
+	best := func(runs int, f func() (time.Duration, error)) (time.Duration, error) {
+		t := time.Duration(1<<63 - 1)
+		for i := 0; i < runs; i++ {
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
+			d, err := f()
+			if err != nil {
+				return 0, err
+			}
+			t = min(t, d)
+		}
+		return t, nil
+	}
+	rate := func(d time.Duration) float64 { return calibrationBytes / d.Seconds() }
+
+	staged, err := best(3, func() (time.Duration, error) {
+		s := agg.New(column.FamilySigned, 0)
+		start := time.Now()
+		err := b.Update(ctx, []*column.View{v}, []*agg.State{&s})
+		return time.Since(start), err
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: calibrating the staged upload: %w", err)
+	}
+	launch, err := best(5, func() (time.Duration, error) {
+		s := agg.New(column.FamilySigned, 0)
+		start := time.Now()
+		err := b.Update(ctx, []*column.View{tiny}, []*agg.State{&s})
+		return time.Since(start), err
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: calibrating a launch: %w", err)
+	}
+	col, err := b.Upload(ctx, v)
+	if err != nil {
+		return fmt.Errorf("cuda: calibrating the kernel: %w", err)
+	}
+	defer col.Free()
+	var pinnedRate, pageable, read float64
+	err = b.d.do(func() error {
+		ln := &b.lanes[0]
+		dst, err := b.d.pool.alloc(calibrationBytes)
+		if err != nil {
+			return err
+		}
+		defer b.d.pool.release(&dst)
+		pin, err := hostAlloc(calibrationBytes)
+		if err != nil {
+			return err
+		}
+		defer hostFree(pin) //nolint:errcheck
+		t, err := fastest(ln.stream, 3, func() error {
+			return cu.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&pin[0]), calibrationBytes, ln.stream)
+		})
+		if err != nil {
+			return fmt.Errorf("timing a page-locked copy: %w", err)
+		}
+		pinnedRate = calibrationBytes / t
+		if t, err = fastest(ln.stream, 3, func() error {
+			return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), false)
+		}); err != nil {
+			return fmt.Errorf("timing the kernel: %w", err)
+		}
+		read = calibrationBytes / t
+		d, err := best(3, func() (time.Duration, error) {
+			start := time.Now()
+			err := cu.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&host[0]), calibrationBytes, ln.stream)
+			if err == nil {
+				err = ln.stream.Synchronize()
+			}
+			return time.Since(start), err
+		})
+		if err != nil {
+			return fmt.Errorf("timing a pageable copy: %w", err)
+		}
+		pageable = rate(d)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: calibrating: %w", err)
+	}
+	cal.GPU = b.d.info.Name
+	cal.H2DPinned, cal.H2DPageable, cal.HostStaged = pinnedRate, pageable, rate(staged)
+	cal.DeviceRead, cal.Launch = read, launch
+	return nil
+}
+
+// eventTimes runs op warm+runs times on stream st, each timed with CUDA
+// events, and returns the seconds of the last runs; device thread.
+func eventTimes(st cu.Stream, warm, runs int, op func() error) ([]float64, error) {
+	start, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return nil, fmt.Errorf("creating an event: %w", err)
+	}
+	defer cu.DestroyEvent(&start) //nolint:errcheck
+	stop, err := cu.MakeEvent(cu.DefaultEvent)
+	if err != nil {
+		return nil, fmt.Errorf("creating an event: %w", err)
+	}
+	defer cu.DestroyEvent(&stop) //nolint:errcheck
+	out := make([]float64, 0, runs)
+	for i := 0; i < warm+runs; i++ {
+		if err := start.Record(st); err != nil {
+			return nil, err
+		}
+		if err := op(); err != nil {
+			return nil, err
+		}
+		if err := stop.Record(st); err != nil {
+			return nil, err
+		}
+		if err := stop.Synchronize(); err != nil {
+			return nil, err
+		}
+		ms, err := start.Elapsed(stop)
+		if err != nil {
+			return nil, err
+		}
+		if i >= warm {
+			out = append(out, ms/1e3)
+		}
+	}
+	return out, nil
+}
+
+// fastest runs op on st like eventTimes and returns the shortest time.
+func fastest(st cu.Stream, runs int, op func() error) (float64, error) {
+	t, err := eventTimes(st, 1, runs, op)
+	if err != nil {
+		return 0, err
+	}
+	return slices.Min(t), nil
+}

@@ -1,0 +1,97 @@
+//go:build cuda
+
+// Package cuda is the CUDA backend of arrowagg, built with the build tag cuda.
+// Importing it (blank import) registers the backend with backend.RegisterGPU,
+// so that engine.New with DeviceAuto or DeviceGPU aggregates the
+// fixed-width columns on the GPU; strings, binaries and dictionaries stay on
+// the CPU.
+//
+// It drives the GPU through gorgonia.org/cu (the CUDA driver API) from one
+// goroutine locked to its OS thread, on the device's primary context; the few
+// driver calls cu lacks (page-locked host memory, pointer attributes) are in
+// driver.go. gorgonia.org/cu initializes the driver when the program starts
+// and exits the process when no GPU is visible: a binary built with the cuda
+// tag is for GPU hosts only.
+//
+// # Building
+//
+// It compiles against the CUDA 11 or 12 driver API headers (cuda.h and
+// libcuda.so): on Debian, scripts/install-cuda-toolkit.sh installs them,
+// then `go build -tags cuda ./...` needs no flags. Toolkits in
+// /usr/local/cuda are found too. gorgonia.org/cu v0.9.6 does not compile
+// against CUDA 13's headers (cuCtxCreate_v4, the cuMemAdvise and
+// cuMemPrefetchAsync changes); build with an 11.x or 12.x toolkit, whose
+// binaries run on CUDA 13 drivers. The kernels are PTX for compute_60
+// (package kernels), JIT-compiled by the driver for the GPU at start.
+//
+// # Data path
+//
+// A column chunk in host memory is cut into chunks (WithChunkBytes, 64 MiB)
+// that flow through WithStreams lanes (3): each lane has a stream and device
+// buffers for values and validity. Ordinary (pageable) host memory goes
+// through a page-locked staging ring (WithStaging, 32 pieces of 2 MiB;
+// internal/staging schedules it): goroutines fill its slots, one per piece
+// and several at once, and the DMA of each piece is issued as soon as it is
+// full; a call's chunks are one stream of copies, so the next chunk's fills
+// run while the last pieces of one are copied and its kernel runs. Buffers
+// that are already page-locked (HostAllocator, or memory the caller
+// registered) are copied by DMA directly, at the full host-to-device rate.
+// Each chunk is one kernel launch whose state comes back as a few words; the
+// host merges chunk states with agg.State.Merge in chunk order, so
+// results do not depend on timing. Device memory comes from a caching pool
+// (no cuMemAlloc per call); when even small chunks do not fit, Update warns
+// and aggregates on the CPU.
+//
+// Staging reads and writes every byte once more than the DMA, and on the
+// H100 host the copy engine, reading the slots while the fills run, bounds
+// the ring (46–50 GB/s against 55 from page-locked memory alone). The fills
+// therefore use vector stores and demote each line (CLDEMOTE) from the
+// filling core's caches to the shared one, where the copy engine reads it
+// without snooping a core (47.5 GB/s against 45.3 with Go's copy, round by
+// round with a ring each), and cut validity bitmaps into pieces of at least
+// 1 MiB (a piece costs a slot and a copy whatever its size). A 1 GiB column
+// in Go memory aggregates at 45–50 GB/s end to end there (medians of runs),
+// about the host's own 16-goroutine memcpy. Page-locking Go memory in place
+// for each call (cuMemHostRegister) avoids the copy but measured 13–16
+// GB/s: registering 1 GiB takes 34–46 ms (BENCHMARKS.md).
+//
+// The small columns of a call (each at most min(1 MiB, a quarter of a
+// chunk), without the ordered aggregates) are not launched one by one: their
+// spans are packed into a lane's staging buffer with a table of column
+// descriptors and tiles, uploaded at once, and aggregated by one launch of
+// arrowagg_multi, which runs the per-kind kernels' thread, warp and block
+// layers tile by tile (the last tile of each column merges its partials in
+// order); all their states come back in one copy (multi.go).
+//
+// Columns that stay on the device (Backend.Upload, DeviceColumn.Aggregate;
+// engine.Residency over them) are aggregated by one launch each, with no
+// host transfer but the state. Uploads of ordinary memory go through the
+// staging lanes too.
+//
+// # Failures
+//
+// Out of memory at any allocation shrinks the chunks, then falls back to the
+// CPU with a warning. A failed launch, copy or wait is returned, wrapped
+// with what was being done, with the states untouched; the lanes are then
+// drained and their launch tickets zeroed (settle), so the next call starts
+// clean. faults.go injects each of these failures in tests.
+//
+// # Results
+//
+// Integer, temporal, boolean and decimal results equal the CPU backend's bit
+// for bit (exact 128/192-bit sums). Float sums are compensated like the CPU
+// backend's (an error-free two-sum per value and per merge) but add in
+// another order: they agree with it within 2·2⁻⁵³·|sum| + 2·(n·2⁻⁵³)²·Σ|x|
+// for n values, and are identical from run to run on the same device with
+// the same chunk size. When finite partial sums overflow, whether the result
+// is ±Inf depends on the order, as for any float summation. Float min and max
+// skip NaN and order -0 before +0 exactly like the CPU backend.
+//
+// The ordered aggregates (first, last, arg_min, arg_max; States with Ordered
+// set) equal the CPU backend's exactly: after a chunk's fused kernel, a
+// second kernel on the same stream reads its min and max on the device and
+// finds the first and last valid elements and the first elements equal to
+// the min and the max (64-bit indices, the earliest winning ties), and the
+// first and last values; rows are the view's Row plus the element index.
+// Columns whose states do not ask for them run the fused kernel alone.
+package cuda

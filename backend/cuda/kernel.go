@@ -1,0 +1,245 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+	"unsafe"
+
+	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/kernels"
+)
+
+// The launch geometry of kernels/agg.cu.
+const (
+	blockThreads = kernels.AggBlockThreads
+	unroll       = kernels.AggUnroll       // 16-byte vectors a thread loads per iteration
+	maxWords     = kernels.AggMaxWords     // the widest state (decimal)
+	orderedWords = kernels.AggOrderedWords // the state of the ordered kernels
+	// slotWords is the room of one launch's results: the state, then the
+	// ordered state when the ordered aggregates are asked for.
+	slotWords = maxWords + orderedWords
+)
+
+// noRow is the ordered kernels' "none" (kNoRow): -1 as int64.
+const noRow = kernels.AggNoRow
+
+// kernelSpec describes the kernels of one storage kind.
+type kernelSpec struct {
+	name    string // the fused kernel
+	ordered string // the ordered kernel, run after it on its state
+	words   int    // 64-bit words of its state
+	bits    int    // bits per element (1 for bool)
+	code    uint32 // the kind's KindCode in arrowagg_multi's column descriptors
+}
+
+// specs is indexed by column.Kind; kinds with no kernel have an empty name.
+// The kinds are listed in the order of agg.cu's ARROWAGG_KINDS, which
+// numbers their KindCode.
+var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
+	for i, k := range []struct {
+		kind column.Kind
+		name string
+	}{
+		{column.Int8, "int8"}, {column.Int16, "int16"}, {column.Int32, "int32"}, {column.Int64, "int64"},
+		{column.Uint8, "uint8"}, {column.Uint16, "uint16"}, {column.Uint32, "uint32"}, {column.Uint64, "uint64"},
+		{column.Float32, "float32"}, {column.Float64, "float64"}, {column.Decimal128, "decimal128"},
+		{column.Bool, "bool"},
+	} {
+		w := 0
+		switch k.kind.Family() {
+		case column.FamilySigned, column.FamilyUnsigned:
+			w = kernels.AggIntegerWords
+		case column.FamilyFloat:
+			w = kernels.AggFloatWords
+		case column.FamilyDecimal:
+			w = kernels.AggDecimalWords
+		case column.FamilyBool:
+			w = kernels.AggBoolWords
+		}
+		b := 8 * k.kind.Width()
+		if k.kind == column.Bool {
+			b = 1
+		}
+		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, ordered: "arrowagg_ordered_" + k.name, words: w, bits: b,
+			code: uint32(i)}
+	}
+	return s
+}()
+
+// specOf returns the kernel of kind k, if there is one.
+func specOf(k column.Kind) (kernelSpec, bool) {
+	if int(k) >= len(specs) || specs[k].name == "" {
+		return kernelSpec{}, false
+	}
+	return specs[k], true
+}
+
+// elemsPerBlockIter is how many elements one block consumes per grid-stride
+// iteration: a block is worth launching only for that many.
+func (s kernelSpec) elemsPerBlockIter() int64 {
+	if s.bits == 1 {
+		return blockThreads * 32
+	}
+	return blockThreads * unroll * int64(128/s.bits)
+}
+
+// scratch is the per-stream memory of a launch: the blocks' partial states,
+// the last-block ticket (kept zero between launches) and the launch's
+// results (slotWords: the state, then the ordered state).
+type scratch struct {
+	partials devBuf
+	ticket   devBuf
+	out      devBuf
+}
+
+// launchArgs are the kernel's parameters, all 64-bit.
+type launchArgs struct {
+	values   cu.DevicePtr
+	voff     uint64 // element offset (bool: bit offset) into values
+	validity cu.DevicePtr
+	vbit     uint64 // bit offset into validity
+	n        uint64
+}
+
+// grid is the number of blocks for n elements of kind k: enough to fill the
+// device (maxGrid, from its multiprocessor count and the kernel's
+// occupancy), fewer for small chunks.
+func (d *device) grid(k column.Kind, n uint64, maxGrid int) int {
+	per := uint64(specs[k].elemsPerBlockIter())
+	g := (n + per - 1) / per
+	return int(max(1, min(g, uint64(maxGrid))))
+}
+
+// maxLaunch is the most elements one launch of kind k takes: thread sums of
+// narrow integers are 64-bit, exact while a thread sees < 2^32 elements.
+func (d *device) maxLaunch(k column.Kind) uint64 {
+	return uint64(d.maxGrid[k]) * blockThreads << 31
+}
+
+// launch enqueues the kernel of kind k on stream st; its state lands in
+// sc.out. With ordered, the ordered kernel follows on the same stream, reads
+// that state on the device and writes the ordered state after it.
+func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, ordered bool) error {
+	p := [8]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n,
+		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr)}
+	var args [8]unsafe.Pointer
+	for i := range p {
+		args[i] = unsafe.Pointer(&p[i])
+	}
+	g := d.grid(k, a.n, d.maxGrid[k])
+	if d.pool.faults != nil {
+		if err := d.launchFault(st, sc); err != nil {
+			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
+		}
+	}
+	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, args[:]); err != nil {
+		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
+	}
+	launches.Add(1)
+	if !ordered {
+		return nil
+	}
+	q := [9]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n, uint64(sc.out.ptr),
+		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr) + maxWords*8}
+	var oargs [9]unsafe.Pointer
+	for i := range q {
+		oargs[i] = unsafe.Pointer(&q[i])
+	}
+	g = d.grid(k, a.n, d.ordMaxGrid[k])
+	if d.pool.faults != nil {
+		if err := d.launchFault(st, sc); err != nil {
+			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
+		}
+	}
+	if err := d.ordFns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, oargs[:]); err != nil {
+		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
+	}
+	launches.Add(1)
+	return nil
+}
+
+// launches counts the kernel launches enqueued in this process, by every
+// backend (tests and benchmarks read it).
+var launches atomic.Uint64
+
+// resultBytes is how many bytes of a launch's results to copy back.
+func resultBytes(k column.Kind, ordered bool) int64 {
+	if ordered {
+		return slotWords * 8
+	}
+	return int64(specs[k].words) * 8
+}
+
+// decode turns the state words of a launch over n elements of kind k into a
+// partial state (the word layouts are documented in kernels/agg.cu).
+func decode(k column.Kind, n int64, w []uint64) agg.State {
+	switch k.Family() {
+	case column.FamilySigned:
+		count := int64(w[4])
+		return agg.Signed(count, n-count, agg.Int192From128(w[0], int64(w[1])), int64(w[2]), int64(w[3]))
+	case column.FamilyUnsigned:
+		count := int64(w[4])
+		return agg.Unsigned(count, n-count, agg.Int192{w[0], w[1], 0}, w[2], w[3])
+	case column.FamilyFloat:
+		count := int64(w[5])
+		return agg.Float(count, n-count, math.Float64frombits(w[0]), math.Float64frombits(w[1]),
+			math.Float64frombits(w[2]), math.Float64frombits(unkey(w[3])), math.Float64frombits(unkey(w[4])))
+	case column.FamilyDecimal:
+		count := int64(w[7])
+		return agg.Decimal(count, n-count, agg.Int192{w[0], w[1], w[2]}, [2]uint64{w[3], w[4]}, [2]uint64{w[5], w[6]})
+	case column.FamilyBool:
+		count := int64(w[1])
+		return agg.Bool(count, n-count, int64(w[0]))
+	}
+	return agg.Nulls(k.Family(), n)
+}
+
+// unkey turns a float order key of the kernels back into float64 bits.
+func unkey(k uint64) uint64 {
+	return k ^ uint64(int64(k)>>63)&math.MaxInt64
+}
+
+// decodeOrdered fills the ordered aggregates of s, the state of a launch
+// whose element 0 is row row0, from the ordered kernel's words: element
+// indices (noRow for none) of the first and last valid values, of the first
+// minimum and maximum, then the storage bits of the first and last values.
+func decodeOrdered(s *agg.State, k column.Kind, row0 int64, w []uint64) error {
+	found := func(i uint64) bool { return i != noRow }
+	if found(w[0]) != (s.Count > 0) || found(w[1]) != (s.Count > 0) || found(w[2]) != (s.Count > 0) ||
+		found(w[3]) != (s.Count > 0) {
+		return fmt.Errorf("ordered kernel %s: rows %d, %d, %d, %d for %d valid values", specs[k].ordered,
+			int64(w[0]), int64(w[1]), int64(w[2]), int64(w[3]), s.Count)
+	}
+	p := agg.NoPositions
+	if s.Count > 0 {
+		p = agg.Positions{
+			FirstRow: row0 + int64(w[0]), First: encodeRaw(k, w[4], w[5]),
+			LastRow: row0 + int64(w[1]), Last: encodeRaw(k, w[6], w[7]),
+			MinRow: row0 + int64(w[2]), MaxRow: row0 + int64(w[3]),
+		}
+	}
+	s.SetPositions(p)
+	return nil
+}
+
+// encodeRaw turns the zero-extended storage bits of a value of kind k into
+// the State encoding (Min/Max): signed values sign-extended, float32 widened
+// by Go's own conversion (NaN payloads as the CPU backend has them).
+func encodeRaw(k column.Kind, lo, hi uint64) [2]uint64 {
+	switch {
+	case k == column.Float32:
+		return [2]uint64{math.Float64bits(float64(math.Float32frombits(uint32(lo))))}
+	case k == column.Decimal128:
+		return [2]uint64{lo, hi}
+	case k.Family() == column.FamilySigned:
+		sh := 64 - 8*k.Width()
+		return [2]uint64{uint64(int64(lo<<sh) >> sh)}
+	}
+	return [2]uint64{lo}
+}
