@@ -15,7 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // The page path aggregates a Parquet column from its decompressed pages,
@@ -36,7 +36,7 @@ import (
 // whatever the pages, and each window is one morsel of the CPU backend,
 // which folds it in the worker's goroutine (the workers are the page path's
 // parallelism).
-const pageWindow = gpuagg.MorselSize
+const pageWindow = engine.MorselSize
 
 // pageReason is the plan's reason for columns aggregated from pages; their
 // bytes are those of the decompressed pages, their time that of reading them
@@ -184,7 +184,7 @@ func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage)
 
 // aggregateChunk folds the pages of column chunk c, of rows rows, reading
 // them as the walk of g checks them: one page header read per page.
-func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
+func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
 	set := agg.Default
@@ -192,7 +192,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, g 
 		set = agg.All
 	}
 	res.state = agg.New(l.kind.Family(), set)
-	res.plan = gpuagg.ColumnPlan{Source: gpuagg.SourcePages, Reason: pageReason} // on the CPU, in host memory
+	res.plan = engine.ColumnPlan{Source: engine.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
 		return res, err
@@ -295,7 +295,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, g 
 
 // aggregatePage folds the n rows of one data page, whose first row is row
 // base of the chunk.
-func (s *pageScratch) aggregatePage(ctx context.Context, eng *gpuagg.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) error {
+func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) error {
 	width := l.kind.Width()
 	// Windows of PLAIN values, when no rows are kept, are cut by their
 	// values: a view of pageWindow non-null values each (the CPU backend's

@@ -28,8 +28,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -203,7 +205,7 @@ func writePQ(t *testing.T, path string, rec arrow.Record, cfg pqConfig) {
 }
 
 // render prints every aggregate of a result, exactly.
-func render(r gpuagg.Result) string {
+func render(r engine.Result) string {
 	s := func(v any) string {
 		if v == nil {
 			return "-"
@@ -215,7 +217,7 @@ func render(r gpuagg.Result) string {
 }
 
 // aggregateFile aggregates every column of the files.
-func aggregateFile(t *testing.T, mem memory.Allocator, paths []string, opts Options, aggs gpuagg.Agg) ([]string, *Summary) {
+func aggregateFile(t *testing.T, mem memory.Allocator, paths []string, opts Options, aggs agg.Set) ([]string, *Summary) {
 	t.Helper()
 	srcs, err := Expand(paths)
 	require.NoError(t, err)
@@ -255,7 +257,7 @@ func TestPagePathMatchesArrowDecode(t *testing.T) {
 			writePQ(t, path, rec, cfg)
 			rec.Release()
 
-			for _, aggs := range []gpuagg.Agg{gpuagg.AllAggs, gpuagg.AllAggs | gpuagg.OrderedAggs} {
+			for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
 				want, _ := aggregateFile(t, mem, []string{path}, Options{ArrowDecode: true, Workers: 3}, aggs)
 				for _, workers := range []int{1, 4} {
 					got, sum := aggregateFile(t, mem, []string{path}, Options{Workers: workers}, aggs)
@@ -295,9 +297,9 @@ func TestPagePathDeterministic(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "floats.parquet")
 	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000), parquet.WithDataPageSize(4 << 10)}})
 	rec.Release()
-	want, _ := aggregateFile(t, mem, []string{path}, Options{Workers: 1}, gpuagg.AllAggs|gpuagg.OrderedAggs)
+	want, _ := aggregateFile(t, mem, []string{path}, Options{Workers: 1}, agg.Default|agg.Ordered)
 	for _, workers := range []int{1, 2, 7, 64} {
-		got, _ := aggregateFile(t, mem, []string{path}, Options{Workers: workers}, gpuagg.AllAggs|gpuagg.OrderedAggs)
+		got, _ := aggregateFile(t, mem, []string{path}, Options{Workers: workers}, agg.Default|agg.Ordered)
 		assert.Equal(t, want, got, "%d workers", workers)
 	}
 }
@@ -317,7 +319,7 @@ func TestPagePathAcrossFiles(t *testing.T) {
 		rec.Release()
 		paths = append(paths, p)
 	}
-	for _, aggs := range []gpuagg.Agg{gpuagg.AllAggs, gpuagg.AllAggs | gpuagg.OrderedAggs} {
+	for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
 		want, _ := aggregateFile(t, mem, paths, Options{ArrowDecode: true}, aggs)
 		got, sum := aggregateFile(t, mem, paths, Options{Workers: 3}, aggs)
 		assert.Equal(t, want, got)
@@ -503,7 +505,7 @@ func TestPagePathLargePages(t *testing.T) {
 		require.NoError(t, pf.Close())
 		require.Len(t, sizes, 2, "a dictionary page, then one data page")
 		require.Equal(t, int32(rec.NumRows()), sizes[1], "of every row")
-		for _, aggs := range []gpuagg.Agg{gpuagg.AllAggs, gpuagg.AllAggs | gpuagg.OrderedAggs} {
+		for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
 			want, _ := aggregateFile(t, mem, []string{path}, Options{ArrowDecode: true}, aggs)
 			got, sum := aggregateFile(t, mem, []string{path}, Options{Workers: 2}, aggs)
 			assert.Equal(t, want, got)
@@ -515,12 +517,12 @@ func TestPagePathLargePages(t *testing.T) {
 // fakeGPU is a GPU backend that aggregates on the CPU, and counts the views
 // it is given.
 type fakeGPU struct {
-	cpu   gpuagg.CPU
+	cpu   cpu.CPU
 	views atomic.Int64
 }
 
 func (g *fakeGPU) Name() string { return "gpu" }
-func (g *fakeGPU) Update(ctx context.Context, views []*column.View, states []*gpuagg.State) error {
+func (g *fakeGPU) Update(ctx context.Context, views []*column.View, states []*agg.State) error {
 	g.views.Add(int64(len(views)))
 	return g.cpu.Update(ctx, views, states)
 }
@@ -537,13 +539,13 @@ func TestPagePathWithGPU(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "gpu.parquet")
 	writePQ(t, path, rec, pqConfigs()[0])
 	rec.Release()
-	want, _ := aggregateFile(t, mem, []string{path}, Options{}, gpuagg.AllAggs)
+	want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
 
-	gpu := &fakeGPU{cpu: gpuagg.CPU{Threads: 1}}
-	eng, err := gpuagg.New(gpuagg.WithGPU(gpu), gpuagg.WithDevice(gpuagg.DeviceGPU),
-		gpuagg.WithCalibration(planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 1, HostMemory: 100e9,
+	gpu := &fakeGPU{cpu: cpu.CPU{Threads: 1}}
+	eng, err := engine.New(engine.WithGPU(gpu), engine.WithDevice(engine.DeviceGPU),
+		engine.WithCalibration(planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 1, HostMemory: 100e9,
 			CPUOverhead: time.Microsecond, GPU: "fake", H2DPinned: 20e9, H2DPageable: 5e9, HostStaged: 10e9, DeviceRead: 1e12,
-			Launch: 20 * time.Microsecond}), gpuagg.WithAllocator(mem))
+			Launch: 20 * time.Microsecond}), engine.WithAllocator(mem))
 	require.NoError(t, err)
 	defer eng.Close()
 	srcs, err := Expand([]string{path})
@@ -598,7 +600,7 @@ func TestPagePathParsesEachHeaderOnce(t *testing.T) {
 			var parses atomic.Int64
 			headerParsed = func() { parses.Add(1) }
 			defer func() { headerParsed = nil }()
-			_, sum := aggregateFile(t, memory.DefaultAllocator, []string{path}, Options{Workers: 3}, gpuagg.AllAggs)
+			_, sum := aggregateFile(t, memory.DefaultAllocator, []string{path}, Options{Workers: 3}, agg.Default)
 			for _, p := range sum.Plan {
 				require.Equal(t, pageReason, p.Reason, p.Name)
 			}
@@ -633,13 +635,13 @@ func (c *goroutineCtx) Err() error {
 // it in the caller's goroutine, however many threads it has (the workers
 // are the page path's parallelism). Two morsels would fan out.
 func TestPageWindowFoldsInline(t *testing.T) {
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(4))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithThreads(4))
 	require.NoError(t, err)
 	defer eng.Close()
 	vals := make([]byte, 8*2*pageWindow)
 	for _, n := range []int{pageWindow, 2 * pageWindow} {
 		v := column.View{Type: arrow.PrimitiveTypes.Float64, Kind: column.Float64, Len: n, Values: vals[:8*n]}
-		st := gpuagg.NewState(column.Float64.Family())
+		st := agg.New(column.Float64.Family(), 0)
 		ctx := &goroutineCtx{Context: context.Background(), ids: map[string]bool{}}
 		require.NoError(t, eng.UpdateView(ctx, &v, &st))
 		others := 0
@@ -691,7 +693,7 @@ func BenchmarkParquetPaths(b *testing.B) {
 	require.NoError(b, err)
 	srcs, err := Expand([]string{path})
 	require.NoError(b, err)
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
 	require.NoError(b, err)
 	defer eng.Close()
 	for _, arrowDecode := range []bool{false, true} {

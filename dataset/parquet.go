@@ -15,7 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // A Parquet file is aggregated a column chunk at a time: each (row group,
@@ -58,8 +58,8 @@ type parquetLeaf struct {
 
 // chunkResult is the partial aggregate of one column chunk.
 type chunkResult struct {
-	state gpuagg.State
-	plan  gpuagg.ColumnPlan
+	state agg.State
+	plan  engine.ColumnPlan
 }
 
 // parquetLeaves resolves the leaves (as the file's schema has them, with
@@ -93,8 +93,8 @@ type parquetRun struct {
 	mem    memory.Allocator
 	// eng folds every chunk: the Arrow batches of the leaves decoded, the
 	// page windows (at most a morsel each) of those aggregated from pages.
-	eng     *gpuagg.Engine
-	aggs    gpuagg.Agg
+	eng     *engine.Engine
+	aggs    agg.Set
 	workers int
 	// decodeBytes bounds the memory of the tasks decoding chunks into Arrow
 	// arrays at once, all workers together: at most decodeBytes /
@@ -355,5 +355,5 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	if !ok {
 		return res, errors.New("an encrypted column chunk") // (pageLeafOf leaves those to pqarrow)
 	}
-	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&gpuagg.OrderedAggs != 0)
+	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
 }

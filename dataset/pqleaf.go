@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // arrow-go's Parquet decoders panic on some corrupt bytes; the readers
@@ -71,7 +71,7 @@ func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg 
 	field := *cr.Field()
 	field.Name, field.Nullable = l.name, true
 	schema := arrow.NewSchema([]arrow.Field{field}, nil)
-	acc, err := r.eng.NewAccumulator(schema, gpuagg.Request{Columns: []string{l.name}, Aggs: r.aggs})
+	acc, err := r.eng.NewAccumulator(schema, engine.Request{Columns: []string{l.name}, Aggs: r.aggs})
 	if err != nil {
 		return chunkResult{}, err
 	}
@@ -119,8 +119,8 @@ func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
 		}
 	}
 	n := batchBytes / w
-	if n > gpuagg.MorselSize {
-		n -= n % gpuagg.MorselSize
+	if n > engine.MorselSize {
+		n -= n % engine.MorselSize
 	}
 	return max(min(n, rows), min(rows, minBatchRows))
 }
