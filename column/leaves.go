@@ -1,6 +1,7 @@
 package column
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -25,34 +26,156 @@ func (l Leaf) Supported() bool { return l.Err == nil }
 
 // Leaves flattens a schema into its leaf columns, in schema order. Struct fields
 // are flattened recursively with dotted names; any other nested type (list, map,
-// union, ...) is one leaf with Err set.
+// union, ...) is one leaf with Err set. It takes time and memory linear in
+// the size of the schema and of its leaves' names and paths; LeavesContext
+// bounds the schema and can be cancelled.
 func Leaves(schema *arrow.Schema) []Leaf {
-	var out []Leaf
-	for i, f := range schema.Fields() {
-		out = appendLeaves(out, f, f.Name, []int{i})
-	}
+	out, _ := LeavesContext(context.Background(), schema, LeafLimits{})
 	return out
 }
 
-func appendLeaves(out []Leaf, f arrow.Field, name string, path []int) []Leaf {
-	if st, ok := f.Type.(*arrow.StructType); ok {
-		if st.NumFields() == 0 {
-			return append(out, Leaf{Name: name, Type: f.Type, Path: path, Err: fmt.Errorf("column %q: empty struct has no leaf to aggregate", name)})
-		}
-		for i, c := range st.Fields() {
-			p := append(append([]int(nil), path...), i)
-			out = appendLeaves(out, c, name+"."+c.Name, p)
-		}
-		return out
-	}
-	k, err := KindOf(f.Type)
-	if err != nil {
-		err = fmt.Errorf("column %q: %w", name, err)
-	}
-	return append(out, Leaf{Name: name, Type: f.Type, Path: path, Kind: k, Err: err})
+// LeafLimits bound the schemas LeavesContext flattens; a zero field is no
+// limit.
+type LeafLimits struct {
+	// Depth is the deepest a field may lie: 1 for a top-level field, 2 for
+	// a field of a top-level struct, and so on (the children of lists, maps
+	// and unions count too).
+	Depth int
+	// Leaves is the most leaves a schema may have.
+	Leaves int
+	// DepthName and LeavesName name the limits in errors.
+	DepthName, LeavesName string
 }
 
-// Find returns the leaf named name (dotted for struct fields).
+// LimitError is a schema, file or page beyond a limit that no real data
+// reaches (a crafted or corrupt input).
+type LimitError struct {
+	What  string // what was measured ("schema nesting depth")
+	Value int64  // its value (for a depth, the depth reached, at least Max+1)
+	Limit string // the limit's name
+	Max   int64  // the limit's value
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%s of %d is beyond the limit %s = %d (refused as corrupt or hostile)", e.What, e.Value, e.Limit, e.Max)
+}
+
+// checkEvery is how many fields LeavesContext walks between two looks at its
+// context.
+const checkEvery = 1024
+
+// LeavesContext is Leaves, refusing schemas beyond lim with a *LimitError
+// and stopping with ctx's error when ctx is done (it looks every thousand
+// fields or so). The walk keeps one path and one name buffer, extended and
+// cut back level by level: a leaf's path and name are copied once, when
+// the leaf is emitted, so the cost is linear in the schema and its output.
+func LeavesContext(ctx context.Context, schema *arrow.Schema, lim LeafLimits) ([]Leaf, error) {
+	w := leafWalk{ctx: ctx, lim: lim}
+	for i, f := range schema.Fields() {
+		w.path = append(w.path[:0], i)
+		w.name = append(w.name[:0], f.Name...)
+		if err := w.field(f, 1); err != nil {
+			return nil, err
+		}
+	}
+	return w.out, nil
+}
+
+type leafWalk struct {
+	ctx    context.Context
+	lim    LeafLimits
+	out    []Leaf
+	path   []int  // the field indices down to the current field
+	name   []byte // its dotted name
+	fields int    // fields walked
+}
+
+func (w *leafWalk) tick() error {
+	w.fields++
+	if w.fields%checkEvery == 0 {
+		return w.ctx.Err()
+	}
+	return nil
+}
+
+func (w *leafWalk) emit(l Leaf) error {
+	if w.lim.Leaves > 0 && len(w.out) >= w.lim.Leaves {
+		return &LimitError{What: "number of leaf columns", Value: int64(len(w.out)) + 1, Limit: w.lim.LeavesName, Max: int64(w.lim.Leaves)}
+	}
+	w.out = append(w.out, l)
+	return nil
+}
+
+func (w *leafWalk) tooDeep(depth int) error {
+	return &LimitError{What: "schema nesting depth", Value: int64(depth), Limit: w.lim.DepthName, Max: int64(w.lim.Depth)}
+}
+
+// field walks field f at depth (1: top level), whose path and name are
+// w.path and w.name.
+func (w *leafWalk) field(f arrow.Field, depth int) error {
+	if err := w.tick(); err != nil {
+		return err
+	}
+	if w.lim.Depth > 0 && depth > w.lim.Depth {
+		return w.tooDeep(depth)
+	}
+	st, ok := f.Type.(*arrow.StructType)
+	if !ok {
+		if err := w.nested(f.Type, depth); err != nil {
+			return err
+		}
+		name := string(w.name)
+		path := append([]int(nil), w.path...)
+		k, err := KindOf(f.Type)
+		if err != nil {
+			err = fmt.Errorf("column %q: %w", name, err)
+		}
+		return w.emit(Leaf{Name: name, Type: f.Type, Path: path, Kind: k, Err: err})
+	}
+	if st.NumFields() == 0 {
+		name := string(w.name)
+		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: fmt.Errorf("column %q: empty struct has no leaf to aggregate", name)})
+	}
+	pathLen, nameLen := len(w.path), len(w.name)
+	for i, c := range st.Fields() {
+		w.path = append(w.path[:pathLen], i)
+		w.name = append(append(w.name[:nameLen], '.'), c.Name...)
+		if err := w.field(c, depth+1); err != nil {
+			return err
+		}
+	}
+	w.path, w.name = w.path[:pathLen], w.name[:nameLen]
+	return nil
+}
+
+// nested checks the depth of the types nested in t, a leaf's type (list
+// elements, map entries, union children; a dictionary's value type).
+func (w *leafWalk) nested(t arrow.DataType, depth int) error {
+	var children []arrow.Field
+	switch t := t.(type) {
+	case arrow.NestedType:
+		children = t.Fields()
+	case *arrow.DictionaryType:
+		return w.nested(t.ValueType, depth)
+	case arrow.ExtensionType:
+		return w.nested(t.StorageType(), depth)
+	}
+	for _, c := range children {
+		if err := w.tick(); err != nil {
+			return err
+		}
+		if w.lim.Depth > 0 && depth+1 > w.lim.Depth {
+			return w.tooDeep(depth + 1)
+		}
+		if err := w.nested(c.Type, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Find returns the leaf named name (dotted for struct fields). It looks at
+// every leaf: to look up many names, make an Index.
 func Find(leaves []Leaf, name string) (Leaf, bool) {
 	for _, l := range leaves {
 		if l.Name == name {
@@ -60,6 +183,25 @@ func Find(leaves []Leaf, name string) (Leaf, bool) {
 		}
 	}
 	return Leaf{}, false
+}
+
+// Index finds leaves by name in constant time.
+type Index map[string]int
+
+// NewIndex indexes leaves by name (the first of a name wins, as with Find).
+func NewIndex(leaves []Leaf) Index {
+	ix := make(Index, len(leaves))
+	for i := len(leaves) - 1; i >= 0; i-- {
+		ix[leaves[i].Name] = i
+	}
+	return ix
+}
+
+// Find returns the position in leaves (those NewIndex indexed) of the leaf
+// named name.
+func (ix Index) Find(name string) (int, bool) {
+	i, ok := ix[name]
+	return i, ok
 }
 
 // Names lists the names of the leaves, for error messages.

@@ -52,6 +52,7 @@ type Dataset struct {
 type fileInfo struct {
 	schema  *arrow.Schema
 	leaves  []column.Leaf
+	index   column.Index // leaves by name
 	parquet *parquetFile
 	stream  *ipcStreamReader // standard input, opened by Open
 }
@@ -103,6 +104,11 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 		}
 		fi.schema = fi.stream.rdr.Schema()
 	case s.Format == Parquet:
+		// The footer is checked against the limits before arrow-go
+		// decodes it (limits.go).
+		if err := checkParquetFooter(ctx, s.Path); err != nil {
+			return err
+		}
 		fi.schema, fi.parquet, err = probeParquet(s.Path)
 	case s.Format == IPCFile:
 		fi.schema, err = probeIPCFile(ctx, s.Path, s.Size)
@@ -114,7 +120,11 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	fi.leaves = column.Leaves(fi.schema)
+	fi.leaves, err = column.LeavesContext(ctx, fi.schema, leafLimits)
+	if err != nil {
+		return err
+	}
+	fi.index = column.NewIndex(fi.leaves)
 	return nil
 }
 
@@ -171,9 +181,27 @@ func (s Selection) Names() []string {
 // for its supported leaves; a name no source has is an error wrapping
 // engine.ErrUnknownColumn. A selected column has one type in every source
 // that has it (else an *Error names both sources); in a source without it,
-// its values are null.
+// its values are null. It takes time linear in the leaves of the sources
+// and the names (SelectContext can be cancelled).
 func (d *Dataset) Select(names []string) (Selection, error) {
+	return d.SelectContext(context.Background(), names)
+}
+
+// selectCheckEvery is how many leaves Select looks at between two looks at
+// its context.
+const selectCheckEvery = 4096
+
+// SelectContext is Select, stopping with ctx's error when ctx is done.
+func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection, error) {
 	var sel Selection
+	steps := 0
+	tick := func() error {
+		steps++
+		if steps%selectCheckEvery == 0 {
+			return ctx.Err()
+		}
+		return nil
+	}
 	firstSeen := map[string]int{} // leaf name -> source that first had it
 	add := func(l column.Leaf, src int) {
 		if _, ok := firstSeen[l.Name]; !ok {
@@ -191,6 +219,9 @@ func (d *Dataset) Select(names []string) (Selection, error) {
 	if len(names) == 0 {
 		for i, fi := range d.files {
 			for _, l := range fi.leaves {
+				if err := tick(); err != nil {
+					return Selection{}, err
+				}
 				if l.Supported() {
 					add(l, i)
 				} else {
@@ -201,9 +232,12 @@ func (d *Dataset) Select(names []string) (Selection, error) {
 	} else {
 		// Names resolve in the first source that has them.
 		for _, name := range names {
+			if err := tick(); err != nil {
+				return Selection{}, err
+			}
 			found := false
 			for i, fi := range d.files {
-				if l, ok := column.Find(fi.leaves, name); ok {
+				if l, ok := fi.leaf(name); ok {
 					if !l.Supported() {
 						return Selection{}, &Error{Path: d.sources[i].Name(), Err: l.Err}
 					}
@@ -232,7 +266,10 @@ func (d *Dataset) Select(names []string) (Selection, error) {
 	// A selected leaf has one type in every source that has it.
 	for i, fi := range d.files {
 		for _, want := range sel.Leaves {
-			got, ok := column.Find(fi.leaves, want.Name)
+			if err := tick(); err != nil {
+				return Selection{}, err
+			}
+			got, ok := fi.leaf(want.Name)
 			if ok && !arrow.TypeEqual(got.Type, want.Type) {
 				first := d.sources[firstSeen[want.Name]].Name()
 				return Selection{}, &Error{Path: d.sources[i].Name(), Err: fmt.Errorf("column %q is %s here but %s in %s", want.Name, got.Type, want.Type, first)}
@@ -240,6 +277,18 @@ func (d *Dataset) Select(names []string) (Selection, error) {
 		}
 	}
 	return sel, nil
+}
+
+// leaf returns the source's leaf named name.
+func (fi *fileInfo) leaf(name string) (column.Leaf, bool) {
+	if fi.index == nil {
+		return column.Find(fi.leaves, name)
+	}
+	i, ok := fi.index.Find(name)
+	if !ok {
+		return column.Leaf{}, false
+	}
+	return fi.leaves[i], true
 }
 
 // structLeaves returns the leaves under the struct column name.
@@ -401,7 +450,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 	var outIdx []int          // their index in the selection
 	for k, l := range sel.Leaves {
 		byName[l.Name] = k
-		if fl, ok := column.Find(fi.leaves, l.Name); ok {
+		if fl, ok := fi.leaf(l.Name); ok {
 			present = append(present, fl)
 			outIdx = append(outIdx, k)
 		}
@@ -469,6 +518,7 @@ func (d *Dataset) aggregateBatches(ctx context.Context, eng *engine.Engine, i in
 	var acc *engine.Accumulator
 	var accSchema *arrow.Schema
 	var accFrom int64 // the source's row of the accumulator's first row
+	var batches int64
 	flush := func() {
 		if acc != nil {
 			src.addAccumulator(acc, accFrom, byName)
@@ -490,6 +540,10 @@ func (d *Dataset) aggregateBatches(ctx context.Context, eng *engine.Engine, i in
 			return 0, b.err
 		}
 		rec := b.rec
+		if batches++; batches > MaxBatches && d.sources[i].Path != Stdin {
+			rec.Release()
+			return 0, limitError("number of record batches", batches, "MaxBatches", MaxBatches)
+		}
 		if len(leaves) == 0 { // rows only
 			rows += rec.NumRows()
 			rec.Release()

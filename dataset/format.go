@@ -161,8 +161,3 @@ func recoverTo(err *error) {
 		*err = panicError(p)
 	}
 }
-
-// panicError is the error of a recovered panic.
-func panicError(p any) error {
-	return fmt.Errorf("corrupt data (decoder failed: %v)", p)
-}

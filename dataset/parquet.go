@@ -339,6 +339,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		if _, err := r.guard(ctx, &wk.guard, f, size, cc, l.col, true); err != nil {
 			return res, err
 		}
+		if wk.guard.allNull && cc.NumValues() == rows { // (pqwalk.go's nullPage)
+			return r.nullChunk(l, rows)
+		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
 	}
 	if cc.NumValues() != rows {

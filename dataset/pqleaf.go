@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -123,4 +124,17 @@ func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
 		n -= n % engine.MorselSize
 	}
 	return max(min(n, rows), min(rows, minBatchRows))
+}
+
+// nullChunk is the partial aggregate of a chunk of leaf l whose rows values
+// are all null (the walk over its pages found nothing else: pqwalk.go's
+// nullPage), made without decoding it.
+func (r *parquetRun) nullChunk(l *parquetLeaf, rows int64) (chunkResult, error) {
+	k, err := column.KindOf(l.typ)
+	if err != nil {
+		return chunkResult{}, err
+	}
+	st := agg.New(k.Family(), r.aggs)
+	st.AddNulls(rows)
+	return chunkResult{state: st}, nil
 }

@@ -161,3 +161,37 @@ func deltaSkip(b []byte, want uint64) (int, error) {
 	}
 	return n, nil
 }
+
+// dictEntryBytes is the memory arrow-go's decoders take per entry of a
+// dictionary of physical type phys. When a chunk's dictionary page is read,
+// its decoder (encoding.NewDictConverter) makes a slice of the page's
+// number of entries, of parquet.ByteArray and parquet.FixedLenByteArray
+// slices for BYTE_ARRAY and FIXED_LEN_BYTE_ARRAY (24 bytes each), of the
+// values for the others; the first index past those decoded so far then
+// decodes the entries up to it into a second slice of as many, appended to
+// the first: twice the entry in all. A BYTE_ARRAY dictionary read as an
+// Arrow dictionary also gets an offset (4 bytes) and an entry of the
+// builder's memo table (about 12) per value.
+func dictEntryBytes(phys parquet.Type, typeLen int) int64 {
+	switch phys {
+	case parquet.Types.ByteArray:
+		return 2*24 + 16
+	case parquet.Types.FixedLenByteArray:
+		return 2 * 24
+	case parquet.Types.Boolean:
+		return 2
+	}
+	return 2 * int64(phys.ByteSize())
+}
+
+// checkDictCost checks what arrow-go's decoders take to decode a dictionary
+// page of n entries and unc bytes of chunk c, the page and its entries,
+// against MaxChunkDecodeBytes.
+func checkDictCost(c *guardChunk, n, unc int64) error {
+	per := dictEntryBytes(c.phys, c.typeLen)
+	if need := unc + n*per; need > MaxChunkDecodeBytes {
+		return limitError(fmt.Sprintf("memory to decode a dictionary of %d %s entries (%d bytes each, and the page's %d bytes)", n, c.phys, per, unc),
+			need, "MaxChunkDecodeBytes", MaxChunkDecodeBytes)
+	}
+	return nil
+}

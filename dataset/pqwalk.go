@@ -84,6 +84,9 @@ func (r *parquetRun) guardChunkOf(f io.ReaderAt, size int64, cc *metadata.Column
 		return guardChunk{}, false, err
 	}
 	descr := r.pqf.meta.Schema.Column(col)
+	if l := max(descr.MaxDefinitionLevel(), descr.MaxRepetitionLevel()); l > MaxLevel || l < 0 {
+		return guardChunk{}, false, limitError("definition or repetition level", int64(l), "MaxLevel", MaxLevel)
+	}
 	return guardChunk{
 		f: f, off: off, end: off + n, values: cc.NumValues(), codec: cc.Compression(),
 		phys: descr.PhysicalType(), typeLen: descr.TypeLength(), maxDef: descr.MaxDefinitionLevel(), maxRep: descr.MaxRepetitionLevel(),
@@ -157,6 +160,9 @@ type chunkWalk struct {
 	seen    int64 // values of the data pages so far
 	dict    int64 // values of the dictionary page; -1: none yet
 	largest int64 // the largest uncompressed page so far
+	// allNull: every data page so far holds nulls only, in fewer bytes
+	// than a bit per value (see nullPage).
+	allNull bool
 	done    bool
 	page    chunkPage // the last page walked
 }
@@ -170,6 +176,9 @@ type pageGuard struct {
 	out    []byte // a page's decompressed bytes
 	idx    []int32
 	legacy []byte
+	// allNull says whether the chunk that check walked last is all nulls
+	// (nullPage): no decoder need read it.
+	allNull bool
 }
 
 // guardKeep is the largest buffer a pageGuard keeps between chunks.
@@ -231,7 +240,7 @@ func (g *pageGuard) header(c *guardChunk, pos int64) (pageHeader, int, error) {
 
 // begin starts a walk over the pages of chunk c; end it with end.
 func (g *pageGuard) begin(c *guardChunk) {
-	g.walk = chunkWalk{c: c, pos: c.off, dict: -1}
+	g.walk = chunkWalk{c: c, pos: c.off, dict: -1, allNull: c.decoded && c.maxRep == 0 && c.maxDef > 0}
 	g.win = g.win[:0] // (the last chunk's bytes, maybe of another file)
 }
 
@@ -275,6 +284,11 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 		return nil, fmt.Errorf("page %d: %w", index, err)
 	}
 	w.largest = max(w.largest, int64(h.uncompressed))
+	if w.allNull && (h.typ == pageTypeData || h.typ == pageTypeDataV2) {
+		if w.allNull, err = g.nullPage(c, &h, at); err != nil {
+			return nil, fmt.Errorf("page %d: %w", index, err)
+		}
+	}
 	w.pos = at
 	switch {
 	case h.typ == pageTypeDataV2 && !h.isCompressed:
@@ -296,6 +310,7 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 // check walks the pages of chunk c to its end, checking them, and returns
 // the largest uncompressed page size.
 func (g *pageGuard) check(ctx context.Context, c *guardChunk) (largest int64, err error) {
+	g.allNull = false
 	g.begin(c)
 	defer g.end()
 	for {
@@ -304,6 +319,7 @@ func (g *pageGuard) check(ctx context.Context, c *guardChunk) (largest int64, er
 			return 0, err
 		}
 		if p == nil {
+			g.allNull = g.walk.allNull && g.walk.seen == c.values
 			return g.walk.largest, nil
 		}
 	}
@@ -346,6 +362,11 @@ func (g *pageGuard) checkPage(c *guardChunk, page int, h *pageHeader, pos int64,
 		nv := int64(h.numValues)
 		if per := plainBits(c.phys, c.typeLen); nv < 0 || nv*per > 8*unc {
 			return fmt.Errorf("a dictionary page of %d values in %d bytes", nv, unc)
+		}
+		if c.decoded {
+			if err := checkDictCost(c, nv, unc); err != nil {
+				return err
+			}
 		}
 		*dict = nv
 		return nil
@@ -460,4 +481,45 @@ func decodersAllocate(phys parquet.Type, enc parquet.Encoding) bool {
 		return true
 	}
 	return false
+}
+
+// nullPage says whether the data page of header h, whose bytes start at
+// pos, of a chunk of arrow-go's decoders (without repetition levels) holds
+// nulls only, in fewer bytes than a bit per value. A writer puts a page of
+// nulls in a few bytes of definition levels (one RLE run), for any number
+// of values: 2^31-1 of them in a page of 6 bytes. Decoding such pages
+// through pqarrow takes nanoseconds per value, minutes for a file of
+// kilobytes; a chunk whose pages are all such pages is answered as nulls
+// instead. Pages of a bit per value or more (all of those holding values,
+// whatever their encoding) are left to the decoders: they cost in
+// proportion to their bytes.
+func (g *pageGuard) nullPage(c *guardChunk, h *pageHeader, pos int64) (bool, error) {
+	n, unc, comp := int64(h.numValues), int64(h.uncompressed), int64(h.compressed)
+	if n <= 8*unc+64 {
+		return false, nil
+	}
+	var defs hybrid
+	if h.typ == pageTypeData {
+		data, err := g.decompress(c, pos, comp, unc, 0)
+		if err != nil {
+			return false, err
+		}
+		if _, err := splitV1Levels(data, parquet.Encoding(h.defEncoding), int(n), levelBitWidth(c.maxDef), &defs, &g.legacy); err != nil {
+			return false, fmt.Errorf("definition levels: %w", err)
+		}
+	} else {
+		if h.repBytes != 0 || int64(h.defBytes) > unc || (h.isCompressed && int64(h.defBytes) > comp) {
+			return false, nil
+		}
+		data, err := g.readBody(c, pos, int64(h.defBytes))
+		if err != nil {
+			return false, err
+		}
+		defs.reset(data, levelBitWidth(c.maxDef))
+	}
+	k, err := defs.count(c.maxDef, int(n))
+	if err != nil {
+		return false, fmt.Errorf("definition levels: %w", err)
+	}
+	return k == 0, nil
 }

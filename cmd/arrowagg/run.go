@@ -237,7 +237,7 @@ func execute(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer ds.Close()
-	sel, err := ds.Select(opts.columns)
+	sel, err := ds.SelectContext(ctx, opts.columns)
 	if err != nil {
 		return err
 	}
