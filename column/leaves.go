@@ -106,8 +106,27 @@ func (w *leafWalk) emit(l Leaf) error {
 	return nil
 }
 
-func (w *leafWalk) tooDeep(depth int) error {
-	return &LimitError{What: "schema nesting depth", Value: int64(depth), Limit: w.lim.DepthName, Max: int64(w.lim.Depth)}
+// tooDeep is the error of field f, at depth, beyond the depth limit; it
+// reports the depth f reaches.
+func (w *leafWalk) tooDeep(f arrow.Field, depth int) error {
+	return &LimitError{What: "schema nesting depth", Value: int64(depth - 1 + typeDepth(f.Type)), Limit: w.lim.DepthName, Max: int64(w.lim.Depth)}
+}
+
+// typeDepth is how deep the fields of t go: 1 for a type without fields.
+func typeDepth(t arrow.DataType) int {
+	switch t := t.(type) {
+	case arrow.NestedType:
+		d := 0
+		for _, c := range t.Fields() {
+			d = max(d, typeDepth(c.Type))
+		}
+		return 1 + d
+	case *arrow.DictionaryType:
+		return typeDepth(t.ValueType)
+	case arrow.ExtensionType:
+		return typeDepth(t.StorageType())
+	}
+	return 1
 }
 
 // field walks field f at depth (1: top level), whose path and name are
@@ -117,7 +136,7 @@ func (w *leafWalk) field(f arrow.Field, depth int) error {
 		return err
 	}
 	if w.lim.Depth > 0 && depth > w.lim.Depth {
-		return w.tooDeep(depth)
+		return w.tooDeep(f, depth)
 	}
 	st, ok := f.Type.(*arrow.StructType)
 	if !ok {
@@ -137,7 +156,8 @@ func (w *leafWalk) field(f arrow.Field, depth int) error {
 		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: fmt.Errorf("column %q: empty struct has no leaf to aggregate", name)})
 	}
 	pathLen, nameLen := len(w.path), len(w.name)
-	for i, c := range st.Fields() {
+	for i := 0; i < st.NumFields(); i++ {
+		c := st.Field(i) // (Fields copies them all)
 		w.path = append(w.path[:pathLen], i)
 		w.name = append(append(w.name[:nameLen], '.'), c.Name...)
 		if err := w.field(c, depth+1); err != nil {
@@ -165,7 +185,7 @@ func (w *leafWalk) nested(t arrow.DataType, depth int) error {
 			return err
 		}
 		if w.lim.Depth > 0 && depth+1 > w.lim.Depth {
-			return w.tooDeep(depth + 1)
+			return w.tooDeep(c, depth+1)
 		}
 		if err := w.nested(c.Type, depth+1); err != nil {
 			return err

@@ -35,6 +35,16 @@
 // statistics give them exactly are answered from the footer without reading
 // their pages (stats.go; AggregateOptions.IgnoreStatistics turns it off).
 //
+// Limits (limits.go) that no real file reaches bound what a crafted one
+// could make the readers do: the nesting depth and the number of columns of
+// a schema, the size of a Parquet footer and its row groups and column
+// chunks, the memory arrow-go's decoders take for a chunk's dictionary, the
+// batches of an IPC file. An input beyond one is refused before the work,
+// with an error naming the file, the limit and the value. Schema walks and
+// column lookups take time linear in the schema, and stop when the context
+// is done. A panic of a decoder is reported as corrupt data where it
+// happened (*CorruptError), the panic's text only as its detail.
+//
 // Reading IPC: files and streams batch by batch, the next batch decoded
 // while the current one is aggregated, in order.
 //

@@ -483,6 +483,11 @@ func decodersAllocate(phys parquet.Type, enc parquet.Encoding) bool {
 	return false
 }
 
+// nullPageValues is the fewest values of a page that nullPage looks at:
+// fewer cost the decoders milliseconds (and writers cut pages at some
+// thousands of rows).
+const nullPageValues = 1 << 20
+
 // nullPage says whether the data page of header h, whose bytes start at
 // pos, of a chunk of arrow-go's decoders (without repetition levels) holds
 // nulls only, in fewer bytes than a bit per value. A writer puts a page of
@@ -490,12 +495,12 @@ func decodersAllocate(phys parquet.Type, enc parquet.Encoding) bool {
 // of values: 2^31-1 of them in a page of 6 bytes. Decoding such pages
 // through pqarrow takes nanoseconds per value, minutes for a file of
 // kilobytes; a chunk whose pages are all such pages is answered as nulls
-// instead. Pages of a bit per value or more (all of those holding values,
+// instead. Pages of fewer than nullPageValues values, or of a bit per value or more (all of those holding values,
 // whatever their encoding) are left to the decoders: they cost in
 // proportion to their bytes.
 func (g *pageGuard) nullPage(c *guardChunk, h *pageHeader, pos int64) (bool, error) {
 	n, unc, comp := int64(h.numValues), int64(h.uncompressed), int64(h.compressed)
-	if n <= 8*unc+64 {
+	if n < nullPageValues || n <= 8*unc+64 {
 		return false, nil
 	}
 	var defs hybrid
