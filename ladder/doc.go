@@ -34,7 +34,7 @@
 // shared constants of package kernels (kernels.LadderBlock, ...).
 //
 // The package needs the cuda build tag and a GPU: it creates its own context
-// with gorgonia.org/cu on an OS thread of its own and loads the PTX of
-// package kernels, which the driver compiles for the GPU. Without the tag it
-// is empty.
+// through the driver binding internal/cudrv on an OS thread of its own and
+// loads the fatbin of package kernels (machine code for sm_70 to sm_90, PTX
+// that the driver compiles for other GPUs). Without the tag it is empty.
 package ladder

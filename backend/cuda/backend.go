@@ -11,12 +11,11 @@ import (
 	"runtime"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/internal/staging"
 )
 
@@ -82,10 +81,10 @@ type Backend struct {
 
 	// Device-thread state.
 	lanes     []lane
-	laneBytes int64     // chunk capacity of the lanes' data buffers; 0: not allocated
-	up        cu.Stream // every upload: copies in issue order, on one copy engine
-	ring      *ring     // staging of uploads from pageable memory, with the lanes' buffers
-	hout      []byte    // page-locked: the results of in-flight chunks, slotWords each
+	laneBytes int64        // chunk capacity of the lanes' data buffers; 0: not allocated
+	up        cudrv.Stream // every upload: copies in issue order, on one copy engine
+	ring      *ring        // staging of uploads from pageable memory, with the lanes' buffers
+	hout      []byte       // page-locked: the results of in-flight chunks, slotWords each
 	columns   map[*DeviceColumn]struct{}
 	multi     multiKernel // many small columns in one launch (multi.go)
 }
@@ -95,9 +94,9 @@ type Backend struct {
 // stream: copies on several streams share the link and measured much slower
 // from staging), ordered with the lane's stream by two events.
 type lane struct {
-	stream cu.Stream
-	copied cu.Event // on the upload stream after the lane's uploads: the kernels may start, hvals is free again
-	free   cu.Event // on the lane's stream after its last use of dvals and dvalid: they may be refilled
+	stream cudrv.Stream
+	copied cudrv.Event // on the upload stream after the lane's uploads: the kernels may start, hvals is free again
+	free   cudrv.Event // on the lane's stream after its last use of dvals and dvalid: they may be refilled
 	sc     scratch
 	dvals  devBuf
 	dvalid devBuf
@@ -165,20 +164,20 @@ func (b *Backend) setup() error {
 		maxGrid = max(maxGrid, d.maxGrid[k], d.ordMaxGrid[k])
 	}
 	var err error
-	if b.up, err = cu.MakeStream(cu.NonBlocking); err != nil {
+	if b.up, err = cudrv.MakeStream(cudrv.NonBlocking); err != nil {
 		return fmt.Errorf("creating the upload stream: %w", err)
 	}
 	b.lanes = make([]lane, b.opts.streams)
 	for i := range b.lanes {
 		ln := &b.lanes[i]
 		var err error
-		if ln.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		if ln.stream, err = cudrv.MakeStream(cudrv.NonBlocking); err != nil {
 			return fmt.Errorf("creating stream %d: %w", i, err)
 		}
-		if ln.copied, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if ln.copied, err = cudrv.MakeEvent(cudrv.DisableTiming); err != nil {
 			return fmt.Errorf("creating event %d: %w", i, err)
 		}
-		if ln.free, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if ln.free, err = cudrv.MakeEvent(cudrv.DisableTiming); err != nil {
 			return fmt.Errorf("creating event %d: %w", i, err)
 		}
 		if ln.sc.partials, err = d.pool.alloc(int64(maxGrid) * maxWords * 8); err != nil {
@@ -189,7 +188,7 @@ func (b *Backend) setup() error {
 		}
 		// On the lane's own stream: ordered before every launch on it (a
 		// non-blocking stream does not wait for the legacy default one).
-		if err := cu.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); err != nil {
+		if err := cudrv.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); err != nil {
 			return fmt.Errorf("zeroing the launch ticket: %w", err)
 		}
 		if ln.sc.out, err = d.pool.alloc(slotWords * 8); err != nil {
@@ -212,22 +211,22 @@ func (b *Backend) teardown() error {
 	b.freeLaneBuffers()
 	for i := range b.lanes {
 		ln := &b.lanes[i]
-		var zs cu.Stream
+		var zs cudrv.Stream
 		if ln.stream != zs {
 			errs = append(errs, ln.stream.Destroy())
 		}
-		var ze cu.Event
+		var ze cudrv.Event
 		if ln.copied != ze {
-			errs = append(errs, cu.DestroyEvent(&ln.copied))
+			errs = append(errs, cudrv.DestroyEvent(&ln.copied))
 		}
 		if ln.free != ze {
-			errs = append(errs, cu.DestroyEvent(&ln.free))
+			errs = append(errs, cudrv.DestroyEvent(&ln.free))
 		}
 		b.d.pool.release(&ln.sc.partials)
 		b.d.pool.release(&ln.sc.ticket)
 		b.d.pool.release(&ln.sc.out)
 	}
-	var zs cu.Stream
+	var zs cudrv.Stream
 	if b.up != zs {
 		errs = append(errs, b.up.Destroy())
 	}

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 
-	"gorgonia.org/cu"
-
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/internal/cudadev"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -25,13 +24,13 @@ type DeviceInfo = cudadev.Info
 type device struct {
 	thread *cudadev.Thread
 
-	dev     cu.Device
-	ctx     cu.CUContext
-	mod     cu.Module
-	fns     [len(specs)]cu.Function
+	dev     cudrv.Device
+	ctx     cudrv.Context
+	mod     cudrv.Module
+	fns     [len(specs)]cudrv.Function
 	maxGrid [len(specs)]int
 	// the ordered kernels
-	ordFns     [len(specs)]cu.Function
+	ordFns     [len(specs)]cudrv.Function
 	ordMaxGrid [len(specs)]int
 	info       DeviceInfo
 	pool       *pool
@@ -59,10 +58,10 @@ func (d *device) init(ordinal int) error {
 		return fmt.Errorf("retaining the primary context of CUDA device %d: %w", ordinal, err)
 	}
 	d.retain = true
-	if err := cu.SetCurrentContext(d.ctx); err != nil {
+	if err := cudrv.SetCurrentContext(d.ctx); err != nil {
 		return fmt.Errorf("making the primary context of CUDA device %d current: %w", ordinal, err)
 	}
-	if d.mod, err = cu.LoadData(kernels.AggPTX); err != nil {
+	if d.mod, err = cudrv.LoadData(kernels.AggPTX); err != nil {
 		return fmt.Errorf("loading the kernels (PTX for compute_60) on %s: %w", d.info.Name, err)
 	}
 	for k, s := range specs {
@@ -82,7 +81,7 @@ func (d *device) init(ordinal int) error {
 
 // loadKernel finds a kernel of the module and the most blocks worth
 // launching: its occupancy times the multiprocessors.
-func (d *device) loadKernel(name string) (cu.Function, int, error) {
+func (d *device) loadKernel(name string) (cudrv.Function, int, error) {
 	return cudadev.Kernel(d.mod, name, blockThreads, d.info.Multiprocessors)
 }
 
@@ -110,7 +109,7 @@ func (d *device) teardown() error {
 		}
 		errs = append(errs, d.pool.trim())
 	}
-	var zero cu.Module
+	var zero cudrv.Module
 	if d.mod != zero {
 		if err := d.mod.Unload(); err != nil {
 			errs = append(errs, fmt.Errorf("unloading the kernels: %w", err))
