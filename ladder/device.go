@@ -69,8 +69,8 @@ func (d *Device) init(ordinal int) error {
 		return fmt.Errorf("creating a context on CUDA device %d: %w", ordinal, err)
 	}
 	d.hasCtx = true // cuCtxCreate made it current on this thread
-	if d.mod, err = cudrv.LoadData(kernels.LadderPTX); err != nil {
-		return fmt.Errorf("loading the ladder kernels (PTX for compute_60) on %s: %w", d.info.Name, err)
+	if d.mod, err = cudrv.LoadData(kernels.LadderFatbin); err != nil {
+		return fmt.Errorf("loading the ladder kernels (%s) on %s: %w", kernels.FatbinTargets, d.info, err)
 	}
 	d.hasMod = true
 	d.fns = make(map[string]kernel)

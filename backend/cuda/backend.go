@@ -117,18 +117,35 @@ const (
 var (
 	_ backend.GPUBackend = (*Backend)(nil)
 	_ backend.OrderedGPU = (*Backend)(nil)
+	_ backend.Prober     = (*Backend)(nil)
 )
 
 func init() {
+	// The engine's backend opens nothing here: the driver is initialized
+	// when a plan needs the GPU (Probe, DeviceName, CalibrateGPU) and the
+	// context and kernels when work first goes to it.
 	backend.RegisterGPU(func(cfg backend.GPUConfig) (backend.GPUBackend, error) {
-		return Open(WithMemoryLimit(cfg.MemoryLimit))
+		return newBackend(WithMemoryLimit(cfg.MemoryLimit)), nil
 	})
 }
 
 // Open initializes GPU 0 (or the one WithOrdinal names): its primary
-// context, the kernels (JIT-compiled by the driver from PTX), the streams and
-// the launch scratch. Data buffers are allocated at the first Update.
+// context, the kernels (machine code for the device from the kernels'
+// fatbin, or its PTX compiled by the driver), the streams and the launch
+// scratch. Data buffers are allocated at the first Update.
+//
+// The backend that engine.New opens (registered with backend.RegisterGPU)
+// is set up lazily instead: see Probe.
 func Open(opts ...Option) (*Backend, error) {
+	b := newBackend(opts...)
+	if err := b.d.do(func() error { return nil }); err != nil {
+		return nil, fmt.Errorf("cuda: %w", errors.Join(err, b.d.close()))
+	}
+	return b, nil
+}
+
+// newBackend returns a Backend whose device is opened on first use.
+func newBackend(opts ...Option) *Backend {
 	o := options{chunkBytes: defaultChunkBytes, streams: defaultStreams, copyThreads: min(runtime.GOMAXPROCS(0), 16),
 		piece: defaultPiece, slots: defaultSlots}
 	for _, f := range opts {
@@ -143,15 +160,20 @@ func Open(opts ...Option) (*Backend, error) {
 		l := log.New(os.Stderr, "arrowagg: ", 0)
 		o.warn = func(m string) { l.Print(m) }
 	}
-	d, err := openDevice(o.ordinal)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
+	b := &Backend{opts: o, cpu: &cpu.CPU{Threads: runtime.GOMAXPROCS(0)}, columns: map[*DeviceColumn]struct{}{}}
+	b.d = newDevice(o.ordinal, b.setup)
+	return b
+}
+
+// Probe implements backend.Prober: it initializes the driver (once per
+// process) and checks that the backend's GPU exists, without creating a
+// context; it returns the same answer every time. The context, the kernels
+// and the streams come with the first call that runs on the device.
+func (b *Backend) Probe() error {
+	if err := b.d.describe(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
 	}
-	b := &Backend{d: d, opts: o, cpu: &cpu.CPU{Threads: runtime.GOMAXPROCS(0)}, columns: map[*DeviceColumn]struct{}{}}
-	if err := d.do(b.setup); err != nil {
-		return nil, fmt.Errorf("cuda: %w", errors.Join(err, d.close()))
-	}
-	return b, nil
+	return nil
 }
 
 // setup creates the lanes' streams, events and scratch; device thread.
@@ -241,8 +263,11 @@ func (b *Backend) teardown() error {
 // Name implements backend.Backend.
 func (b *Backend) Name() string { return "gpu" }
 
-// Info describes the device.
-func (b *Backend) Info() DeviceInfo { return b.d.info }
+// Info describes the device (the zero DeviceInfo when Probe fails).
+func (b *Backend) Info() DeviceInfo {
+	b.d.describe() //nolint:errcheck // the zero Info
+	return b.d.info
+}
 
 // Handles implements backend.GPUBackend: every fixed-width kind (integers,
 // temporal types, floats, booleans, decimal128); strings, binaries and
@@ -270,14 +295,14 @@ func (b *Backend) Close() error {
 // freed blocks it caches for reuse.
 func (b *Backend) MemoryInUse() int64 {
 	var n int64
-	b.d.do(func() error { n = b.d.pool.inUse; return nil }) //nolint:errcheck // 0 when closed
+	b.d.doIfOpen(func() error { n = b.d.pool.inUse; return nil }) //nolint:errcheck // 0 when closed
 	return n
 }
 
 // Trim frees the device memory the backend caches for reuse, and the stream
 // buffers (allocated again by the next Update).
 func (b *Backend) Trim() error {
-	return b.d.do(func() error {
+	return b.d.doIfOpen(func() error {
 		b.freeLaneBuffers()
 		return b.d.pool.trim()
 	})

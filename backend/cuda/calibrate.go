@@ -23,8 +23,9 @@ var (
 	_ backend.Locator       = (*Backend)(nil)
 )
 
-// DeviceName is the GPU's name (the planner keys its calibration cache by it).
-func (b *Backend) DeviceName() string { return b.d.info.Name }
+// DeviceName is the GPU's name (the planner keys its calibration cache by
+// it); empty when Probe fails. It initializes the driver, not the device.
+func (b *Backend) DeviceName() string { return b.Info().Name }
 
 // Locate implements backend.Locator: views in page-locked host memory that
 // this package allocated (HostAllocator, staging) are copied by DMA

@@ -224,7 +224,7 @@ func (c *DeviceColumn) live() bool {
 // Free returns the column's device memory to the backend. It is a no-op on
 // a freed column or a closed backend.
 func (c *DeviceColumn) Free() {
-	c.b.d.do(func() error { c.freeLocked(); return nil }) //nolint:errcheck // ErrClosed: Close freed it
+	c.b.d.doIfOpen(func() error { c.freeLocked(); return nil }) //nolint:errcheck // ErrClosed: Close freed it
 }
 
 func (c *DeviceColumn) freeLocked() {
