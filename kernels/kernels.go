@@ -12,8 +12,9 @@ import _ "embed"
 var AggPTX string
 
 // AggFatbin is agg.cu compiled into a fatbin: machine code (SASS) for each
-// architecture of FatbinTargets, and the PTX of AggPTX, which the driver
-// compiles for any other GPU. The CUDA backend loads it: on the GPUs listed
+// architecture of FatbinTargets, and PTX for compute_60 (nvcc's own for the
+// fatbin, from the same source and flags as AggPTX though not the same
+// text), which the driver compiles for any other GPU. The CUDA backend loads it: on the GPUs listed
 // the driver compiles nothing at start.
 //
 //go:embed agg.fatbin

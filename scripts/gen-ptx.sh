@@ -3,8 +3,9 @@
 #   kernels/NAME.ptx     PTX for the virtual architecture compute_60 (text, reviewed
 #                        in diffs; the ladder lists its kernels from it);
 #   kernels/NAME.fatbin  a fatbin with machine code (SASS) for sm_70, sm_75, sm_80,
-#                        sm_86, sm_89 and sm_90 and the same compute_60 PTX, its
-#                        entries compressed: the driver loads the SASS of the GPU
+#                        sm_86, sm_89 and sm_90 and PTX for compute_60 (nvcc's
+#                        own for the fatbin: the same source and flags as NAME.ptx,
+#                        not the same text), its entries compressed: the driver loads the SASS of the GPU
 #                        at hand and JIT-compiles the PTX only for other GPUs
 #                        (Pascal, and GPUs newer than Hopper).
 # The CUDA backend and the ladder load the fatbins (package kernels embeds both).
