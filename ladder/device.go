@@ -57,7 +57,8 @@ func Open(ordinal int) (*Device, error) {
 // Info describes the device.
 func (d *Device) Info() DeviceInfo { return d.info }
 
-// entryPoints lists the kernels of a PTX module.
+// entryPoints lists the kernels of a PTX module (the ladder's PTX names
+// those of its fatbin).
 var entryPoints = regexp.MustCompile(`(?m)^\.visible \.entry (\w+)\(`)
 
 func (d *Device) init(ordinal int) error {

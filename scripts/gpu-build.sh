@@ -7,8 +7,9 @@
 # -tags cuda, the start-up probe (arrowagg-startup, cuda build), the command's
 # CPU build (arrowagg, which scripts/startup-check.sh times beside arrowagg-cuda),
 # and the generator of the large Arrow IPC files of the `big` check (ipcgen,
-# from the bench/ module), stripped, into gpu-bin/ (git-ignored), under 60 MiB
-# in all; and gpu-bin/startup/tiny.parquet and tiny.arrow, 3-row inputs of
+# from the bench/ module), stripped and compressed (gzip: NAME.gz; the scripts
+# that run them on the GPU host unpack them first, scripts/gpu-unpack.sh), into
+# gpu-bin/ (git-ignored), under 60 MiB in all (about 100 MiB unpacked); and gpu-bin/startup/tiny.parquet and tiny.arrow, 3-row inputs of
 # the start-up check (go run ./testdata/gen -tiny). The command's test binary
 # is large, so it is built only with GPU_BUILD_CLI_TESTS=1.
 #
@@ -22,7 +23,7 @@ out="${GPU_BIN:-$root/gpu-bin}"
 cd "$root"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-rm -f "$out"/*.test "$out"/arrowagg "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
+rm -f "$out"/*.gz "$out"/*.test "$out"/arrowagg "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
 rm -rf "$out/startup"
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
@@ -39,6 +40,11 @@ if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/
   go test "${flags[@]}" -c -o "$out/arrowagg.test" ./cmd/arrowagg
 fi
 
+for f in "$out"/*; do
+  if [ -f "$f" ] && [ -x "$f" ]; then
+    gzip -6 -f "$f"
+  fi
+done
 ls -l "$out"
 total=$(du -scb "$out" | tail -1 | cut -f1)
 limit=$((60 << 20))

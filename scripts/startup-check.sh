@@ -25,6 +25,7 @@ set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 BIN="$(cd "${GPU_BIN:-gpu-bin}" && pwd)" || { echo "startup-check: no gpu-bin (run scripts/gpu-build.sh)" >&2; exit 2; }
+"$root/scripts/gpu-unpack.sh" "$BIN" || { echo "startup-check: could not unpack the binaries of $BIN" >&2; exit 2; }
 OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
