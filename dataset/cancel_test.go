@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // cancelBatch is a record batch of n rows: an int64 column with nulls, a
@@ -175,7 +175,7 @@ func (p *progressCancel) progress(n int64) {
 }
 
 // aggregateSources opens srcs and aggregates every column.
-func aggregateSources(ctx context.Context, t testing.TB, eng *gpuagg.Engine, srcs []Source, opts Options) (*Summary, error) {
+func aggregateSources(ctx context.Context, t testing.TB, eng *engine.Engine, srcs []Source, opts Options) (*Summary, error) {
 	d, err := Open(ctx, srcs, opts)
 	if err != nil {
 		return nil, err
@@ -264,7 +264,7 @@ func BenchmarkCancel(b *testing.B) {
 		{name: "ipc-file-one-batch", file: cancelFile{format: IPCFile, batches: 1, rows: 8 << 20}},
 		{name: "stdin", stdin: true, file: cancelFile{rows: 1 << 20}},
 	}
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
 	require.NoError(b, err)
 	defer eng.Close()
 	paths := map[cancelFile]string{}

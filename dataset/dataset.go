@@ -14,7 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // Options configures a Dataset. The zero value is ready to use.
@@ -142,9 +142,6 @@ func (d *Dataset) Close() error {
 	return nil
 }
 
-// Sources are the dataset's inputs.
-func (d *Dataset) Sources() []Source { return d.sources }
-
 // Schema is the Arrow schema of source i.
 func (d *Dataset) Schema(i int) *arrow.Schema { return d.files[i].schema }
 
@@ -172,7 +169,7 @@ func (s Selection) Names() []string {
 // order of first appearance, and lists the unsupported ones in Skipped. A
 // name is a leaf (dotted for struct fields) or a struct column, which stands
 // for its supported leaves; a name no source has is an error wrapping
-// gpuagg.ErrUnknownColumn. A selected column has one type in every source
+// engine.ErrUnknownColumn. A selected column has one type in every source
 // that has it (else an *Error names both sources); in a source without it,
 // its values are null.
 func (d *Dataset) Select(names []string) (Selection, error) {
@@ -227,7 +224,7 @@ func (d *Dataset) Select(names []string) (Selection, error) {
 				}
 			}
 			if !found {
-				_, err := gpuagg.Request{Columns: []string{name}}.Resolve(d.files[0].schema)
+				_, err := engine.Request{Columns: []string{name}}.Resolve(d.files[0].schema)
 				return Selection{}, &Error{Path: d.sources[0].Name(), Err: err}
 			}
 		}
@@ -260,16 +257,16 @@ func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
 type Summary struct {
 	Rows    int64           // rows of the dataset
 	Files   int             // sources read
-	Results []gpuagg.Result // one per selected leaf, in selection order
+	Results []engine.Result // one per selected leaf, in selection order
 	// Plan is, per result, how the column was aggregated: backend, bytes
 	// read, estimated and measured time, and why.
-	Plan []gpuagg.ColumnPlan
+	Plan []engine.ColumnPlan
 }
 
 // AggregateOptions are the options of Aggregate.
 type AggregateOptions struct {
-	// Aggs are the aggregates; 0 means gpuagg.AllAggs.
-	Aggs gpuagg.Agg
+	// Aggs are the aggregates; 0 means agg.Default.
+	Aggs agg.Set
 	// IgnoreStatistics reads every Parquet column chunk. By default, when
 	// every aggregate asked for is count, null_count, min or max, a chunk
 	// whose row-group statistics give them exactly (integer, date, time,
@@ -285,31 +282,22 @@ type AggregateOptions struct {
 // eng. Sources are read one after the other; Parquet columns whose pages
 // hold their Arrow values as they are (flat integer, float and temporal
 // columns, PLAIN or dictionary-encoded) are aggregated from their pages, a
-// column chunk per task, when eng has no GPU and Options.ArrowDecode is not
-// set; every other column is decoded batch by batch, but for the chunks
-// answered from their row-group statistics (see
+// column chunk per task, unless Options.ArrowDecode is set: each worker
+// folds a chunk's pages through eng a morsel (engine.MorselSize values) at
+// a time, so that its planner places each window (and the CPU backend folds
+// it in the worker's goroutine). Every other column is decoded batch by
+// batch, but for the chunks answered from their row-group statistics (see
 // AggregateOptions.IgnoreStatistics). Partial states are
 // merged in a fixed order (sources, then row groups or batches, in order),
 // so results are the same on every run and for every number of workers. The
 // first error stops everything; no partial result is returned. A problem
 // with an input is an *Error naming it. Files can be aggregated again;
 // standard input is read once.
-func (d *Dataset) Aggregate(ctx context.Context, eng *gpuagg.Engine, sel Selection, opts AggregateOptions) (*Summary, error) {
+func (d *Dataset) Aggregate(ctx context.Context, eng *engine.Engine, sel Selection, opts AggregateOptions) (*Summary, error) {
 	aggs := agg.Normalize(opts.Aggs)
-	var pageEng *gpuagg.Engine
-	if !d.opts.ArrowDecode && !eng.HasGPU() && len(sel.Leaves) > 0 {
-		// The page path's workers are its parallelism: each folds its pages
-		// on one thread.
-		var err error
-		pageEng, err = gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(1), gpuagg.WithAllocator(d.opts.Mem))
-		if err != nil {
-			return nil, err
-		}
-		defer pageEng.Close()
-	}
 	total := newPartial(sel.Leaves, aggs)
 	for i := range d.sources {
-		src, err := d.aggregateSource(ctx, eng, pageEng, i, sel, aggs, !opts.IgnoreStatistics)
+		src, err := d.aggregateSource(ctx, eng, i, sel, aggs, !opts.IgnoreStatistics)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -329,14 +317,14 @@ func (d *Dataset) Aggregate(ctx context.Context, eng *gpuagg.Engine, sel Selecti
 // a plan per selected leaf, rows counted from the first of them.
 type partial struct {
 	leaves []column.Leaf
-	aggs   gpuagg.Agg
-	states []gpuagg.State
-	plans  []gpuagg.ColumnPlan
+	aggs   agg.Set
+	states []agg.State
+	plans  []engine.ColumnPlan
 	rows   int64
 }
 
-func newPartial(leaves []column.Leaf, aggs gpuagg.Agg) *partial {
-	p := &partial{leaves: leaves, aggs: aggs, states: make([]gpuagg.State, len(leaves)), plans: make([]gpuagg.ColumnPlan, len(leaves))}
+func newPartial(leaves []column.Leaf, aggs agg.Set) *partial {
+	p := &partial{leaves: leaves, aggs: aggs, states: make([]agg.State, len(leaves)), plans: make([]engine.ColumnPlan, len(leaves))}
 	for i, l := range leaves {
 		p.states[i] = agg.New(l.Kind.Family(), aggs)
 		p.plans[i].Name = l.Name
@@ -346,7 +334,7 @@ func newPartial(leaves []column.Leaf, aggs gpuagg.Agg) *partial {
 
 // add merges state s of leaf i, whose rows start at row at of p, and the
 // plan that made it.
-func (p *partial) add(i int, s gpuagg.State, at int64, plan gpuagg.ColumnPlan) {
+func (p *partial) add(i int, s agg.State, at int64, plan engine.ColumnPlan) {
 	s.ShiftRows(at)
 	p.states[i].Merge(&s)
 	// The latest choice and reason win; the amounts add up.
@@ -363,7 +351,7 @@ func (p *partial) merge(o *partial) {
 
 // addAccumulator merges the states of an accumulator whose first row is row
 // at of p; byName maps leaf names to their index in p.
-func (p *partial) addAccumulator(acc *gpuagg.Accumulator, at int64, byName map[string]int) {
+func (p *partial) addAccumulator(acc *engine.Accumulator, at int64, byName map[string]int) {
 	plans := acc.Plan()
 	for k, l := range acc.Leaves() {
 		p.add(byName[l.Name], acc.States()[k], at, plans[k])
@@ -371,10 +359,10 @@ func (p *partial) addAccumulator(acc *gpuagg.Accumulator, at int64, byName map[s
 }
 
 // results finalizes the states.
-func (p *partial) results() []gpuagg.Result {
-	out := make([]gpuagg.Result, len(p.leaves))
+func (p *partial) results() []engine.Result {
+	out := make([]engine.Result, len(p.leaves))
 	for i, l := range p.leaves {
-		out[i] = gpuagg.Finalize(&p.states[i], l.Name, l.Type, p.aggs)
+		out[i] = engine.Finalize(&p.states[i], l.Name, l.Type, p.aggs)
 	}
 	return out
 }
@@ -405,7 +393,7 @@ func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchRe
 // aggregateSource aggregates source i: the selected leaves it has (Parquet
 // column chunk by column chunk, IPC batch by batch); those it lacks are null
 // in each of its rows.
-func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engine, i int, sel Selection, aggs gpuagg.Agg, useStats bool) (*partial, error) {
+func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int, sel Selection, aggs agg.Set, useStats bool) (*partial, error) {
 	s, fi := d.sources[i], &d.files[i]
 	src := newPartial(sel.Leaves, aggs)
 	byName := make(map[string]int, len(sel.Leaves))
@@ -423,11 +411,11 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng, pageEng *gpuagg.Engi
 		prog = &tracker{report: d.opts.Progress, size: s.Size}
 	}
 	if fi.parquet != nil {
-		leaves, err := parquetLeaves(fi.parquet, present, outIdx, pageEng != nil)
+		leaves, err := parquetLeaves(fi.parquet, present, outIdx, !d.opts.ArrowDecode)
 		if err != nil {
 			return nil, err
 		}
-		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng, pageEng: pageEng,
+		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
 			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, useStats: useStats}
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err
@@ -460,7 +448,7 @@ func (p *partial) nullRest(present []column.Leaf) {
 
 // aggregateBatches folds the leaves of IPC source i (as the source has them;
 // none: rows only) into src, batch by batch, and returns the source's rows.
-func (d *Dataset) aggregateBatches(ctx context.Context, eng *gpuagg.Engine, i int, leaves []column.Leaf, aggs gpuagg.Agg, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
+func (d *Dataset) aggregateBatches(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	names := make([]string, len(leaves))
 	for k, l := range leaves {
 		names[k] = l.Name
@@ -477,8 +465,8 @@ func (d *Dataset) aggregateBatches(ctx context.Context, eng *gpuagg.Engine, i in
 	}()
 
 	// One accumulator per batch schema, merged into src in order.
-	req := gpuagg.Request{Columns: names, Aggs: aggs}
-	var acc *gpuagg.Accumulator
+	req := engine.Request{Columns: names, Aggs: aggs}
+	var acc *engine.Accumulator
 	var accSchema *arrow.Schema
 	var accFrom int64 // the source's row of the accumulator's first row
 	flush := func() {

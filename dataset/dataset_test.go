@@ -21,14 +21,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/testdatagen"
 	"github.com/arrowagg/arrowagg/report"
 )
 
-func newEngine(t *testing.T, mem memory.Allocator) *gpuagg.Engine {
+func newEngine(t *testing.T, mem memory.Allocator) *engine.Engine {
 	t.Helper()
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithAllocator(mem), gpuagg.WithThreads(2))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
 	require.NoError(t, err)
 	t.Cleanup(func() { eng.Close() })
 	return eng
@@ -55,7 +55,7 @@ func aggregatePaths(ctx context.Context, t *testing.T, mem memory.Allocator, in 
 	return sum, sel, err
 }
 
-func jsonOf(t *testing.T, rows int64, files int, res []gpuagg.Result) string {
+func jsonOf(t *testing.T, rows int64, files int, res []engine.Result) string {
 	t.Helper()
 	var b bytes.Buffer
 	require.NoError(t, report.Write(&b, report.JSON, report.Report{Rows: rows, Files: files, Columns: res}))
@@ -76,10 +76,10 @@ func flatSchema(leaves []column.Leaf) *arrow.Schema {
 // inMemory aggregates file f from the generator's rows, batch by batch as the
 // file was written (a batch per Parquet row group or IPC record batch), in
 // one accumulator merged into one over the selected leaves.
-func inMemory(t *testing.T, mem memory.Allocator, f testdatagen.File, leaves []column.Leaf) []gpuagg.Result {
+func inMemory(t *testing.T, mem memory.Allocator, f testdatagen.File, leaves []column.Leaf) []engine.Result {
 	t.Helper()
 	eng := newEngine(t, mem)
-	req := gpuagg.Request{Columns: Selection{Leaves: leaves}.Names()}
+	req := engine.Request{Columns: Selection{Leaves: leaves}.Names()}
 	total, err := eng.NewAccumulator(flatSchema(leaves), req)
 	require.NoError(t, err)
 	acc, err := eng.NewAccumulator(testdatagen.Schema(f), req)
@@ -138,7 +138,7 @@ func TestAggregateUnionByName(t *testing.T) {
 	assert.Equal(t, len(testdatagen.Files), sum.Files)
 	assert.Len(t, sel.Leaves, 27)
 
-	perFile := map[string]gpuagg.Result{}
+	perFile := map[string]engine.Result{}
 	for _, f := range testdatagen.Files {
 		one, _, err := aggregatePaths(context.Background(), t, mem, []string{filepath.Join(testdata, f.Name)}, nil, Options{})
 		require.NoError(t, err)
@@ -174,7 +174,7 @@ func TestSelect(t *testing.T) {
 	assert.Equal(t, arrow.FixedWidthTypes.Duration_ms, sel.Leaves[3].Type, "elapsed is described by the first file that has it")
 
 	_, err = d.Select([]string{"nope"})
-	assert.ErrorIs(t, err, gpuagg.ErrUnknownColumn)
+	assert.ErrorIs(t, err, engine.ErrUnknownColumn)
 	assert.True(t, strings.HasPrefix(err.Error(), filepath.Join(testdata, "sample.arrow")+`: unknown column "nope" (columns: i8, i16,`), err.Error())
 
 	_, err = d.Select([]string{"tags"})
@@ -393,7 +393,7 @@ func BenchmarkAggregate(b *testing.B) {
 	for _, s := range srcs {
 		size += s.Size
 	}
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
 	require.NoError(b, err)
 	defer eng.Close()
 	b.SetBytes(size)

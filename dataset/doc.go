@@ -1,5 +1,5 @@
 // Package dataset reads Parquet files, Arrow IPC files and Arrow IPC streams
-// as one table and aggregates it with a gpuagg.Engine.
+// as one table and aggregates it with a engine.Engine.
 //
 // The format of an input is detected from its bytes, never from its name:
 // Parquet has "PAR1" at both ends, an Arrow IPC file "ARROW1" at both ends,
@@ -15,22 +15,25 @@
 // PLAIN or dictionary-encoded, data pages v1 or v2, any codec) is aggregated
 // from its decompressed pages, in place: PLAIN values are folded where they
 // lie in the page, dictionary pages as dictionary views over the dictionary
-// page, and nulls are counted from the encoded definition levels. Any other
-// column (narrow integers, decimals, booleans, strings, INT96 timestamps,
-// DELTA encodings, nested columns, a GPU engine) is decoded into Arrow
-// arrays through pqarrow, batch by batch, and aggregated by the engine. Chunk
-// states are merged in file order, so results are the same whatever the
-// number of workers. Memory is bounded by the workers and Options.DecodeBytes,
-// not by the size of the file: a worker holds one chunk's buffers at a time.
+// page, and nulls are counted from the encoded definition levels; the
+// engine folds them a morsel at a time, where its planner puts each window.
+// Any other column (narrow integers, decimals, booleans, strings, INT96
+// timestamps, DELTA encodings, nested columns, or every column with
+// Options.ArrowDecode) is decoded into Arrow arrays through pqarrow, batch by
+// batch, and aggregated by the engine. Chunk states are merged in file
+// order, so results are the same whatever the number of workers. Memory is
+// bounded by the workers and Options.DecodeBytes, not by the size of the
+// file: a worker holds one chunk's buffers at a time.
 //
-// Before arrow-go reads a chunk, the chunk's page headers (and, for the
-// chunks it decodes, its dictionary indices and DELTA blocks) are checked
-// against what the file justifies (pqguard.go): corrupt files are errors,
-// never huge allocations, endless loops or panics in goroutines that cannot
-// recover them. When every aggregate asked for is count, null_count, min or
-// max, row groups whose statistics give them exactly are answered from the
-// footer without reading their pages (stats.go;
-// AggregateOptions.IgnoreStatistics turns it off).
+// A walk over each chunk's page headers checks them (and, for the chunks
+// arrow-go decodes, their dictionary indices and DELTA blocks, before
+// arrow-go reads the chunk) against what the file justifies (pqwalk.go); the
+// page path reads its pages from what that walk records of them, without
+// parsing a header again. Corrupt files are errors, never huge allocations,
+// endless loops or panics in goroutines that cannot recover them. When every
+// aggregate asked for is count, null_count, min or max, row groups whose
+// statistics give them exactly are answered from the footer without reading
+// their pages (stats.go; AggregateOptions.IgnoreStatistics turns it off).
 //
 // Reading IPC: files and streams batch by batch, the next batch decoded
 // while the current one is aggregated, in order.

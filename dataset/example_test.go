@@ -6,8 +6,9 @@ import (
 	"log"
 	"os"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/dataset"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/report"
 )
 
@@ -28,12 +29,12 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer eng.Close()
-	aggs := gpuagg.Sum | gpuagg.Max
+	aggs := agg.Sum | agg.Max
 	sum, err := ds.Aggregate(ctx, eng, sel, dataset.AggregateOptions{Aggs: aggs})
 	if err != nil {
 		log.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // The fuzz targets feed arbitrary bytes to format detection and to the
@@ -70,7 +70,7 @@ func fuzzAggregate(t *testing.T, src Source, stdin []byte) {
 	done := make(chan outcome, 1)
 	go func() {
 		sum, err := func() (*Summary, error) {
-			eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithAllocator(mem), gpuagg.WithThreads(1))
+			eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(1))
 			if err != nil {
 				return nil, err
 			}

@@ -193,6 +193,57 @@ func (h *hybrid) count(maxDef int16, m int) (int, error) {
 	return k, nil
 }
 
+// countUpTo reads levels until want of them are maxDef (> 0), or m levels
+// are read, and returns how many levels it read and how many of them are
+// maxDef.
+func (h *hybrid) countUpTo(maxDef int16, m, want int) (rows, k int, err error) {
+	var scratch [64]uint32
+	for rows < m && k < want {
+		c, err := h.take(m - rows)
+		if err != nil {
+			return 0, 0, err
+		}
+		if h.rle {
+			if h.value > uint32(maxDef) {
+				return 0, 0, levelError(h.value, maxDef)
+			}
+			if h.value == uint32(maxDef) {
+				c = min(c, want-k)
+				k += c
+			}
+			h.consume(c)
+			rows += c
+			continue
+		}
+		if h.w == 1 { // maxDef is 1: count the bits set, want-k levels at a time
+			c = min(c, max(want-k, len(scratch)))
+			if n := bitutil.CountSetBits(h.packed, h.bit, c); k+n <= want {
+				k += n
+				h.consume(c)
+				rows += c
+				continue
+			}
+			// fewer than 64 values left to find, and they are in these c levels
+		}
+		c = min(c, len(scratch))
+		unpackRun(h, scratch[:c])
+		for i, v := range scratch[:c] {
+			if v > uint32(maxDef) {
+				return 0, 0, levelError(v, maxDef)
+			}
+			if v == uint32(maxDef) {
+				if k++; k == want {
+					c = i + 1 // the levels after it are left for the next call
+					break
+				}
+			}
+		}
+		h.consume(c)
+		rows += c
+	}
+	return rows, k, nil
+}
+
 // bitmap sets bit i of valid, for i in [0, m), when the next level i is
 // maxDef (> 0), and returns how many are set.
 func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {

@@ -122,6 +122,37 @@ func TestHybridDecodesRandomRuns(t *testing.T) {
 	}
 }
 
+// countUpTo stops right after the level that makes the values wanted, or
+// at the rows it may read, for every bit width and run mix.
+func TestHybridCountUpTo(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, w := range []int{1, 2, 3, 8} {
+		maxDef := int16(1<<w - 1)
+		data, vals := randomRuns(r, w, 20000, uint32(maxDef)+1)
+		var h hybrid
+		h.reset(data, w)
+		for done := 0; done < len(vals); {
+			m, want := 1+r.IntN(3000), 1+r.IntN(300)
+			if r.IntN(4) == 0 {
+				want = 1 + r.IntN(3)
+			}
+			m = min(m, len(vals)-done)
+			rows, k, err := h.countUpTo(maxDef, m, want)
+			require.NoError(t, err)
+			wantRows, wantK := 0, 0
+			for wantRows < m && wantK < want {
+				if vals[done+wantRows] == uint32(maxDef) {
+					wantK++
+				}
+				wantRows++
+			}
+			require.Equal(t, wantRows, rows, "width %d, level %d", w, done)
+			require.Equal(t, wantK, k, "width %d, level %d", w, done)
+			done += rows
+		}
+	}
+}
+
 // The examples of the Parquet specification (Encodings.md): 0 to 7 in 3
 // bits, bit-packed LSB first in the hybrid encoding, MSB first in the
 // deprecated BIT_PACKED one.

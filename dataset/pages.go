@@ -10,12 +10,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // The page path aggregates a Parquet column from its decompressed pages,
@@ -30,10 +30,13 @@ import (
 // each chunk is merged into its column's in row group order, so results do
 // not depend on the number of workers or on timing.
 
-// pageWindow is the most rows of a page folded at once when the page path
-// needs buffers (dictionary indices, values spread out for the ordered
-// aggregates): the buffers of a worker stay this size whatever the pages.
-const pageWindow = gpuagg.MorselSize
+// pageWindow is the most values of a page folded at once, and the most rows
+// when the page path needs buffers (dictionary indices, values spread out
+// for the ordered aggregates): the buffers of a worker stay this size
+// whatever the pages, and each window is one morsel of the CPU backend,
+// which folds it in the worker's goroutine (the workers are the page path's
+// parallelism).
+const pageWindow = engine.MorselSize
 
 // pageReason is the plan's reason for columns aggregated from pages; their
 // bytes are those of the decompressed pages, their time that of reading them
@@ -122,13 +125,10 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel()}, nil
 }
 
-// pageScratch is the reader and buffers of one worker, reused chunk after
+// pageScratch is the buffers of one worker's page path, reused chunk after
 // chunk.
 type pageScratch struct {
-	stream chunkStream
-	pages  pageBuffers
-	pr     file.PageReader
-
+	page   []byte // a page's decompressed bytes
 	valid  []byte // validity bits of a window
 	idx    []byte // dictionary indices of a window (int32)
 	spread []byte // a window's values (or indices) at their rows
@@ -150,8 +150,41 @@ type pageValues struct {
 	dict  *hybrid
 }
 
-// aggregateChunk folds the pages of one column chunk of rows rows.
-func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr file.PageReader, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
+// pageData returns the bytes of page p of the chunk the walk of g is on,
+// decompressed with codec: those arrow-go's page reader would return (for a
+// data page v2, its levels as they are, then its values). The walk checked
+// the page's sizes (pqwalk.go): the buffer is the page's uncompressed size,
+// and the bytes are valid until the walk or the page path reads the next.
+func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage) ([]byte, error) {
+	c := g.walk.c
+	unc, comp := int64(p.uncompressed), int64(p.compressed)
+	if p.typ == pageTypeDataV2 && !p.isCompressed {
+		return g.pageBytes(p.at, unc) // arrow-go reads the uncompressed size
+	}
+	src, err := g.pageBytes(p.at, comp)
+	if err != nil {
+		return nil, err
+	}
+	if c.codec == compress.Codecs.Uncompressed {
+		if comp != unc { // (the walk checked it)
+			return nil, fmt.Errorf("an uncompressed page of %d bytes said to hold %d", comp, unc)
+		}
+		return src, nil
+	}
+	levels := 0
+	if p.typ == pageTypeDataV2 {
+		levels = int(p.defBytes) + int(p.repBytes) // (checked: at most comp and unc)
+	}
+	s.page = grow(s.page, int(unc))
+	if err := decodePage(codec, c.codec, s.page, src, levels); err != nil {
+		return nil, err
+	}
+	return s.page, nil
+}
+
+// aggregateChunk folds the pages of column chunk c, of rows rows, reading
+// them as the walk of g checks them: one page header read per page.
+func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
 	set := agg.Default
@@ -159,64 +192,77 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr
 		set = agg.All
 	}
 	res.state = agg.New(l.kind.Family(), set)
-	res.plan = gpuagg.ColumnPlan{Source: gpuagg.SourcePages, Reason: pageReason} // on the CPU, in host memory
+	res.plan = engine.ColumnPlan{Source: engine.SourcePages, Reason: pageReason} // on the CPU, in host memory
+	codec, err := compress.GetCodec(c.codec)
+	if err != nil {
+		return res, err
+	}
 	width := l.kind.Width()
 	var dict column.View
 	hasDict := false
 	var seen int64 // rows of the pages so far
-	for pages := 0; pr.Next(); pages++ {
-		if err := ctx.Err(); err != nil {
+	g.begin(c)
+	defer g.end()
+	for read := 0; ; read++ { // read: the pages read so far
+		p, err := g.next(ctx)
+		if err != nil {
 			return res, err
 		}
+		if p == nil {
+			break
+		}
+		if p.typ != pageTypeDict && p.typ != pageTypeData && p.typ != pageTypeDataV2 {
+			read-- // skipped, as arrow-go's page reader does
+			continue
+		}
+		data, err := s.pageData(g, codec, p)
+		if err != nil {
+			return res, fmt.Errorf("page %d: %w", p.index, err)
+		}
+		res.plan.Bytes += int64(len(data))
 		var (
-			n    int    // rows of the page
-			defs hybrid // its definition levels (when maxDef > 0)
+			n    = int(p.numValues) // rows of the page
+			defs hybrid             // its definition levels (when maxDef > 0)
 			vals []byte
-			enc  parquet.Encoding
+			enc  = parquet.Encoding(p.encoding)
 		)
 		w := levelBitWidth(l.maxDef)
-		switch p := pr.Page().(type) {
-		case *file.DictionaryPage:
+		switch p.typ {
+		case pageTypeDict:
 			if hasDict {
-				return res, fmt.Errorf("page %d: a second dictionary page", pages)
+				return res, fmt.Errorf("page %d: a second dictionary page", p.index)
 			}
-			if pages > 0 {
-				return res, fmt.Errorf("page %d: a dictionary page after data pages", pages)
+			if read > 0 {
+				return res, fmt.Errorf("page %d: a dictionary page after data pages", p.index)
 			}
-			if e := parquet.Encoding(p.Encoding()); e != parquet.Encodings.Plain && e != parquet.Encodings.PlainDict {
-				return res, fmt.Errorf("dictionary page of encoding %s", e)
+			if enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
+				return res, fmt.Errorf("dictionary page of encoding %s", enc)
 			}
-			nd, data := int(p.NumValues()), p.Data()
-			res.plan.Bytes += int64(len(data))
-			if nd < 0 || nd > len(data)/width {
-				return res, fmt.Errorf("dictionary page of %d values in %d bytes", nd, len(data))
+			if n < 0 || n > len(data)/width {
+				return res, fmt.Errorf("dictionary page of %d values in %d bytes", n, len(data))
 			}
-			s.dict = append(s.dict[:0], data[:nd*width]...)
-			dict = column.View{Type: l.typ, Kind: l.kind, Len: nd, Values: s.dict}
+			s.dict = append(s.dict[:0], data[:n*width]...)
+			dict = column.View{Type: l.typ, Kind: l.kind, Len: n, Values: s.dict}
 			hasDict = true
 			continue
-		case *file.DataPageV1:
-			n, vals, enc = int(p.NumValues()), p.Data(), parquet.Encoding(p.Encoding())
+		case pageTypeData:
+			vals = data
 			if l.maxDef > 0 {
 				var err error
-				if vals, err = splitV1Levels(vals, p.DefinitionLevelEncoding(), n, w, &defs, &s.legacy); err != nil {
-					return res, fmt.Errorf("page %d: definition levels: %w", pages, err)
+				if vals, err = splitV1Levels(vals, parquet.Encoding(p.defEncoding), n, w, &defs, &s.legacy); err != nil {
+					return res, fmt.Errorf("page %d: definition levels: %w", p.index, err)
 				}
 			}
-		case *file.DataPageV2:
-			n, vals, enc = int(p.NumValues()), p.Data(), parquet.Encoding(p.Encoding())
-			rl, dl := int(p.RepetitionLevelByteLen()), int(p.DefinitionLevelByteLen())
-			if rl < 0 || dl < 0 || rl > len(vals) || dl > len(vals)-rl {
-				return res, fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", pages, rl, dl, len(vals))
+		default: // pageTypeDataV2
+			rl, dl := int(p.repBytes), int(p.defBytes)
+			if rl < 0 || dl < 0 || rl > len(data) || dl > len(data)-rl {
+				return res, fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", p.index, rl, dl, len(data))
 			}
-			defs.reset(vals[rl:rl+dl], w)
-			vals = vals[rl+dl:]
-		default:
-			return res, fmt.Errorf("page %d: unexpected page type", pages)
+			defs.reset(data[rl:rl+dl], w)
+			vals = data[rl+dl:]
 		}
-		res.plan.Bytes += int64(len(pr.Page().Data()))
 		if n < 0 || int64(n) > rows-seen {
-			return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", pages, n, rows-seen)
+			return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, rows-seen)
 		}
 		var pv pageValues
 		switch enc {
@@ -224,25 +270,22 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr
 			pv.plain = vals
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			if !hasDict {
-				return res, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", pages)
+				return res, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", p.index)
 			}
 			pv.dict = &hybrid{}
 			if n > 0 {
 				if len(vals) == 0 {
-					return res, fmt.Errorf("page %d: no bit width for the dictionary indices", pages)
+					return res, fmt.Errorf("page %d: no bit width for the dictionary indices", p.index)
 				}
 				pv.dict.reset(vals[1:], int(vals[0]))
 			}
 		default:
-			return res, fmt.Errorf("page %d: encoding %s (the column chunk metadata does not list it)", pages, enc)
+			return res, fmt.Errorf("page %d: encoding %s (the column chunk metadata does not list it)", p.index, enc)
 		}
 		if err := s.aggregatePage(ctx, eng, l, &res, &pv, &defs, n, seen, &dict, ordered); err != nil {
-			return res, fmt.Errorf("page %d: %w", pages, err)
+			return res, fmt.Errorf("page %d: %w", p.index, err)
 		}
 		seen += int64(n)
-	}
-	if err := pr.Err(); err != nil {
-		return res, err
 	}
 	if seen != rows {
 		return res, fmt.Errorf("the pages have %d values, the column chunk metadata says %d", seen, rows)
@@ -252,37 +295,40 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *gpuagg.Engine, pr
 
 // aggregatePage folds the n rows of one data page, whose first row is row
 // base of the chunk.
-func (s *pageScratch) aggregatePage(ctx context.Context, eng *gpuagg.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) error {
+func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) error {
 	width := l.kind.Width()
-	// Without buffers to fill (PLAIN values, no rows to keep), the whole
-	// page is one view.
-	window := pageWindow
-	if pv.plain != nil && !ordered {
-		window = max(n, 1)
-	}
-	for lo := 0; lo < n; lo += window {
-		m := min(window, n-lo)
+	// Windows of PLAIN values, when no rows are kept, are cut by their
+	// values: a view of pageWindow non-null values each (the CPU backend's
+	// morsels of the page's values, as a view of the whole page would have),
+	// however many nulls lie between them.
+	byValues := pv.plain != nil && !ordered
+	for lo := 0; lo < n; {
+		m := min(pageWindow, n-lo)
 		// k: the non-null values of rows [lo, lo+m); spread: whether the
 		// view has them at their rows, with a validity bitmap.
 		k, spread := m, false
 		if l.maxDef > 0 {
 			var err error
-			if ordered {
+			switch {
+			case ordered:
 				s.valid = grow(s.valid, int(bitutil.BytesForBits(int64(m))))
 				k, err = defs.bitmap(l.maxDef, m, s.valid)
 				spread = k < m
-			} else {
+			case byValues:
+				m, k, err = defs.countUpTo(l.maxDef, n-lo, pageWindow)
+			default:
 				k, err = defs.count(l.maxDef, m)
 			}
 			if err != nil {
 				return fmt.Errorf("definition levels: %w", err)
 			}
 		}
+		lo += m
 		if k == 0 {
 			res.state.AddNulls(int64(m))
 			continue
 		}
-		v := column.View{Type: l.typ, Kind: l.kind, Len: k, Row: base + int64(lo)}
+		v := column.View{Type: l.typ, Kind: l.kind, Len: k, Row: base + int64(lo-m)}
 		ew := width // element width of v.Values
 		if pv.dict != nil {
 			s.idx = grow(s.idx, 4*k)

@@ -9,8 +9,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,8 +28,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -200,7 +205,7 @@ func writePQ(t *testing.T, path string, rec arrow.Record, cfg pqConfig) {
 }
 
 // render prints every aggregate of a result, exactly.
-func render(r gpuagg.Result) string {
+func render(r engine.Result) string {
 	s := func(v any) string {
 		if v == nil {
 			return "-"
@@ -212,7 +217,7 @@ func render(r gpuagg.Result) string {
 }
 
 // aggregateFile aggregates every column of the files.
-func aggregateFile(t *testing.T, mem memory.Allocator, paths []string, opts Options, aggs gpuagg.Agg) ([]string, *Summary) {
+func aggregateFile(t *testing.T, mem memory.Allocator, paths []string, opts Options, aggs agg.Set) ([]string, *Summary) {
 	t.Helper()
 	srcs, err := Expand(paths)
 	require.NoError(t, err)
@@ -252,7 +257,7 @@ func TestPagePathMatchesArrowDecode(t *testing.T) {
 			writePQ(t, path, rec, cfg)
 			rec.Release()
 
-			for _, aggs := range []gpuagg.Agg{gpuagg.AllAggs, gpuagg.AllAggs | gpuagg.OrderedAggs} {
+			for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
 				want, _ := aggregateFile(t, mem, []string{path}, Options{ArrowDecode: true, Workers: 3}, aggs)
 				for _, workers := range []int{1, 4} {
 					got, sum := aggregateFile(t, mem, []string{path}, Options{Workers: workers}, aggs)
@@ -292,9 +297,9 @@ func TestPagePathDeterministic(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "floats.parquet")
 	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000), parquet.WithDataPageSize(4 << 10)}})
 	rec.Release()
-	want, _ := aggregateFile(t, mem, []string{path}, Options{Workers: 1}, gpuagg.AllAggs|gpuagg.OrderedAggs)
+	want, _ := aggregateFile(t, mem, []string{path}, Options{Workers: 1}, agg.Default|agg.Ordered)
 	for _, workers := range []int{1, 2, 7, 64} {
-		got, _ := aggregateFile(t, mem, []string{path}, Options{Workers: workers}, gpuagg.AllAggs|gpuagg.OrderedAggs)
+		got, _ := aggregateFile(t, mem, []string{path}, Options{Workers: workers}, agg.Default|agg.Ordered)
 		assert.Equal(t, want, got, "%d workers", workers)
 	}
 }
@@ -314,7 +319,7 @@ func TestPagePathAcrossFiles(t *testing.T) {
 		rec.Release()
 		paths = append(paths, p)
 	}
-	for _, aggs := range []gpuagg.Agg{gpuagg.AllAggs, gpuagg.AllAggs | gpuagg.OrderedAggs} {
+	for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
 		want, _ := aggregateFile(t, mem, paths, Options{ArrowDecode: true}, aggs)
 		got, sum := aggregateFile(t, mem, paths, Options{Workers: 3}, aggs)
 		assert.Equal(t, want, got)
@@ -500,7 +505,7 @@ func TestPagePathLargePages(t *testing.T) {
 		require.NoError(t, pf.Close())
 		require.Len(t, sizes, 2, "a dictionary page, then one data page")
 		require.Equal(t, int32(rec.NumRows()), sizes[1], "of every row")
-		for _, aggs := range []gpuagg.Agg{gpuagg.AllAggs, gpuagg.AllAggs | gpuagg.OrderedAggs} {
+		for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
 			want, _ := aggregateFile(t, mem, []string{path}, Options{ArrowDecode: true}, aggs)
 			got, sum := aggregateFile(t, mem, []string{path}, Options{Workers: 2}, aggs)
 			assert.Equal(t, want, got)
@@ -509,31 +514,38 @@ func TestPagePathLargePages(t *testing.T) {
 	}
 }
 
-// fakeGPU is a GPU backend that aggregates on the CPU.
-type fakeGPU struct{ cpu gpuagg.CPU }
+// fakeGPU is a GPU backend that aggregates on the CPU, and counts the views
+// it is given.
+type fakeGPU struct {
+	cpu   cpu.CPU
+	views atomic.Int64
+}
 
 func (g *fakeGPU) Name() string { return "gpu" }
-func (g *fakeGPU) Update(ctx context.Context, views []*column.View, states []*gpuagg.State) error {
+func (g *fakeGPU) Update(ctx context.Context, views []*column.View, states []*agg.State) error {
+	g.views.Add(int64(len(views)))
 	return g.cpu.Update(ctx, views, states)
 }
 func (g *fakeGPU) Handles(*column.View) bool { return true }
 func (g *fakeGPU) Close() error              { return nil }
 
-// With a GPU, every Parquet column goes to the engine as Arrow batches, for
-// its planner to place: the same results.
-func TestNoPagePathWithGPU(t *testing.T) {
+// With a GPU, the page path still reads the columns it takes, and folds
+// their windows through the one engine, whose planner places them (here: a
+// GPU forced): the same results.
+func TestPagePathWithGPU(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	rec := pqRecord(mem, pqCols()[:12], 3000, 8)
 	path := filepath.Join(t.TempDir(), "gpu.parquet")
 	writePQ(t, path, rec, pqConfigs()[0])
 	rec.Release()
-	want, _ := aggregateFile(t, mem, []string{path}, Options{}, gpuagg.AllAggs)
+	want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
 
-	eng, err := gpuagg.New(gpuagg.WithGPU(&fakeGPU{cpu: gpuagg.CPU{Threads: 1}}), gpuagg.WithDevice(gpuagg.DeviceGPU),
-		gpuagg.WithCalibration(planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 1, HostMemory: 100e9,
+	gpu := &fakeGPU{cpu: cpu.CPU{Threads: 1}}
+	eng, err := engine.New(engine.WithGPU(gpu), engine.WithDevice(engine.DeviceGPU),
+		engine.WithCalibration(planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 1, HostMemory: 100e9,
 			CPUOverhead: time.Microsecond, GPU: "fake", H2DPinned: 20e9, H2DPageable: 5e9, HostStaged: 10e9, DeviceRead: 1e12,
-			Launch: 20 * time.Microsecond}), gpuagg.WithAllocator(mem))
+			Launch: 20 * time.Microsecond}), engine.WithAllocator(mem))
 	require.NoError(t, err)
 	defer eng.Close()
 	srcs, err := Expand([]string{path})
@@ -545,9 +557,121 @@ func TestNoPagePathWithGPU(t *testing.T) {
 	require.NoError(t, err)
 	sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{})
 	require.NoError(t, err)
+	paged := 0
 	for i, r := range sum.Results {
 		assert.Equal(t, want[i], render(r))
-		assert.Equal(t, "gpu", sum.Plan[i].BackendName(), r.Name)
+		if sum.Plan[i].Reason == pageReason {
+			paged++
+		}
+	}
+	assert.Positive(t, paged, "columns aggregated from their pages")
+	assert.Positive(t, gpu.views.Load(), "views placed on the GPU")
+}
+
+// The page path reads each page header once: the walk that checks a chunk
+// is the one its pages are read from (a second walk, or arrow-go's page
+// reader parsing them again, would double the count).
+func TestPagePathParsesEachHeaderOnce(t *testing.T) {
+	dir := t.TempDir()
+	cols := pqCols()[:21] // the page path's columns
+	for ci, cfg := range pqConfigs()[:4] {
+		t.Run(cfg.name, func(t *testing.T) {
+			rec := pqRecord(memory.DefaultAllocator, cols, 2500, uint64(ci))
+			path := filepath.Join(dir, cfg.name+".parquet")
+			writePQ(t, path, rec, cfg)
+			rec.Release()
+			// The pages of the file, as arrow-go's page reader finds them
+			// (it does not use parsePageHeader).
+			pf, err := file.OpenParquetFile(path, false)
+			require.NoError(t, err)
+			pages := 0
+			for rg := 0; rg < pf.NumRowGroups(); rg++ {
+				for c := 0; c < pf.MetaData().Schema.NumColumns(); c++ {
+					pr, err := pf.RowGroup(rg).GetColumnPageReader(c)
+					require.NoError(t, err)
+					for pr.Next() {
+						pages++
+					}
+					require.NoError(t, pr.Err())
+				}
+			}
+			require.NoError(t, pf.Close())
+
+			var parses atomic.Int64
+			headerParsed = func() { parses.Add(1) }
+			defer func() { headerParsed = nil }()
+			_, sum := aggregateFile(t, memory.DefaultAllocator, []string{path}, Options{Workers: 3}, agg.Default)
+			for _, p := range sum.Plan {
+				require.Equal(t, pageReason, p.Reason, p.Name)
+			}
+			assert.Equal(t, int64(pages), parses.Load(), "page headers parsed, for %d pages", pages)
+		})
+	}
+}
+
+// goroutineID is the id of the calling goroutine.
+func goroutineID() string {
+	var buf [64]byte
+	f := strings.Fields(string(buf[:runtime.Stack(buf[:], false)]))
+	return f[1] // "goroutine N [running]:"
+}
+
+// goroutineCtx is a context that records the goroutines that ask it for
+// its error (every worker of the CPU backend does, before its first morsel).
+type goroutineCtx struct {
+	context.Context
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (c *goroutineCtx) Err() error {
+	c.mu.Lock()
+	c.ids[goroutineID()] = true
+	c.mu.Unlock()
+	return c.Context.Err()
+}
+
+// A window of the page path is one morsel: the engine's CPU backend folds
+// it in the caller's goroutine, however many threads it has (the workers
+// are the page path's parallelism). Two morsels would fan out.
+func TestPageWindowFoldsInline(t *testing.T) {
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithThreads(4))
+	require.NoError(t, err)
+	defer eng.Close()
+	vals := make([]byte, 8*2*pageWindow)
+	for _, n := range []int{pageWindow, 2 * pageWindow} {
+		v := column.View{Type: arrow.PrimitiveTypes.Float64, Kind: column.Float64, Len: n, Values: vals[:8*n]}
+		st := agg.New(column.Float64.Family(), 0)
+		ctx := &goroutineCtx{Context: context.Background(), ids: map[string]bool{}}
+		require.NoError(t, eng.UpdateView(ctx, &v, &st))
+		others := 0
+		for id := range ctx.ids {
+			if id != goroutineID() {
+				others++
+			}
+		}
+		if n <= pageWindow {
+			assert.Zero(t, others, "goroutines of a one-morsel view")
+		} else {
+			assert.Positive(t, others, "goroutines of a two-morsel view (the test sees a fan-out)")
+		}
+	}
+}
+
+// The package decides nothing by whether the engine has a GPU (its planner
+// places each view), and reads no page through arrow-go's page reader.
+func TestNoGPURuleNorPageReader(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		require.NoError(t, err)
+		for _, bad := range []string{"HasGPU(", "NewPageReader(", "GetColumnPageReader("} {
+			assert.NotContains(t, string(src), bad, name)
+		}
 	}
 }
 
@@ -569,7 +693,7 @@ func BenchmarkParquetPaths(b *testing.B) {
 	require.NoError(b, err)
 	srcs, err := Expand([]string{path})
 	require.NoError(b, err)
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
 	require.NoError(b, err)
 	defer eng.Close()
 	for _, arrowDecode := range []bool{false, true} {

@@ -9,15 +9,13 @@ import (
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // A Parquet file is aggregated a column chunk at a time: each (row group,
@@ -60,8 +58,8 @@ type parquetLeaf struct {
 
 // chunkResult is the partial aggregate of one column chunk.
 type chunkResult struct {
-	state gpuagg.State
-	plan  gpuagg.ColumnPlan
+	state agg.State
+	plan  engine.ColumnPlan
 }
 
 // parquetLeaves resolves the leaves (as the file's schema has them, with
@@ -89,13 +87,14 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 
 // parquetRun aggregates the selected leaves of one Parquet file.
 type parquetRun struct {
-	path    string
-	pqf     *parquetFile
-	leaves  []parquetLeaf
-	mem     memory.Allocator
-	eng     *gpuagg.Engine // for the leaves decoded into Arrow arrays
-	pageEng *gpuagg.Engine // for the leaves aggregated from pages
-	aggs    gpuagg.Agg
+	path   string
+	pqf    *parquetFile
+	leaves []parquetLeaf
+	mem    memory.Allocator
+	// eng folds every chunk: the Arrow batches of the leaves decoded, the
+	// page windows (at most a morsel each) of those aggregated from pages.
+	eng     *engine.Engine
+	aggs    agg.Set
 	workers int
 	// decodeBytes bounds the memory of the tasks decoding chunks into Arrow
 	// arrays at once, all workers together: at most decodeBytes /
@@ -109,32 +108,19 @@ type parquetRun struct {
 // worker is what one worker reuses from task to task.
 type worker struct {
 	pages pageScratch
-	guard pageGuard // checks chunks before arrow-go reads them (pqguard.go)
+	guard pageGuard // walks and checks chunks' pages (pqwalk.go)
 }
 
 // run aggregates every chunk of the leaves into src, whose rows are the
-// file's, and reports the progress of the file's bytes to prog.
+// file's, and reports the progress of the file's bytes to prog: it plans the
+// tasks (planTasks), starts the workers (work) and schedules the tasks and
+// merges their states in order (schedule).
 func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err error) {
 	defer recoverTo(&err)
-	md := r.pqf.meta
-	nrg := len(md.RowGroups)
-	starts := make([]int64, nrg+1) // the first row of each row group
-	for rg := 0; rg < nrg; rg++ {
-		n := md.RowGroup(rg).NumRows()
-		if n < 0 {
-			return fmt.Errorf("row group %d: %d rows", rg, n)
-		}
-		starts[rg+1] = starts[rg] + n
+	plan, err := r.planTasks()
+	if err != nil || plan.tasks == 0 {
+		return err
 	}
-	if starts[nrg] != md.NumRows {
-		return fmt.Errorf("the row groups have %d rows, the footer says %d", starts[nrg], md.NumRows)
-	}
-	r.planStats()
-	ntasks := nrg * len(r.leaves)
-	if ntasks == 0 {
-		return nil
-	}
-
 	f, err := os.Open(r.path)
 	if err != nil {
 		return err
@@ -144,90 +130,157 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil {
 		return err
 	}
-	var fr *pqarrow.FileReader
+	fr, err := r.openLeafReader(f)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := max(1, min(r.workers, plan.tasks))
+	tasks := make(chan int)
+	results := make(chan taskDone)
+	for w := 0; w < workers; w++ {
+		go r.work(ctx, f, fi.Size(), fr, tasks, results)
+	}
+	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
+}
+
+// taskPlan is what run works out before it reads a chunk. Task t is the
+// chunk of leaf t%len(r.leaves) in row group t/len(r.leaves).
+type taskPlan struct {
+	tasks  int
+	starts []int64 // the first row of each row group, then the file's rows
+	sizes  []int64 // per task, the compressed bytes of its chunk (progress)
+	total  int64   // their sum
+}
+
+// planTasks checks the rows of the row groups against the footer's, picks
+// the chunks answered from their statistics (planStats), and sizes the
+// tasks.
+func (r *parquetRun) planTasks() (taskPlan, error) {
+	md := r.pqf.meta
+	nrg := len(md.RowGroups)
+	p := taskPlan{tasks: nrg * len(r.leaves), starts: make([]int64, nrg+1)}
+	for rg := 0; rg < nrg; rg++ {
+		n := md.RowGroup(rg).NumRows()
+		if n < 0 {
+			return p, fmt.Errorf("row group %d: %d rows", rg, n)
+		}
+		p.starts[rg+1] = p.starts[rg] + n
+	}
+	if p.starts[nrg] != md.NumRows {
+		return p, fmt.Errorf("the row groups have %d rows, the footer says %d", p.starts[nrg], md.NumRows)
+	}
+	r.planStats()
+	// Progress: the compressed bytes of the chunks merged.
+	p.sizes = make([]int64, p.tasks)
+	for t := range p.sizes {
+		rg, l := r.task(t)
+		if rcs := md.RowGroups[rg].Columns; l.col < len(rcs) {
+			if m := rcs[l.col].GetMetaData(); m != nil {
+				p.sizes[t] = max(m.GetTotalCompressedSize(), 0)
+			}
+		}
+		p.total += p.sizes[t]
+	}
+	return p, nil
+}
+
+// task returns the row group and the leaf of task t.
+func (r *parquetRun) task(t int) (int, *parquetLeaf) {
+	return t / len(r.leaves), &r.leaves[t%len(r.leaves)]
+}
+
+// isArrow says whether task t decodes its chunk into Arrow arrays (those
+// tasks are limited by the decode budget).
+func (r *parquetRun) isArrow(t int) bool {
+	rg, l := r.task(t)
+	return l.page == nil && !l.stats.answers(rg)
+}
+
+// openLeafReader opens the pqarrow reader of the leaves decoded into Arrow
+// arrays (newLeafFileReader); nil when every leaf is aggregated from its
+// pages or its statistics.
+func (r *parquetRun) openLeafReader(f *os.File) (*pqarrow.FileReader, error) {
+	md := r.pqf.meta
 	for _, l := range r.leaves {
 		if l.page == nil && !l.stats.all() {
 			pf, err := file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
 			if err != nil {
-				return fmt.Errorf("opening the Parquet file: %w", err)
+				return nil, fmt.Errorf("opening the Parquet file: %w", err)
 			}
-			if fr, err = newLeafFileReader(pf, r.mem); err != nil {
-				return fmt.Errorf("reading the Parquet schema: %w", err)
+			fr, err := newLeafFileReader(pf, r.mem)
+			if err != nil {
+				return nil, fmt.Errorf("reading the Parquet schema: %w", err)
 			}
-			break
+			return fr, nil
 		}
 	}
-	// Progress: the compressed bytes of the chunks merged.
-	sizes := make([]int64, ntasks)
-	var total int64
-	for t := range sizes {
-		if rcs := md.RowGroups[t/len(r.leaves)].Columns; r.leaves[t%len(r.leaves)].col < len(rcs) {
-			if m := rcs[r.leaves[t%len(r.leaves)].col].GetMetaData(); m != nil {
-				sizes[t] = max(m.GetTotalCompressedSize(), 0)
-			}
-		}
-		total += sizes[t]
-	}
+	return nil, nil
+}
 
-	type done struct {
-		t   int
-		res chunkResult
-		err error
+// taskDone is the outcome of task t.
+type taskDone struct {
+	t   int
+	res chunkResult
+	err error
+}
+
+// work is a worker: it runs the tasks it receives, one at a time in its
+// goroutine (the engine folds a task's windows there too), and sends each
+// outcome to results, until tasks is closed. f is the file, of size bytes;
+// fr reads the chunks decoded into Arrow arrays.
+func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, tasks <-chan int, results chan<- taskDone) {
+	var wk worker
+	for t := range tasks {
+		d := taskDone{t: t}
+		rg, l := r.task(t)
+		var ok bool
+		if d.res, ok = r.statsChunk(rg, l); !ok {
+			d.res, d.err = r.chunk(ctx, f, size, fr, &wk, rg, l)
+		}
+		results <- d
 	}
-	workers := max(1, min(r.workers, ntasks))
+}
+
+// schedule hands the tasks of plan to the workers and merges their states
+// into src, in task order, reporting progress to prog. Tasks go out in
+// order, at most a window ahead of the first one not merged yet, and at most
+// maxArrow of those decoding into Arrow arrays at once: few chunk states
+// wait, however many row groups there are. The first error (that of the
+// earliest task that failed) cancels the others; on every way out schedule
+// closes tasks and waits for the tasks running.
+func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, plan *taskPlan, workers int, tasks chan<- int, results <-chan taskDone, src *partial, prog *tracker) error {
+	ntasks := plan.tasks
 	maxArrow := max(1, min(int(r.decodeBytes/arrowTaskBytes), runtime.NumCPU())) // decoding tasks at once
-	tasks := make(chan int)
-	results := make(chan done)
-	ctx, cancel := context.WithCancel(ctx)
 	next, merged, running, arrowRunning := 0, 0, 0, 0
-	defer func() { // on every way out: stop the workers, wait for their tasks
+	defer func() { // stop the workers, wait for their tasks
 		cancel()
 		close(tasks)
 		for ; running > 0; running-- {
 			<-results
 		}
 	}()
-	for w := 0; w < workers; w++ {
-		go func() {
-			var wk worker
-			for t := range tasks {
-				d := done{t: t}
-				rg, l := t/len(r.leaves), &r.leaves[t%len(r.leaves)]
-				var ok bool
-				if d.res, ok = r.statsChunk(rg, l); !ok {
-					d.res, d.err = r.chunk(ctx, f, fi.Size(), fr, &wk, rg, l)
-				}
-				results <- d
-			}
-		}()
-	}
-	// Tasks go out in order, at most window ahead of the first one not
-	// merged yet, and are merged in order: few chunk states wait, however
-	// many row groups there are.
 	window := 4 * workers
 	waiting := make(map[int]chunkResult, window)
-	isArrow := func(t int) bool {
-		l := &r.leaves[t%len(r.leaves)]
-		return l.page == nil && !l.stats.answers(t/len(r.leaves))
-	}
 	var first error // the error of the earliest failed task
 	firstAt := ntasks
 	var progressed int64
 	for merged < ntasks && (first == nil || running > 0) {
-		var send chan int
-		if first == nil && next < ntasks && next-merged < window && (!isArrow(next) || arrowRunning < maxArrow) {
+		var send chan<- int
+		if first == nil && next < ntasks && next-merged < window && (!r.isArrow(next) || arrowRunning < maxArrow) {
 			send = tasks
 		}
 		select {
 		case send <- next:
-			if isArrow(next) {
+			if r.isArrow(next) {
 				arrowRunning++
 			}
 			next++
 			running++
 		case d := <-results:
 			running--
-			if isArrow(d.t) {
+			if r.isArrow(d.t) {
 				arrowRunning--
 			}
 			if d.err != nil {
@@ -246,10 +299,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 					break
 				}
 				delete(waiting, merged)
-				src.add(r.leaves[merged%len(r.leaves)].out, res.state, starts[merged/len(r.leaves)], res.plan)
-				progressed += sizes[merged]
-				if prog != nil && total > 0 {
-					prog.to(int64(float64(prog.size) * float64(progressed) / float64(total)))
+				rg, l := r.task(merged)
+				src.add(l.out, res.state, plan.starts[rg], res.plan)
+				progressed += plan.sizes[merged]
+				if prog != nil && plan.total > 0 {
+					prog.to(int64(float64(prog.size) * float64(progressed) / float64(plan.total)))
 				}
 				merged++
 			}
@@ -294,96 +348,12 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		res.state = agg.New(l.page.kind.Family(), r.aggs)
 		return res, nil
 	}
-	off, n, err := chunkRange(r.pqf.meta, cc, size)
+	c, ok, err := r.guardChunkOf(f, size, cc, l.col, false)
 	if err != nil {
 		return res, err
 	}
-	if _, err := compress.GetCodec(cc.Compression()); err != nil {
-		return res, err
+	if !ok {
+		return res, errors.New("an encrypted column chunk") // (pageLeafOf leaves those to pqarrow)
 	}
-	s := &wk.pages
-	if s.pages.limit, err = r.guard(ctx, &wk.guard, f, size, cc, l.col, false); err != nil {
-		return res, err
-	}
-	s.stream.reset(f, off, n)
-	if s.pr == nil {
-		if s.pr, err = file.NewPageReader(&s.stream, rows, cc.Compression(), &s.pages, nil); err != nil {
-			return res, err
-		}
-	} else {
-		s.pr.Reset(&s.stream, rows, cc.Compression(), nil)
-	}
-	return s.aggregateChunk(ctx, r.pageEng, s.pr, l.page, rows, r.aggs&gpuagg.OrderedAggs != 0)
-}
-
-// arrowChunk decodes the chunk of leaf l in row group rg into Arrow arrays
-// through pqarrow, batch by batch, and aggregates them with the engine. fr
-// is a newLeafFileReader: the leaf is read by a leaf reader of its own, in
-// this goroutine, whether or not it is nested in a struct.
-func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
-	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
-	if err != nil {
-		return chunkResult{}, err
-	}
-	if cr == nil {
-		return chunkResult{}, fmt.Errorf("no reader for Parquet leaf column %d", l.col)
-	}
-	defer cr.Release()
-	// The leaf under its dotted name; nullable, since a leaf that is
-	// required in a struct that is not has nulls.
-	field := *cr.Field()
-	field.Name, field.Nullable = l.name, true
-	schema := arrow.NewSchema([]arrow.Field{field}, nil)
-	acc, err := r.eng.NewAccumulator(schema, gpuagg.Request{Columns: []string{l.name}, Aggs: r.aggs})
-	if err != nil {
-		return chunkResult{}, err
-	}
-	batch := r.batchRows(rg, l, rows)
-	for done := int64(0); done < rows; {
-		if err := ctx.Err(); err != nil {
-			return chunkResult{}, err
-		}
-		ch, err := cr.NextBatch(min(batch, rows-done))
-		if err != nil {
-			return chunkResult{}, err
-		}
-		got := int64(0)
-		for _, c := range ch.Chunks() { // more than one when the dictionary changes
-			rec := array.NewRecord(schema, []arrow.Array{c}, int64(c.Len()))
-			err = acc.Add(ctx, rec)
-			rec.Release()
-			if err != nil {
-				break
-			}
-			got += int64(c.Len())
-		}
-		ch.Release()
-		if err != nil {
-			return chunkResult{}, err
-		}
-		if got == 0 || got > rows-done {
-			return chunkResult{}, fmt.Errorf("decoded %d rows where %d were left", got, rows-done)
-		}
-		done += got
-	}
-	return chunkResult{state: acc.States()[0], plan: acc.Plan()[0]}, nil
-}
-
-// batchRows is the number of rows of the Arrow batches of leaf l in row
-// group rg: about batchBytes, a multiple of the CPU morsel when large.
-func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
-	w := int64(8)
-	if k, err := column.KindOf(l.typ); err == nil && k.Width() > 0 {
-		w = int64(k.Width())
-	}
-	if rcs := r.pqf.meta.RowGroups[rg].Columns; l.col < len(rcs) && rows > 0 {
-		if m := rcs[l.col].GetMetaData(); m != nil {
-			w = max(w, m.GetTotalUncompressedSize()/rows+1)
-		}
-	}
-	n := batchBytes / w
-	if n > gpuagg.MorselSize {
-		n -= n % gpuagg.MorselSize
-	}
-	return max(min(n, rows), min(rows, minBatchRows))
+	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
 }

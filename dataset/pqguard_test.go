@@ -23,8 +23,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // guardCols are columns read through pqarrow whose pages make arrow-go's
@@ -448,13 +449,6 @@ func TestPageGuardRefusesUnjustifiedSizes(t *testing.T) {
 	assert.ErrorContains(t, err, "nested too deep")
 }
 
-// A page buffer larger than the chunk's largest page is refused.
-func TestPageBuffersLimit(t *testing.T) {
-	a := pageBuffers{limit: 1000}
-	assert.Len(t, a.Allocate(1000+64), 1064, "rounded up to 64 bytes")
-	assert.Panics(t, func() { a.Allocate(1 << 30) })
-}
-
 // corruptDictWidth returns a copy of the file at path whose first
 // dictionary-encoded data page of column col has its indices' bit width
 // set to w (the file is uncompressed, its pages v1).
@@ -528,7 +522,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	require.NoError(t, err)
 	fr, err := newLeafFileReader(pf, mem)
 	require.NoError(t, err)
-	r := &parquetRun{pqf: pqf, leaves: leaves, mem: mem, eng: newEngine(t, mem), aggs: gpuagg.AllAggs, decodeBytes: DefaultDecodeBytes}
+	r := &parquetRun{pqf: pqf, leaves: leaves, mem: mem, eng: newEngine(t, mem), aggs: agg.Default, decodeBytes: DefaultDecodeBytes}
 
 	// Straight to pqarrow, without the guard: the panic is this goroutine's.
 	var recovered any
@@ -628,7 +622,7 @@ func BenchmarkNestedStrings(b *testing.B) {
 	path := benchFile(b)
 	fi, err := os.Stat(path)
 	require.NoError(b, err)
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithThreads(1))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithThreads(1))
 	require.NoError(b, err)
 	defer eng.Close()
 	for _, cols := range [][]string{{"rec.s"}, {"rec.u"}, {"x", "n"}} {

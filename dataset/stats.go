@@ -14,7 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // Row-group statistics. A Parquet column chunk may carry, in the file's
@@ -58,7 +58,7 @@ import (
 // when none of those is asked for.
 
 // statsAggs are the aggregates row-group statistics answer.
-const statsAggs = gpuagg.Count | gpuagg.NullCount | gpuagg.Min | gpuagg.Max
+const statsAggs = agg.Count | agg.NullCount | agg.Min | agg.Max
 
 // statsReason is the plan's reason for a column of which n of m row groups
 // were answered from statistics.
@@ -292,10 +292,10 @@ func (s *statsLeaf) format(v statsValue) string {
 
 // state returns the state of the chunk of row group rg from its
 // statistics, or why they do not answer it exactly.
-func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st gpuagg.State, err error) {
+func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st agg.State, err error) {
 	defer func() { // corrupt metadata: the chunk is read, which says what is wrong
 		if p := recover(); p != nil {
-			st, err = gpuagg.State{}, panicError(p)
+			st, err = agg.State{}, panicError(p)
 		}
 	}()
 	if rg < 0 || rg >= len(md.RowGroups) || md.RowGroups[rg] == nil {
@@ -418,7 +418,7 @@ func (r *parquetRun) statsChunk(rg int, l *parquetLeaf) (chunkResult, bool) {
 	if err != nil { // planStats said otherwise: the metadata does not change
 		return chunkResult{}, false
 	}
-	return chunkResult{state: st, plan: gpuagg.ColumnPlan{Measured: time.Since(start)}}, true
+	return chunkResult{state: st, plan: engine.ColumnPlan{Measured: time.Since(start)}}, true
 }
 
 // notePlans says, in the plans of src, which columns were answered from
@@ -432,9 +432,9 @@ func (r *parquetRun) notePlans(src *partial) {
 		case l.stats == nil || nrg == 0:
 		case l.stats.all():
 			// Its backend and location print as "stats" and "metadata".
-			p.Source, p.GPUFraction, p.Reason = gpuagg.SourceStats, 0, statsReason(nrg, nrg)
+			p.Source, p.GPUFraction, p.Reason = engine.SourceStats, 0, statsReason(nrg, nrg)
 		case l.stats.n > 0:
-			p.Source |= gpuagg.SourceStats // "stats+" and the backend of the rest
+			p.Source |= engine.SourceStats // "stats+" and the backend of the rest
 			p.Reason = fmt.Sprintf("from row-group statistics (%d of %d row groups; not %v); the others: %s", l.stats.n, nrg, l.stats.why, p.Reason)
 		default:
 			p.Reason += fmt.Sprintf("; row-group statistics not used: %v", l.stats.why)

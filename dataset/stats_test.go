@@ -23,7 +23,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/arrowagg/arrowagg/gpuagg"
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // statsBackend and statsLocation are the plan's backend and data location,
@@ -165,9 +166,9 @@ func (c statsCol) leafNames() []string {
 
 // statsAggSets are the sets of aggregates statistics answer, and some they
 // do not.
-var statsAggSets = []gpuagg.Agg{
-	statsAggs, gpuagg.Count, gpuagg.Min | gpuagg.Max, gpuagg.NullCount, gpuagg.Max | gpuagg.Count,
-	gpuagg.AllAggs, statsAggs | gpuagg.First, gpuagg.Sum | gpuagg.Min,
+var statsAggSets = []agg.Set{
+	statsAggs, agg.Count, agg.Min | agg.Max, agg.NullCount, agg.Max | agg.Count,
+	agg.Default, statsAggs | agg.First, agg.Sum | agg.Min,
 }
 
 // aggregateWith aggregates every column of the files with the aggregates.
@@ -181,7 +182,7 @@ func aggregateWith(t testing.TB, mem memory.Allocator, paths []string, opts Opti
 	defer d.Close()
 	sel, err := d.Select(nil)
 	require.NoError(t, err)
-	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU), gpuagg.WithAllocator(mem), gpuagg.WithThreads(2))
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
 	require.NoError(t, err)
 	defer eng.Close()
 	sum, err := d.Aggregate(context.Background(), eng, sel, aopts)
@@ -196,10 +197,10 @@ func aggregateWith(t testing.TB, mem memory.Allocator, paths []string, opts Opti
 }
 
 // inMemoryResults aggregates rec with the CPU engine, by leaf name.
-func inMemoryResults(t *testing.T, mem memory.Allocator, rec arrow.Record, aggs gpuagg.Agg) map[string]string {
+func inMemoryResults(t *testing.T, mem memory.Allocator, rec arrow.Record, aggs agg.Set) map[string]string {
 	t.Helper()
 	eng := newEngine(t, mem)
-	acc, err := eng.NewAccumulator(rec.Schema(), gpuagg.Request{Aggs: aggs})
+	acc, err := eng.NewAccumulator(rec.Schema(), engine.Request{Aggs: aggs})
 	require.NoError(t, err)
 	require.NoError(t, acc.Add(context.Background(), rec))
 	out := map[string]string{}
@@ -504,7 +505,7 @@ func TestStatisticsReadNoPages(t *testing.T) {
 	}
 	_, _, err = aggregateWith(t, mem, []string{wiped}, Options{}, AggregateOptions{Aggs: statsAggs, IgnoreStatistics: true})
 	assert.Error(t, err, "the pages are read without statistics")
-	_, _, err = aggregateWith(t, mem, []string{wiped}, Options{}, AggregateOptions{Aggs: statsAggs | gpuagg.Sum})
+	_, _, err = aggregateWith(t, mem, []string{wiped}, Options{}, AggregateOptions{Aggs: statsAggs | agg.Sum})
 	assert.Error(t, err, "the pages are read for sums")
 }
 

@@ -20,6 +20,13 @@ import (
 	"github.com/arrowagg/arrowagg/planner"
 )
 
+// MorselSize is the CPU backend's morsel (backend/cpu): UpdateView folds a
+// view of at most this many values on the caller's goroutine, and views cut
+// at multiples of it fold into the same morsels, whatever the cut. A source
+// that runs its own tasks in parallel (the Parquet page path) sizes its views
+// by it.
+const MorselSize = cpu.MorselSize
+
 // Engine aggregates Arrow data. It is safe for concurrent use by many
 // goroutines; one Engine per process is the intended use.
 type Engine struct {

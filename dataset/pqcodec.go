@@ -1,0 +1,202 @@
+package dataset
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/parquet/compress"
+)
+
+// The guard's checks of compressed page bytes: what a page's codec can
+// decode its bytes to (checkCodec), and the decompression of pages, shared
+// by the guard and the page path (decodeInto).
+
+// gzipMaxRatio is the most deflate expands its input.
+const gzipMaxRatio = 1032
+
+// zstdMaxBlock is the most a zstd block decodes to.
+const zstdMaxBlock = 128 << 10
+
+// checkCodec checks that comp compressed bytes at pos can decode to unc
+// bytes, and that the decoder allocates no more.
+func (g *pageGuard) checkCodec(c *guardChunk, pos, comp, unc int64) error {
+	switch c.codec {
+	case compress.Codecs.Uncompressed:
+		if comp != unc {
+			return fmt.Errorf("an uncompressed page of %d bytes said to hold %d", comp, unc)
+		}
+	case compress.Codecs.Snappy:
+		b, err := g.at(c, pos, int(min(comp, binary.MaxVarintLen64)))
+		if err != nil {
+			return err
+		}
+		v, k := binary.Uvarint(b)
+		if k <= 0 {
+			return errors.New("corrupt snappy page (no length)")
+		}
+		if v != uint64(unc) {
+			return fmt.Errorf("a snappy page of %d bytes said to hold %d", v, unc)
+		}
+	case compress.Codecs.Gzip:
+		if unc > gzipMaxRatio*comp {
+			return fmt.Errorf("%d bytes of gzip said to hold %d", comp, unc)
+		}
+	case compress.Codecs.Zstd:
+		return g.checkZstd(c, pos, comp, unc)
+	case compress.Codecs.Brotli:
+		// no size stored: maxPageBytes caps it
+	default:
+		_, err := compress.GetCodec(c.codec)
+		if err == nil {
+			err = fmt.Errorf("compression %s", c.codec)
+		}
+		return err
+	}
+	return nil
+}
+
+// checkZstd walks the zstd frames of comp bytes at pos: the content sizes
+// they declare (which the decoder allocates) add up to unc at most, and
+// their blocks can hold unc bytes. A walk that meets bytes the decoder
+// rejects stops there (as the decoder does, before allocating anything
+// for them).
+func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
+	end := pos + comp
+	var declared, most int64
+	for pos < end {
+		b, err := g.at(c, pos, int(min(end-pos, 18))) // the longest frame header
+		if err != nil {
+			return err
+		}
+		if len(b) < 4 {
+			break
+		}
+		magic := binary.LittleEndian.Uint32(b)
+		if magic&0xfffffff0 == 0x184d2a50 { // a skippable frame
+			if len(b) < 8 {
+				break
+			}
+			pos += 8 + int64(binary.LittleEndian.Uint32(b[4:]))
+			continue
+		}
+		if magic != 0xfd2fb528 || len(b) < 5 || b[4]&0x08 != 0 {
+			break
+		}
+		fhd := b[4]
+		single := fhd&0x20 != 0
+		k := 5
+		if !single {
+			k++ // window descriptor
+		}
+		k += [4]int{0, 1, 2, 4}[fhd&3] // dictionary id
+		fcs := [4]int{0, 2, 4, 8}[fhd>>6]
+		if fcs == 0 && single {
+			fcs = 1
+		}
+		if len(b) < k+fcs {
+			break
+		}
+		var size uint64
+		for i := fcs - 1; i >= 0; i-- {
+			size = size<<8 | uint64(b[k+i])
+		}
+		if fcs == 2 {
+			size += 256
+		}
+		if fcs > 0 {
+			if size > uint64(unc-declared) {
+				return fmt.Errorf("zstd frames of %d bytes or more in a page said to hold %d", uint64(declared)+size, unc)
+			}
+			declared += int64(size)
+		}
+		pos += int64(k + fcs)
+		for last := false; !last && pos < end; {
+			bh, err := g.at(c, pos, 3)
+			if err != nil {
+				return err
+			}
+			if len(bh) < 3 {
+				pos = end
+				break
+			}
+			v := uint32(bh[0]) | uint32(bh[1])<<8 | uint32(bh[2])<<16
+			last = v&1 != 0
+			n := int64(v >> 3)
+			pos += 3
+			switch v >> 1 & 3 {
+			case 0: // raw
+				pos += n
+				most += n
+			case 1: // one byte repeated
+				pos++
+				most += n
+			case 2: // compressed
+				pos += n
+				most += zstdMaxBlock
+			default:
+				pos = end
+			}
+		}
+		if fhd&0x04 != 0 {
+			pos += 4 // checksum
+		}
+	}
+	if most < unc {
+		return fmt.Errorf("zstd blocks that decode to %d bytes at most in a page said to hold %d", most, unc)
+	}
+	return nil
+}
+
+// readBody reads n bytes of the chunk at pos.
+func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
+	g.body = grow(g.body, int(n))
+	if err := readFull(c.f, g.body, pos); err != nil {
+		return nil, err
+	}
+	return g.body, nil
+}
+
+// decompress returns the unc bytes of a page whose comp bytes at pos are
+// levels bytes as they are, then compressed ones.
+func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out []byte, err error) {
+	codec, err := compress.GetCodec(c.codec)
+	if err != nil {
+		return nil, err
+	}
+	src, err := g.readBody(c, pos, comp)
+	if err != nil {
+		return nil, err
+	}
+	g.out = grow(g.out, int(unc))
+	if err := decodePage(codec, c.codec, g.out, src, int(levels)); err != nil {
+		return nil, err
+	}
+	return g.out, nil
+}
+
+// decodePage decompresses a page whose bytes src are levels bytes as they
+// are (the levels of a data page v2), then compressed ones, of codec (name),
+// into out, which the page must fill exactly: a page that decompresses to
+// another size is an error, as is a panic of the codec on corrupt bytes.
+func decodePage(codec compress.Codec, name compress.Compression, out, src []byte, levels int) (err error) {
+	copy(out, src[:levels])
+	dst := out[levels:]
+	if dst == nil {
+		// (nil would make the gzip and brotli codecs read all there is)
+		dst = []byte{}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt %s page (%v)", name, p)
+		}
+	}()
+	dec := codec.Decode(dst, src[levels:])
+	if len(dec) != len(dst) {
+		return fmt.Errorf("a page said to hold %d bytes decompresses to %d", len(out), levels+len(dec))
+	}
+	if len(dec) > 0 && &dec[0] != &dst[0] {
+		copy(dst, dec)
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
+)
+
+// arrow-go's Parquet decoders panic on some corrupt bytes; the readers
+// recover those panics into errors, which they can only do for code that
+// runs in goroutines of their own. pqarrow reads the leaves of a struct from
+// goroutines it starts (an errgroup, even with Parallel off), both when it
+// builds a struct's reader and in each LoadBatch: a panic there ends the
+// process. So no column is read through a pqarrow struct reader: every leaf,
+// nested or not, gets a reader of its own (newLeafFileReader), and all of
+// arrow-go's decoding runs in the worker that recovers its panics.
+
+// newLeafFileReader returns a pqarrow reader of the Parquet file pf whose
+// top-level fields are the file's leaf columns, field i being leaf column i,
+// with the levels (LevelInfo) it has in the file's schema. Field readers of
+// it are pqarrow's leaf readers, which decode in the caller's goroutine, and
+// read a nested leaf into the array that the struct reader would hold as
+// that leaf's child: null wherever the leaf or one of its ancestors is (the
+// definition levels of the leaf say so), the leaf's values elsewhere.
+//
+// pqarrow resolves the fields of FileReader.GetFieldReader in the exported
+// FileReader.Manifest: the manifest is replaced by one with the leaves as
+// fields (the other fields of the manifest are kept as they are).
+func newLeafFileReader(pf *file.Reader, mem memory.Allocator) (*pqarrow.FileReader, error) {
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
+	if err != nil {
+		return nil, err
+	}
+	n := pf.MetaData().Schema.NumColumns()
+	leaves := *fr.Manifest
+	leaves.Fields = make([]pqarrow.SchemaField, n)
+	for col := 0; col < n; col++ {
+		sf, ok := fr.Manifest.ColIndexToField[col]
+		if !ok || sf == nil || sf.Field == nil || !sf.IsLeaf() || len(sf.Children) != 0 {
+			return nil, fmt.Errorf("no Arrow field for Parquet leaf column %d", col)
+		}
+		leaves.Fields[col] = *sf
+	}
+	fr.Manifest = &leaves
+	return fr, nil
+}
+
+// arrowChunk decodes the chunk of leaf l in row group rg into Arrow arrays
+// through pqarrow, batch by batch, and aggregates them with the engine. fr
+// is a newLeafFileReader: the leaf is read by a leaf reader of its own, in
+// this goroutine, whether or not it is nested in a struct.
+func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
+	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
+	if err != nil {
+		return chunkResult{}, err
+	}
+	if cr == nil {
+		return chunkResult{}, fmt.Errorf("no reader for Parquet leaf column %d", l.col)
+	}
+	defer cr.Release()
+	// The leaf under its dotted name; nullable, since a leaf that is
+	// required in a struct that is not has nulls.
+	field := *cr.Field()
+	field.Name, field.Nullable = l.name, true
+	schema := arrow.NewSchema([]arrow.Field{field}, nil)
+	acc, err := r.eng.NewAccumulator(schema, engine.Request{Columns: []string{l.name}, Aggs: r.aggs})
+	if err != nil {
+		return chunkResult{}, err
+	}
+	batch := r.batchRows(rg, l, rows)
+	for done := int64(0); done < rows; {
+		if err := ctx.Err(); err != nil {
+			return chunkResult{}, err
+		}
+		ch, err := cr.NextBatch(min(batch, rows-done))
+		if err != nil {
+			return chunkResult{}, err
+		}
+		got := int64(0)
+		for _, c := range ch.Chunks() { // more than one when the dictionary changes
+			rec := array.NewRecord(schema, []arrow.Array{c}, int64(c.Len()))
+			err = acc.Add(ctx, rec)
+			rec.Release()
+			if err != nil {
+				break
+			}
+			got += int64(c.Len())
+		}
+		ch.Release()
+		if err != nil {
+			return chunkResult{}, err
+		}
+		if got == 0 || got > rows-done {
+			return chunkResult{}, fmt.Errorf("decoded %d rows where %d were left", got, rows-done)
+		}
+		done += got
+	}
+	return chunkResult{state: acc.States()[0], plan: acc.Plan()[0]}, nil
+}
+
+// batchRows is the number of rows of the Arrow batches of leaf l in row
+// group rg: about batchBytes, a multiple of the CPU morsel when large.
+func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
+	w := int64(8)
+	if k, err := column.KindOf(l.typ); err == nil && k.Width() > 0 {
+		w = int64(k.Width())
+	}
+	if rcs := r.pqf.meta.RowGroups[rg].Columns; l.col < len(rcs) && rows > 0 {
+		if m := rcs[l.col].GetMetaData(); m != nil {
+			w = max(w, m.GetTotalUncompressedSize()/rows+1)
+		}
+	}
+	n := batchBytes / w
+	if n > engine.MorselSize {
+		n -= n % engine.MorselSize
+	}
+	return max(min(n, rows), min(rows, minBatchRows))
+}

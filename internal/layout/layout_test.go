@@ -1,0 +1,146 @@
+package layout
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+const module = "github.com/arrowagg/arrowagg"
+
+// documented reads the table between the imports markers of ARCHITECTURE.md:
+// package → its imports within the module.
+func documented(t *testing.T) map[string][]string {
+	f, err := os.Open("../../ARCHITECTURE.md")
+	require.NoError(t, err)
+	defer f.Close()
+	out := map[string][]string{}
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "<!-- imports: begin -->":
+			in = true
+			continue
+		case line == "<!-- imports: end -->":
+			in = false
+		}
+		if !in || !strings.HasPrefix(line, "|") || strings.HasPrefix(line, "|---") || strings.HasPrefix(line, "| package") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), "|")
+		require.Len(t, cells, 2, "table row %q", line)
+		pkg := strings.TrimSpace(cells[0])
+		_, dup := out[pkg]
+		require.False(t, dup, "package %s listed twice", pkg)
+		imps := strings.Fields(cells[1])
+		sort.Strings(imps)
+		out[pkg] = imps
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, out, "no import table in ARCHITECTURE.md")
+	return out
+}
+
+// actual is the module's import graph: package → its imports within the
+// module, non-test files of the default and the cuda build together.
+func actual(t *testing.T) map[string][]string {
+	out := map[string]map[string]bool{}
+	for _, tags := range []string{"", "cuda"} {
+		args := []string{"list", "-e", "-json"}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
+		args = append(args, "./...", "./testdata/gen")
+		cmd := exec.Command("go", args...)
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		b, err := cmd.Output()
+		require.NoError(t, err, stderr.String())
+		dec := json.NewDecoder(bytes.NewReader(b))
+		for {
+			var p struct {
+				ImportPath string
+				Imports    []string
+			}
+			if err := dec.Decode(&p); err == io.EOF {
+				break
+			} else {
+				require.NoError(t, err)
+			}
+			pkg := strings.TrimPrefix(p.ImportPath, module+"/")
+			if out[pkg] == nil {
+				out[pkg] = map[string]bool{}
+			}
+			for _, imp := range p.Imports {
+				if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
+					out[pkg][rest] = true
+				}
+			}
+		}
+	}
+	res := map[string][]string{}
+	for pkg, imps := range out {
+		list := []string{}
+		for imp := range imps {
+			list = append(list, imp)
+		}
+		sort.Strings(list)
+		res[pkg] = list
+	}
+	return res
+}
+
+func TestArchitectureMatchesImports(t *testing.T) {
+	doc, got := documented(t), actual(t)
+	var diffs []string
+	for pkg, imps := range got {
+		want, ok := doc[pkg]
+		switch {
+		case !ok:
+			diffs = append(diffs, pkg+": not in the table (imports: "+strings.Join(imps, " ")+")")
+		case !slices.Equal(want, imps):
+			diffs = append(diffs, pkg+": the table says ["+strings.Join(want, " ")+"], the code imports ["+strings.Join(imps, " ")+"]")
+		}
+	}
+	for pkg := range doc {
+		if _, ok := got[pkg]; !ok {
+			diffs = append(diffs, pkg+": in the table, but no such package")
+		}
+	}
+	sort.Strings(diffs)
+	require.Empty(t, diffs, "ARCHITECTURE.md's import table differs from the code:\n%s", strings.Join(diffs, "\n"))
+}
+
+// The layers' rules, stated once more as code: the state and the views are
+// at the bottom, backends never reach up to the engine, sources or front
+// ends, and sources reach the backends only through the engine.
+func TestLayerRules(t *testing.T) {
+	got := actual(t)
+	forbid := map[string][]string{
+		"column":       {"agg", "backend", "backend/cpu", "backend/cuda", "planner", "engine", "dataset", "gpuagg", "report"},
+		"agg":          {"backend", "backend/cpu", "backend/cuda", "planner", "engine", "dataset", "gpuagg", "report"},
+		"backend":      {"backend/cpu", "backend/cuda", "planner", "engine", "dataset", "gpuagg", "report"},
+		"backend/cpu":  {"backend/cuda", "planner", "engine", "dataset", "gpuagg", "report"},
+		"backend/cuda": {"engine", "dataset", "gpuagg", "report"},
+		"planner":      {"engine", "dataset", "gpuagg", "report", "backend/cuda"},
+		"engine":       {"dataset", "gpuagg", "report", "backend/cuda"},
+		"dataset":      {"backend", "backend/cpu", "backend/cuda", "report", "gpuagg"},
+	}
+	for pkg, bad := range forbid {
+		for _, imp := range got[pkg] {
+			require.NotContains(t, bad, imp, "%s imports %s", pkg, imp)
+		}
+	}
+}
