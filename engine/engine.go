@@ -81,7 +81,10 @@ func WithGPUMemoryLimit(n int64) Option { return func(e *Engine) { e.gpuCfg.Memo
 func WithMinSplitBytes(n int64) Option { return func(e *Engine) { e.minSplit = n } }
 
 // New returns an Engine. With DeviceGPU it fails when no GPU backend can be
-// opened; with DeviceAuto it falls back to the CPU.
+// opened; with DeviceAuto it falls back to the CPU. A GPU backend that sets
+// its device up lazily (backend.Prober, like the CUDA backend) costs nothing
+// here under DeviceAuto: its driver is initialized when a plan first needs a
+// calibration, its context when work first goes to it.
 func New(opts ...Option) (*Engine, error) {
 	e := &Engine{mem: memory.DefaultAllocator, threads: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
