@@ -99,7 +99,7 @@ func dictionaryBomb(path string, el element, n, unc int64) error {
 	if err != nil {
 		return err
 	}
-	z, err := zeros(codecZstd, unc)
+	z, err := zeroStream(codecZstd, unc)
 	if err != nil {
 		return err
 	}
@@ -216,27 +216,24 @@ func rowGroups(dir string, n int, refuse string) (Case, error) {
 	return c, p.finish([]element{group("schema", repRequired, 1), leaf("v", typeInt32, repRequired)}, int64(n), rgs)
 }
 
+// brotliPageBytes is the size of the brotli case's page: 1 GiB, but a
+// quarter of that under the race detector, where compressing (in Go) takes
+// 20 s a GiB.
+var brotliPageBytes int64 = 1 << 30
+
 // bigPages: an int32 column of pages pages of 2^28 zeros each (1 GiB
-// decompressed), compressed with codec.
+// decompressed; brotliPageBytes for brotli), compressed with codec.
 func bigPages(dir string, codec int32, pages int) (Case, error) {
 	names := map[int32]string{codecZstd: "zstd", codecGzip: "gzip", codecBrotli: "brotli"}
 	c := Case{Name: fmt.Sprintf("%s-%dx1GiB-pages", names[codec], pages), Path: filepath.Join(dir, fmt.Sprintf("pages-%s.parquet", names[codec]))}
-	const values = 1 << 28
+	values := int64(1 << 28)
+	if codec == codecBrotli {
+		values = brotliPageBytes / 4
+	}
 	rows := int64(pages) * values
 	c.Want = Answer{Rows: rows, Columns: []Column{{Name: "z", Count: rows, Sum: "0", Min: "0", Max: "0"}}}
-	var z []byte
-	var err error
-	if codec == codecGzip {
-		// gzip members of 16 MiB, one after the other (a gzip stream
-		// of several members is one stream to its readers).
-		m, err := zeros(codec, 16<<20)
-		if err != nil {
-			return c, err
-		}
-		for i := 0; i < 64; i++ {
-			z = append(z, m...)
-		}
-	} else if z, err = zeros(codec, 4*values); err != nil {
+	z, err := zeroStream(codec, 4*values)
+	if err != nil {
 		return c, err
 	}
 	p, err := newPQ(c.Path)
@@ -245,7 +242,7 @@ func bigPages(dir string, codec int32, pages int) (Case, error) {
 	}
 	ch := chunk{typ: typeInt32, path: []string{"z"}, codec: codec, values: rows, uncompSize: rows * 4}
 	for i := 0; i < pages; i++ {
-		at, size := p.rawPage(pageData, values, encPlain, 4*values, z)
+		at, size := p.rawPage(pageData, int32(values), encPlain, int32(4*values), z)
 		if i == 0 {
 			ch.dataOff = at
 		}
@@ -277,4 +274,24 @@ func nullPages(dir string, pages int) (Case, error) {
 	}
 	ch.uncompSize = ch.size
 	return c, p.finish([]element{group("schema", repRequired, 1), el}, rows, []rowGroup{{rows: rows, chunks: []chunk{ch}}})
+}
+
+// zeroStream is n zero bytes (a multiple of 16 MiB) compressed with codec:
+// for gzip and zstd, members (frames) of 16 MiB one after the other, one
+// stream to their readers for 1/64 of the compression work a GiB takes;
+// brotli has no such members.
+func zeroStream(codec int32, n int64) ([]byte, error) {
+	const piece = 16 << 20
+	if codec != codecGzip && codec != codecZstd {
+		return zeros(codec, n)
+	}
+	m, err := zeros(codec, piece)
+	if err != nil {
+		return nil, err
+	}
+	z := make([]byte, 0, int(n/piece)*len(m))
+	for i := int64(0); i < n/piece; i++ {
+		z = append(z, m...)
+	}
+	return z, nil
 }

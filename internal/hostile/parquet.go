@@ -232,6 +232,9 @@ func zeros(codec int32, n int64) ([]byte, error) {
 	}
 	var out sliceWriter
 	level := 1
+	if codec == codecBrotli {
+		level = 0 // (its fastest)
+	}
 	wc, err := c.NewWriterLevel(&out, level)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,5 @@
+//go:build race
+
+package hostile
+
+func init() { brotliPageBytes = 256 << 20 }
