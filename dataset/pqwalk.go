@@ -170,6 +170,7 @@ type pageGuard struct {
 	out    []byte // a page's decompressed bytes
 	idx    []int32
 	legacy []byte
+	zstd   zstdDecoder // decodes the zstd pages of the walk and of the page path
 }
 
 // guardKeep is the largest buffer a pageGuard keeps between chunks.
