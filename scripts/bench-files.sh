@@ -12,10 +12,11 @@
 #                       (COPY ... (FORMAT parquet, COMPRESSION zstd))
 #
 # For a GPU host without Go (python3 with pyarrow and numpy; no network):
-# scripts/gpu-build.sh puts the binaries in gpu-bin/ (arrowagg.xz, the CPU
-# build, and duckfiles.xz, xz-compressed; arrowagg-cuda), decompressed here
-# into the work directory. A binary that is missing is skipped with a note,
-# and so are pyarrow's files and runs when `import pyarrow` fails.
+# scripts/gpu-build.sh puts the binaries in gpu-bin/: arrowagg.gz (the CPU
+# build), arrowagg-cuda.gz and duckfiles.xz, unpacked here into $DATA/bin
+# (plain gpu-bin/NAME binaries are used as they are). A binary that is
+# missing is skipped with a note, and so are pyarrow's files and runs when
+# `import pyarrow, numpy` fails.
 #
 # Each engine runs on each file it reads (DuckDB: the Parquet files) once as
 # a warm-up, then REPS times; the file is read into the page cache first.
