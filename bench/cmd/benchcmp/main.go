@@ -148,7 +148,7 @@ func duckQuery(path string, cols []column) string {
 	return b.String()
 }
 
-// fromDuck converts a value scanned by go-duckdb.
+// fromDuck converts a value scanned by duckdb-go.
 func fromDuck(v any) (num, error) {
 	switch x := v.(type) {
 	case nil:
