@@ -193,26 +193,30 @@ func (d *ipcData) read(off, n int64) (b []byte, done func(), err error) {
 	if d.mapped != nil {
 		return d.mapped[off : off+n : off+n], func() {}, nil
 	}
+	var whole []byte // b's allocation
 	d.mu.Lock()
 	for i, f := range d.free {
-		if int64(cap(f)) >= n {
-			b = f[:n]
+		if int64(len(f)) >= n {
+			whole = f
 			d.free = append(d.free[:i], d.free[i+1:]...)
 			break
 		}
 	}
 	d.mu.Unlock()
-	if b == nil {
-		b = d.mem.Allocate(int(n))
+	if whole == nil {
+		// A little more than asked, so that the next batch, of about the
+		// same size, reuses it.
+		whole = d.mem.Allocate(int(n + n/8))
 	}
+	b = whole[:n:n]
 	done = func() {
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		if len(d.free) < 4 {
-			d.free = append(d.free, b)
+			d.free = append(d.free, whole)
 			return
 		}
-		d.mem.Free(b)
+		d.mem.Free(whole)
 	}
 	if _, err := d.f.ReadAt(b, off); err != nil {
 		done()

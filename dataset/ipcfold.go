@@ -140,7 +140,7 @@ type ipcFileBatch struct {
 	pending int // tasks not finished
 	tasks   int // tasks queued
 	done    chan struct{}
-	tick    chan<- struct{} // told when a task ends
+	report  func(int64) // progress: how far into the file the batch is
 }
 
 // finish records the end of one of the batch's tasks.
@@ -153,20 +153,9 @@ func (b *ipcFileBatch) finish(err error) {
 	if b.pending--; b.pending == 0 {
 		close(b.done)
 	}
-	select {
-	case b.tick <- struct{}{}:
-	default:
-	}
-}
-
-// progress is how far into the file the batch's finished tasks go.
-func (b *ipcFileBatch) progress() int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.tasks == 0 {
-		return b.block.offset
-	}
-	return b.block.offset + b.block.meta + b.block.body*int64(b.tasks-b.pending)/int64(b.tasks)
+	// Progress as the tasks end, from the workers: the coordinator may
+	// not run for a while when they keep every CPU busy.
+	b.report(b.block.offset + b.block.meta + b.block.body*int64(b.tasks-b.pending)/int64(b.tasks))
 }
 
 func (b *ipcFileBatch) release() {
@@ -221,7 +210,9 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	if err != nil {
 		return 0, err
 	}
-	r := &ipcFileRun{eng: eng, mem: d.opts.Mem, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}}
+	mem := trackingAllocator(d.opts.Mem)
+	defer mem.freeAll() // after every batch is released: what a panic left
+	r := &ipcFileRun{eng: eng, mem: mem, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}}
 	if r.fields, err = ipcLayout(fi.schema, footer.schema, r.dtypes); err != nil {
 		return 0, err
 	}
@@ -250,7 +241,14 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 
 	dicts := map[int64]*array.Data{}
 	var inflight []*ipcFileBatch
-	tick := make(chan struct{}, 1)
+	var progMu sync.Mutex // Options.Progress is never called concurrently
+	report := func(pos int64) {
+		progMu.Lock()
+		defer progMu.Unlock()
+		if ctx.Err() == nil {
+			prog.to(pos)
+		}
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			err = faultError(p)
@@ -283,7 +281,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 				}
 				continue
 			}
-			b := &ipcFileBatch{block: blk, dicts: make(map[int64]*array.Data, len(dicts)), pending: 1, tasks: 1, done: make(chan struct{}), tick: tick}
+			b := &ipcFileBatch{block: blk, dicts: make(map[int64]*array.Data, len(dicts)), pending: 1, tasks: 1, done: make(chan struct{}), report: report}
 			for id, d := range dicts {
 				d.Retain()
 				b.dicts[id] = d
@@ -295,18 +293,10 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 			break
 		}
 		b := inflight[0]
-	wait:
-		for {
-			select {
-			case <-b.done:
-				break wait
-			case <-tick:
-				if ctx.Err() == nil {
-					prog.to(b.progress())
-				}
-			case <-ctx.Done():
-				return nil, nil, 0, ctx.Err()
-			}
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return nil, nil, 0, ctx.Err()
 		}
 		if b.err != nil {
 			return nil, nil, 0, b.err
@@ -323,7 +313,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 		rows += b.rec.NumRows()
 		b.release()
 		inflight = inflight[1:]
-		prog.to(b.block.offset + b.block.meta + b.block.body)
+		report(b.block.offset + b.block.meta + b.block.body)
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, 0, err
