@@ -47,7 +47,8 @@ clean:
 	rm -rf bin gpu-bin
 
 ## kernels: regenerate kernels/policy.go from kernels/policy.h, then the PTX
-## of the CUDA kernels (CUDA toolkit)
+## and the fatbins (SASS for sm_70..sm_90 and the PTX) of the CUDA kernels
+## (CUDA toolkit; about two minutes)
 kernels:
 	$(GO) generate ./kernels
 	bash scripts/gen-ptx.sh
@@ -61,5 +62,6 @@ ladder:
 	$(GO) build -tags cuda -o bin/arrowagg-ladder ./cmd/arrowagg-ladder
 
 ## gpu-bin: the binaries a GPU host without Go runs, into gpu-bin/
+## (there: scripts/gpu-check.sh, scripts/startup-check.sh)
 gpu-bin:
 	bash scripts/gpu-build.sh

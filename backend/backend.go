@@ -10,7 +10,7 @@
 //     there is none.
 //   - The optional abilities of a GPU backend: Locator (where a view's memory
 //     lives), OrderedGPU (the ordered aggregates), ResidentGPU (columns kept
-//     in device memory as DeviceColumns).
+//     in device memory as DeviceColumns), Prober (a device set up lazily).
 //
 // The package holds no implementation and imports neither Arrow's arrays nor
 // the planner: column, agg and this package are the bottom of the import
@@ -99,6 +99,16 @@ type ResidentGPU interface {
 	UploadView(ctx context.Context, v *column.View) (DeviceColumn, error)
 	// DeviceBytes is the device memory that UploadView(v) takes, in bytes.
 	DeviceBytes(v *column.View) int64
+}
+
+// Prober is implemented by GPU backends that set their device up lazily, on
+// the first call that needs it, so that opening one (OpenGPU) costs nothing:
+// Probe initializes the driver and checks that the device exists, without
+// more (no context, no kernels), and gives the same answer every time. The
+// engine probes when it must know: at once for DeviceGPU (to fail early),
+// before calibrating for DeviceAuto (a failure plans on the CPU alone).
+type Prober interface {
+	Probe() error
 }
 
 // ErrNoGPU is returned when a GPU is required and no GPU backend is

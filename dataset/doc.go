@@ -1,5 +1,5 @@
 // Package dataset reads Parquet files, Arrow IPC files and Arrow IPC streams
-// as one table and aggregates it with a engine.Engine.
+// as one table and aggregates it with an engine.Engine.
 //
 // The format of an input is detected from its bytes, never from its name:
 // Parquet has "PAR1" at both ends, an Arrow IPC file "ARROW1" at both ends,

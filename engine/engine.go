@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -42,6 +43,10 @@ type Engine struct {
 	cal     planner.Calibration
 	calSet  bool
 	calOnce sync.Once
+	calDone atomic.Bool // calibrate has set cal
+	// gpuFailed: the GPU backend, opened lazily, found no usable device
+	// (backend.Prober); the engine plans on the CPU alone.
+	gpuFailed atomic.Bool
 	// certain: the sizes in bytes (integers, floats) below which a column of
 	// one morsel is aggregated on the CPU before a GPU launch returns.
 	certain [2]int64
@@ -76,7 +81,10 @@ func WithGPUMemoryLimit(n int64) Option { return func(e *Engine) { e.gpuCfg.Memo
 func WithMinSplitBytes(n int64) Option { return func(e *Engine) { e.minSplit = n } }
 
 // New returns an Engine. With DeviceGPU it fails when no GPU backend can be
-// opened; with DeviceAuto it falls back to the CPU.
+// opened; with DeviceAuto it falls back to the CPU. A GPU backend that sets
+// its device up lazily (backend.Prober, like the CUDA backend) costs nothing
+// here under DeviceAuto: its driver is initialized when a plan first needs a
+// calibration, its context when work first goes to it.
 func New(opts ...Option) (*Engine, error) {
 	e := &Engine{mem: memory.DefaultAllocator, threads: runtime.GOMAXPROCS(0)}
 	for _, o := range opts {
@@ -94,6 +102,17 @@ func New(opts ...Option) (*Engine, error) {
 			e.gpu = g
 		case e.device == DeviceGPU:
 			return nil, err
+		}
+	}
+	if e.device == DeviceGPU && e.gpu != nil {
+		// A backend that sets its device up lazily is asked now whether
+		// there is one, so that DeviceGPU fails here, clearly.
+		if err := e.probe(); err != nil {
+			if !e.gpuShared {
+				e.gpu.Close() //nolint:errcheck // nothing was opened
+			}
+			e.gpu = nil
+			return nil, fmt.Errorf("%w: %w", backend.ErrNoGPU, err)
 		}
 	}
 	if e.device == DeviceGPU && e.gpu == nil {
@@ -119,8 +138,25 @@ func (e *Engine) Close() error {
 // Threads is the CPU backend's goroutine count.
 func (e *Engine) Threads() int { return e.threads }
 
-// HasGPU reports whether the engine has a GPU backend to plan with.
-func (e *Engine) HasGPU() bool { return e.gpu != nil }
+// HasGPU reports whether the engine has a GPU backend to plan with. A
+// backend that sets its device up lazily (backend.Prober) counts until the
+// engine has found it has no device (when it first needed one).
+func (e *Engine) HasGPU() bool { return e.gpu != nil && !e.gpuFailed.Load() }
+
+// probe asks a GPU backend that sets its device up lazily whether it has one
+// (backend.Prober; nil for other backends). The backend answers once and
+// then repeats itself.
+func (e *Engine) probe() error {
+	p, ok := e.gpu.(backend.Prober)
+	if !ok {
+		return nil
+	}
+	err := p.Probe()
+	if err != nil {
+		e.gpuFailed.Store(true)
+	}
+	return err
+}
 
 // Device is the engine's device policy.
 func (e *Engine) Device() Device { return e.device }
@@ -313,7 +349,7 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 // (CPU, GPU or both). Without a GPU it is the CPU backend's allocation-free
 // core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *agg.State) error {
-	if e.gpu == nil || (e.device == DeviceAuto && (e.cpuCertain(ctx, v) ||
+	if e.gpu == nil || (e.device == DeviceAuto && (e.tinyFirst(v) || e.cpuCertain(ctx, v) ||
 		e.cal.CPUWherever(planner.ColumnOf(v), e.threads, e.minSplit))) {
 		views, states := [1]*column.View{v}, [1]*agg.State{s} // on the stack
 		return e.cpu.Update(ctx, views[:], states[:])

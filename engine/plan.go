@@ -42,12 +42,35 @@ func (e *Engine) calibration(ctx context.Context) planner.Calibration {
 
 // calibrate sets e.cal (once) and the sizes below which the CPU is certain
 // to win.
+// Under DeviceAuto a GPU backend that sets its device up lazily is probed
+// first: without a device the engine plans with Defaults, on the CPU alone,
+// as an engine that could not open a GPU backend does.
 func (e *Engine) calibrate(ctx context.Context) {
-	if !e.calSet {
+	switch {
+	case e.calSet:
+	case e.device == DeviceAuto && e.probe() != nil:
+		e.cal = planner.Defaults(e.threads)
+	default:
 		e.cal = planner.Calibrate(ctx, e.threads, e.gpu)
 	}
 	e.certain[0] = e.cal.CPUCertainBytes(false, e.threads)
 	e.certain[1] = e.cal.CPUCertainBytes(true, e.threads)
+	e.calDone.Store(true)
+}
+
+// uncalibrated reports whether planning under DeviceAuto would have to load
+// or measure a calibration first (which initializes the GPU's driver): the
+// caller gave none and none was made yet. Until then, columns of at most
+// planner.TinyBytes go to the CPU without one (planner.Tiny), so that small
+// inputs never touch the GPU.
+func (e *Engine) uncalibrated() bool {
+	return e.device == DeviceAuto && !e.calSet && !e.calDone.Load()
+}
+
+// tinyFirst reports that v goes to the CPU without a calibration: it is
+// tiny, and the engine has none yet (uncalibrated).
+func (e *Engine) tinyFirst(v *column.View) bool {
+	return v.ByteSize() <= planner.TinyBytes && e.uncalibrated()
 }
 
 // Source is where the values of a column's plan came from. Several sources
@@ -268,6 +291,11 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 	}
 	cal := planner.Defaults(e.threads) // a CPU-only plan needs no measurement
 	if e.gpu != nil && force != planner.ForceCPU {
+		if e.uncalibrated() {
+			if plan, ok := planner.PlanTiny(cols, e.threads); ok {
+				return plan // nothing the GPU could take is worth calibrating for
+			}
+		}
 		cal = e.calibration(ctx)
 	}
 	opt := planner.Options{Threads: e.threads, Force: force, MinSplitBytes: e.minSplit}

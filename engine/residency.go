@@ -81,6 +81,9 @@ func (e *Engine) NewResidency(budget int64) (*Residency, error) {
 	if e.gpu == nil {
 		return nil, fmt.Errorf("%w: the engine aggregates on the CPU only (device %s)", backend.ErrNoGPU, e.device)
 	}
+	if err := e.probe(); err != nil {
+		return nil, fmt.Errorf("%w: %w", backend.ErrNoGPU, err)
+	}
 	gpu, ok := e.gpu.(backend.ResidentGPU)
 	if !ok {
 		return nil, fmt.Errorf("%w: the %s backend keeps no columns in device memory", backend.ErrNoGPU, e.gpu.Name())

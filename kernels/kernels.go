@@ -10,3 +10,16 @@ import _ "embed"
 //
 //go:embed agg.ptx
 var AggPTX string
+
+// AggFatbin is agg.cu compiled into a fatbin: machine code (SASS) for each
+// architecture of FatbinTargets, and PTX for compute_60 (nvcc's own for the
+// fatbin, from the same source and flags as AggPTX though not the same
+// text), which the driver compiles for any other GPU. The CUDA backend loads it: on the GPUs listed
+// the driver compiles nothing at start.
+//
+//go:embed agg.fatbin
+var AggFatbin string
+
+// FatbinTargets are the architectures of the fatbins' machine code, and the
+// virtual architecture of their PTX (scripts/gen-ptx.sh builds them).
+const FatbinTargets = "SASS for sm_70, sm_75, sm_80, sm_86, sm_89, sm_90; PTX for compute_60"

@@ -8,3 +8,8 @@ import _ "embed"
 //
 //go:embed ladder.ptx
 var LadderPTX string
+
+// LadderFatbin is ladder.cu compiled like AggFatbin (FatbinTargets).
+//
+//go:embed ladder.fatbin
+var LadderFatbin string

@@ -8,9 +8,8 @@ import (
 	"regexp"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/arrowagg/arrowagg/internal/cudadev"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -23,7 +22,7 @@ type DeviceInfo = cudadev.Info
 // kernel is one entry point of the module and the most blocks of
 // kernels.LadderBlock threads that fit on the device at once.
 type kernel struct {
-	fn      cu.Function
+	fn      cudrv.Function
 	maxGrid int
 }
 
@@ -33,13 +32,13 @@ type kernel struct {
 type Device struct {
 	thread *cudadev.Thread
 
-	dev         cu.Device
-	ctx         cu.CUContext
+	dev         cudrv.Device
+	ctx         cudrv.Context
 	hasCtx      bool
-	mod         cu.Module
+	mod         cudrv.Module
 	hasMod      bool
-	stream      cu.Stream
-	start, stop cu.Event
+	stream      cudrv.Stream
+	start, stop cudrv.Event
 	fns         map[string]kernel
 	info        DeviceInfo
 }
@@ -58,7 +57,8 @@ func Open(ordinal int) (*Device, error) {
 // Info describes the device.
 func (d *Device) Info() DeviceInfo { return d.info }
 
-// entryPoints lists the kernels of a PTX module.
+// entryPoints lists the kernels of a PTX module (the ladder's PTX names
+// those of its fatbin).
 var entryPoints = regexp.MustCompile(`(?m)^\.visible \.entry (\w+)\(`)
 
 func (d *Device) init(ordinal int) error {
@@ -66,12 +66,12 @@ func (d *Device) init(ordinal int) error {
 	if d.dev, d.info, err = cudadev.Describe(ordinal); err != nil {
 		return err
 	}
-	if d.ctx, err = d.dev.MakeContext(cu.SchedAuto); err != nil {
+	if d.ctx, err = d.dev.MakeContext(cudrv.SchedAuto); err != nil {
 		return fmt.Errorf("creating a context on CUDA device %d: %w", ordinal, err)
 	}
 	d.hasCtx = true // cuCtxCreate made it current on this thread
-	if d.mod, err = cu.LoadData(kernels.LadderPTX); err != nil {
-		return fmt.Errorf("loading the ladder kernels (PTX for compute_60) on %s: %w", d.info.Name, err)
+	if d.mod, err = cudrv.LoadData(kernels.LadderFatbin); err != nil {
+		return fmt.Errorf("loading the ladder kernels (%s) on %s: %w", kernels.FatbinTargets, d.info, err)
 	}
 	d.hasMod = true
 	d.fns = make(map[string]kernel)
@@ -84,13 +84,13 @@ func (d *Device) init(ordinal int) error {
 	}
 	// A blocking stream: ordered after the synchronous copies of the legacy
 	// default stream (the uploads and read-backs).
-	if d.stream, err = cu.MakeStream(cu.DefaultStream); err != nil {
+	if d.stream, err = cudrv.MakeStream(cudrv.DefaultStream); err != nil {
 		return fmt.Errorf("creating a stream: %w", err)
 	}
-	if d.start, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+	if d.start, err = cudrv.MakeEvent(cudrv.DefaultEvent); err != nil {
 		return fmt.Errorf("creating an event: %w", err)
 	}
-	if d.stop, err = cu.MakeEvent(cu.DefaultEvent); err != nil {
+	if d.stop, err = cudrv.MakeEvent(cudrv.DefaultEvent); err != nil {
 		return fmt.Errorf("creating an event: %w", err)
 	}
 	return nil
@@ -99,15 +99,15 @@ func (d *Device) init(ordinal int) error {
 // teardown frees what init made; it runs on the device thread.
 func (d *Device) teardown() error {
 	var errs []error
-	var zeroEvent cu.Event
-	for _, e := range []*cu.Event{&d.start, &d.stop} {
+	var zeroEvent cudrv.Event
+	for _, e := range []*cudrv.Event{&d.start, &d.stop} {
 		if *e != zeroEvent {
-			if err := cu.DestroyEvent(e); err != nil {
+			if err := cudrv.DestroyEvent(e); err != nil {
 				errs = append(errs, fmt.Errorf("destroying an event: %w", err))
 			}
 		}
 	}
-	var zeroStream cu.Stream
+	var zeroStream cudrv.Stream
 	if d.stream != zeroStream {
 		if err := d.stream.Destroy(); err != nil {
 			errs = append(errs, fmt.Errorf("destroying the stream: %w", err))
@@ -144,18 +144,18 @@ func (d *Device) kernel(name string) (kernel, error) {
 	return k, nil
 }
 
-// launch enqueues kernel name on the device's stream; every parameter is
-// 64-bit, as cu's Launch copies 8 bytes per parameter.
+// launch enqueues kernel name on the device's stream; every parameter of the
+// ladder's kernels is 64-bit (a pointer, u64 or i64).
 func (d *Device) launch(name string, grid, block int, params ...uint64) error {
 	k, err := d.kernel(name)
 	if err != nil {
 		return err
 	}
-	args := make([]unsafe.Pointer, len(params))
-	for i := range params {
-		args[i] = unsafe.Pointer(&params[i])
+	var args cudrv.Params
+	for _, p := range params {
+		args.U64(p)
 	}
-	if err := k.fn.Launch(grid, 1, 1, block, 1, 1, 0, d.stream, args); err != nil {
+	if err := k.fn.Launch(grid, 1, 1, block, 1, 1, 0, d.stream, &args); err != nil {
 		return fmt.Errorf("launching %s (%d blocks of %d threads): %w", name, grid, block, err)
 	}
 	return nil
@@ -192,7 +192,7 @@ func ceilDiv(a, b uint64) uint64 { return (a + b - 1) / b }
 
 // devAlloc is one device allocation.
 type devAlloc struct {
-	ptr  cu.DevicePtr
+	ptr  cudrv.DevicePtr
 	size int64
 }
 
@@ -225,7 +225,7 @@ func (d *Device) newWorkspace(data []int32, withCopy bool) (ws *workspace, err e
 	}()
 	alloc := func(a *devAlloc, size uint64, what string) error {
 		size = max(16, (size+15)&^15)
-		p, err := cu.MemAlloc(int64(size))
+		p, err := cudrv.MemAlloc(int64(size))
 		if err != nil {
 			return fmt.Errorf("allocating %d bytes of device memory for %s: %w", size, what, err)
 		}
@@ -254,13 +254,13 @@ func (d *Device) newWorkspace(data []int32, withCopy bool) (ws *workspace, err e
 			return nil, err
 		}
 	}
-	if err := cu.MemcpyHtoD(ws.in.ptr, unsafe.Pointer(&data[0]), int64(n*4)); err != nil {
+	if err := cudrv.MemcpyHtoD(ws.in.ptr, unsafe.Pointer(&data[0]), int64(n*4)); err != nil {
 		return nil, fmt.Errorf("copying %d bytes of input to the device: %w", n*4, err)
 	}
-	if err := cu.MemsetD32(ws.ticket.ptr, 0, 2); err != nil {
+	if err := cudrv.MemsetD32(ws.ticket.ptr, 0, 2); err != nil {
 		return nil, fmt.Errorf("zeroing the ticket: %w", err)
 	}
-	if err := cu.Synchronize(); err != nil {
+	if err := cudrv.Synchronize(); err != nil {
 		return nil, fmt.Errorf("uploading the input: %w", err)
 	}
 	return ws, nil
@@ -272,7 +272,7 @@ func (ws *workspace) free() error {
 	for _, a := range []*devAlloc{&ws.in, &ws.scratch[0], &ws.scratch[1], &ws.window, &ws.ticket, &ws.out,
 		&ws.copyDst} {
 		if a.ptr != 0 {
-			if err := cu.MemFree(a.ptr); err != nil {
+			if err := cudrv.MemFree(a.ptr); err != nil {
 				errs = append(errs, fmt.Errorf("freeing %d bytes of device memory: %w", a.size, err))
 			}
 			*a = devAlloc{}
@@ -282,12 +282,12 @@ func (ws *workspace) free() error {
 }
 
 // readBack copies size bytes at p to the host once the stream is done.
-func (d *Device) readBack(p cu.DevicePtr, size int) ([]byte, error) {
+func (d *Device) readBack(p cudrv.DevicePtr, size int) ([]byte, error) {
 	if err := d.stream.Synchronize(); err != nil {
 		return nil, fmt.Errorf("waiting for the kernels: %w", err)
 	}
 	b := make([]byte, size)
-	if err := cu.MemcpyDtoH(unsafe.Pointer(&b[0]), p, int64(size)); err != nil {
+	if err := cudrv.MemcpyDtoH(unsafe.Pointer(&b[0]), p, int64(size)); err != nil {
 		return nil, fmt.Errorf("reading the result back: %w", err)
 	}
 	return b, nil

@@ -4,7 +4,7 @@
 // up to arrowagg's own design, an order-preserving reduction for
 // non-commutative operators and the multi-pass "window" cascade of the C++
 // AMP reduction sample. The kernels and their descriptions are in
-// kernels/ladder.cu (package kernels embeds their PTX); the command
+// kernels/ladder.cu (package kernels embeds their PTX and fatbin); the command
 // arrowagg-ladder (cmd/arrowagg-ladder) prints the table through Main.
 //
 // The map of the package:
@@ -14,7 +14,8 @@
 //     launches over block partials for kernels 1 to 8, one or two launches
 //     for the others). Variants lists them in order (variants.go).
 //   - Device is a GPU with its own context, on an OS thread of its own
-//     (internal/cudadev), the ladder's PTX loaded and every entry point's
+//     (internal/cudadev), the ladder's fatbin loaded (its entry points listed
+//     from the PTX) and every entry point's
 //     grid limit known (Open, Info, Close; device.go).
 //   - Config (N, repetitions, warm-up, seed, device, whether to run the
 //     unsafe variant 5u), Run, and the Report it returns, one Row per
@@ -34,7 +35,7 @@
 // shared constants of package kernels (kernels.LadderBlock, ...).
 //
 // The package needs the cuda build tag and a GPU: it creates its own context
-// with gorgonia.org/cu on an OS thread of its own and loads the PTX of
-// package kernels, which the driver compiles for the GPU. Without the tag it
-// is empty.
+// through the driver binding internal/cudrv on an OS thread of its own and
+// loads the fatbin of package kernels (machine code for sm_70 to sm_90, PTX
+// that the driver compiles for other GPUs). Without the tag it is empty.
 package ladder

@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"gorgonia.org/cu"
 
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -171,7 +171,7 @@ func (d *Device) timeCopy(ctx context.Context, ws *workspace, warmup, reps int) 
 			return 0, err
 		}
 		ms, err := d.timed(func() error {
-			return cu.MemcpyDtoDAsync(ws.copyDst.ptr, ws.in.ptr, int64(ws.n*4), d.stream)
+			return cudrv.MemcpyDtoDAsync(ws.copyDst.ptr, ws.in.ptr, int64(ws.n*4), d.stream)
 		})
 		if err != nil {
 			return 0, fmt.Errorf("timing a device-to-device copy of %d bytes: %w", ws.n*4, err)
@@ -209,7 +209,7 @@ func (d *Device) timed(enqueue func() error) (float64, error) {
 // it, the result buffer is filled with a pattern, so that a kernel that
 // writes nothing is caught. On the device thread.
 func (d *Device) reduce(ws *workspace, v Variant) (ms float64, launches int, result []byte, err error) {
-	if err := cu.MemsetD32Async(ws.out.ptr, 0xa5a5a5a5, kernels.LadderMaxStateBytes/4, d.stream); err != nil {
+	if err := cudrv.MemsetD32Async(ws.out.ptr, 0xa5a5a5a5, kernels.LadderMaxStateBytes/4, d.stream); err != nil {
 		return 0, 0, nil, fmt.Errorf("poisoning the result: %w", err)
 	}
 	var read func() ([]byte, error)

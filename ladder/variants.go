@@ -7,8 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -94,7 +93,7 @@ func atomicPerBlock(d *Device, ws *workspace) (int, func() ([]byte, error), erro
 	if err != nil {
 		return 0, nil, err
 	}
-	if err := cu.MemsetD32Async(ws.out.ptr, 0, 2, d.stream); err != nil {
+	if err := cudrv.MemsetD32Async(ws.out.ptr, 0, 2, d.stream); err != nil {
 		return 0, nil, fmt.Errorf("zeroing the sum: %w", err)
 	}
 	if err := d.launch(fn, g, kernels.LadderBlock, uint64(ws.in.ptr), ws.n, uint64(ws.out.ptr)); err != nil {
@@ -173,7 +172,7 @@ func windowCascade(d *Device, ws *workspace) (int, func() ([]byte, error), error
 	}
 	host := make([]int64, m)
 	// Into pageable memory: the call returns once the copy is done.
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), ws.window.ptr, int64(m*8), d.stream); err != nil {
+	if err := cudrv.MemcpyDtoHAsync(unsafe.Pointer(&host[0]), ws.window.ptr, int64(m*8), d.stream); err != nil {
 		return launches, nil, fmt.Errorf("copying the last %d partials back: %w", m, err)
 	}
 	return launches, func() ([]byte, error) {

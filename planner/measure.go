@@ -16,6 +16,7 @@ import (
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 // GPUCalibrator is implemented by GPU backends that can measure their costs
@@ -32,6 +33,7 @@ type GPUCalibrator interface {
 // short, or one that does not validate, is not cached: the next run measures
 // again instead of planning with its stand-in figures.
 func Calibrate(ctx context.Context, threads int, gpu backend.GPUBackend) Calibration {
+	start := time.Now()
 	host, _ := os.Hostname()
 	gpuName := ""
 	if n, ok := gpu.(interface{ DeviceName() string }); ok {
@@ -40,6 +42,7 @@ func Calibrate(ctx context.Context, threads int, gpu backend.GPUBackend) Calibra
 	path, err := CachePath(host, gpuName)
 	if err == nil {
 		if cal, err := Load(path); err == nil && cal.MaxThreads == threads {
+			startup.Trace("calibration (cached)", start, nil)
 			return cal
 		}
 	}
@@ -54,6 +57,7 @@ func Calibrate(ctx context.Context, threads int, gpu backend.GPUBackend) Calibra
 	if path != "" && ctx.Err() == nil && cal.Validate() == nil {
 		_ = Save(path, cal) // a cache: failing to write it costs a re-measure
 	}
+	startup.Trace("calibration (measured)", start, nil)
 	return cal
 }
 

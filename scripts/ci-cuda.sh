@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # CI for the CUDA build on a machine without a GPU (Debian): installs the toolkit,
 # checks that kernels/policy.go is what kernels/policy.h generates,
-# regenerates the kernels' PTX and fails when it differs from the committed one,
-# runs the kernels on the CPU through their emulation harness (kernels/emu), and
-# compiles, without running, the cuda build and the cuda test binaries (a cuda
-# binary exits at start when no GPU is visible).
+# regenerates the kernels' PTX and fatbins and fails when one differs from the
+# committed one (nvcc 11.8's output is the same bytes run after run), runs the
+# kernels on the CPU through their emulation harness (kernels/emu), compiles,
+# without running, the cuda build and the cuda test binaries, and, where the
+# driver's library is installed (libcuda.so.1, the cuda binaries link it), runs
+# the cuda command without a GPU: --device cpu and auto must answer like the CPU
+# build, --device gpu must fail with the no-GPU error.
 #
 # Usage, from anywhere: scripts/ci-cuda.sh
 set -euo pipefail
@@ -17,20 +20,24 @@ scripts/install-cuda-toolkit.sh
 echo "ci-cuda: checking kernels/policy.go against kernels/policy.h"
 go test -count=1 ./kernels/...
 
-echo "ci-cuda: regenerating the PTX"
+echo "ci-cuda: regenerating the PTX and the fatbins"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 scripts/gen-ptx.sh "$tmp" >/dev/null
-for ptx in "$tmp"/*.ptx; do
-  name="$(basename "$ptx")"
-  if ! cmp -s "$ptx" "kernels/$name"; then
+for gen in "$tmp"/*.ptx "$tmp"/*.fatbin; do
+  name="$(basename "$gen")"
+  if ! cmp -s "$gen" "kernels/$name"; then
     echo "ci-cuda: kernels/$name differs from what scripts/gen-ptx.sh generates; run 'make kernels' and commit it" >&2
-    diff -u "kernels/$name" "$ptx" | head -40 >&2 || true
+    case "$name" in
+    *.ptx) diff -u "kernels/$name" "$gen" | head -40 >&2 || true ;;
+    esac
     exit 1
   fi
 done
 for cu in kernels/*.cu; do
-  [ -f "kernels/$(basename "${cu%.cu}").ptx" ] || { echo "ci-cuda: no committed PTX for $cu" >&2; exit 1; }
+  for ext in ptx fatbin; do
+    [ -f "kernels/$(basename "${cu%.cu}").$ext" ] || { echo "ci-cuda: no committed $ext for $cu" >&2; exit 1; }
+  done
 done
 
 echo "ci-cuda: running the kernels on the CPU (kernels/emu)"
@@ -44,5 +51,32 @@ go test -tags cuda -c -o "$tmp/cuda.test" ./backend/cuda
 go test -tags cuda -c -o "$tmp/ladder.test" ./ladder
 if compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then
   go test -tags cuda -c -o "$tmp/arrowagg.test" ./cmd/arrowagg
+fi
+
+if ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 '; then
+  echo "ci-cuda: running the cuda command without a GPU"
+  go build -tags cuda -o "$tmp/arrowagg-cuda" ./cmd/arrowagg
+  go build -o "$tmp/arrowagg" ./cmd/arrowagg
+  go run ./testdata/gen -tiny "$tmp/tiny"
+  for input in testdata "$tmp/tiny"; do
+    want="$("$tmp/arrowagg" --device cpu --format json "$input" 2>/dev/null)"
+    for dev in cpu auto; do
+      got="$("$tmp/arrowagg-cuda" --device "$dev" --format json "$input" 2>/dev/null)" || {
+        echo "ci-cuda: arrowagg-cuda --device $dev $input failed" >&2
+        exit 1
+      }
+      [ "$got" = "$want" ] || { echo "ci-cuda: arrowagg-cuda --device $dev $input differs from the CPU build" >&2; exit 1; }
+    done
+  done
+  if err="$("$tmp/arrowagg-cuda" --device gpu "$tmp/tiny" 2>&1 >/dev/null)"; then
+    echo "ci-cuda: arrowagg-cuda --device gpu succeeded without a GPU" >&2
+    exit 1
+  fi
+  case "$err" in
+  *"no GPU backend"*) ;;
+  *) echo "ci-cuda: arrowagg-cuda --device gpu without a GPU: unexpected error: $err" >&2; exit 1 ;;
+  esac
+else
+  echo "ci-cuda: no libcuda.so.1: not running the cuda command"
 fi
 echo "ci-cuda: ok"

@@ -4,10 +4,14 @@
 # host that has no Go: the cuda test binaries (tests and benchmarks of backend/cuda,
 # the reduction ladder's tests), the command (arrowagg-cuda) and the reduction
 # ladder's command (arrowagg-ladder, which scripts/ladder-run.sh runs), with
-# -tags cuda, and the generator of the large Arrow IPC files of the `big` check
-# (ipcgen, from the bench/ module), stripped, into gpu-bin/ (git-ignored), under
-# 60 MiB in all. The command's test binary is
-# large, so it is built only with GPU_BUILD_CLI_TESTS=1.
+# -tags cuda, the start-up probe (arrowagg-startup, cuda build), the command's
+# CPU build (arrowagg, which scripts/startup-check.sh times beside arrowagg-cuda),
+# and the generator of the large Arrow IPC files of the `big` check (ipcgen,
+# from the bench/ module), stripped and compressed (gzip: NAME.gz; the scripts
+# that run them on the GPU host unpack them first, scripts/gpu-unpack.sh), into
+# gpu-bin/ (git-ignored), under 60 MiB in all (about 100 MiB unpacked); and gpu-bin/startup/tiny.parquet and tiny.arrow, 3-row inputs of
+# the start-up check (go run ./testdata/gen -tiny). The command's test binary
+# is large, so it is built only with GPU_BUILD_CLI_TESTS=1.
 #
 # Usage, from anywhere: scripts/gpu-build.sh   (GPU_BIN=dir to build elsewhere)
 # Then copy the repository with gpu-bin/ to the GPU host and run
@@ -19,7 +23,8 @@ out="${GPU_BIN:-$root/gpu-bin}"
 cd "$root"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-rm -f "$out"/*.test "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/ladder "$out"/ipcgen
+rm -f "$out"/*.gz "$out"/*.test "$out"/arrowagg "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
+rm -rf "$out/startup"
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
@@ -27,13 +32,21 @@ go test "${flags[@]}" -c -o "$out/cuda.test" ./backend/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
 go build "${flags[@]}" -o "$out/arrowagg-ladder" ./cmd/arrowagg-ladder
+go build "${flags[@]}" -o "$out/arrowagg-startup" ./cmd/arrowagg-startup
+go build -trimpath "-ldflags=-s -w" -o "$out/arrowagg" ./cmd/arrowagg
+go run ./testdata/gen -tiny "$out/startup"
 (cd bench && go build -trimpath "-ldflags=-s -w" -o "$out/ipcgen" ./cmd/ipcgen)
 if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then
   go test "${flags[@]}" -c -o "$out/arrowagg.test" ./cmd/arrowagg
 fi
 
+for f in "$out"/*; do
+  if [ -f "$f" ] && [ -x "$f" ]; then
+    gzip -6 -f "$f"
+  fi
+done
 ls -l "$out"
-total=$(du -cb "$out"/* | tail -1 | cut -f1)
+total=$(du -scb "$out" | tail -1 | cut -f1)
 limit=$((60 << 20))
 echo "gpu-build: $((total >> 20)) MiB in $out"
 if [ "$total" -ge "$limit" ]; then

@@ -31,6 +31,7 @@ OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 BIN="$(cd "${GPU_BIN:-gpu-bin}" && pwd)" || { echo "gpu-check: no gpu-bin (run scripts/gpu-build.sh)" >&2; exit 2; }
+"$root/scripts/gpu-unpack.sh" "$BIN" || { echo "gpu-check: could not unpack the binaries of $BIN" >&2; exit 2; }
 STEPS="${GPU_CHECK_STEPS:-tests cli bench peers}"
 export PYTHONUNBUFFERED=1
 declare -A result

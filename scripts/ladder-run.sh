@@ -16,6 +16,7 @@ OUT="${OUT:-./gpu-out}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 BIN="$(cd "${GPU_BIN:-gpu-bin}" && pwd)" || { echo "ladder-run: no gpu-bin (see the top of this script)" >&2; exit 2; }
+"$root/scripts/gpu-unpack.sh" "$BIN" || { echo "ladder-run: could not unpack the binaries of $BIN" >&2; exit 2; }
 STEPS="${LADDER_STEPS:-tests table sanitize}"
 N="${LADDER_N:-268447801}"
 REPS="${LADDER_REPS:-50}"

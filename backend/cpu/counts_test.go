@@ -35,3 +35,58 @@ func TestCountsReadOnlyValidity(t *testing.T) {
 		require.Equal(t, agg.Count|agg.NullCount, s.Tracks)
 	}
 }
+
+// decimalView is a decimal128 view of n values (some negative, 1 in 8 null).
+func decimalView(n int) column.View {
+	buf := make([]byte, 16*n)
+	words := column.Slice[uint64](buf)
+	valid := make([]byte, (n+7)/8)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < n; i++ {
+		x := rng.Int64()
+		words[2*i], words[2*i+1] = uint64(x), uint64(x>>63)
+		if i%8 != 3 {
+			valid[i/8] |= 1 << (i % 8)
+		}
+	}
+	return column.View{Kind: column.Decimal128, Len: n, Values: buf, Validity: valid}
+}
+
+// A state asked for min and max without the sum skips the decimals' 192-bit
+// sums, and its extremes are those of the full pass.
+func TestExtremesWithoutSum(t *testing.T) {
+	v := decimalView(2*MorselSize + 999)
+	full := agg.New(column.FamilyDecimal, 0)
+	ext := agg.New(column.FamilyDecimal, agg.Min|agg.Max)
+	cpu := &CPU{Threads: 2}
+	require.NoError(t, cpu.Update(context.Background(), []*column.View{&v}, []*agg.State{&full}))
+	require.NoError(t, cpu.Update(context.Background(), []*column.View{&v}, []*agg.State{&ext}))
+	require.Equal(t, full.Min, ext.Min)
+	require.Equal(t, full.Max, ext.Max)
+	require.Equal(t, full.Count, ext.Count)
+	require.Equal(t, full.NullCount, ext.NullCount)
+	require.False(t, ext.Tracks.Has(agg.Sum), "the state does not claim a sum it did not take")
+	require.True(t, ext.Sum.IsZero())
+	require.False(t, full.Sum.IsZero())
+}
+
+// BenchmarkDecimalExtremes: min and max of 1M decimals with and without the
+// sum (the 192-bit additions skipped).
+func BenchmarkDecimalExtremes(b *testing.B) {
+	v := decimalView(1 << 20)
+	cpu := &CPU{Threads: 1}
+	for _, c := range []struct {
+		name string
+		set  agg.Set
+	}{{"sum+min+max", agg.Default}, {"min+max", agg.Min | agg.Max}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(v.Values)))
+			for i := 0; i < b.N; i++ {
+				s := agg.New(column.FamilyDecimal, c.set)
+				if err := cpu.Update(context.Background(), []*column.View{&v}, []*agg.State{&s}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

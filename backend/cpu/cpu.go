@@ -38,6 +38,7 @@ type Scratch struct {
 	views   []*column.View
 	ordered []bool // per view: its state tracks the ordered aggregates
 	counts  []bool // per view: its state tracks the counts alone
+	noSum   []bool // per view: its state does not track the sum
 	tasks   []task
 	states  []agg.State
 	accs    []morselAccs
@@ -71,10 +72,11 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 		sc = &Scratch{}
 	}
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
-	sc.ordered, sc.counts = sc.ordered[:0], sc.counts[:0]
+	sc.ordered, sc.counts, sc.noSum = sc.ordered[:0], sc.counts[:0], sc.noSum[:0]
 	for i, s := range states {
 		sc.ordered = append(sc.ordered, s.Ordered())
 		sc.counts = append(sc.counts, countsOnly(s, views[i]))
+		sc.noSum = append(sc.noSum, !s.Tracks.Has(agg.Sum))
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
@@ -157,6 +159,7 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 			continue
 		}
 		*st = newState(fam)
+		accs.noSum = sc.noSum[tk.col]
 		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
 			return err
 		}

@@ -37,7 +37,7 @@ func withSIMD(l simdKind, f func()) {
 	f()
 }
 
-// stateBits is a agg.State with its floats as bits, so that require.Equal
+// stateBits is an agg.State with its floats as bits, so that require.Equal
 // compares NaN payloads and the sign of zero too.
 type stateBits struct {
 	Count, NullCount      int64

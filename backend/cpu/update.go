@@ -498,16 +498,19 @@ type decimalAcc struct {
 	vals     []uint64 // two words a value
 	sum      agg.Int192
 	min, max [2]uint64
+	noSum    bool // extremes only (agg.Extremes)
 }
 
-func (a *decimalAcc) reset(vals []uint64) {
+func (a *decimalAcc) reset(vals []uint64, noSum bool) {
 	e := agg.New(column.FamilyDecimal, 0)
-	*a = decimalAcc{vals: vals, min: e.Min, max: e.Max}
+	*a = decimalAcc{vals: vals, min: e.Min, max: e.Max, noSum: noSum}
 }
 
 func (a *decimalAcc) one(i int) {
 	x := [2]uint64{a.vals[2*i], a.vals[2*i+1]}
-	a.sum = a.sum.Add(agg.Int192From128(x[0], int64(x[1])))
+	if !a.noSum {
+		a.sum = a.sum.Add(agg.Int192From128(x[0], int64(x[1])))
+	}
 	if agg.Decimal128Less(x, a.min) {
 		a.min = x
 	}
@@ -529,6 +532,9 @@ func (a *decimalAcc) sparse(base int, w uint64) {
 }
 
 func (a *decimalAcc) flush(count, nulls int64) agg.State {
+	if a.noSum {
+		return agg.Extremes(column.FamilyDecimal, count, nulls, a.min, a.max)
+	}
 	return agg.Decimal(count, nulls, a.sum, a.min, a.max)
 }
 

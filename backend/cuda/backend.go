@@ -11,12 +11,11 @@ import (
 	"runtime"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/internal/staging"
 )
 
@@ -82,10 +81,10 @@ type Backend struct {
 
 	// Device-thread state.
 	lanes     []lane
-	laneBytes int64     // chunk capacity of the lanes' data buffers; 0: not allocated
-	up        cu.Stream // every upload: copies in issue order, on one copy engine
-	ring      *ring     // staging of uploads from pageable memory, with the lanes' buffers
-	hout      []byte    // page-locked: the results of in-flight chunks, slotWords each
+	laneBytes int64        // chunk capacity of the lanes' data buffers; 0: not allocated
+	up        cudrv.Stream // every upload: copies in issue order, on one copy engine
+	ring      *ring        // staging of uploads from pageable memory, with the lanes' buffers
+	hout      []byte       // page-locked: the results of in-flight chunks, slotWords each
 	columns   map[*DeviceColumn]struct{}
 	multi     multiKernel // many small columns in one launch (multi.go)
 }
@@ -95,9 +94,9 @@ type Backend struct {
 // stream: copies on several streams share the link and measured much slower
 // from staging), ordered with the lane's stream by two events.
 type lane struct {
-	stream cu.Stream
-	copied cu.Event // on the upload stream after the lane's uploads: the kernels may start, hvals is free again
-	free   cu.Event // on the lane's stream after its last use of dvals and dvalid: they may be refilled
+	stream cudrv.Stream
+	copied cudrv.Event // on the upload stream after the lane's uploads: the kernels may start, hvals is free again
+	free   cudrv.Event // on the lane's stream after its last use of dvals and dvalid: they may be refilled
 	sc     scratch
 	dvals  devBuf
 	dvalid devBuf
@@ -118,18 +117,35 @@ const (
 var (
 	_ backend.GPUBackend = (*Backend)(nil)
 	_ backend.OrderedGPU = (*Backend)(nil)
+	_ backend.Prober     = (*Backend)(nil)
 )
 
 func init() {
+	// The engine's backend opens nothing here: the driver is initialized
+	// when a plan needs the GPU (Probe, DeviceName, CalibrateGPU) and the
+	// context and kernels when work first goes to it.
 	backend.RegisterGPU(func(cfg backend.GPUConfig) (backend.GPUBackend, error) {
-		return Open(WithMemoryLimit(cfg.MemoryLimit))
+		return newBackend(WithMemoryLimit(cfg.MemoryLimit)), nil
 	})
 }
 
 // Open initializes GPU 0 (or the one WithOrdinal names): its primary
-// context, the kernels (JIT-compiled by the driver from PTX), the streams and
-// the launch scratch. Data buffers are allocated at the first Update.
+// context, the kernels (machine code for the device from the kernels'
+// fatbin, or its PTX compiled by the driver), the streams and the launch
+// scratch. Data buffers are allocated at the first Update.
+//
+// The backend that engine.New opens (registered with backend.RegisterGPU)
+// is set up lazily instead: see Probe.
 func Open(opts ...Option) (*Backend, error) {
+	b := newBackend(opts...)
+	if err := b.d.do(func() error { return nil }); err != nil {
+		return nil, fmt.Errorf("cuda: %w", errors.Join(err, b.d.close()))
+	}
+	return b, nil
+}
+
+// newBackend returns a Backend whose device is opened on first use.
+func newBackend(opts ...Option) *Backend {
 	o := options{chunkBytes: defaultChunkBytes, streams: defaultStreams, copyThreads: min(runtime.GOMAXPROCS(0), 16),
 		piece: defaultPiece, slots: defaultSlots}
 	for _, f := range opts {
@@ -144,15 +160,20 @@ func Open(opts ...Option) (*Backend, error) {
 		l := log.New(os.Stderr, "arrowagg: ", 0)
 		o.warn = func(m string) { l.Print(m) }
 	}
-	d, err := openDevice(o.ordinal)
-	if err != nil {
-		return nil, fmt.Errorf("cuda: %w", err)
+	b := &Backend{opts: o, cpu: &cpu.CPU{Threads: runtime.GOMAXPROCS(0)}, columns: map[*DeviceColumn]struct{}{}}
+	b.d = newDevice(o.ordinal, b.setup)
+	return b
+}
+
+// Probe implements backend.Prober: it initializes the driver (once per
+// process) and checks that the backend's GPU exists, without creating a
+// context; it returns the same answer every time. The context, the kernels
+// and the streams come with the first call that runs on the device.
+func (b *Backend) Probe() error {
+	if err := b.d.describe(); err != nil {
+		return fmt.Errorf("cuda: %w", err)
 	}
-	b := &Backend{d: d, opts: o, cpu: &cpu.CPU{Threads: runtime.GOMAXPROCS(0)}, columns: map[*DeviceColumn]struct{}{}}
-	if err := d.do(b.setup); err != nil {
-		return nil, fmt.Errorf("cuda: %w", errors.Join(err, d.close()))
-	}
-	return b, nil
+	return nil
 }
 
 // setup creates the lanes' streams, events and scratch; device thread.
@@ -165,20 +186,20 @@ func (b *Backend) setup() error {
 		maxGrid = max(maxGrid, d.maxGrid[k], d.ordMaxGrid[k])
 	}
 	var err error
-	if b.up, err = cu.MakeStream(cu.NonBlocking); err != nil {
+	if b.up, err = cudrv.MakeStream(cudrv.NonBlocking); err != nil {
 		return fmt.Errorf("creating the upload stream: %w", err)
 	}
 	b.lanes = make([]lane, b.opts.streams)
 	for i := range b.lanes {
 		ln := &b.lanes[i]
 		var err error
-		if ln.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+		if ln.stream, err = cudrv.MakeStream(cudrv.NonBlocking); err != nil {
 			return fmt.Errorf("creating stream %d: %w", i, err)
 		}
-		if ln.copied, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if ln.copied, err = cudrv.MakeEvent(cudrv.DisableTiming); err != nil {
 			return fmt.Errorf("creating event %d: %w", i, err)
 		}
-		if ln.free, err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if ln.free, err = cudrv.MakeEvent(cudrv.DisableTiming); err != nil {
 			return fmt.Errorf("creating event %d: %w", i, err)
 		}
 		if ln.sc.partials, err = d.pool.alloc(int64(maxGrid) * maxWords * 8); err != nil {
@@ -189,7 +210,7 @@ func (b *Backend) setup() error {
 		}
 		// On the lane's own stream: ordered before every launch on it (a
 		// non-blocking stream does not wait for the legacy default one).
-		if err := cu.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); err != nil {
+		if err := cudrv.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); err != nil {
 			return fmt.Errorf("zeroing the launch ticket: %w", err)
 		}
 		if ln.sc.out, err = d.pool.alloc(slotWords * 8); err != nil {
@@ -212,22 +233,22 @@ func (b *Backend) teardown() error {
 	b.freeLaneBuffers()
 	for i := range b.lanes {
 		ln := &b.lanes[i]
-		var zs cu.Stream
+		var zs cudrv.Stream
 		if ln.stream != zs {
 			errs = append(errs, ln.stream.Destroy())
 		}
-		var ze cu.Event
+		var ze cudrv.Event
 		if ln.copied != ze {
-			errs = append(errs, cu.DestroyEvent(&ln.copied))
+			errs = append(errs, cudrv.DestroyEvent(&ln.copied))
 		}
 		if ln.free != ze {
-			errs = append(errs, cu.DestroyEvent(&ln.free))
+			errs = append(errs, cudrv.DestroyEvent(&ln.free))
 		}
 		b.d.pool.release(&ln.sc.partials)
 		b.d.pool.release(&ln.sc.ticket)
 		b.d.pool.release(&ln.sc.out)
 	}
-	var zs cu.Stream
+	var zs cudrv.Stream
 	if b.up != zs {
 		errs = append(errs, b.up.Destroy())
 	}
@@ -242,8 +263,11 @@ func (b *Backend) teardown() error {
 // Name implements backend.Backend.
 func (b *Backend) Name() string { return "gpu" }
 
-// Info describes the device.
-func (b *Backend) Info() DeviceInfo { return b.d.info }
+// Info describes the device (the zero DeviceInfo when Probe fails).
+func (b *Backend) Info() DeviceInfo {
+	b.d.describe() //nolint:errcheck // the zero Info
+	return b.d.info
+}
 
 // Handles implements backend.GPUBackend: every fixed-width kind (integers,
 // temporal types, floats, booleans, decimal128); strings, binaries and
@@ -271,14 +295,14 @@ func (b *Backend) Close() error {
 // freed blocks it caches for reuse.
 func (b *Backend) MemoryInUse() int64 {
 	var n int64
-	b.d.do(func() error { n = b.d.pool.inUse; return nil }) //nolint:errcheck // 0 when closed
+	b.d.doIfOpen(func() error { n = b.d.pool.inUse; return nil }) //nolint:errcheck // 0 when closed
 	return n
 }
 
 // Trim frees the device memory the backend caches for reuse, and the stream
 // buffers (allocated again by the next Update).
 func (b *Backend) Trim() error {
-	return b.d.do(func() error {
+	return b.d.doIfOpen(func() error {
 		b.freeLaneBuffers()
 		return b.d.pool.trim()
 	})

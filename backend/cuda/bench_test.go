@@ -18,12 +18,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
-	"gorgonia.org/cu"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // The GPU benchmarks report, beside Go's own figures, the median rate of
@@ -65,13 +65,13 @@ func ceilings(b *testing.B) (d2d, h2d float64) {
 			defer hostFree(host) //nolint:errcheck
 			fillRandom(rand.New(rand.NewPCG(1, 1)), host)
 			st := testBackend.lanes[0].stream
-			t, err := timeEvents(st, 20, func() error { return cu.MemcpyDtoDAsync(dst.ptr, src.ptr, benchBytes, st) })
+			t, err := timeEvents(st, 20, func() error { return cudrv.MemcpyDtoDAsync(dst.ptr, src.ptr, benchBytes, st) })
 			if err != nil {
 				return fmt.Errorf("timing the D2D copy: %w", err)
 			}
 			refs.d2d = 2 * benchBytes / t
 			t, err = timeEvents(st, 10, func() error {
-				return cu.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&host[0]), benchBytes, st)
+				return cudrv.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&host[0]), benchBytes, st)
 			})
 			if err != nil {
 				return fmt.Errorf("timing the pinned H2D copy: %w", err)
@@ -91,7 +91,7 @@ func ceilings(b *testing.B) (d2d, h2d float64) {
 
 // timeEvents runs op iters times on stream st after two warm-ups, timing
 // each with events, and returns the median in seconds; device thread.
-func timeEvents(st cu.Stream, iters int, op func() error) (float64, error) {
+func timeEvents(st cudrv.Stream, iters int, op func() error) (float64, error) {
 	t, err := eventTimes(st, 2, iters, op)
 	if err != nil {
 		return 0, err

@@ -10,12 +10,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
-	"gorgonia.org/cu"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // budgetLimit is the device memory budget of the budget tests, far below
@@ -125,7 +125,7 @@ func TestMemoryBudgetEngine(t *testing.T) {
 func deviceFree(t *testing.T) int64 {
 	var free int64
 	require.NoError(t, testBackend.d.do(func() (err error) {
-		free, _, err = cu.MemInfo()
+		free, _, err = cudrv.MemInfo()
 		return err
 	}))
 	return free

@@ -10,11 +10,11 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"gorgonia.org/cu"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -23,8 +23,9 @@ var (
 	_ backend.Locator       = (*Backend)(nil)
 )
 
-// DeviceName is the GPU's name (the planner keys its calibration cache by it).
-func (b *Backend) DeviceName() string { return b.d.info.Name }
+// DeviceName is the GPU's name (the planner keys its calibration cache by
+// it); empty when Probe fails. It initializes the driver, not the device.
+func (b *Backend) DeviceName() string { return b.Info().Name }
 
 // Locate implements backend.Locator: views in page-locked host memory that
 // this package allocated (HostAllocator, staging) are copied by DMA
@@ -107,7 +108,7 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 		}
 		defer hostFree(pin) //nolint:errcheck
 		t, err := fastest(ln.stream, 3, func() error {
-			return cu.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&pin[0]), calibrationBytes, ln.stream)
+			return cudrv.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&pin[0]), calibrationBytes, ln.stream)
 		})
 		if err != nil {
 			return fmt.Errorf("timing a page-locked copy: %w", err)
@@ -121,7 +122,7 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 		read = calibrationBytes / t
 		d, err := best(3, func() (time.Duration, error) {
 			start := time.Now()
-			err := cu.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&host[0]), calibrationBytes, ln.stream)
+			err := cudrv.MemcpyHtoDAsync(dst.ptr, unsafe.Pointer(&host[0]), calibrationBytes, ln.stream)
 			if err == nil {
 				err = ln.stream.Synchronize()
 			}
@@ -144,17 +145,17 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 
 // eventTimes runs op warm+runs times on stream st, each timed with CUDA
 // events, and returns the seconds of the last runs; device thread.
-func eventTimes(st cu.Stream, warm, runs int, op func() error) ([]float64, error) {
-	start, err := cu.MakeEvent(cu.DefaultEvent)
+func eventTimes(st cudrv.Stream, warm, runs int, op func() error) ([]float64, error) {
+	start, err := cudrv.MakeEvent(cudrv.DefaultEvent)
 	if err != nil {
 		return nil, fmt.Errorf("creating an event: %w", err)
 	}
-	defer cu.DestroyEvent(&start) //nolint:errcheck
-	stop, err := cu.MakeEvent(cu.DefaultEvent)
+	defer cudrv.DestroyEvent(&start) //nolint:errcheck
+	stop, err := cudrv.MakeEvent(cudrv.DefaultEvent)
 	if err != nil {
 		return nil, fmt.Errorf("creating an event: %w", err)
 	}
-	defer cu.DestroyEvent(&stop) //nolint:errcheck
+	defer cudrv.DestroyEvent(&stop) //nolint:errcheck
 	out := make([]float64, 0, runs)
 	for i := 0; i < warm+runs; i++ {
 		if err := start.Record(st); err != nil {
@@ -181,7 +182,7 @@ func eventTimes(st cu.Stream, warm, runs int, op func() error) ([]float64, error
 }
 
 // fastest runs op on st like eventTimes and returns the shortest time.
-func fastest(st cu.Stream, runs int, op func() error) (float64, error) {
+func fastest(st cudrv.Stream, runs int, op func() error) (float64, error) {
 	t, err := eventTimes(st, 1, runs, op)
 	if err != nil {
 		return 0, err

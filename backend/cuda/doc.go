@@ -6,23 +6,41 @@
 // fixed-width columns on the GPU; strings, binaries and dictionaries stay on
 // the CPU.
 //
-// It drives the GPU through gorgonia.org/cu (the CUDA driver API) from one
-// goroutine locked to its OS thread, on the device's primary context; the few
-// driver calls cu lacks (page-locked host memory, pointer attributes) are in
-// driver.go. gorgonia.org/cu initializes the driver when the program starts
-// and exits the process when no GPU is visible: a binary built with the cuda
-// tag is for GPU hosts only.
+// It drives the GPU through internal/cudrv, the module's own binding of the
+// CUDA driver API, from one goroutine locked to its OS thread, on the
+// device's primary context. Nothing touches the driver when the program
+// starts: a binary built with the cuda tag starts like one without, runs
+// with --device cpu without initializing CUDA, and on a host without a GPU
+// (with the driver's library installed) falls back to the CPU under
+// DeviceAuto; only DeviceGPU fails, with an error wrapping backend.ErrNoGPU.
+//
+// # Start-up
+//
+// Open sets everything up at once. The backend that engine.New opens (the
+// one registered with backend.RegisterGPU) is lazy, in two steps: Probe,
+// Info and DeviceName initialize the driver (cuInit, about 100 ms on the
+// H100 host) and describe the device, with no context; the first call that
+// runs on the device (Update, Upload, CalibrateGPU, ...) starts the device
+// thread, retains the primary context (about 125 ms there), loads the
+// kernels and creates the streams, events and launch scratch. The engine
+// probes at New for DeviceGPU, and under DeviceAuto only before its first
+// calibration, which it skips while every column it could send to the GPU
+// is at most planner.TinyBytes: a small input never touches the driver.
+// ARROWAGG_TRACE_STARTUP=1 prints each of these steps' times to stderr
+// (internal/startup); cmd/arrowagg-startup and scripts/startup-check.sh
+// measure them on a GPU host.
 //
 // # Building
 //
-// It compiles against the CUDA 11 or 12 driver API headers (cuda.h and
-// libcuda.so): on Debian, scripts/install-cuda-toolkit.sh installs them,
-// then `go build -tags cuda ./...` needs no flags. Toolkits in
-// /usr/local/cuda are found too. gorgonia.org/cu v0.9.6 does not compile
-// against CUDA 13's headers (cuCtxCreate_v4, the cuMemAdvise and
-// cuMemPrefetchAsync changes); build with an 11.x or 12.x toolkit, whose
-// binaries run on CUDA 13 drivers. The kernels are PTX for compute_60
-// (package kernels), JIT-compiled by the driver for the GPU at start.
+// It compiles against the CUDA driver API headers (cuda.h) and links
+// libcuda: on Debian, scripts/install-cuda-toolkit.sh installs them, then
+// `go build -tags cuda ./...` needs no flags. Toolkits in /usr/local/cuda
+// are found too. The binaries run on any driver from CUDA 11.8 up. The
+// kernels are a fatbin (package kernels) with machine code for sm_70, sm_75,
+// sm_80, sm_86, sm_89 and sm_90, which the driver loads as it is, and PTX for
+// compute_60, which it JIT-compiles for other GPUs (Pascal, and newer than
+// Hopper; 12.7 s on a cold driver cache for the H100, 13 ms warm, when the
+// kernels were PTX alone).
 //
 // # Data path
 //

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"gorgonia.org/cu"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // Driver failures.
@@ -57,12 +57,12 @@ func (p faultPoint) String() string { return faultNames[p] }
 // there (out of memory from an allocation; a launch failure, or a bad
 // address reported by a copy).
 var faultErrs = [numFaultPoints]error{
-	faultDeviceAlloc: cu.OutOfMemory,
-	faultHostAlloc:   driverError(cu.OutOfMemory), // as hostAlloc reports it
-	faultLaunch:      cu.LaunchFailed,
-	faultCopyHtoD:    cu.IllegalAddress,
-	faultCopyDtoH:    cu.IllegalAddress,
-	faultSync:        cu.LaunchFailed,
+	faultDeviceAlloc: cudrv.OutOfMemory,
+	faultHostAlloc:   cudrv.OutOfMemory,
+	faultLaunch:      cudrv.LaunchFailed,
+	faultCopyHtoD:    cudrv.IllegalAddress,
+	faultCopyDtoH:    cudrv.IllegalAddress,
+	faultSync:        cudrv.LaunchFailed,
 }
 
 // faults makes driver calls fail, for tests: the nth call at point (counted
@@ -91,28 +91,28 @@ func (f *faults) hit(p faultPoint) error {
 }
 
 // copyHtoD enqueues the copy of n bytes from host src to device dst on st.
-func (d *device) copyHtoD(dst cu.DevicePtr, src unsafe.Pointer, n int64, st cu.Stream) error {
+func (d *device) copyHtoD(dst cudrv.DevicePtr, src unsafe.Pointer, n int64, st cudrv.Stream) error {
 	if f := d.pool.faults; f != nil {
 		if err := f.hit(faultCopyHtoD); err != nil {
 			return err
 		}
 	}
-	return cu.MemcpyHtoDAsync(dst, src, n, st)
+	return cudrv.MemcpyHtoDAsync(dst, src, n, st)
 }
 
 // copyDtoH enqueues the copy of n bytes from device src to host dst on st.
-func (d *device) copyDtoH(dst unsafe.Pointer, src cu.DevicePtr, n int64, st cu.Stream) error {
+func (d *device) copyDtoH(dst unsafe.Pointer, src cudrv.DevicePtr, n int64, st cudrv.Stream) error {
 	if f := d.pool.faults; f != nil {
 		if err := f.hit(faultCopyDtoH); err != nil {
 			return err
 		}
 	}
-	return cu.MemcpyDtoHAsync(dst, src, n, st)
+	return cudrv.MemcpyDtoHAsync(dst, src, n, st)
 }
 
 // syncStream waits for the work queued on st. An injected failure comes
 // after the wait, as the driver's do (they report a failure of the work).
-func (d *device) syncStream(st cu.Stream) error {
+func (d *device) syncStream(st cudrv.Stream) error {
 	err := st.Synchronize()
 	if f := d.pool.faults; f != nil {
 		if ferr := f.hit(faultSync); ferr != nil && err == nil {
@@ -123,7 +123,7 @@ func (d *device) syncStream(st cu.Stream) error {
 }
 
 // syncEvent waits for ev, like syncStream.
-func (d *device) syncEvent(ev cu.Event) error {
+func (d *device) syncEvent(ev cudrv.Event) error {
 	err := ev.Synchronize()
 	if f := d.pool.faults; f != nil {
 		if ferr := f.hit(faultSync); ferr != nil && err == nil {
@@ -139,15 +139,15 @@ func (d *device) syncEvent(ev cu.Event) error {
 // set beyond any grid, so that no block of the next launch is last) and a
 // garbage state, so that a later launch on sc is right only once settle has
 // cleaned up.
-func (d *device) launchFault(st cu.Stream, sc *scratch) error {
+func (d *device) launchFault(st cudrv.Stream, sc *scratch) error {
 	err := d.pool.faults.hit(faultLaunch)
 	if err == nil {
 		return nil
 	}
-	if perr := cu.MemsetD32Async(sc.ticket.ptr, 1<<30, 1, st); perr != nil {
+	if perr := cudrv.MemsetD32Async(sc.ticket.ptr, 1<<30, 1, st); perr != nil {
 		return errors.Join(err, perr)
 	}
-	if perr := cu.MemsetD8Async(sc.out.ptr, 0xff, slotWords*8, st); perr != nil {
+	if perr := cudrv.MemsetD8Async(sc.out.ptr, 0xff, slotWords*8, st); perr != nil {
 		return errors.Join(err, perr)
 	}
 	return err
@@ -171,7 +171,7 @@ func (b *Backend) settle(err error) error {
 		ln.busy = false
 		if ln.sc.ticket.ptr != 0 {
 			// Queued after the work left on the stream, waited for below.
-			if merr := cu.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); merr != nil {
+			if merr := cudrv.MemsetD32Async(ln.sc.ticket.ptr, 0, 1, ln.stream); merr != nil {
 				errs = append(errs, fmt.Errorf("zeroing the launch ticket of stream %d: %w", i, merr))
 			}
 		}

@@ -14,12 +14,12 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
-	"gorgonia.org/cu"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // installFaults makes f b's fault injector (nil: none) on the device
@@ -75,7 +75,7 @@ func requireIdle(t testing.TB, b *Backend, msgAndArgs ...any) {
 			if err := ln.stream.Synchronize(); err != nil {
 				return err
 			}
-			if err := cu.MemcpyDtoH(unsafe.Pointer(&ticket), ln.sc.ticket.ptr, 4); err != nil {
+			if err := cudrv.MemcpyDtoH(unsafe.Pointer(&ticket), ln.sc.ticket.ptr, 4); err != nil {
 				return err
 			}
 			tickets = append(tickets, ticket)

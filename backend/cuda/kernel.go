@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
-	"unsafe"
-
-	"gorgonia.org/cu"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -98,11 +96,12 @@ type scratch struct {
 	out      devBuf
 }
 
-// launchArgs are the kernel's parameters, all 64-bit.
+// launchArgs are the kernel's parameters (all 64-bit: pointers and unsigned
+// long long, in agg.cu's order, with the scratch's).
 type launchArgs struct {
-	values   cu.DevicePtr
+	values   cudrv.DevicePtr
 	voff     uint64 // element offset (bool: bit offset) into values
-	validity cu.DevicePtr
+	validity cudrv.DevicePtr
 	vbit     uint64 // bit offset into validity
 	n        uint64
 }
@@ -125,39 +124,33 @@ func (d *device) maxLaunch(k column.Kind) uint64 {
 // launch enqueues the kernel of kind k on stream st; its state lands in
 // sc.out. With ordered, the ordered kernel follows on the same stream, reads
 // that state on the device and writes the ordered state after it.
-func (d *device) launch(k column.Kind, st cu.Stream, sc *scratch, a launchArgs, ordered bool) error {
-	p := [8]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n,
-		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr)}
-	var args [8]unsafe.Pointer
-	for i := range p {
-		args[i] = unsafe.Pointer(&p[i])
-	}
+func (d *device) launch(k column.Kind, st cudrv.Stream, sc *scratch, a launchArgs, ordered bool) error {
+	var args cudrv.Params
+	args.Ptr(a.values).U64(a.voff).Ptr(a.validity).U64(a.vbit).U64(a.n).
+		Ptr(sc.partials.ptr).Ptr(sc.ticket.ptr).Ptr(sc.out.ptr)
 	g := d.grid(k, a.n, d.maxGrid[k])
 	if d.pool.faults != nil {
 		if err := d.launchFault(st, sc); err != nil {
 			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
 		}
 	}
-	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, args[:]); err != nil {
+	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
 	}
 	launches.Add(1)
 	if !ordered {
 		return nil
 	}
-	q := [9]uint64{uint64(a.values), a.voff, uint64(a.validity), a.vbit, a.n, uint64(sc.out.ptr),
-		uint64(sc.partials.ptr), uint64(sc.ticket.ptr), uint64(sc.out.ptr) + maxWords*8}
-	var oargs [9]unsafe.Pointer
-	for i := range q {
-		oargs[i] = unsafe.Pointer(&q[i])
-	}
+	var oargs cudrv.Params
+	oargs.Ptr(a.values).U64(a.voff).Ptr(a.validity).U64(a.vbit).U64(a.n).Ptr(sc.out.ptr).
+		Ptr(sc.partials.ptr).Ptr(sc.ticket.ptr).Ptr(sc.out.ptr + maxWords*8)
 	g = d.grid(k, a.n, d.ordMaxGrid[k])
 	if d.pool.faults != nil {
 		if err := d.launchFault(st, sc); err != nil {
 			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
 		}
 	}
-	if err := d.ordFns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, oargs[:]); err != nil {
+	if err := d.ordFns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, &oargs); err != nil {
 		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].ordered, a.n, g, err)
 	}
 	launches.Add(1)

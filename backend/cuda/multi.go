@@ -8,10 +8,9 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
 
@@ -83,7 +82,7 @@ var (
 // multiKernel is arrowagg_multi, loaded at the first packed update, and the
 // switch that turns packing off (benchmarks compare the two paths).
 type multiKernel struct {
-	fn      cu.Function
+	fn      cudrv.Function
 	maxGrid int // blocks worth launching; 0: not loaded
 	off     bool
 }
@@ -330,7 +329,7 @@ func (b *Backend) issuePacket(views []*column.View, p *packet, ln *lane, slot in
 		return err
 	}
 	dst := unsafe.Pointer(&b.hout[slot*multiStateBytes])
-	if err := b.d.copyDtoH(dst, ln.dvals.ptr+cu.DevicePtr(p.stateAt), int64(len(p.cols)*multiStateBytes), ln.stream); err != nil {
+	if err := b.d.copyDtoH(dst, ln.dvals.ptr+cudrv.DevicePtr(p.stateAt), int64(len(p.cols)*multiStateBytes), ln.stream); err != nil {
 		return fmt.Errorf("copying the column states to the host: %w", err)
 	}
 	return b.release(ln)
@@ -339,19 +338,17 @@ func (b *Backend) issuePacket(views []*column.View, p *packet, ln *lane, slot in
 // launchMulti enqueues arrowagg_multi over packet p, uploaded to the lane's
 // device buffer, on the lane's stream.
 func (b *Backend) launchMulti(ln *lane, p *packet) error {
-	dev := uint64(ln.dvals.ptr)
-	params := [5]uint64{dev, dev + uint64(p.tileAt), uint64(p.tiles), dev + uint64(p.partialsAt), dev + uint64(p.ticketAt)}
-	var args [5]unsafe.Pointer
-	for i := range params {
-		args[i] = unsafe.Pointer(&params[i])
-	}
+	dev := ln.dvals.ptr
+	var args cudrv.Params
+	args.Ptr(dev).Ptr(dev + cudrv.DevicePtr(p.tileAt)).U64(uint64(p.tiles)).Ptr(dev + cudrv.DevicePtr(p.partialsAt)).
+		Ptr(dev + cudrv.DevicePtr(p.ticketAt))
 	g := min(p.tiles, b.multi.maxGrid)
 	if b.d.pool.faults != nil {
 		if err := b.d.launchFault(ln.stream, &ln.sc); err != nil {
 			return fmt.Errorf("launching arrowagg_multi on %d tiles (%d blocks): %w", p.tiles, g, err)
 		}
 	}
-	if err := b.multi.fn.Launch(g, 1, 1, blockThreads, 1, 1, 0, ln.stream, args[:]); err != nil {
+	if err := b.multi.fn.Launch(g, 1, 1, blockThreads, 1, 1, 0, ln.stream, &args); err != nil {
 		return fmt.Errorf("launching arrowagg_multi on %d tiles (%d blocks): %w", p.tiles, g, err)
 	}
 	launches.Add(1)

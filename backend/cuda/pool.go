@@ -3,16 +3,15 @@
 package cuda
 
 import (
-	"errors"
 	"fmt"
 	"math/bits"
 
-	"gorgonia.org/cu"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // devBuf is a block of device memory from the pool.
 type devBuf struct {
-	ptr  cu.DevicePtr
+	ptr  cudrv.DevicePtr
 	size int64 // the block's size class, >= the size asked for
 }
 
@@ -20,7 +19,7 @@ type devBuf struct {
 // class and reused, so that steady-state aggregation calls no cuMemAlloc.
 // It is used on the device thread only.
 type pool struct {
-	free   map[int64][]cu.DevicePtr
+	free   map[int64][]cudrv.DevicePtr
 	inUse  int64 // bytes of blocks handed out
 	cached int64 // bytes of blocks in the free lists
 	limit  int64 // 0, or the most bytes the pool may hold (WithMemoryLimit)
@@ -29,7 +28,7 @@ type pool struct {
 	faults *faults
 }
 
-func newPool() *pool { return &pool{free: map[int64][]cu.DevicePtr{}} }
+func newPool() *pool { return &pool{free: map[int64][]cudrv.DevicePtr{}} }
 
 // minBlock is the smallest block: it keeps block addresses aligned well
 // beyond what the kernels need (16 bytes).
@@ -66,25 +65,22 @@ func (p *pool) alloc(n int64) (devBuf, error) {
 		ptr, err = p.driverAlloc(c)
 	}
 	if err != nil {
-		if isOOM(err) && !errors.Is(err, ErrOutOfMemory) {
-			err = fmt.Errorf("%w (%w)", ErrOutOfMemory, err)
-		}
 		return devBuf{}, fmt.Errorf("allocating %d bytes of device memory (%d in use): %w", c, p.inUse, err)
 	}
 	p.inUse += c
 	return devBuf{ptr, c}, nil
 }
 
-func (p *pool) driverAlloc(c int64) (cu.DevicePtr, error) {
+func (p *pool) driverAlloc(c int64) (cudrv.DevicePtr, error) {
 	if p.faults != nil {
 		if err := p.faults.hit(faultDeviceAlloc); err != nil {
 			return 0, err
 		}
 	}
 	if p.limit > 0 && p.inUse+p.cached+c > p.limit {
-		return 0, cu.OutOfMemory
+		return 0, cudrv.OutOfMemory
 	}
-	return cu.MemAlloc(c)
+	return cudrv.MemAlloc(c)
 }
 
 // release returns a block to the pool (nil blocks are ignored).
@@ -103,7 +99,7 @@ func (p *pool) trim() error {
 	var first error
 	for c, l := range p.free {
 		for _, ptr := range l {
-			if err := cu.MemFree(ptr); err != nil && first == nil {
+			if err := cudrv.MemFree(ptr); err != nil && first == nil {
 				first = fmt.Errorf("freeing %d bytes of device memory: %w", c, err)
 			}
 			p.cached -= c

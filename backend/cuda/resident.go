@@ -8,11 +8,11 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
-	"gorgonia.org/cu"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 var _ backend.DeviceColumn = (*DeviceColumn)(nil)
@@ -112,7 +112,7 @@ func (c *DeviceColumn) copyIn(ctx context.Context, dst *devBuf, src []byte) (err
 				return err
 			}
 			j := min(i+piece, len(src))
-			if err := b.d.copyHtoD(dst.ptr+cu.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
+			if err := b.d.copyHtoD(dst.ptr+cudrv.DevicePtr(i), unsafe.Pointer(&src[i]), int64(j-i), st); err != nil {
 				return fmt.Errorf("copying %d bytes to the device: %w", j-i, err)
 			}
 		}
@@ -208,7 +208,7 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 }
 
 // launch enqueues the kernels over elements [lo, lo+n) on st; device thread.
-func (c *DeviceColumn) launch(st cu.Stream, sc *scratch, lo, n uint64, ordered bool) error {
+func (c *DeviceColumn) launch(st cudrv.Stream, sc *scratch, lo, n uint64, ordered bool) error {
 	a := launchArgs{values: c.values.ptr, voff: c.voff + lo, n: n}
 	if c.valid {
 		a.validity, a.vbit = c.validity.ptr, c.vbit+lo
@@ -224,7 +224,7 @@ func (c *DeviceColumn) live() bool {
 // Free returns the column's device memory to the backend. It is a no-op on
 // a freed column or a closed backend.
 func (c *DeviceColumn) Free() {
-	c.b.d.do(func() error { c.freeLocked(); return nil }) //nolint:errcheck // ErrClosed: Close freed it
+	c.b.d.doIfOpen(func() error { c.freeLocked(); return nil }) //nolint:errcheck // ErrClosed: Close freed it
 }
 
 func (c *DeviceColumn) freeLocked() {

@@ -8,8 +8,7 @@ import (
 	"fmt"
 	"unsafe"
 
-	"gorgonia.org/cu"
-
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/internal/staging"
 )
 
@@ -26,19 +25,19 @@ import (
 type ring struct {
 	*staging.Ring
 	bufs   [][]byte // page-locked
-	events []cu.Event
+	events []cudrv.Event
 }
 
 // newRing allocates slots×piece bytes of page-locked memory for copies
 // filled by up to workers goroutines; device thread. free releases it.
 func (b *Backend) newRing(piece, slots, workers int) (*ring, error) {
-	r := &ring{bufs: make([][]byte, slots), events: make([]cu.Event, slots)}
+	r := &ring{bufs: make([][]byte, slots), events: make([]cudrv.Event, slots)}
 	for i := range r.bufs {
 		var err error
 		if r.bufs[i], err = b.stagingAlloc(piece); err != nil {
 			return nil, errors.Join(err, r.free())
 		}
-		if r.events[i], err = cu.MakeEvent(cu.DisableTiming); err != nil {
+		if r.events[i], err = cudrv.MakeEvent(cudrv.DisableTiming); err != nil {
 			return nil, errors.Join(fmt.Errorf("creating a staging event: %w", err), r.free())
 		}
 	}
@@ -51,9 +50,9 @@ func (b *Backend) newRing(piece, slots, workers int) (*ring, error) {
 func (r *ring) free() error {
 	var first error
 	for i := range r.bufs {
-		var ze cu.Event
+		var ze cudrv.Event
 		if r.events[i] != ze {
-			if err := cu.DestroyEvent(&r.events[i]); err != nil && first == nil {
+			if err := cudrv.DestroyEvent(&r.events[i]); err != nil && first == nil {
 				first = err
 			}
 		}
@@ -68,13 +67,13 @@ func (r *ring) free() error {
 }
 
 // begin starts a stream of copies through the ring on st; device thread.
-func (r *ring) begin(ctx context.Context, d *device, st cu.Stream) (*staging.Stream, error) {
+func (r *ring) begin(ctx context.Context, d *device, st cudrv.Stream) (*staging.Stream, error) {
 	return r.Begin(ctx, ringDevice{d, st, r.events})
 }
 
 // copy enqueues the copies of ts on st through the ring and returns when
 // all are enqueued (not done: st says when); device thread.
-func (r *ring) copy(ctx context.Context, d *device, st cu.Stream, ts ...staging.Transfer) error {
+func (r *ring) copy(ctx context.Context, d *device, st cudrv.Stream, ts ...staging.Transfer) error {
 	return r.Copy(ctx, ringDevice{d, st, r.events}, ts...)
 }
 
@@ -82,12 +81,12 @@ func (r *ring) copy(ctx context.Context, d *device, st cu.Stream, ts ...staging.
 // event; device thread.
 type ringDevice struct {
 	d      *device
-	st     cu.Stream
-	events []cu.Event
+	st     cudrv.Stream
+	events []cudrv.Event
 }
 
 func (x ringDevice) Copy(dst uintptr, src []byte) error {
-	return x.d.copyHtoD(cu.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(len(src)), x.st)
+	return x.d.copyHtoD(cudrv.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(len(src)), x.st)
 }
 
 func (x ringDevice) Mark(slot int) error  { return x.events[slot].Record(x.st) }
@@ -96,6 +95,6 @@ func (x ringDevice) Wait(slot int) error  { return x.d.syncEvent(x.events[slot])
 
 // toDevice is the transfer of src to dst: direct when src is page-locked,
 // through the ring otherwise; device thread.
-func toDevice(dst cu.DevicePtr, src []byte) staging.Transfer {
+func toDevice(dst cudrv.DevicePtr, src []byte) staging.Transfer {
 	return staging.Transfer{Dst: uintptr(dst), Src: src, Direct: pinned(src)}
 }

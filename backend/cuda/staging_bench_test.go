@@ -11,7 +11,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
-	"gorgonia.org/cu"
+
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // BenchmarkStaging: 1 GiB of Go memory to the device: Upload (the backend's
@@ -88,7 +89,7 @@ func BenchmarkStaging(b *testing.B) {
 				return testBackend.d.do(func() error {
 					for k, i := 0, 0; i < len(src); k, i = k+1, i+chunk {
 						st := testBackend.lanes[k%streams].stream
-						if err := testBackend.ring.copy(context.Background(), testBackend.d, st, toDevice(dst.ptr+cu.DevicePtr(i), src[i:i+chunk])); err != nil {
+						if err := testBackend.ring.copy(context.Background(), testBackend.d, st, toDevice(dst.ptr+cudrv.DevicePtr(i), src[i:i+chunk])); err != nil {
 							return err
 						}
 					}

@@ -9,8 +9,8 @@ import (
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
-	"gorgonia.org/cu"
 
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/internal/staging"
 )
 
@@ -39,7 +39,7 @@ func ringRoundTrip(ctx context.Context, r *ring, srcs ...[]byte) ([][]byte, erro
 		for i, t := range ts {
 			backs[i] = make([]byte, len(t.Src))
 			if len(t.Src) > 0 {
-				if err := b.d.copyDtoH(unsafe.Pointer(&backs[i][0]), cu.DevicePtr(t.Dst), int64(len(t.Src)), b.up); err != nil {
+				if err := b.d.copyDtoH(unsafe.Pointer(&backs[i][0]), cudrv.DevicePtr(t.Dst), int64(len(t.Src)), b.up); err != nil {
 					return err
 				}
 			}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -16,17 +17,58 @@ const autoProgressBytes = 64 << 20
 type progress struct {
 	bar  *progressbar.ProgressBar
 	w    io.Writer
+	gate *gate // the bar's writer: closed once the bar is stopped
 	once sync.Once
+}
+
+// gate passes writes to w until it is closed, then drops them: the bar of
+// an input of unknown size redraws itself from a goroutine of its own, which
+// the library stops only once the bar is finished, so after a failure a
+// redraw could land after the command's last message.
+type gate struct {
+	mu     sync.Mutex
+	w      io.Writer
+	closed bool
+	line   int // the longest line drawn (bytes between carriage returns)
+	cur    int
+}
+
+func (g *gate) Write(b []byte) (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return len(b), nil
+	}
+	for _, c := range b {
+		if c == '\r' || c == '\n' {
+			g.cur = 0
+			continue
+		}
+		g.cur++
+		g.line = max(g.line, g.cur)
+	}
+	return g.w.Write(b)
+}
+
+// close drops every later write; with clear, it first blanks the longest
+// line the bar drew.
+func (g *gate) close(clear bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if clear && !g.closed && g.line > 0 {
+		_, _ = io.WriteString(g.w, "\r"+strings.Repeat(" ", g.line)+"\r")
+	}
+	g.closed = true
 }
 
 // newProgress starts the bar for total input bytes (-1: unknown) when mode
 // asks for one: "always", or "auto" with stderr a terminal and more than
 // autoProgressBytes of input.
 func newProgress(mode string, w io.Writer, terminal bool, total int64) *progress {
-	p := &progress{w: w}
+	p := &progress{w: w, gate: &gate{w: w}}
 	if mode == "always" || mode == "auto" && terminal && total > autoProgressBytes {
 		p.bar = progressbar.NewOptions64(total,
-			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetWriter(p.gate),
 			progressbar.OptionSetDescription("reading"),
 			progressbar.OptionShowBytes(true),
 			progressbar.OptionUseIECUnits(true),
@@ -62,10 +104,11 @@ func (p *progress) stop(ok bool) {
 			return
 		}
 		if ok {
-			_ = p.bar.Finish()
+			_ = p.bar.Finish() // cleared on finish
+			p.gate.close(false)
 			return
 		}
 		_ = p.bar.Exit()
-		_ = p.bar.Clear()
+		p.gate.close(true) // cleared, and no redraw after this
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"runtime"
 	"sync"
 
-	"gorgonia.org/cu"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
 )
 
 // Info describes a GPU.
@@ -28,26 +28,26 @@ func (i Info) String() string {
 }
 
 // Describe checks that GPU ordinal exists and describes it.
-func Describe(ordinal int) (cu.Device, Info, error) {
-	n, err := cu.NumDevices()
+func Describe(ordinal int) (cudrv.Device, Info, error) {
+	n, err := cudrv.NumDevices()
 	if err != nil {
 		return 0, Info{}, fmt.Errorf("counting CUDA devices: %w", err)
 	}
 	if ordinal < 0 || ordinal >= n {
 		return 0, Info{}, fmt.Errorf("CUDA device %d does not exist (%d visible)", ordinal, n)
 	}
-	dev, err := cu.GetDevice(ordinal)
+	dev, err := cudrv.GetDevice(ordinal)
 	if err != nil {
 		return 0, Info{}, fmt.Errorf("getting CUDA device %d: %w", ordinal, err)
 	}
-	info := Info{Ordinal: ordinal, DriverVersion: cu.Version()}
+	info := Info{Ordinal: ordinal, DriverVersion: cudrv.Version()}
 	if info.Name, err = dev.Name(); err != nil {
 		return 0, Info{}, fmt.Errorf("reading the name of CUDA device %d: %w", ordinal, err)
 	}
 	if info.ComputeCapability[0], info.ComputeCapability[1], err = dev.ComputeCapability(); err != nil {
 		return 0, Info{}, fmt.Errorf("reading the compute capability of CUDA device %d: %w", ordinal, err)
 	}
-	if info.Multiprocessors, err = dev.Attribute(cu.MultiprocessorCount); err != nil {
+	if info.Multiprocessors, err = dev.Attribute(cudrv.MultiprocessorCount); err != nil {
 		return 0, Info{}, fmt.Errorf("reading the multiprocessor count of CUDA device %d: %w", ordinal, err)
 	}
 	if info.Memory, err = dev.TotalMem(); err != nil {
@@ -58,7 +58,7 @@ func Describe(ordinal int) (cu.Device, Info, error) {
 
 // Kernel finds kernel name in mod and the most blocks of block threads
 // worth launching on a GPU of multiprocessors: its occupancy times them.
-func Kernel(mod cu.Module, name string, block, multiprocessors int) (cu.Function, int, error) {
+func Kernel(mod cudrv.Module, name string, block, multiprocessors int) (cudrv.Function, int, error) {
 	fn, err := mod.Function(name)
 	if err != nil {
 		return fn, 0, fmt.Errorf("finding kernel %s: %w", name, err)

@@ -19,6 +19,6 @@
 // to Kernel come from package kernels (kernels.AggBlockThreads,
 // kernels.LadderBlock).
 //
-// The package needs the cuda build tag (gorgonia.org/cu, the CUDA headers
-// and libcuda); without it, it is empty.
+// The package needs the cuda build tag (internal/cudrv, the CUDA
+// headers and libcuda); without it, it is empty.
 package cudadev

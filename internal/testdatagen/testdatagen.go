@@ -47,6 +47,14 @@ var Files = []File{
 	{Name: "sample.arrows", Format: IPCStream, Rows: 500, Chunk: 250, Seed: 3},
 }
 
+// TinyFiles are files of 3 rows with the columns of Files, not in testdata/
+// (the golden outputs cover that directory): inputs on which a run costs its
+// fixed start-up and nearly nothing else (scripts/startup-check.sh).
+var TinyFiles = []File{
+	{Name: "tiny.parquet", Format: Parquet, Rows: 3, Chunk: 3, Seed: 4, Omit: []string{"day64", "elapsed"}},
+	{Name: "tiny.arrow", Format: IPCFile, Rows: 3, Chunk: 3, Seed: 5},
+}
+
 // hash is splitmix64's finalizer: a well-mixed 64-bit value per input.
 func hash(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
@@ -288,8 +296,11 @@ func buildList(mem memory.Allocator, seed uint64, col, lo, hi int) arrow.Array {
 }
 
 // Write writes every file of Files into dir.
-func Write(dir string) error {
-	for _, f := range Files {
+func Write(dir string) error { return WriteFiles(dir, Files) }
+
+// WriteFiles writes files into dir.
+func WriteFiles(dir string, files []File) error {
+	for _, f := range files {
 		if err := writeFile(filepath.Join(dir, f.Name), f); err != nil {
 			return fmt.Errorf("writing %s: %w", f.Name, err)
 		}

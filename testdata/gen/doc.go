@@ -5,6 +5,12 @@
 //
 //	go run ./testdata/gen [DIR]   (default DIR: testdata)
 //
+// With -tiny it writes instead, into DIR, tiny.parquet and tiny.arrow: 3
+// rows of the same columns, on which a run costs its start-up alone
+// (scripts/gpu-build.sh makes them for scripts/startup-check.sh).
+//
+//	go run ./testdata/gen -tiny DIR
+//
 // It is a thin wrapper of package internal/testdatagen, which tests also use
 // to rebuild the rows. make testdata runs it, then refreshes the command's
 // golden outputs (go test ./cmd/arrowagg -run '^TestGolden$' -update).

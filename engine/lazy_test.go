@@ -1,0 +1,115 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/planner"
+)
+
+// lazyGPU is a GPU backend that sets its device up lazily (backend.Prober),
+// like the CUDA backend that engine.New opens: it counts the probes and the
+// calibrations, and its probe fails with err when set.
+type lazyGPU struct {
+	fakeGPU
+	err     error
+	probes  atomic.Int64
+	names   atomic.Int64 // DeviceName calls: the planner's calibration
+	devName string
+}
+
+func (g *lazyGPU) Probe() error { g.probes.Add(1); return g.err }
+func (g *lazyGPU) DeviceName() string {
+	g.names.Add(1)
+	return g.devName
+}
+
+var _ backend.Prober = (*lazyGPU)(nil)
+
+func lazyRecord(t *testing.T, n int) arrow.Record {
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	for i := range n {
+		b.Append(int64(i))
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	return array.NewRecord(schema, []arrow.Array{arr}, int64(n))
+}
+
+// TestTinyInputTouchesNoGPU: under DeviceAuto a batch whose columns are all
+// tiny (planner.TinyBytes) is planned without a calibration, so a lazily
+// opened backend is neither probed nor asked for its name (the driver is
+// never initialized); the CPU aggregates it, the plan says why.
+func TestTinyInputTouchesNoGPU(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	g := &lazyGPU{devName: "lazy"}
+	e, err := New(WithGPU(g), WithThreads(2))
+	require.NoError(t, err)
+	defer e.Close()
+	rec := lazyRecord(t, 3)
+	defer rec.Release()
+	acc, err := e.NewAccumulator(rec.Schema(), Request{})
+	require.NoError(t, err)
+	require.NoError(t, acc.Add(context.Background(), rec))
+	res := acc.Results()
+	require.NoError(t, res[0].Err)
+	assert.Equal(t, int64(3), res[0].Count)
+	p := acc.Plan()[0]
+	assert.Equal(t, "cpu", p.BackendName())
+	assert.Contains(t, p.Reason, "done before any GPU launch returns")
+
+	v := &column.View{Type: arrow.PrimitiveTypes.Int64, Kind: column.Int64, Len: 2, Values: make([]byte, 16)}
+	s := agg.New(column.FamilySigned, 0)
+	require.NoError(t, e.UpdateView(context.Background(), v, &s))
+	assert.Zero(t, g.probes.Load(), "probed for a tiny input")
+	assert.Zero(t, g.names.Load(), "calibrated for a tiny input")
+	assert.Zero(t, g.calls.Load(), "the GPU aggregated a tiny input")
+	assert.True(t, e.HasGPU())
+}
+
+// TestLazyGPUWithoutDevice: a lazily opened backend whose device is missing
+// fails DeviceGPU at New (wrapping ErrNoGPU), and under DeviceAuto makes
+// the engine plan on the CPU alone once it needs the device.
+func TestLazyGPUWithoutDevice(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	noDevice := errors.New("no CUDA-capable device is detected")
+	_, err := New(WithGPU(&lazyGPU{err: noDevice}), WithDevice(DeviceGPU))
+	require.ErrorIs(t, err, backend.ErrNoGPU)
+	require.ErrorIs(t, err, noDevice)
+
+	g := &lazyGPU{err: noDevice}
+	e, err := New(WithGPU(g), WithThreads(2))
+	require.NoError(t, err)
+	defer e.Close()
+	rec := lazyRecord(t, 100_000) // 800 kB: worth planning
+	defer rec.Release()
+	acc, err := e.NewAccumulator(rec.Schema(), Request{})
+	require.NoError(t, err)
+	require.NoError(t, acc.Add(context.Background(), rec))
+	assert.Equal(t, int64(100_000), acc.Results()[0].Count)
+	assert.Equal(t, "cpu: no GPU", acc.Plan()[0].Reason)
+	assert.EqualValues(t, 1, g.probes.Load())
+	assert.Zero(t, g.names.Load(), "calibrated without a device")
+	assert.Zero(t, g.calls.Load())
+	assert.False(t, e.HasGPU())
+	assert.Equal(t, planner.Defaults(2), e.Calibration(context.Background()))
+	files, _ := filepath.Glob(filepath.Join(cache, "arrowagg", "*"))
+	assert.Empty(t, files, "a calibration without a device was cached")
+	_, err = e.NewResidency(1 << 20)
+	require.ErrorIs(t, err, backend.ErrNoGPU)
+}
