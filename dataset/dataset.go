@@ -472,7 +472,16 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		src.rows = fi.parquet.meta.NumRows
 		prog.finish()
 	} else {
-		rows, err := d.aggregateBatches(ctx, eng, i, present, aggs, src, byName, prog)
+		// IPC files are read in place from their footer; streams, and
+		// files of types the in-place decoder does not lay out, batch by
+		// batch as a stream.
+		rows, err := int64(0), errNotInPlace
+		if s.Format == IPCFile && s.Path != Stdin && fi.stream == nil {
+			rows, err = d.aggregateIPCFile(ctx, eng, i, present, aggs, src, byName, prog)
+		}
+		if errors.Is(err, errNotInPlace) {
+			rows, err = d.aggregateBatches(ctx, eng, i, present, aggs, src, byName, prog)
+		}
 		if err != nil {
 			return nil, err
 		}

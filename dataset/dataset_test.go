@@ -345,6 +345,9 @@ func corruptions(data []byte) map[string][]byte {
 	for n := 1; n < len(data); n += step {
 		out[fmt.Sprintf("cut at %d", n)] = data[:n]
 	}
+	for k := 1; k < 8; k++ { // at every eighth: inside a batch's body, most likely
+		out[fmt.Sprintf("cut at %d/8", k)] = data[:len(data)*k/8]
+	}
 	for off := 0; off < len(data); off += step {
 		for _, fill := range []byte{0x00, 0xFF} {
 			d := bytes.Clone(data)

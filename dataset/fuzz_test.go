@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,11 +175,29 @@ func FuzzParquet(f *testing.F) {
 
 // FuzzIPCFile reads arbitrary bytes as an Arrow IPC file, whatever their
 // magic.
+// The file is read from its footer, in place (mapped, then again with
+// positioned reads); the seeds add lz4- and zstd-compressed files of several
+// batches, and cuts at every eighth of them.
 func FuzzIPCFile(f *testing.F) {
 	addSeeds(f, "sample.arrow")
+	dir := f.TempDir()
+	for name, opts := range map[string][]ipc.Option{"plain": nil, "lz4": {ipc.WithLZ4()}, "zstd": {ipc.WithZstd()}} {
+		path := filepath.Join(dir, name+".arrow")
+		writeIPCRecords(f, path, true, []int{300, 1, 200}, opts...)
+		data, err := os.ReadFile(path)
+		require.NoError(f, err)
+		f.Add(data)
+		for k := 1; k < 8; k++ {
+			f.Add(data[: len(data)*k/8 : len(data)*k/8])
+		}
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := writeInput(t, "input.arrow", data)
-		fuzzAggregate(t, Source{Path: path, Format: IPCFile, Size: int64(len(data))}, nil)
+		for _, mapped := range []bool{true, false} {
+			useMmap = mapped
+			fuzzAggregate(t, Source{Path: path, Format: IPCFile, Size: int64(len(data))}, nil)
+		}
+		useMmap = true
 	})
 }
 

@@ -31,9 +31,10 @@ import (
 // the readers recover as an error) any allocation larger than the bytes of
 // the stream read so far (and frees, when the reader is closed, the buffers
 // of a batch the reader failed to decode half-way): without compression, no buffer, dictionary or
-// concatenation of dictionary deltas is larger. Compressed buffers
-// decompress to sizes the stream does not bound; once a batch is compressed,
-// the allocator leaves sizes to the IPC reader.
+// concatenation of dictionary deltas is larger. Once a batch is compressed,
+// an allocation may be larger than the stream, but not more than lz4 or zstd
+// can make of its bytes (maxExpansion times): a buffer that claims more
+// (a few hundred bytes claiming 64 GiB) is an error, not an allocation.
 type ipcGuard struct {
 	r        io.Reader
 	left     int64 // bytes of r not read yet; -1: unknown
@@ -42,6 +43,7 @@ type ipcGuard struct {
 	body     int64        // body bytes to pass through from r
 	messages int          // messages checked
 	seen     atomic.Int64 // bytes read from r and checked bodies; -1 once a batch is compressed
+	total    atomic.Int64 // bytes of the stream read or announced (bodies), compressed or not
 	through  bool         // the end of the stream, or bytes the guard cannot parse: pass the rest as it is
 }
 
@@ -55,14 +57,30 @@ type guardAllocator struct {
 	live map[*byte][]byte
 }
 
+// trackingAllocator returns mem keeping what is outstanding, for freeAll:
+// a panic (a fault of a mapped file) may leave a buffer allocated half-way
+// through a decoder.
+func trackingAllocator(mem memory.Allocator) *guardAllocator {
+	return &guardAllocator{Allocator: mem, live: map[*byte][]byte{}}
+}
+
 // allocator returns mem as the guard's allocator.
 func (g *ipcGuard) allocator(mem memory.Allocator) *guardAllocator {
 	return &guardAllocator{Allocator: mem, g: g, live: map[*byte][]byte{}}
 }
 
 func (a *guardAllocator) check(size int) {
-	if seen := a.g.seen.Load(); seen >= 0 && int64(size) > seen {
+	if a.g == nil { // only tracking
+		return
+	}
+	seen := a.g.seen.Load()
+	if seen >= 0 && int64(size) > seen {
 		panic(fmt.Sprintf("corrupt Arrow IPC stream: an allocation of %d bytes after %d bytes of the stream", size, seen))
+	}
+	if seen < 0 { // compressed: no byte decompresses to more than maxExpansion
+		if read := a.g.total.Load(); int64(size) > decompressedLimit(read) {
+			panic(fmt.Sprintf("corrupt Arrow IPC stream: a compressed buffer declares %d bytes uncompressed after %d bytes of the stream (lz4 and zstd make at most %d of them)", size, read, decompressedLimit(read)))
+		}
 	}
 }
 
@@ -148,6 +166,7 @@ func (g *ipcGuard) Read(p []byte) (int, error) {
 
 func (g *ipcGuard) read(p []byte) (int, error) {
 	n, err := g.r.Read(p)
+	g.total.Add(int64(n))
 	if seen := g.seen.Load(); seen >= 0 {
 		g.seen.Store(seen + int64(n))
 	}
@@ -223,6 +242,7 @@ func (g *ipcGuard) nextMessage() error {
 			return fmt.Errorf("truncated Arrow IPC stream: message body of %d bytes where %d are left: %w", bodyLen, g.left, io.ErrUnexpectedEOF)
 		}
 		g.body = bodyLen
+		g.total.Add(bodyLen) // read before the reader decompresses it
 		if seen := g.seen.Load(); seen >= 0 {
 			g.seen.Store(seen + bodyLen)
 		}

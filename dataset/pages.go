@@ -176,7 +176,7 @@ func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage)
 		levels = int(p.defBytes) + int(p.repBytes) // (checked: at most comp and unc)
 	}
 	s.page = grow(s.page, int(unc))
-	if err := decodePage(codec, c.codec, s.page, src, levels); err != nil {
+	if err := decodePage(codec, c.codec, &g.zstd, s.page, src, levels); err != nil {
 		return nil, err
 	}
 	return s.page, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/klauspost/compress/zstd"
 )
 
 // The guard's checks of compressed page bytes: what a page's codec can
@@ -169,17 +170,43 @@ func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out
 		return nil, err
 	}
 	g.out = grow(g.out, int(unc))
-	if err := decodePage(codec, c.codec, g.out, src, int(levels)); err != nil {
+	if err := decodePage(codec, c.codec, &g.zstd, g.out, src, int(levels)); err != nil {
 		return nil, err
 	}
 	return g.out, nil
+}
+
+// zstdDecoder is a worker's own zstd decoder. arrow-go's zstd codec decodes
+// every page of the process with one klauspost/compress decoder, whose
+// concurrency is min(4, GOMAXPROCS): at most 4 pages decompress at once
+// however many workers there are, the others wait for one of its 4 block
+// decoders. A decoder of concurrency 1 per worker decodes in the worker's
+// goroutine (DecodeAll, synchronous, starting no goroutine: nothing to
+// close), into the page's buffer when the frame declares its size, as the
+// page path's pages do.
+type zstdDecoder struct {
+	d *zstd.Decoder
+}
+
+// decode appends the decompressed src to dst[:0]; a nil decoder is made on
+// first use.
+func (z *zstdDecoder) decode(dst, src []byte) ([]byte, error) {
+	if z.d == nil {
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		if err != nil {
+			return nil, err
+		}
+		z.d = d
+	}
+	return z.d.DecodeAll(src, dst[:0])
 }
 
 // decodePage decompresses a page whose bytes src are levels bytes as they
 // are (the levels of a data page v2), then compressed ones, of codec (name),
 // into out, which the page must fill exactly: a page that decompresses to
 // another size is an error, as is a panic of the codec on corrupt bytes.
-func decodePage(codec compress.Codec, name compress.Compression, out, src []byte, levels int) (err error) {
+// zstd pages are decoded by zd (arrow-go's codec decodes the others).
+func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder, out, src []byte, levels int) (err error) {
 	copy(out, src[:levels])
 	dst := out[levels:]
 	if dst == nil {
@@ -191,7 +218,15 @@ func decodePage(codec compress.Codec, name compress.Compression, out, src []byte
 			err = fmt.Errorf("corrupt %s page (%v)", name, p)
 		}
 	}()
-	dec := codec.Decode(dst, src[levels:])
+	var dec []byte
+	if name == compress.Codecs.Zstd {
+		var derr error
+		if dec, derr = zd.decode(dst, src[levels:]); derr != nil {
+			return fmt.Errorf("corrupt %s page (%v)", name, derr) // as arrow-go's codec panics with it
+		}
+	} else {
+		dec = codec.Decode(dst, src[levels:])
+	}
 	if len(dec) != len(dst) {
 		return fmt.Errorf("a page said to hold %d bytes decompresses to %d", len(out), levels+len(dec))
 	}

@@ -176,6 +176,7 @@ type pageGuard struct {
 	out    []byte // a page's decompressed bytes
 	idx    []int32
 	legacy []byte
+	zstd   zstdDecoder // decodes the zstd pages of the walk and of the page path
 	// allNull says whether the chunk that check walked last is all nulls
 	// (nullPage): no decoder need read it.
 	allNull bool

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -154,28 +153,9 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 
 // --- Arrow IPC file ----------------------------------------------------------
 
-// An Arrow IPC file is "ARROW1", padding to 8 bytes, the stream format, the
-// footer, the footer's int32 length and "ARROW1" again. It is read as the
-// stream it holds, batch by batch, in order; the footer, which only indexes
-// that stream for random access, is not needed.
-
-// ipcFileStream returns the stream part of the IPC file r of size bytes.
-func ipcFileStream(r io.ReaderAt, size int64) (*io.SectionReader, error) {
-	const start, trailer = 8, 4 + 6 // footer length, magic
-	if size < start+trailer {
-		return nil, fmt.Errorf("truncated Arrow IPC file (%d bytes)", size)
-	}
-	var b [4]byte
-	if _, err := r.ReadAt(b[:], size-trailer); err != nil {
-		return nil, err
-	}
-	footer := int64(int32(binary.LittleEndian.Uint32(b[:])))
-	end := size - trailer - footer
-	if footer <= 0 || end < start {
-		return nil, fmt.Errorf("corrupt Arrow IPC file: footer length %d in a file of %d bytes", footer, size)
-	}
-	return io.NewSectionReader(r, start, end-start), nil
-}
+// The stream an IPC file holds (its schema message) gives the schema; the
+// file is then read from its footer (ipcfile.go), or, for types the
+// in-place decoder does not lay out, as that stream.
 
 func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema, err error) {
 	f, err := os.Open(path)

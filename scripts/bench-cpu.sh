@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Times arrowagg against DuckDB (through go-duckdb, in the separate bench/
+# Times arrowagg against DuckDB (through duckdb-go, in the separate bench/
 # module) on one generated Parquet file of at least 1 GiB, with the same thread
 # count, checks that both compute the same aggregates, and prints a table and
 # the ratio DuckDB time / arrowagg time (>= 1.0: arrowagg at least as fast).
@@ -12,7 +12,7 @@
 #   BENCH_FILE  file to use (default bench/data/bench-$BENCH_SIZE-seed$BENCH_SEED.parquet,
 #               generated if missing)
 #
-# The first build of bench/ compiles go-duckdb (cgo, static DuckDB library),
+# The first build of bench/ compiles duckdb-go (cgo, static DuckDB library),
 # which takes several minutes on a small machine; later builds are cached.
 set -euo pipefail
 cd "$(dirname "$0")/.."

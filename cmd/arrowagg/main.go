@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -17,6 +19,7 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	stopProfile := startProfile()
 	code := run(ctx, os.Args[1:], env{
 		stdin:          os.Stdin,
 		stdout:         os.Stdout,
@@ -26,5 +29,28 @@ func main() {
 		mem:            memory.DefaultAllocator,
 	})
 	stop()
+	stopProfile()
 	os.Exit(code)
+}
+
+// startProfile writes a CPU profile of the run to the file named by
+// $ARROWAGG_CPUPROFILE, when it is set (for `go tool pprof`); the function
+// it returns ends the profile.
+func startProfile() func() {
+	path := os.Getenv("ARROWAGG_CPUPROFILE")
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "arrowagg: ARROWAGG_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }

@@ -2,7 +2,7 @@
 // file with the same thread count, and checks that both compute the same
 // aggregates.
 //
-// DuckDB runs in this process through go-duckdb:
+// DuckDB runs in this process through duckdb-go:
 //
 //	SET threads TO N;
 //	SELECT count(*), sum(c), min(c), max(c), count(c), ... FROM read_parquet(FILE)
@@ -46,7 +46,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/parquet/file"
-	_ "github.com/marcboeker/go-duckdb" // registers the "duckdb" database/sql driver
+	_ "github.com/duckdb/duckdb-go/v2" // registers the "duckdb" database/sql driver
 )
 
 // column is one numeric column of the file, as DuckDB types it.
@@ -148,7 +148,7 @@ func duckQuery(path string, cols []column) string {
 	return b.String()
 }
 
-// fromDuck converts a value scanned by go-duckdb.
+// fromDuck converts a value scanned by duckdb-go.
 func fromDuck(v any) (num, error) {
 	switch x := v.(type) {
 	case nil:
@@ -510,7 +510,7 @@ func run(ctx context.Context, cfg config, w io.Writer) error {
 	fmt.Fprintf(w, "file:     %s: %.2f GiB (%d bytes), %d rows, %d row groups, %d numeric columns\n", cfg.path, gib, st.Size(), fileRows, rowGroups, len(cols))
 	fmt.Fprintf(w, "threads:  %d\n", cfg.threads)
 	fmt.Fprintf(w, "load:     %s before, %s after (1/5/15-minute load averages; other work on the machine skews wall times)\n", loadBefore, loadAfter)
-	fmt.Fprintf(w, "duckdb:   %s via go-duckdb v1.8.5, in process, query wall time: SET threads TO %d; SELECT count(*), sum(c), min(c), max(c), count(c) for each column FROM read_parquet(...)\n", duckVersion, cfg.threads)
+	fmt.Fprintf(w, "duckdb:   %s via duckdb-go v2.10506.0, in process, query wall time: SET threads TO %d; SELECT count(*), sum(c), min(c), max(c), count(c) for each column FROM read_parquet(...)\n", duckVersion, cfg.threads)
 	fmt.Fprintf(w, "arrowagg: %s; process wall time: GOMAXPROCS=%d %s %s\n", version, cfg.threads, cfg.bin, strings.Join(args, " "))
 	if len(diffs) == 0 {
 		fmt.Fprintf(w, "results:  identical (rows; count, sum, min, max of %d columns; float sums within rtol %g)\n", len(cols), cfg.rtol)

@@ -1,0 +1,521 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
+)
+
+// An IPC file is aggregated from its footer: its record batches are
+// decoded by the engine's threads in parallel (a few batches ahead), and
+// each column of a batch is cut into windows of engine.MorselSize values
+// that the same threads fold into partial states of their own, each window
+// through Engine.UpdateView in the thread that asks (one morsel: the CPU
+// backend folds it in the caller's goroutine). The windows' states are
+// merged in order, batch after batch, into one state per column: the
+// morsels and the order of the merges are those of an Accumulator fed the
+// batches in order, so the results are the same to the last bit.
+//
+// The mapped file is read only by goroutines that run with
+// debug.SetPanicOnFault: a file truncated while it is read makes a fault (a
+// SIGBUS) there, which becomes an error naming the file instead of a crash.
+// A window the planner gives the GPU (all of it or a share) is copied out
+// of the mapping first: the GPU backend reads host memory in goroutines of
+// its own, where a fault could not be caught.
+
+// ipcTask is a unit of work of the pool; it returns the error of its batch.
+type ipcTask func() error
+
+// ipcPool runs tasks on goroutines that turn memory faults into panics, and
+// panics into errors.
+type ipcPool struct {
+	mu      sync.Mutex
+	cond    *sync.Cond
+	tasks   []poolTask
+	closed  bool
+	wg      sync.WaitGroup
+	stopped bool
+}
+
+type poolTask struct {
+	run  ipcTask
+	done func(error)
+}
+
+func newIPCPool(workers int) *ipcPool {
+	p := &ipcPool{}
+	p.cond = sync.NewCond(&p.mu)
+	for w := 0; w < workers; w++ {
+		p.wg.Add(1)
+		go p.work()
+	}
+	return p
+}
+
+func (p *ipcPool) push(run ipcTask, done func(error)) {
+	p.mu.Lock()
+	p.tasks = append(p.tasks, poolTask{run, done})
+	p.mu.Unlock()
+	p.cond.Signal()
+}
+
+func (p *ipcPool) work() {
+	defer p.wg.Done()
+	debug.SetPanicOnFault(true)
+	for {
+		p.mu.Lock()
+		for len(p.tasks) == 0 && !p.closed {
+			p.cond.Wait()
+		}
+		if len(p.tasks) == 0 {
+			p.mu.Unlock()
+			return
+		}
+		t := p.tasks[0]
+		p.tasks = p.tasks[1:]
+		stopped := p.stopped
+		p.mu.Unlock()
+		if stopped {
+			t.done(errAborted)
+			continue
+		}
+		t.done(runGuarded(t.run))
+	}
+}
+
+// stop makes the remaining tasks fail at once and waits for the workers.
+func (p *ipcPool) close(stop bool) {
+	p.mu.Lock()
+	p.closed = true
+	p.stopped = p.stopped || stop
+	p.mu.Unlock()
+	p.cond.Broadcast()
+	p.wg.Wait()
+}
+
+// runGuarded runs f, turning a panic into an error: a memory fault of the
+// mapped file (it was truncated) into errIPCChanged.
+func runGuarded(f func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = faultError(p)
+		}
+	}()
+	return f()
+}
+
+func faultError(p any) error {
+	if f, ok := p.(interface{ Addr() uintptr }); ok {
+		return fmt.Errorf("%w: a memory fault at %#x reading the mapped file", errIPCChanged, f.Addr())
+	}
+	return panicError(p)
+}
+
+// ipcFileBatch is one record batch on its way through the pool.
+type ipcFileBatch struct {
+	block ipcBlock
+	dicts map[int64]*array.Data
+
+	msg  *ipcMessage
+	rec  arrow.Record
+	cols []column.Column // per leaf
+	wins [][]agg.State   // per leaf, per window
+	took [][]time.Duration
+	plan []engine.ColumnPlan
+
+	mu      sync.Mutex
+	err     error
+	pending int // tasks not finished
+	tasks   int // tasks queued
+	done    chan struct{}
+	report  func(int64) // progress: how far into the file the batch is
+}
+
+// finish records the end of one of the batch's tasks.
+func (b *ipcFileBatch) finish(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err != nil && b.err == nil {
+		b.err = err
+	}
+	if b.pending--; b.pending == 0 {
+		close(b.done)
+	}
+	// Progress as the tasks end, from the workers: the coordinator may
+	// not run for a while when they keep every CPU busy.
+	b.report(b.block.offset + b.block.meta + b.block.body*int64(b.tasks-b.pending)/int64(b.tasks))
+}
+
+func (b *ipcFileBatch) release() {
+	for i := range b.cols {
+		b.cols[i].Release()
+	}
+	if b.rec != nil {
+		b.rec.Release()
+		b.rec = nil
+	}
+	if b.msg != nil {
+		b.msg.done()
+		b.msg = nil
+	}
+	for _, d := range b.dicts {
+		d.Release()
+	}
+	b.dicts = nil
+}
+
+// ipcFileRun is the aggregation of one IPC file.
+type ipcFileRun struct {
+	eng    *engine.Engine
+	mem    memory.Allocator
+	data   *ipcData
+	schema *arrow.Schema
+	fields []ipcField
+	dtypes map[int64]arrow.DataType
+	leaves []column.Leaf
+	aggs   agg.Set
+	pool   *ipcPool
+}
+
+// aggregateIPCFile aggregates the leaves of IPC file source i (as the file
+// has them) into src and returns its rows. errNotInPlace, before anything
+// is read, says that the file is to be read as a stream.
+func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
+	s, fi := d.sources[i], &d.files[i]
+	if !fi.schema.IsNativeEndian() {
+		return 0, errNotInPlace // Arrow's reader swaps the bytes
+	}
+	data, err := openIPCData(s.Path, s.Size, d.opts.Mem)
+	if err != nil {
+		return 0, err
+	}
+	defer func() {
+		if cerr := data.close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}()
+	footer, err := readIPCFooter(data.f, data.size)
+	if err != nil {
+		return 0, err
+	}
+	mem := trackingAllocator(d.opts.Mem)
+	defer mem.freeAll() // after every batch is released: what a panic left
+	r := &ipcFileRun{eng: eng, mem: mem, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}}
+	if r.fields, err = ipcLayout(fi.schema, footer.schema, r.dtypes); err != nil {
+		return 0, err
+	}
+	states, plans, rows, err := r.run(ctx, footer, prog)
+	if err != nil {
+		return 0, err
+	}
+	if err := data.unchanged(); err != nil {
+		return 0, err
+	}
+	for k, l := range leaves {
+		src.add(byName[l.Name], states[k], 0, plans[k])
+	}
+	prog.finish()
+	return rows, nil
+}
+
+// run reads the blocks in order, a few record batches ahead, and merges
+// their states in order. The calling goroutine reads the mapped file too
+// (dictionaries), with faults turned into panics while it does.
+func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) (states []agg.State, plans []engine.ColumnPlan, rows int64, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	workers := max(1, r.eng.Threads())
+	r.pool = newIPCPool(workers)
+	lookahead := workers + 1
+
+	dicts := map[int64]*array.Data{}
+	var inflight []*ipcFileBatch
+	var progMu sync.Mutex // Options.Progress is never called concurrently
+	report := func(pos int64) {
+		progMu.Lock()
+		defer progMu.Unlock()
+		if ctx.Err() == nil {
+			prog.to(pos)
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = faultError(p)
+		}
+		r.pool.close(true)
+		for _, b := range inflight {
+			b.release()
+		}
+		for _, d := range dicts {
+			d.Release()
+		}
+	}()
+
+	states = make([]agg.State, len(r.leaves))
+	plans = make([]engine.ColumnPlan, len(r.leaves))
+	for k, l := range r.leaves {
+		states[k] = agg.New(l.Kind.Family(), r.aggs)
+	}
+	next := 0
+	for {
+		for len(inflight) < lookahead && next < len(footer.blocks) {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, 0, err
+			}
+			blk := footer.blocks[next]
+			next++
+			if blk.dict {
+				if err := r.dictionary(blk, dicts); err != nil {
+					return nil, nil, 0, err
+				}
+				continue
+			}
+			b := &ipcFileBatch{block: blk, dicts: make(map[int64]*array.Data, len(dicts)), pending: 1, tasks: 1, done: make(chan struct{}), report: report}
+			for id, d := range dicts {
+				d.Retain()
+				b.dicts[id] = d
+			}
+			inflight = append(inflight, b)
+			r.pool.push(func() error { return r.decode(ctx, b) }, b.finish)
+		}
+		if len(inflight) == 0 {
+			break
+		}
+		b := inflight[0]
+		select {
+		case <-b.done:
+		case <-ctx.Done():
+			return nil, nil, 0, ctx.Err()
+		}
+		if b.err != nil {
+			return nil, nil, 0, b.err
+		}
+		for k := range b.wins {
+			for w := range b.wins[k] {
+				// Windows count rows from their batch's first row.
+				b.wins[k][w].ShiftRows(rows)
+				states[k].Merge(&b.wins[k][w])
+				b.plan[k].Measured += b.took[k][w]
+			}
+			plans[k].Add(b.plan[k])
+		}
+		rows += b.rec.NumRows()
+		b.release()
+		inflight = inflight[1:]
+		report(b.block.offset + b.block.meta + b.block.body)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, 0, err
+	}
+	return states, plans, rows, nil
+}
+
+// dictionary decodes a dictionary batch into dicts (a delta extends the
+// dictionary of its id, another batch replaces it).
+func (r *ipcFileRun) dictionary(blk ipcBlock, dicts map[int64]*array.Data) error {
+	const dictID, dictData, dictIsDelta = 0, 1, 2
+	msg, err := r.data.message(blk)
+	if err != nil {
+		return err
+	}
+	defer msg.done()
+	id, ok1 := msg.hdr.scalar(dictID, 8)
+	delta, ok2 := msg.hdr.scalar(dictIsDelta, 1)
+	at, present, ok3 := msg.hdr.ref(dictData)
+	if !ok1 || !ok2 || !ok3 || !present {
+		return errors.New("corrupt Arrow IPC file: malformed dictionary batch")
+	}
+	dt, ok := r.dtypes[int64(id)]
+	if !ok {
+		return fmt.Errorf("corrupt Arrow IPC file: a dictionary batch of id %d, which no field has", int64(id))
+	}
+	dec, err := newBatchDecoder(fbTable{b: msg.meta, pos: at}, msg.body, r.mem, nil)
+	if err != nil {
+		return err
+	}
+	data, err := dec.dictionary(dt)
+	if err != nil {
+		return err
+	}
+	// The values are copied out of the block: they outlive it (and a delta
+	// is a concatenation anyway).
+	values := array.MakeFromData(data)
+	data.Release()
+	defer values.Release()
+	if err := checkArray(values); err != nil {
+		return fmt.Errorf("dictionary %d: %w", int64(id), err)
+	}
+	parts := []arrow.Array{values}
+	if old, ok := dicts[int64(id)]; ok && delta != 0 {
+		oa := array.MakeFromData(old)
+		defer oa.Release()
+		parts = []arrow.Array{oa, values}
+	}
+	merged, err := array.Concatenate(parts, r.mem)
+	if err != nil {
+		return fmt.Errorf("dictionary %d: %w", int64(id), err)
+	}
+	if old, ok := dicts[int64(id)]; ok {
+		old.Release()
+	}
+	dicts[int64(id)] = merged.Data().(*array.Data)
+	dicts[int64(id)].Retain()
+	merged.Release()
+	return nil
+}
+
+// decode decodes batch b, cuts its columns into windows and queues their
+// folding.
+func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	msg, err := r.data.message(b.block)
+	if err != nil {
+		return err
+	}
+	b.msg = msg
+	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, b.dicts)
+	if err != nil {
+		return err
+	}
+	if b.rec, err = dec.record(r.schema, r.fields); err != nil {
+		return err
+	}
+	for i, col := range b.rec.Columns() {
+		if err := checkArray(col); err != nil {
+			return fmt.Errorf("column %q: %w", b.rec.ColumnName(i), err)
+		}
+	}
+	b.cols = make([]column.Column, len(r.leaves))
+	b.wins = make([][]agg.State, len(r.leaves))
+	b.took = make([][]time.Duration, len(r.leaves))
+	b.plan = make([]engine.ColumnPlan, len(r.leaves))
+	for k, l := range r.leaves {
+		c := &b.cols[k]
+		if err := column.Extract(c, b.rec, l, r.mem); err != nil {
+			return err
+		}
+		c.Row = 0 // shifted when merged
+		st := agg.New(l.Kind.Family(), r.aggs)
+		dec := r.eng.PlanView(ctx, &c.View, &st)
+		b.plan[k] = engine.ColumnPlan{Source: engine.SourceArrow, Backend: dec.Backend, GPUFraction: dec.GPUFraction,
+			Bytes: c.ByteSize(), Estimated: dec.Estimate, Reason: dec.Reason()}
+		n := (c.Len + engine.MorselSize - 1) / engine.MorselSize
+		b.wins[k] = make([]agg.State, n)
+		b.took[k] = make([]time.Duration, n)
+	}
+	b.mu.Lock()
+	for k := range r.leaves {
+		for w := range b.wins[k] {
+			b.pending++
+			b.tasks++
+			r.pool.push(func() error { return r.fold(ctx, b, k, w) }, b.finish)
+		}
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// fold folds window w of leaf k of batch b into a state of its own.
+func (r *ipcFileRun) fold(ctx context.Context, b *ipcFileBatch, k, w int) error {
+	b.mu.Lock()
+	failed := b.err != nil
+	b.mu.Unlock()
+	if failed {
+		return nil
+	}
+	c := &b.cols[k].View
+	lo := w * engine.MorselSize
+	v := *c
+	v.Offset += lo
+	v.ValidityOffset += lo
+	v.Row += int64(lo)
+	v.Len = min(engine.MorselSize, c.Len-lo)
+	if v.Validity != nil {
+		v.NullCount = v.Len - bitutil.CountSetBits(v.Validity, v.ValidityOffset, v.Len)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	st := agg.New(r.leaves[k].Kind.Family(), r.aggs)
+	start := time.Now()
+	if r.data.mapped != nil {
+		if d := r.eng.PlanView(ctx, &v, &st); d.GPUFraction > 0 {
+			owned := copyView(&v, r.mem)
+			defer owned.Release()
+		}
+	}
+	if err := r.eng.UpdateView(ctx, &v, &st); err != nil {
+		return err
+	}
+	b.wins[k][w] = st
+	b.took[k][w] = time.Since(start)
+	return nil
+}
+
+// copyView points v at a copy of the bytes it reads (but a dictionary's,
+// which are copied out of the file already) in memory of mem, returned.
+func copyView(v *column.View, mem memory.Allocator) *memory.Buffer {
+	var parts [][]byte
+	cut := func(b []byte, lo, hi int64) []byte { return b[lo:hi:hi] }
+	if v.Validity != nil {
+		lo := int64(v.ValidityOffset / 8)
+		parts = append(parts, cut(v.Validity, lo, bitutil.BytesForBits(int64(v.ValidityOffset+v.Len))))
+		v.ValidityOffset -= int(lo) * 8
+	}
+	switch {
+	case v.Dict != nil:
+		w := int64(v.IndexKind.Width())
+		parts = append(parts, cut(v.Values, int64(v.Offset)*w, int64(v.Offset+v.Len)*w))
+	case v.Kind == column.Bool:
+		lo := int64(v.Offset / 8)
+		parts = append(parts, cut(v.Values, lo, bitutil.BytesForBits(int64(v.Offset+v.Len))))
+	case v.Kind == column.Binary || v.Kind == column.LargeBinary:
+		w := int64(4)
+		if v.Kind == column.LargeBinary {
+			w = 8
+		}
+		offsets := cut(v.Offsets, int64(v.Offset)*w, int64(v.Offset+v.Len+1)*w)
+		end := int64(len(v.Values))
+		parts = append(parts, offsets, v.Values[:end:end])
+	default:
+		w := int64(v.Kind.Width())
+		parts = append(parts, cut(v.Values, int64(v.Offset)*w, int64(v.Offset+v.Len)*w))
+	}
+	n := 0
+	for _, p := range parts {
+		n += (len(p) + 7) &^ 7
+	}
+	buf := memory.NewResizableBuffer(mem)
+	buf.Resize(n)
+	all := buf.Bytes()
+	for i, p := range parts {
+		copy(all, p)
+		parts[i] = all[:len(p):len(p)]
+		all = all[(len(p)+7)&^7:]
+	}
+	if v.Validity != nil {
+		v.Validity, parts = parts[0], parts[1:]
+	}
+	switch {
+	case v.Kind == column.Bool && v.Dict == nil:
+		v.Values, v.Offset = parts[0], v.Offset%8
+	case (v.Kind == column.Binary || v.Kind == column.LargeBinary) && v.Dict == nil:
+		v.Offsets, v.Values, v.Offset = parts[0], parts[1], 0
+	default:
+		v.Values, v.Offset = parts[0], 0
+	}
+	return buf
+}
