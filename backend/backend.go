@@ -111,6 +111,16 @@ type Prober interface {
 	Probe() error
 }
 
+// NameHinter is implemented by GPU backends that can name their device
+// without initializing its driver (from what the operating system records of
+// it), so that the engine can find a cached calibration before it pays the
+// driver's initialization (about 100 ms), and plan on the CPU without ever
+// paying it. ok is false when the name is not known for certain (several
+// models, a device selection in the environment, no such records).
+type NameHinter interface {
+	NameHint() (name string, ok bool)
+}
+
 // ErrNoGPU is returned when a GPU is required and no GPU backend is
 // available (a build without the cuda tag, or no GPU visible).
 var ErrNoGPU = errors.New("no GPU backend")

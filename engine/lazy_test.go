@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -112,4 +113,53 @@ func TestLazyGPUWithoutDevice(t *testing.T) {
 	assert.Empty(t, files, "a calibration without a device was cached")
 	_, err = e.NewResidency(1 << 20)
 	require.ErrorIs(t, err, backend.ErrNoGPU)
+}
+
+// hintedGPU also names its device without initializing a driver
+// (backend.NameHinter), as the CUDA backend does from the driver's records.
+type hintedGPU struct {
+	lazyGPU
+	hint string
+}
+
+func (g *hintedGPU) NameHint() (string, bool) { return g.hint, g.hint != "" }
+
+// TestCachedCalibrationByName: under DeviceAuto, with a calibration cached
+// for the GPU the backend names without its driver, a column larger than
+// planner.TinyBytes is planned from the cache: no probe, no DeviceName, and
+// the CPU aggregates it where the calibration says the CPU wins. Without a
+// hint (or without a cache entry) the engine probes as before.
+func TestCachedCalibrationByName(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	host, _ := os.Hostname()
+	path, err := planner.CachePath(host, "hinted")
+	require.NoError(t, err)
+	cal := planner.Defaults(2) // no GPU figures: the CPU wins everything
+	cal.Host = host
+	require.NoError(t, planner.Save(path, cal))
+	_, ok := planner.Cached(2, "hinted")
+	require.True(t, ok)
+
+	rec := lazyRecord(t, 100_000)
+	defer rec.Release()
+	run := func(g *hintedGPU) {
+		e, err := New(WithGPU(g), WithThreads(2))
+		require.NoError(t, err)
+		defer e.Close()
+		res, err := e.AggregateRecord(context.Background(), rec, Request{})
+		require.NoError(t, err)
+		require.Equal(t, int64(100_000), res[0].Count)
+	}
+	g := &hintedGPU{lazyGPU: lazyGPU{devName: "hinted"}, hint: "hinted"}
+	run(g)
+	assert.Zero(t, g.probes.Load(), "probed although the cache had the calibration")
+	assert.Zero(t, g.names.Load())
+	assert.Zero(t, g.calls.Load(), "the GPU aggregated what the calibration gives the CPU")
+
+	other := &hintedGPU{lazyGPU: lazyGPU{devName: "hinted"}, hint: "other model"}
+	run(other)
+	assert.Equal(t, int64(1), other.probes.Load(), "no cache for the hinted name: probe as before")
+	none := &hintedGPU{lazyGPU: lazyGPU{devName: "hinted"}}
+	run(none)
+	assert.Equal(t, int64(1), none.probes.Load(), "no hint: probe as before")
 }

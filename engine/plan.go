@@ -48,6 +48,8 @@ func (e *Engine) calibration(ctx context.Context) planner.Calibration {
 func (e *Engine) calibrate(ctx context.Context) {
 	switch {
 	case e.calSet:
+	case e.device == DeviceAuto && e.cachedCalibration():
+		// planned from the cache, the driver untouched
 	case e.device == DeviceAuto && e.probe() != nil:
 		e.cal = planner.Defaults(e.threads)
 	default:
@@ -56,6 +58,28 @@ func (e *Engine) calibrate(ctx context.Context) {
 	e.certain[0] = e.cal.CPUCertainBytes(false, e.threads)
 	e.certain[1] = e.cal.CPUCertainBytes(true, e.threads)
 	e.calDone.Store(true)
+}
+
+// cachedCalibration sets e.cal to the calibration cached for the GPU the
+// backend names without initializing its driver (backend.NameHinter), and
+// reports whether there was one. Planning host data on the CPU then costs
+// no driver call at all; the device is set up (and probed) only when a plan
+// sends work to it.
+func (e *Engine) cachedCalibration() bool {
+	h, ok := e.gpu.(backend.NameHinter)
+	if !ok {
+		return false
+	}
+	name, ok := h.NameHint()
+	if !ok {
+		return false
+	}
+	cal, ok := planner.Cached(e.threads, name)
+	if !ok {
+		return false
+	}
+	e.cal = cal
+	return true
 }
 
 // uncalibrated reports whether planning under DeviceAuto would have to load

@@ -61,6 +61,24 @@ func Calibrate(ctx context.Context, threads int, gpu backend.GPUBackend) Calibra
 	return cal
 }
 
+// Cached returns the cached calibration of this host and the GPU named gpu,
+// when one was measured for threads goroutines: what Calibrate would load,
+// without asking the GPU backend anything.
+func Cached(threads int, gpu string) (Calibration, bool) {
+	start := time.Now()
+	host, _ := os.Hostname()
+	path, err := CachePath(host, gpu)
+	if err != nil || gpu == "" {
+		return Calibration{}, false
+	}
+	cal, err := Load(path)
+	if err != nil || cal.MaxThreads != threads {
+		return Calibration{}, false
+	}
+	startup.Trace("calibration (cached, by name)", start, nil)
+	return cal, true
+}
+
 // MeasureCPU times the CPU backend's fused pass over a 128 MiB int64 column
 // (larger than most caches: the rate of data in memory) with one goroutine
 // and with threads of them, best of three each; then the float rate, the

@@ -5,7 +5,10 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -21,6 +24,7 @@ import (
 var (
 	_ planner.GPUCalibrator = (*Backend)(nil)
 	_ backend.Locator       = (*Backend)(nil)
+	_ backend.NameHinter    = (*Backend)(nil)
 )
 
 // DeviceName is the GPU's name (the planner keys its calibration cache by
@@ -188,4 +192,43 @@ func fastest(st cudrv.Stream, runs int, op func() error) (float64, error) {
 		return 0, err
 	}
 	return slices.Min(t), nil
+}
+
+// gpuRecords is where the NVIDIA driver describes each GPU on Linux, one
+// folder a device with an "information" file ("Model: NVIDIA H100 ...").
+var gpuRecords = "/proc/driver/nvidia/gpus"
+
+// NameHint implements backend.NameHinter: the model name the driver's
+// records give, when every GPU of the host is of that one model and no
+// CUDA_VISIBLE_DEVICES selection is in force (then the device this backend
+// opens is of that model whatever the driver's order). It reads files only:
+// the driver is not initialized. The name is the one cuDeviceGetName gives,
+// which keys the calibration cache; a name that differs only misses the
+// cache, and the engine then probes as before.
+func (b *Backend) NameHint() (string, bool) {
+	if _, set := os.LookupEnv("CUDA_VISIBLE_DEVICES"); set {
+		return "", false
+	}
+	dirs, err := os.ReadDir(gpuRecords)
+	if err != nil || len(dirs) == 0 {
+		return "", false
+	}
+	model := ""
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(gpuRecords, d.Name(), "information"))
+		if err != nil {
+			return "", false
+		}
+		m := ""
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "Model" {
+				m = strings.TrimSpace(v)
+			}
+		}
+		if m == "" || (model != "" && m != model) {
+			return "", false
+		}
+		model = m
+	}
+	return model, true
 }
