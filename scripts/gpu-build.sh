@@ -23,7 +23,7 @@ out="${GPU_BIN:-$root/gpu-bin}"
 cd "$root"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-rm -f "$out"/*.gz "$out"/*.test "$out"/arrowagg "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
+rm -f "$out"/*.gz "$out"/*.xz "$out"/duckfiles "$out"/*.test "$out"/arrowagg "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
 rm -rf "$out/startup"
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
@@ -41,6 +41,7 @@ if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/
 fi
 
 for f in "$out"/*; do
+  case "$f" in *.gz | *.xz) continue ;; esac # compressed already
   if [ -f "$f" ] && [ -x "$f" ]; then
     gzip -6 -f "$f"
   fi
