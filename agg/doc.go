@@ -2,8 +2,9 @@
 // functions and their names (Set, Parse), the partial state of one column
 // (State) with its life cycle — init (New), update (the constructors of
 // partial states that the backends' loops, Parquet statistics and null runs
-// produce), merge (State.Merge) and finalize (the accessors that read results
-// in neutral values) — the exact 192-bit integer of sums (Int192) and the
+// produce), merge (State.Merge) and finalize (State.Finalize: every
+// aggregate as a neutral Go value, Final) — the exact 192-bit integer of sums
+// (Int192) and the
 // state's serialization (MarshalBinary, UnmarshalBinary).
 //
 // It imports no Arrow version and no backend: the CPU and CUDA backends, the

@@ -11,8 +11,8 @@ import (
 // aggregates are, whatever drives them. New initializes it (init); a backend's
 // update loops fold a run of values into a partial State made by one of the
 // constructors of build.go (update), Merge combines two partial states
-// (merge), and the accessors of final.go read the results out of it in
-// neutral values (finalize), which the front ends turn into Arrow scalars.
+// (merge), and Finalize reads the results out of it as neutral values
+// (Final: finalize), which the front ends turn into Arrow scalars.
 //
 // The fields are exported to be read; only this package writes them, through
 // New, the constructors, Merge, AddNulls, SetPositions, ShiftRows and

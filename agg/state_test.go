@@ -187,3 +187,63 @@ func TestUnmarshalVersion2(t *testing.T) {
 	bad := append(append([]byte{}, b[:len(b)-len(tracks)]...), binary.AppendUvarint(nil, uint64(Sum))...)
 	require.ErrorIs(t, back.UnmarshalBinary(bad), ErrState, "Sum without the counts and Mean is no state's Tracks")
 }
+
+func TestFinalize(t *testing.T) {
+	s := New(column.FamilySigned, Default)
+	p := Signed(3, 1, Int192From(-7), -5, 4)
+	s.Merge(&p)
+	f := s.Finalize(Sum | Min | Max | Mean)
+	require.Equal(t, Sum|Min|Max|Mean|Count|NullCount, f.Set|Count|NullCount)
+	require.True(t, f.Valid())
+	require.Equal(t, int64(-5), int64(f.Min.Bits[0]))
+	require.Equal(t, int64(4), int64(f.Max.Bits[0]))
+	m, ok := f.Mean(0)
+	require.True(t, ok)
+	require.Equal(t, -7.0/3, m)
+	m, _ = f.Mean(2) // a decimal of scale 2: -0.07 / 3
+	require.Equal(t, -0.07/3, m)
+	m, _ = f.Mean(-1) // scale -1: -70 / 3
+	require.Equal(t, -70.0/3, m)
+
+	// what the state does not track is not answered
+	c := Counts(column.FamilySigned, 2, 0)
+	s.Merge(&c)
+	require.Equal(t, Count|NullCount, s.Finalize(Default).Set)
+
+	// floats: every valid value NaN gives NaN extremes; one value keeps its
+	// bits (no NaN rule)
+	fl := New(column.FamilyFloat, All)
+	nan := Float(2, 0, math.NaN(), 0, math.NaN(), math.Inf(1), math.Inf(-1))
+	nan.SetPositions(Positions{FirstRow: 4, LastRow: 5, First: [2]uint64{math.Float64bits(math.Copysign(0, -1))},
+		Last: [2]uint64{math.Float64bits(math.NaN())}, MinRow: -1, MaxRow: -1})
+	fl.Merge(&nan)
+	ff := fl.Finalize(All)
+	require.True(t, math.IsNaN(ff.Min.Float))
+	require.True(t, math.IsNaN(ff.Max.Float))
+	require.True(t, math.IsNaN(ff.FloatSum))
+	require.True(t, math.Signbit(ff.First.Float))
+	require.Equal(t, int64(4), ff.FirstRow)
+
+	// booleans: min is true only when every value is
+	b := New(column.FamilyBool, 0)
+	bp := Bool(3, 0, 2)
+	b.Merge(&bp)
+	bf := b.Finalize(Min | Max | Mean)
+	require.False(t, bf.Min.Bool)
+	require.True(t, bf.Max.Bool)
+	m, _ = bf.Mean(0)
+	require.Equal(t, 2.0/3, m)
+
+	// bytes: no mean
+	y := New(column.FamilyBytes, 0)
+	yp := Bytes(1, 0, []byte("a"), []byte("b"))
+	y.Merge(&yp)
+	yf := y.Finalize(0)
+	require.Equal(t, "a", string(yf.Min.Bytes))
+	_, ok = yf.Mean(0)
+	require.False(t, ok)
+	empty := New(column.FamilySigned, 0)
+	ef := empty.Finalize(0)
+	_, ok = ef.Mean(0)
+	require.False(t, ok, "no mean without values")
+}

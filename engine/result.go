@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"math"
 	"math/big"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -51,52 +50,33 @@ type Result struct {
 }
 
 // Finalize turns the state of a column of type dt into its requested results,
-// as Arrow scalars; an aggregate the state does not track (State.Tracks) is
+// as Arrow scalars: agg's neutral values (State.Finalize) in this Arrow
+// version's types. An aggregate the state does not track (State.Tracks) is
 // left unset, as if not requested.
 func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result {
 	vt := dt
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
 	}
-	aggs &= s.Tracks | agg.Count | agg.NullCount // what the state does not know is not reported
+	f := s.Finalize(aggs)
+	aggs = f.Set
 	r := Result{Name: name, Type: dt, State: *s}
-	r.Count, r.NullCount = s.Count, s.NullCount
-	has := s.Count > 0
-	if aggs&(agg.Sum|agg.Mean) != 0 && s.Family != column.FamilyFloat && s.Family != column.FamilyBytes {
-		r.SumExact = s.Sum.Big()
+	r.Count, r.NullCount = f.Count, f.NullCount
+	has := f.Valid()
+	if aggs&(agg.Sum|agg.Mean) != 0 && f.Family != column.FamilyFloat && f.Family != column.FamilyBytes {
+		r.SumExact = f.Sum.Big()
 	}
 	if aggs.Has(agg.Sum) {
-		r.Sum, r.SumOverflow = sumScalar(s, vt, has)
+		r.Sum, r.SumOverflow = sumScalar(&f, vt, has)
 	}
 	if aggs.Has(agg.Min) {
-		r.Min = extremeScalar(s, vt, has, s.Min, s.BMin, false)
+		r.Min = valueScalar(vt, has, f.Min)
 	}
 	if aggs.Has(agg.Max) {
-		r.Max = extremeScalar(s, vt, has, s.Max, s.BMax, true)
+		r.Max = valueScalar(vt, has, f.Max)
 	}
 	if aggs.Has(agg.Mean) {
-		r.Mean = meanScalar(s, vt, has)
-	}
-	if aggs&agg.Ordered != 0 && s.Ordered() {
-		finalizeOrdered(s, &r, vt, has, aggs)
-	}
-	return r
-}
-
-func finalizeOrdered(s *agg.State, r *Result, vt arrow.DataType, has bool, aggs agg.Set) {
-	valueAt := func(enc [2]uint64, b []byte) scalar.Scalar {
-		if s.Family == column.FamilyBool {
-			return scalar.NewBooleanScalar(enc[0] == 1)
-		}
-		if s.Family == column.FamilyFloat {
-			// the extremes' NaN rule does not apply to one value
-			f := math.Float64frombits(enc[0])
-			if vt.ID() == arrow.FLOAT32 {
-				return scalar.NewFloat32Scalar(float32(f))
-			}
-			return scalar.NewFloat64Scalar(f)
-		}
-		return extremeScalar(s, vt, true, enc, b, false)
+		r.Mean = meanScalar(&f, vt)
 	}
 	row := func(r int64) scalar.Scalar {
 		if !has || r < 0 {
@@ -105,23 +85,18 @@ func finalizeOrdered(s *agg.State, r *Result, vt arrow.DataType, has bool, aggs 
 		return scalar.NewInt64Scalar(r)
 	}
 	if aggs.Has(agg.First) {
-		r.First = scalar.MakeNullScalar(vt)
-		if has && s.FirstRow >= 0 {
-			r.First = valueAt(s.First, s.BFirst)
-		}
+		r.First = valueScalar(vt, has && f.FirstRow >= 0, f.First)
 	}
 	if aggs.Has(agg.Last) {
-		r.Last = scalar.MakeNullScalar(vt)
-		if has && s.LastRow >= 0 {
-			r.Last = valueAt(s.Last, s.BLast)
-		}
+		r.Last = valueScalar(vt, has && f.LastRow >= 0, f.Last)
 	}
 	if aggs.Has(agg.ArgMin) {
-		r.ArgMin = row(s.MinRow)
+		r.ArgMin = row(f.ArgMin)
 	}
 	if aggs.Has(agg.ArgMax) {
-		r.ArgMax = row(s.MaxRow)
+		r.ArgMax = row(f.ArgMax)
 	}
+	return r
 }
 
 // sumType is the Arrow type of the sum of a column of type dt, nil when sum
@@ -152,7 +127,7 @@ func meanApplies(dt arrow.DataType) bool {
 	return false
 }
 
-func sumScalar(s *agg.State, dt arrow.DataType, has bool) (scalar.Scalar, bool) {
+func sumScalar(s *agg.Final, dt arrow.DataType, has bool) (scalar.Scalar, bool) {
 	st := sumType(dt)
 	if st == nil {
 		return nil, false
@@ -162,7 +137,7 @@ func sumScalar(s *agg.State, dt arrow.DataType, has bool) (scalar.Scalar, bool) 
 	}
 	switch st.ID() {
 	case arrow.FLOAT64:
-		return scalar.NewFloat64Scalar(s.FloatSum()), false
+		return scalar.NewFloat64Scalar(s.FloatSum), false
 	case arrow.UINT64:
 		if s.Sum.FitsUint64() {
 			return scalar.NewUint64Scalar(s.Sum[0]), false
@@ -204,35 +179,27 @@ func wideDecimalScalar(v agg.Int192, scale int32) scalar.Scalar {
 	return scalar.NewDecimal256Scalar(decimal256.FromBigInt(v.Big()), &arrow.Decimal256Type{Precision: 76, Scale: scale})
 }
 
-func meanScalar(s *agg.State, dt arrow.DataType, has bool) scalar.Scalar {
+func meanScalar(f *agg.Final, dt arrow.DataType) scalar.Scalar {
 	if !meanApplies(dt) {
 		return nil
 	}
-	if !has {
+	var scale int32
+	if d, ok := dt.(*arrow.Decimal128Type); ok {
+		scale = d.Scale
+	}
+	m, ok := f.Mean(scale)
+	if !ok {
 		return scalar.MakeNullScalar(arrow.PrimitiveTypes.Float64)
 	}
-	if s.Family == column.FamilyFloat {
-		return scalar.NewFloat64Scalar(s.FloatSum() / float64(s.Count))
-	}
-	// Exact sum / (count * 10^scale), rounded once.
-	num, den := s.Sum.Big(), big.NewInt(s.Count)
-	if d, ok := dt.(*arrow.Decimal128Type); ok && d.Scale != 0 {
-		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(d.Scale)), nil)
-		if d.Scale > 0 {
-			den.Mul(den, p)
-		} else {
-			num.Mul(num, p.Exp(big.NewInt(10), big.NewInt(int64(-d.Scale)), nil))
-		}
-	}
-	f, _ := new(big.Rat).SetFrac(num, den).Float64()
-	return scalar.NewFloat64Scalar(f)
+	return scalar.NewFloat64Scalar(m)
 }
 
-// extremeScalar makes the min (isMax false) or max scalar of type dt.
-func extremeScalar(s *agg.State, dt arrow.DataType, has bool, enc [2]uint64, b []byte, isMax bool) scalar.Scalar {
+// valueScalar makes a scalar of type dt of v (a null one when !has).
+func valueScalar(dt arrow.DataType, has bool, v agg.Value) scalar.Scalar {
 	if !has {
 		return scalar.MakeNullScalar(dt)
 	}
+	enc, b := v.Bits, v.Bytes
 	i := int64(enc[0])
 	switch dt.ID() {
 	case arrow.INT8:
@@ -252,20 +219,12 @@ func extremeScalar(s *agg.State, dt arrow.DataType, has bool, enc [2]uint64, b [
 	case arrow.UINT64:
 		return scalar.NewUint64Scalar(enc[0])
 	case arrow.FLOAT32, arrow.FLOAT64:
-		f := math.Float64frombits(enc[0])
-		if math.Float64frombits(s.Min[0]) > math.Float64frombits(s.Max[0]) {
-			f = math.NaN() // every valid value was NaN
-		}
 		if dt.ID() == arrow.FLOAT32 {
-			return scalar.NewFloat32Scalar(float32(f))
+			return scalar.NewFloat32Scalar(float32(v.Float))
 		}
-		return scalar.NewFloat64Scalar(f)
+		return scalar.NewFloat64Scalar(v.Float)
 	case arrow.BOOL:
-		trues := int64(s.Sum[0])
-		if isMax {
-			return scalar.NewBooleanScalar(trues > 0)
-		}
-		return scalar.NewBooleanScalar(trues == s.Count)
+		return scalar.NewBooleanScalar(v.Bool)
 	case arrow.DECIMAL128:
 		return scalar.NewDecimal128Scalar(decimal128.New(int64(enc[1]), enc[0]), dt)
 	case arrow.DATE32:
