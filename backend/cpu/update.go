@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -560,55 +561,183 @@ func (a *boolAcc) flush(count, nulls int64) agg.State { return agg.Bool(count, n
 
 // bytesAcc tracks the bytewise min and max of a string or binary column. The
 // extremes borrow the input until flush copies them into the state.
+//
+// Most values of a column lie strictly between the extremes seen so far, and
+// for those a comparison of 8-byte prefixes decides: a value's key is its
+// first 8 bytes read big-endian, zero-padded (prefixKey), and a key strictly
+// between the extremes' keys means a value strictly between them, so only
+// values whose key ties or passes an extreme's are compared in full.
 type bytesAcc struct {
-	v        *column.View
-	min, max []byte
-	seen     bool
-	err      error
+	v               *column.View
+	min, max        []byte
+	minKey, maxKey  uint64
+	seen            bool
+	err             error
+	off32           []int32 // the offsets (one of the two), from element 0
+	off64           []int64
+	offsetsResolved bool
 }
 
-func (a *bytesAcc) value(i int) []byte {
+// bounds returns the byte range of element i, or ok false (and the error
+// noted) when the offsets point outside the data.
+func (a *bytesAcc) bounds(i int) (lo, hi int64, ok bool) {
 	v := a.v
-	var lo, hi int64
-	if v.Kind == column.LargeBinary {
-		o := column.Slice[int64](v.Offsets)
-		lo, hi = o[v.Offset+i], o[v.Offset+i+1]
+	if !a.offsetsResolved {
+		if v.Kind == column.LargeBinary {
+			a.off64 = column.Slice[int64](v.Offsets)
+		} else {
+			a.off32 = column.Slice[int32](v.Offsets)
+		}
+		a.offsetsResolved = true
+	}
+	if a.off64 != nil {
+		lo, hi = a.off64[v.Offset+i], a.off64[v.Offset+i+1]
 	} else {
-		o := column.Slice[int32](v.Offsets)
-		lo, hi = int64(o[v.Offset+i]), int64(o[v.Offset+i+1])
+		lo, hi = int64(a.off32[v.Offset+i]), int64(a.off32[v.Offset+i+1])
 	}
 	if lo < 0 || hi < lo || hi > int64(len(v.Values)) {
 		if a.err == nil {
 			a.err = fmt.Errorf("%s value %d has offsets [%d, %d] outside its %d-byte data buffer", v.Type, i, lo, hi, len(v.Values))
 		}
+		return 0, 0, false
+	}
+	return lo, hi, true
+}
+
+func (a *bytesAcc) value(i int) []byte {
+	lo, hi, ok := a.bounds(i)
+	if !ok {
 		return nil
 	}
-	return v.Values[lo:hi]
+	return a.v.Values[lo:hi]
+}
+
+// prefixKey is the first 8 bytes of data[lo:hi] as a big-endian number,
+// zero-padded: keys order as the values do wherever they differ (a smaller
+// key is a smaller value, a larger key a larger one; equal keys decide
+// nothing).
+func prefixKey(data []byte, lo, hi int64) uint64 {
+	n := hi - lo
+	if lo+8 <= int64(len(data)) {
+		k := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
+		if n < 8 {
+			k &^= 1<<(64-8*uint(n)) - 1
+		}
+		return k
+	}
+	var k uint64
+	for j := int64(0); j < 8; j++ {
+		k <<= 8
+		if j < n {
+			k |= uint64(data[lo+j])
+		}
+	}
+	return k
 }
 
 func (a *bytesAcc) one(i int) {
-	b := a.value(i)
-	if !a.seen {
-		a.min, a.max, a.seen = b, b, true
+	lo, hi, ok := a.bounds(i)
+	if !ok {
 		return
 	}
-	if bytes.Compare(b, a.min) < 0 {
-		a.min = b
+	data := a.v.Values
+	k := prefixKey(data, lo, hi)
+	if a.seen && k > a.minKey && k < a.maxKey {
+		return // strictly between the extremes
 	}
-	if bytes.Compare(b, a.max) > 0 {
-		a.max = b
+	b := data[lo:hi]
+	if !a.seen {
+		a.min, a.max, a.seen = b, b, true
+		a.minKey, a.maxKey = k, k
+		return
+	}
+	if k <= a.minKey && bytes.Compare(b, a.min) < 0 {
+		a.min, a.minKey = b, k
+	}
+	if k >= a.maxKey && bytes.Compare(b, a.max) > 0 {
+		a.max, a.maxKey = b, k
 	}
 }
 
 func (a *bytesAcc) dense(i, j int) {
-	for k := i; k < j; k++ {
-		a.one(k)
+	if i >= j {
+		return
+	}
+	if !a.seen {
+		a.one(i) // the first value: the extremes' keys start there
+		i++
+	}
+	a.bounds(i) // resolves the offsets
+	if a.off64 != nil {
+		denseBytes(a, a.off64, i, j)
+	} else {
+		denseBytes(a, a.off32, i, j)
+	}
+}
+
+// denseBytes folds elements [i, j) of a's view, whose offsets are off (from
+// element 0), once a has seen a value: the prefix keys of most values fall
+// strictly between the extremes' and nothing more is read of them; the
+// others (and offsets out of range, which one reports) take one's full path.
+func denseBytes[O int32 | int64](a *bytesAcc, off []O, i, j int) {
+	data := a.v.Values
+	n := int64(len(data))
+	minK, maxK := a.minKey, a.maxKey
+	off = off[a.v.Offset+i : a.v.Offset+j+1]
+	for k := 0; k+1 < len(off); k++ {
+		lo, hi := int64(off[k]), int64(off[k+1])
+		if lo >= 0 && hi >= lo && lo+8 <= n && hi <= n {
+			key := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
+			sh := uint(max(0, 8-(hi-lo))) * 8 // the bytes past the value: no branch on its length
+			key = key >> sh << sh
+			if key > minK && key < maxK {
+				continue
+			}
+		}
+		a.one(i + k)
+		minK, maxK = a.minKey, a.maxKey
 	}
 }
 
 func (a *bytesAcc) sparse(base int, w uint64) {
-	for ; w != 0; w &= w - 1 {
+	if w == ^uint64(0) {
+		a.dense(base, base+64)
+		return
+	}
+	if !a.seen && w != 0 {
 		a.one(base + bits.TrailingZeros64(w))
+		w &= w - 1
+	}
+	if w == 0 {
+		return
+	}
+	a.bounds(base + bits.TrailingZeros64(w)) // resolves the offsets
+	if a.off64 != nil {
+		sparseBytes(a, a.off64, base, w)
+	} else {
+		sparseBytes(a, a.off32, base, w)
+	}
+}
+
+// sparseBytes is denseBytes for the elements base+k of the set bits k of w.
+func sparseBytes[O int32 | int64](a *bytesAcc, off []O, base int, w uint64) {
+	data := a.v.Values
+	n := int64(len(data))
+	minK, maxK := a.minKey, a.maxKey
+	off = off[a.v.Offset+base:]
+	for ; w != 0; w &= w - 1 {
+		k := bits.TrailingZeros64(w)
+		lo, hi := int64(off[k]), int64(off[k+1])
+		if lo >= 0 && hi >= lo && lo+8 <= n && hi <= n {
+			key := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
+			sh := uint(max(0, 8-(hi-lo))) * 8 // the bytes past the value: no branch on its length
+			key = key >> sh << sh
+			if key > minK && key < maxK {
+				continue
+			}
+		}
+		a.one(base + k)
+		minK, maxK = a.minKey, a.maxKey
 	}
 }
 
