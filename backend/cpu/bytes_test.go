@@ -130,3 +130,28 @@ func TestPrefixKeyOrders(t *testing.T) {
 		}
 	}
 }
+
+// A dictionary's values are visited one at a time, in index order (dictAcc
+// calls dense(j, j+1)): the last value of the dictionary included.
+func TestBytesOneAtATime(t *testing.T) {
+	vals := [][]byte{[]byte("kiwi"), []byte("apple"), []byte("zucchini"), []byte("fig")}
+	v := bytesView(vals, false)
+	for _, order := range [][]int{{3, 2, 1, 0}, {0, 1, 2, 3}, {3}, {2, 3}} {
+		acc := bytesAcc{v: &v}
+		for _, j := range order {
+			acc.dense(j, j+1)
+		}
+		require.NoError(t, acc.err)
+		lo, hi := vals[order[0]], vals[order[0]]
+		for _, j := range order {
+			if bytes.Compare(vals[j], lo) < 0 {
+				lo = vals[j]
+			}
+			if bytes.Compare(vals[j], hi) > 0 {
+				hi = vals[j]
+			}
+		}
+		require.Equal(t, string(lo), string(acc.min), "%v", order)
+		require.Equal(t, string(hi), string(acc.max), "%v", order)
+	}
+}

@@ -665,7 +665,9 @@ func (a *bytesAcc) dense(i, j int) {
 	}
 	if !a.seen {
 		a.one(i) // the first value: the extremes' keys start there
-		i++
+		if i++; i >= j {
+			return
+		}
 	}
 	a.bounds(i) // resolves the offsets
 	if a.off64 != nil {
