@@ -617,22 +617,36 @@ func (a *bytesAcc) value(i int) []byte {
 // key is a smaller value, a larger key a larger one; equal keys decide
 // nothing).
 func prefixKey(data []byte, lo, hi int64) uint64 {
-	n := hi - lo
 	if lo+8 <= int64(len(data)) {
-		k := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
-		if n < 8 {
-			k &^= 1<<(64-8*uint(n)) - 1
-		}
-		return k
+		return wordKey(data, lo, hi)
 	}
 	var k uint64
 	for j := int64(0); j < 8; j++ {
 		k <<= 8
-		if j < n {
+		if j < hi-lo {
 			k |= uint64(data[lo+j])
 		}
 	}
 	return k
+}
+
+// wordKey is prefixKey where 8 bytes of data start at lo: one load, and the
+// bytes past the value cut with a shift, not a branch on its length.
+func wordKey(data []byte, lo, hi int64) uint64 {
+	k := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
+	sh := uint(max(0, 8-(hi-lo))) * 8
+	return k >> sh << sh
+}
+
+// between reports whether data[lo:hi] (n = len(data)) is a valid value
+// whose prefix key lies strictly between minK and maxK: a value strictly
+// between the extremes, which needs nothing more.
+func between(data []byte, n, lo, hi int64, minK, maxK uint64) bool {
+	if lo < 0 || hi < lo || lo+8 > n || hi > n {
+		return false
+	}
+	k := wordKey(data, lo, hi)
+	return k > minK && k < maxK
 }
 
 func (a *bytesAcc) one(i int) {
@@ -687,14 +701,8 @@ func denseBytes[O int32 | int64](a *bytesAcc, off []O, i, j int) {
 	minK, maxK := a.minKey, a.maxKey
 	off = off[a.v.Offset+i : a.v.Offset+j+1]
 	for k := 0; k+1 < len(off); k++ {
-		lo, hi := int64(off[k]), int64(off[k+1])
-		if lo >= 0 && hi >= lo && lo+8 <= n && hi <= n {
-			key := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
-			sh := uint(max(0, 8-(hi-lo))) * 8 // the bytes past the value: no branch on its length
-			key = key >> sh << sh
-			if key > minK && key < maxK {
-				continue
-			}
+		if between(data, n, int64(off[k]), int64(off[k+1]), minK, maxK) {
+			continue
 		}
 		a.one(i + k)
 		minK, maxK = a.minKey, a.maxKey
@@ -729,14 +737,8 @@ func sparseBytes[O int32 | int64](a *bytesAcc, off []O, base int, w uint64) {
 	off = off[a.v.Offset+base:]
 	for ; w != 0; w &= w - 1 {
 		k := bits.TrailingZeros64(w)
-		lo, hi := int64(off[k]), int64(off[k+1])
-		if lo >= 0 && hi >= lo && lo+8 <= n && hi <= n {
-			key := bits.ReverseBytes64(binary.LittleEndian.Uint64(data[lo:]))
-			sh := uint(max(0, 8-(hi-lo))) * 8 // the bytes past the value: no branch on its length
-			key = key >> sh << sh
-			if key > minK && key < maxK {
-				continue
-			}
+		if between(data, n, int64(off[k]), int64(off[k+1]), minK, maxK) {
+			continue
 		}
 		a.one(base + k)
 		minK, maxK = a.minKey, a.maxKey
