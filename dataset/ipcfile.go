@@ -76,6 +76,16 @@ func ipcFooterStart(r io.ReaderAt, size int64) (int64, error) {
 	return end, nil
 }
 
+// bigEndian reports whether the footer's schema declares big-endian data
+// (Schema.endianness, field 0: Little = 0, Big = 1).
+func (f *ipcFooter) bigEndian() bool {
+	if f.schema.b == nil {
+		return false
+	}
+	e, ok := f.schema.scalar(0, 2)
+	return ok && e == 1
+}
+
 // readIPCFooter reads and checks the footer of the IPC file r of size bytes:
 // its schema's vectors lie in it, and every block lies between the start of
 // the stream and the footer, without overlapping another.

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/endian"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -194,9 +195,6 @@ type ipcFileRun struct {
 // is read, says that the file is to be read as a stream.
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
-	if !fi.schema.IsNativeEndian() {
-		return 0, errNotInPlace // Arrow's reader swaps the bytes
-	}
 	data, err := openIPCData(s.Path, s.Size, d.opts.Mem)
 	if err != nil {
 		return 0, err
@@ -209,6 +207,11 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	footer, err := readIPCFooter(data.f, data.size)
 	if err != nil {
 		return 0, err
+	}
+	// The file's own schema says its byte order (the schema probed through
+	// Arrow's reader is already the native one: that reader swaps the bytes).
+	if footer.bigEndian() != (endian.NativeEndian == endian.BigEndian) {
+		return 0, errNotInPlace
 	}
 	mem := trackingAllocator(d.opts.Mem)
 	defer mem.freeAll() // after every batch is released: what a panic left

@@ -318,7 +318,7 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 	}
 	dt := f.typ
 	if dt.ID() == arrow.NULL {
-		return array.NewData(dt, length, []*memory.Buffer{nil}, nil, length, 0), nil
+		return array.NewData(dt, length, nil, nil, length, 0), nil // no buffers, as Arrow's reader makes it
 	}
 	var bufs []*memory.Buffer
 	defer func() {
