@@ -145,6 +145,21 @@ func (b *Budget) Acquire(ctx context.Context, what string, n int64) error {
 	}
 }
 
+// TryAcquire charges n bytes for what when they are free now, without
+// waiting: false when they are not, an *Error when n is more than the
+// budget (less what is pinned). Release gives them back.
+func (b *Budget) TryAcquire(what string, n int64) (bool, error) {
+	if n <= 0 {
+		return true, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.refuse(what, n); err != nil {
+		return false, err
+	}
+	return b.take(n), nil
+}
+
 // Release gives back n bytes of Acquire.
 func (b *Budget) Release(n int64) {
 	if n <= 0 {
@@ -200,8 +215,11 @@ func (b *Budget) Unpin(n int64) {
 }
 
 // Charge is the memory a unit of work holds, grown as it goes: see Run.
+// Its methods are safe for concurrent use (a holder's buffers may be freed
+// by other goroutines).
 type Charge struct {
 	b    *Budget
+	mu   sync.Mutex
 	held int64 // charged to b
 	used int64 // in use by the unit (at most held)
 	peak int64 // the most in use
@@ -227,6 +245,8 @@ func (c *Charge) Grow(what string, n int64) error {
 	if c == nil || n <= 0 {
 		return nil
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	need := c.used + n
 	if need <= c.held {
 		c.used = need
@@ -247,15 +267,21 @@ func (c *Charge) Grow(what string, n int64) error {
 		return nil
 	}
 	b.mu.Unlock()
-	if c.wait {
-		if err := b.Acquire(c.ctx, what, extra); err != nil {
-			return err
-		}
-		c.held, c.used = need, need
-		c.peak = max(c.peak, need)
-		return nil
+	if !c.wait {
+		return &retry{need: max(c.peak, need)}
 	}
-	return &retry{need: max(c.peak, need)}
+	// Wait for the extra bytes alone, without the lock: the holder's
+	// buffers may be given back meanwhile.
+	c.mu.Unlock()
+	err := b.Acquire(c.ctx, what, n)
+	c.mu.Lock()
+	if err != nil {
+		return err
+	}
+	c.held += n
+	c.used += n
+	c.peak = max(c.peak, c.used)
+	return nil
 }
 
 // Shrink gives n bytes of what the unit uses back to the unit (it keeps
@@ -264,7 +290,23 @@ func (c *Charge) Shrink(n int64) {
 	if c == nil {
 		return
 	}
+	c.mu.Lock()
 	c.used = max(c.used-max(n, 0), 0)
+	c.mu.Unlock()
+}
+
+// Give gives n bytes the unit used back to the budget at once (a holder's
+// buffer freed).
+func (c *Charge) Give(n int64) {
+	if c == nil || n <= 0 {
+		return
+	}
+	c.mu.Lock()
+	n = min(n, c.used, c.held)
+	c.used -= n
+	c.held -= n
+	c.mu.Unlock()
+	c.b.Release(n)
 }
 
 // Used is what the unit uses now.
@@ -272,6 +314,8 @@ func (c *Charge) Used() int64 {
 	if c == nil {
 		return 0
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.used
 }
 
@@ -280,8 +324,11 @@ func (c *Charge) Close() {
 	if c == nil {
 		return
 	}
-	c.b.Release(c.held)
+	c.mu.Lock()
+	held := c.held
 	c.held, c.used = 0, 0
+	c.mu.Unlock()
+	c.b.Release(held)
 }
 
 // Holder returns a charge for a holder that cannot start again: its Grow

@@ -54,6 +54,20 @@ func TestAcquireWaitsInOrder(t *testing.T) {
 	assert.Equal(t, int64(60), b.Peak())
 }
 
+func TestTryAcquire(t *testing.T) {
+	b := New(100, "")
+	ok, err := b.TryAcquire("", 70)
+	require.NoError(t, err)
+	assert.True(t, ok)
+	ok, err = b.TryAcquire("", 40)
+	require.NoError(t, err)
+	assert.False(t, ok)
+	_, err = b.TryAcquire("x", 101)
+	assert.EqualError(t, err, "x needs 101 B, the budget is 100 B")
+	b.Release(70)
+	assert.Zero(t, b.Used())
+}
+
 func TestAcquireCancelled(t *testing.T) {
 	b := New(100, "")
 	require.NoError(t, b.Acquire(context.Background(), "", 100))

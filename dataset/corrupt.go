@@ -1,8 +1,11 @@
 package dataset
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // CorruptError is the error of a decoder that failed on an input's bytes
@@ -22,6 +25,12 @@ func (e *CorruptError) Error() string {
 // corrupt. The panic's text, often Go's runtime words (an index out of
 // range, a slice too long to make), is kept only as the detail.
 func panicError(p any) error {
+	if err, ok := p.(error); ok {
+		var be *budget.Error
+		if errors.As(err, &be) { // a refusal of the budget, not corrupt bytes
+			return err
+		}
+	}
 	detail := strings.TrimPrefix(fmt.Sprint(p), "runtime error: ")
 	if i := strings.IndexByte(detail, '\n'); i >= 0 {
 		detail = detail[:i]

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -36,6 +37,15 @@ type Options struct {
 	// arrays, at most one per CPU (runtime.NumCPU) is decoded at a time: more
 	// would only hold more memory.
 	Workers int
+	// Budget is the memory budget charged, before they are made, with the
+	// allocations whose size a file decides: decompressed pages and IPC
+	// buffers, dictionaries at what their decoders hold, standard input
+	// buffered, decoded footers (see the budget package). A need that can
+	// never fit is refused with a *budget.Error naming it (wrapped in the
+	// *Error of its source); one that fits waits for memory that other
+	// workers (or other reads sharing the budget) hold. Default:
+	// budget.Default(), shared by every read of the process given none.
+	Budget *budget.Budget
 	// ArrowDecode decodes every Parquet column into Arrow arrays through
 	// pqarrow, even those Aggregate would otherwise fold from their pages
 	// (slower; for comparisons).
@@ -50,6 +60,9 @@ type Dataset struct {
 }
 
 type fileInfo struct {
+	// pinned is what the source holds of the budget while the dataset is
+	// open: its decoded footer.
+	pinned  int64
 	schema  *arrow.Schema
 	leaves  []column.Leaf
 	index   column.Index // leaves by name
@@ -72,6 +85,9 @@ func Open(ctx context.Context, sources []Source, opts Options) (*Dataset, error)
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.Budget == nil {
+		opts.Budget = budget.Default()
 	}
 	if len(sources) == 0 {
 		return nil, errors.New("dataset without sources")
@@ -98,7 +114,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	var err error
 	switch {
 	case s.Path == Stdin:
-		fi.stream, err = openIPCStream(ctx, d.opts.Stdin, nil, true, d.opts.Mem, nil, d.opts.Progress)
+		fi.stream, err = openIPCStream(ctx, d.opts.Stdin, nil, true, d.opts.Mem, d.opts.Budget, nil, d.opts.Progress)
 		if err != nil {
 			return fmt.Errorf("reading an Arrow IPC stream: %w", err)
 		}
@@ -106,9 +122,14 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	case s.Format == Parquet:
 		// The footer is checked against the limits before arrow-go
 		// decodes it (limits.go).
-		if err := checkParquetFooter(ctx, s.Path); err != nil {
+		var n int64
+		if n, err = checkParquetFooter(ctx, s.Path); err != nil {
 			return err
 		}
+		if err := d.opts.Budget.Pin(ctx, "the decoded footer", footerMemory*n); err != nil {
+			return err
+		}
+		fi.pinned = footerMemory * n
 		fi.schema, fi.parquet, err = probeParquet(s.Path)
 	case s.Format == IPCFile:
 		fi.schema, err = probeIPCFile(ctx, s.Path, s.Size)
@@ -133,7 +154,7 @@ func probeIPCStream(ctx context.Context, path string) (_ *arrow.Schema, err erro
 	if err != nil {
 		return nil, err
 	}
-	s, err := openIPCStream(ctx, f, f, false, memory.DefaultAllocator, nil, nil)
+	s, err := openIPCStream(ctx, f, f, false, memory.DefaultAllocator, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +162,12 @@ func probeIPCStream(ctx context.Context, path string) (_ *arrow.Schema, err erro
 	return s.rdr.Schema(), nil
 }
 
-// Close releases what Open holds (standard input's reader).
+// Close releases what Open holds (standard input's reader, the footers'
+// share of the memory budget).
 func (d *Dataset) Close() error {
 	for i := range d.files {
+		d.opts.Budget.Unpin(d.files[i].pinned)
+		d.files[i].pinned = 0
 		if s := d.files[i].stream; s != nil {
 			s.close()
 			d.files[i].stream = nil
@@ -428,13 +452,13 @@ func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchRe
 	case s.Path == Stdin:
 		return nil, errors.New("standard input was read already")
 	case s.Format == IPCFile:
-		return openIPCFile(ctx, s.Path, s.Size, d.opts.Mem, prog)
+		return openIPCFile(ctx, s.Path, s.Size, d.opts.Mem, d.opts.Budget, prog)
 	case s.Format == IPCStream:
 		f, err := os.Open(s.Path)
 		if err != nil {
 			return nil, err
 		}
-		return openIPCStream(ctx, f, f, false, d.opts.Mem, prog, nil)
+		return openIPCStream(ctx, f, f, false, d.opts.Mem, d.opts.Budget, prog, nil)
 	}
 	return nil, ErrUnknownFormat
 }
@@ -465,7 +489,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 			return nil, err
 		}
 		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
-			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, useStats: useStats}
+			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget, useStats: useStats}
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err
 		}

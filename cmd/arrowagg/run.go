@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
@@ -63,6 +65,7 @@ type options struct {
 	paths    []string
 
 	gpuMemory int64 // cap on the GPU backend's device memory, bytes (0: none)
+	memory    int64 // the memory budget of reading the inputs, bytes
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -93,6 +96,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	format := fs.StringP("format", "f", "table", "output format: table, json or csv")
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
 	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
+	memSize := fs.String("memory", "", fmt.Sprintf("memory budget for what the inputs make arrowagg allocate (decompressed pages and buffers, dictionaries, footers), a `SIZE`: work waits for memory, and an input that needs more is refused with exit status 2 (default: a quarter of the machine's memory, at most %s; here %s)", bytesize.Format(budget.DefaultMax), bytesize.Format(budget.DefaultBytes())))
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
 	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
@@ -128,6 +132,15 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	if *gpuMemory != "" {
 		if opts.gpuMemory, err = bytesize.Parse(*gpuMemory); err != nil {
 			return opts, false, usagef("--gpu-memory: %w", err)
+		}
+	}
+	opts.memory = budget.DefaultBytes()
+	if *memSize != "" {
+		if opts.memory, err = bytesize.Parse(*memSize); err != nil {
+			return opts, false, usagef("--memory: %w", err)
+		}
+		if opts.memory <= 0 {
+			return opts, false, usagef("--memory: the budget must be more than 0 bytes")
 		}
 	}
 	if *threads < 0 {
@@ -232,7 +245,14 @@ func execute(ctx context.Context, args []string, e env) error {
 
 	bar := newProgress(opts.progress, e.stderr, e.stderrTerminal, total)
 	defer bar.stop(false)
-	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads})
+	mem := budget.New(opts.memory, "--memory")
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		// The Go heap is collected harder as it nears the budget and the
+		// constant a run holds besides (budget's doc): garbage does not
+		// pile up on top of the budget.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opts.memory + memoryOverhead))
+	}
+	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem})
 	if err != nil {
 		return err
 	}
@@ -263,6 +283,11 @@ func execute(ctx context.Context, args []string, e env) error {
 	}
 	return nil
 }
+
+// memoryOverhead is what a run holds besides its memory budget: the Go
+// runtime, the engine, the buffers each worker keeps (at most 4 MiB each,
+// a few per worker), results.
+const memoryOverhead = 256 << 20
 
 // newEngine makes the engine of the device policy: DeviceGPU without a GPU
 // backend is an error wrapping backend.ErrNoGPU.
