@@ -215,6 +215,17 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 			err = cerr
 		}
 	}()
+	// The footer, read and its blocks listed: charged while the file is
+	// read (ipcFooterMemory times its bytes).
+	start, err := ipcFooterStart(data.f, data.size)
+	if err != nil {
+		return 0, err
+	}
+	footerCharge := ipcFooterMemory * (data.size - ipcFileTrailer - start)
+	if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC file footer", footerCharge); err != nil {
+		return 0, err
+	}
+	defer d.opts.Budget.Release(footerCharge)
 	footer, err := readIPCFooter(data.f, data.size)
 	if err != nil {
 		return 0, err
@@ -243,6 +254,10 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	prog.finish()
 	return rows, nil
 }
+
+// ipcFooterMemory is what an IPC file's footer takes per byte of it: its
+// bytes, and its blocks listed (40 bytes for the 24 of each block).
+const ipcFooterMemory = 3
 
 // run reads the blocks in order, a few record batches ahead, and merges
 // their states in order. The calling goroutine reads the mapped file too
