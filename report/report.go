@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -167,30 +166,48 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 	b.WriteString("\n}\n")
 }
 
+// writeCSV writes RFC 4180 CSV: a null is an empty field, an empty string
+// the quoted "" (so that the two differ), and a field with a comma, a
+// quote, a line break or a leading space is quoted.
 func writeCSV(b *bytes.Buffer, r Report, rows []row) error {
-	w := csv.NewWriter(b)
-	header := []string{"name", "type"}
+	line := func(fields []value) {
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(csvField(f))
+		}
+		b.WriteByte('\n')
+	}
+	header := []value{textOf("name"), textOf("type")}
 	for _, a := range aggOrder {
 		if listed(a.agg, r.aggs()) {
-			header = append(header, a.name)
+			header = append(header, textOf(a.name))
 		}
 	}
-	if err := w.Write(header); err != nil {
-		return err
-	}
+	line(header)
 	for _, rw := range rows {
-		rec := []string{rw.name, rw.typ}
+		rec := []value{textOf(rw.name), textOf(rw.typ)}
 		for j, v := range rw.vals {
 			if listed(aggOrder[j].agg, r.aggs()) {
-				rec = append(rec, v.s) // null: empty
+				rec = append(rec, v)
 			}
 		}
-		if err := w.Write(rec); err != nil {
-			return err
-		}
+		line(rec)
 	}
-	w.Flush()
-	return w.Error()
+	return nil
+}
+
+// csvField is the CSV form of v.
+func csvField(v value) string {
+	switch {
+	case v.kind == null:
+		return ""
+	case v.kind == text && v.s == "",
+		strings.ContainsAny(v.s, ",\"\r\n") || strings.HasPrefix(v.s, " ") || strings.HasPrefix(v.s, "\t"):
+		return `"` + strings.ReplaceAll(v.s, `"`, `""`) + `"`
+	}
+	return v.s
 }
 
 // maxCell is the widest a table cell gets before it is cut.

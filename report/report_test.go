@@ -59,6 +59,15 @@ func TestFormatFloat(t *testing.T) {
 	}
 }
 
+func TestBinaryText(t *testing.T) {
+	for in, want := range map[string]string{
+		"ALGERIA": "ALGERIA", "日本語": "日本語", "": "",
+		"\x00\xff": `\x00\xFF`, `a\b`: `a\x5Cb`, "tab\there": `tab\x09here`, "\xe6\x97": `\xE6\x97`,
+	} {
+		assert.Equal(t, want, binaryText([]byte(in)), "%q", in)
+	}
+}
+
 func TestFloatValueSpecials(t *testing.T) {
 	assert.Equal(t, textOf("NaN"), floatValue(math.NaN(), 64))
 	assert.Equal(t, textOf("Inf"), floatValue(math.Inf(1), 64))

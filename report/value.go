@@ -1,13 +1,13 @@
 package report
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
@@ -207,11 +207,37 @@ func scalarValue(s scalar.Scalar, dt arrow.DataType) (value, error) {
 	case *scalar.LargeString:
 		return textOf(string(s.Value.Bytes())), nil
 	case *scalar.Binary:
-		return textOf(base64.StdEncoding.EncodeToString(s.Value.Bytes())), nil
+		return textOf(binaryText(s.Value.Bytes())), nil
 	case *scalar.LargeBinary:
-		return textOf(base64.StdEncoding.EncodeToString(s.Value.Bytes())), nil
+		return textOf(binaryText(s.Value.Bytes())), nil
 	}
 	return nullValue, fmt.Errorf("no output form for a %s scalar of a %s column", s.DataType(), dt)
+}
+
+// binaryText prints the bytes of a binary value as text, as DuckDB prints
+// a BLOB: as they are when they are text (valid UTF-8 without control
+// characters or backslashes: Impala and Spark store strings as binary),
+// else with every byte outside printable ASCII, and the backslash, as \xHH.
+func binaryText(b []byte) string {
+	plain := utf8.Valid(b)
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(b)
+	}
+	var sb strings.Builder
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			fmt.Fprintf(&sb, "\\x%02X", c)
+		} else {
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
 }
 
 // floatValue prints a float as Python's repr does (and so pyarrow and
