@@ -291,6 +291,20 @@ func TestStdin(t *testing.T) {
 	assert.Equal(t, jsonOf(t, want.Rows, 1, want.Results), jsonOf(t, sum.Rows, 1, sum.Results))
 }
 
+// A Parquet or IPC file on standard input is told to be passed as a path.
+func TestStdinOtherFormats(t *testing.T) {
+	for name, want := range map[string]string{
+		"sample.parquet": "stdin: reading an Arrow IPC stream: this looks like a Parquet file (it starts with PAR1): pass it as a path",
+		"sample.arrow":   "stdin: reading an Arrow IPC stream: this looks like an Arrow IPC file (it starts with ARROW1): pass it as a path",
+	} {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		require.NoError(t, err)
+		_, _, err = aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{"-"}, nil, Options{Stdin: bytes.NewReader(b)})
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), want), "%s: %v", name, err)
+	}
+}
+
 // A read of standard input that never returns is abandoned when the
 // context ends, while reading the schema and while reading batches.
 func TestStdinCancel(t *testing.T) {

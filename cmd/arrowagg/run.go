@@ -86,6 +86,54 @@ Exit status: 0 success, 1 internal error, 2 bad usage or bad input,
 130 interrupted.
 `
 
+// suggestFlag adds to the error of an unknown long flag the closest flag
+// there is, when one is close (--colums: did you mean --columns?).
+func suggestFlag(fs *pflag.FlagSet, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	typed := strings.TrimPrefix(msg, prefix)
+	best, bestDist := "", 3 // at most 2 edits, and under a third of the name
+	fs.VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(typed, f.Name); d < bestDist && 3*d < len(f.Name) {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w (did you mean --%s?)", err, best)
+}
+
+// editDistance is the edit distance of a and b: insertions, deletions,
+// substitutions and transpositions of two neighbours (--memroy is one edit
+// from --memory).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // parseFlags parses args; done is set when --help or --version was handled.
 func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err error) {
 	fs := pflag.NewFlagSet("arrowagg", pflag.ContinueOnError)
@@ -105,7 +153,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 
 	if err := fs.Parse(args); err != nil {
-		return opts, false, usageError{err}
+		return opts, false, usageError{suggestFlag(fs, err)}
 	}
 	if *help {
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
