@@ -274,7 +274,14 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 		}
 		cells = append(cells, line)
 	}
-	widths := make([]int, len(header))
+	drawTable(b, cells, 2)
+	fmt.Fprintf(b, "%s, %s\n", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
+}
+
+// drawTable writes cells (a header, then rows) as aligned columns under a
+// rule, the first left columns to the left, the others to the right.
+func drawTable(b *bytes.Buffer, cells [][]string, left int) {
+	widths := make([]int, len(cells[0]))
 	for _, line := range cells {
 		for c, s := range line {
 			widths[c] = max(widths[c], displayWidth(s))
@@ -287,7 +294,7 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 			if c > 0 {
 				l.WriteString("  ")
 			}
-			if c < 2 { // names and types to the left, aggregates to the right
+			if c < left {
 				l.WriteString(s + pad)
 			} else {
 				l.WriteString(pad + s)
@@ -306,7 +313,6 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 			b.WriteString(sep.String() + "\n")
 		}
 	}
-	fmt.Fprintf(b, "%s, %s\n", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
 }
 
 func plural(n int64, what string) string {
