@@ -233,10 +233,11 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			sel.Leaves = append(sel.Leaves, l)
 		}
 	}
-	skipped := map[string]bool{}
+	skipped := map[string]bool{} // name, type and reason: one note for the same column of several sources
 	skip := func(l column.Leaf) {
-		if !skipped[l.Name] {
-			skipped[l.Name] = true
+		key := l.Name + "\x00" + l.Type.String() + "\x00" + l.Err.Error()
+		if !skipped[key] {
+			skipped[key] = true
 			sel.Skipped = append(sel.Skipped, l)
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,6 +93,34 @@ func TestCorpusEndsCleanly(t *testing.T) {
 			got := invocation{code, stdout.String(), stderr.String()}
 			assert.Contains(t, []int{0, 2}, got.code, "%s: %s", path, got.stderr)
 			assert.NotContains(t, got.stderr, "goroutine ", path)
+			if got.code != 0 {
+				return
+			}
+			// No silent drops: every column --schema lists is aggregated
+			// or named in a note with its reason.
+			var res struct{ Columns []struct{ Name string } }
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+			var sch struct {
+				Columns []struct {
+					Name       string
+					Aggregated bool
+				}
+			}
+			stdout.Reset()
+			stderr.Reset()
+			code = run(context.Background(), []string{"--format", "json", "--schema", path},
+				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, mem: memory.NewGoAllocator()})
+			require.Equal(t, 0, code, stderr.String())
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &sch))
+			notes := strings.Count(got.stderr, "arrowagg: note: skipping column ")
+			agg := 0
+			for _, c := range sch.Columns {
+				if c.Aggregated {
+					agg++
+				}
+			}
+			assert.Equal(t, agg, len(res.Columns), "%s: the aggregated columns", path)
+			assert.Equal(t, len(sch.Columns)-agg, notes, "%s: a note for each column left out:\n%s", path, got.stderr)
 		})
 		return nil
 	})

@@ -351,11 +351,11 @@ func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 		if err != nil {
 			return err
 		}
+		earlier := len(seen) > 0 // names of earlier sources are listed once
 		for _, l := range leaves {
-			if seen[l.Name] {
+			if earlier && seen[l.Name] {
 				continue
 			}
-			seen[l.Name] = true
 			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String()}
 			fields := schema.Fields()
 			for _, k := range l.Path {
@@ -369,6 +369,9 @@ func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 				c.Reason = l.Err.Error()
 			}
 			out.Columns = append(out.Columns, c)
+		}
+		for _, l := range leaves {
+			seen[l.Name] = true
 		}
 	}
 	// The rows: the footers answer Parquet and IPC files; streams are read.
