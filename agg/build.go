@@ -97,13 +97,54 @@ func Decimal(count, nulls int64, sum Int192, min, max [2]uint64) State {
 	return s
 }
 
-// Bool is the partial state of booleans of which trues are true.
+// Bool is the partial state of booleans of which trues are true. It knows
+// the statistics too: a boolean's square is itself, and its distinct values
+// follow from the counts.
 func Bool(count, nulls, trues int64) State {
 	s := counted(column.FamilyBool, count, nulls)
+	s.Tracks |= Moments | ApproxDistinct
 	if count > 0 {
 		s.Sum = Int192From(trues)
 	}
 	return s
+}
+
+// SetSquares makes s, the partial state of a run of signed, unsigned or
+// decimal values (Signed, Unsigned, Decimal), track variance and stddev,
+// with sq the exact sum of the squares of its valid values (unscaled).
+func (s *State) SetSquares(sq Uint320) {
+	s.Tracks |= Moments
+	if s.Count > 0 {
+		s.Sq = sq
+	}
+}
+
+// SetFloatSquares makes s, the partial state of a run of floats (Float,
+// FloatLanes), track variance and stddev: lane k's compensated sum of
+// squares (sums[k], comps[k]) is added in lane order as FloatLanes adds
+// sums, then special, the plain sum of the squares that are not finite
+// (those of infinities and NaN, and squares that overflowed).
+func (s *State) SetFloatSquares(sums, comps []float64, special float64) {
+	s.Tracks |= Moments
+	if s.Count == 0 {
+		return
+	}
+	for k := range sums {
+		addPair(&s.FSq, &s.FSqComp, &s.FSqSpecial, sums[k], comps[k])
+	}
+	if special != 0 || math.IsNaN(special) {
+		s.FSqSpecial += special
+	}
+}
+
+// SetSketch makes s, the partial state of a run of values of any family but
+// booleans, track approx_distinct, with k the sketch of its valid values (nil
+// for none). s owns k from then on: the caller never writes it again.
+func (s *State) SetSketch(k *Sketch) {
+	s.Tracks |= ApproxDistinct
+	if s.Count > 0 {
+		s.Sketch = k
+	}
 }
 
 // Bytes is the partial state of strings or binaries whose bytewise extremes

@@ -33,6 +33,16 @@ type Final struct {
 	First, Last       Value
 	FirstRow, LastRow int64
 	ArgMin, ArgMax    int64
+	// Distinct is approx_distinct (when Set has it): the sketch's estimate,
+	// at least 1 and at most Count when there are values, 0 without; exact
+	// for booleans.
+	Distinct int64
+
+	// What Variance and Stddev read: the float sum's compensated pair and
+	// special value, the sums of squares.
+	fsum, fcomp, fspecial float64
+	sq                    Uint320
+	fsq, fsqComp, fsqSpec float64
 }
 
 // Value is one value of a column, by family: Bits in the State's Min/Max
@@ -61,7 +71,33 @@ func (s *State) Finalize(set Set) Final {
 		f.FirstRow, f.LastRow, f.ArgMin, f.ArgMax = s.FirstRow, s.LastRow, s.MinRow, s.MaxRow
 		f.First, f.Last = s.value(s.First, s.BFirst), s.value(s.Last, s.BLast)
 	}
+	if f.Set.Any(Moments) {
+		f.fsum, f.fcomp, f.fspecial = s.FSum, s.FComp, s.FSpecial
+		f.sq, f.fsq, f.fsqComp, f.fsqSpec = s.Sq, s.FSq, s.FSqComp, s.FSqSpecial
+	}
+	if f.Set.Has(ApproxDistinct) {
+		f.Distinct = s.distinct()
+	}
 	return f
+}
+
+// distinct is approx_distinct of the state.
+func (s *State) distinct() int64 {
+	if s.Count == 0 {
+		return 0
+	}
+	if s.Family == column.FamilyBool {
+		n := int64(0)
+		if trues := int64(s.Sum[0]); trues > 0 {
+			n++
+		}
+		if int64(s.Sum[0]) < s.Count {
+			n++
+		}
+		return n
+	}
+	e := int64(math.Round(s.Sketch.estimate()))
+	return max(1, min(e, s.Count))
 }
 
 // extreme is the min (isMax false) or max of the state as a Value.
@@ -119,4 +155,92 @@ func (f *Final) Mean(scale int32) (mean float64, ok bool) {
 	}
 	m, _ := new(big.Rat).SetFrac(num, den).Float64()
 	return m, true
+}
+
+// Variance is the sample variance of the values (ddof 1, as DuckDB's
+// variance and var_samp; pyarrow.compute.variance with ddof=1): with n
+// values, S their sum and Q the sum of their squares, (Q - S²/n) / (n - 1),
+// computed exactly from the state's sums and rounded once to a float64,
+// divided by 10^(2·scale) for a decimal column (scale: its scale; 0
+// otherwise). Integer, decimal and boolean sums are exact, so is their
+// variance before the rounding; floats' are compensated (README's
+// Exactness). A float column with an infinity or a NaN has a NaN variance,
+// one whose squares overflow float64 (values beyond about ±1.3e154) an
+// infinite one. ok is false with fewer than two values and for strings and
+// binaries.
+func (f *Final) Variance(scale int32) (v float64, ok bool) {
+	num, den, special, ok := f.moments(scale)
+	if !ok || special != 0 || math.IsNaN(special) {
+		return special, ok
+	}
+	v, _ = new(big.Rat).SetFrac(num, den).Float64()
+	return v, true
+}
+
+// Stddev is the sample standard deviation, the square root of Variance's
+// exact value (to 128 bits) rounded to a float64.
+func (f *Final) Stddev(scale int32) (sd float64, ok bool) {
+	num, den, special, ok := f.moments(scale)
+	if !ok || special != 0 || math.IsNaN(special) {
+		return math.Sqrt(special), ok
+	}
+	const prec = 128
+	q := new(big.Float).SetPrec(prec).Quo(new(big.Float).SetPrec(prec).SetInt(num), new(big.Float).SetPrec(prec).SetInt(den))
+	sd, _ = q.Sqrt(q).Float64()
+	return sd, true
+}
+
+// moments is the exact sample variance as num/den (num >= 0), or, for
+// floats with non-finite values or squares, the special variance (NaN or
+// +Inf) with num and den nil.
+func (f *Final) moments(scale int32) (num, den *big.Int, special float64, ok bool) {
+	n := f.Count
+	if n < 2 || f.Family == column.FamilyBytes {
+		return nil, nil, 0, false
+	}
+	var s, q *big.Rat
+	switch f.Family {
+	case column.FamilyFloat:
+		switch {
+		case f.fspecial != 0 || math.IsNaN(f.fspecial) || math.IsNaN(f.fsqSpec):
+			return nil, nil, math.NaN(), true
+		case f.fsqSpec != 0:
+			return nil, nil, math.Inf(1), true
+		}
+		s = new(big.Rat).SetFloat64(f.fsum)
+		s.Add(s, new(big.Rat).SetFloat64(f.fcomp))
+		q = new(big.Rat).SetFloat64(f.fsq)
+		q.Add(q, new(big.Rat).SetFloat64(f.fsqComp))
+	case column.FamilyBool:
+		s = new(big.Rat).SetInt(f.Sum.Big())
+		q = s
+	default:
+		s = new(big.Rat).SetInt(f.Sum.Big())
+		q = new(big.Rat).SetInt(f.sq.Big())
+	}
+	// (n·Q - S²) / (n·(n-1))
+	bn := new(big.Rat).SetInt64(n)
+	r := new(big.Rat).Mul(bn, q)
+	r.Sub(r, new(big.Rat).Mul(s, s))
+	if r.Sign() < 0 { // rounding in a float's sums: the variance is 0
+		r.SetInt64(0)
+	}
+	r.Quo(r, new(big.Rat).SetInt64(n))
+	r.Quo(r, new(big.Rat).SetInt64(n-1))
+	if scale != 0 {
+		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(2*int64(abs32(scale))), nil)
+		if scale > 0 {
+			r.Quo(r, new(big.Rat).SetInt(p))
+		} else {
+			r.Mul(r, new(big.Rat).SetInt(p))
+		}
+	}
+	return r.Num(), r.Denom(), 0, true
+}
+
+func abs32(x int32) int32 {
+	if x < 0 {
+		return -x
+	}
+	return x
 }

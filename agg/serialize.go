@@ -15,9 +15,14 @@ var (
 	_ encoding.BinaryUnmarshaler = (*State)(nil)
 )
 
-// stateVersion is the encoding's version: 3 has the tracked aggregates where
-// 2, still read, had a flag for the ordered ones.
-const stateVersion = 3
+// stateVersion is the encoding's version: 4 adds the sums of squares and the
+// sketch of the statistics after the ordered aggregates; 3, still read, has
+// the tracked aggregates (none of the statistics), where 2, still read, had
+// a flag for the ordered ones.
+const stateVersion = 4
+
+// v3All is every aggregate a version 3 state can track.
+const v3All = Default | Ordered
 
 // MarshalBinary encodes the state (little-endian, versioned).
 func (s State) MarshalBinary() ([]byte, error) {
@@ -39,17 +44,38 @@ func (s State) MarshalBinary() ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(s.BMax)))
 	b = append(b, s.BMax...)
 	b = binary.AppendUvarint(b, uint64(s.Tracks))
-	if !s.Ordered() {
-		return b, nil
+	if s.Ordered() {
+		for _, w := range [8]uint64{uint64(s.FirstRow), uint64(s.LastRow), uint64(s.MinRow), uint64(s.MaxRow),
+			s.First[0], s.First[1], s.Last[0], s.Last[1]} {
+			b = binary.LittleEndian.AppendUint64(b, w)
+		}
+		b = binary.AppendUvarint(b, uint64(len(s.BFirst)))
+		b = append(b, s.BFirst...)
+		b = binary.AppendUvarint(b, uint64(len(s.BLast)))
+		b = append(b, s.BLast...)
 	}
-	for _, w := range [8]uint64{uint64(s.FirstRow), uint64(s.LastRow), uint64(s.MinRow), uint64(s.MaxRow),
-		s.First[0], s.First[1], s.Last[0], s.Last[1]} {
-		b = binary.LittleEndian.AppendUint64(b, w)
+	// The statistics (version 4): the sums of squares of the families that
+	// have them, then a flag and the sketch's registers.
+	if s.Tracks.Any(Moments) {
+		switch s.Family {
+		case column.FamilySigned, column.FamilyUnsigned, column.FamilyDecimal:
+			for _, w := range s.Sq {
+				b = binary.LittleEndian.AppendUint64(b, w)
+			}
+		case column.FamilyFloat:
+			for _, f := range []float64{s.FSq, s.FSqComp, s.FSqSpecial} {
+				b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f))
+			}
+		}
 	}
-	b = binary.AppendUvarint(b, uint64(len(s.BFirst)))
-	b = append(b, s.BFirst...)
-	b = binary.AppendUvarint(b, uint64(len(s.BLast)))
-	b = append(b, s.BLast...)
+	if s.Tracks.Has(ApproxDistinct) && s.Family != column.FamilyBool {
+		if s.Sketch == nil {
+			b = append(b, 0)
+		} else {
+			b = append(b, 1)
+			b = append(b, s.Sketch[:]...)
+		}
+	}
 	return b, nil
 }
 
@@ -62,7 +88,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if len(b) < fixed {
 		return fmt.Errorf("%w: %d bytes, want at least %d", ErrState, len(b), fixed)
 	}
-	if b[0] != stateVersion && b[0] != 2 {
+	if b[0] != stateVersion && b[0] != 3 && b[0] != 2 {
 		return fmt.Errorf("%w: version %d, want %d", ErrState, b[0], stateVersion)
 	}
 	if column.Family(b[1]) > column.FamilyBytes {
@@ -104,12 +130,16 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if b[0] == 2 { // a flag byte for the ordered aggregates
 		n.Tracks = Default
 		if p[0] == 1 {
-			n.Tracks = All
+			n.Tracks = v3All
 		}
 		p = p[1:]
 	} else {
 		t, k := binary.Uvarint(p)
-		if k <= 0 || t > uint64(All) || Set(t) != Tracking(Set(t)) {
+		all := All
+		if b[0] == 3 {
+			all = v3All
+		}
+		if k <= 0 || t&^uint64(all) != 0 || Set(t) != Tracking(Set(t)) {
 			return fmt.Errorf("%w: tracked aggregates %#x", ErrState, t)
 		}
 		n.Tracks, p = Set(t), p[k:]
@@ -127,6 +157,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 			return err
 		}
 	}
+	if err := n.unmarshalStats(&p); err != nil {
+		return err
+	}
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", ErrState, len(p))
 	}
@@ -134,5 +167,52 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		return fmt.Errorf("%w: negative count", ErrState)
 	}
 	*s = n
+	return nil
+}
+
+// unmarshalStats reads what MarshalBinary writes of the statistics that n
+// tracks from *p, and moves *p past it.
+func (n *State) unmarshalStats(p *[]byte) error {
+	q := *p
+	if n.Tracks.Any(Moments) {
+		switch n.Family {
+		case column.FamilySigned, column.FamilyUnsigned, column.FamilyDecimal:
+			if len(q) < 8*len(n.Sq) {
+				return fmt.Errorf("%w: truncated sum of squares", ErrState)
+			}
+			for i := range n.Sq {
+				n.Sq[i], q = binary.LittleEndian.Uint64(q), q[8:]
+			}
+		case column.FamilyFloat:
+			if len(q) < 24 {
+				return fmt.Errorf("%w: truncated sum of squares", ErrState)
+			}
+			n.FSq = math.Float64frombits(binary.LittleEndian.Uint64(q))
+			n.FSqComp = math.Float64frombits(binary.LittleEndian.Uint64(q[8:]))
+			n.FSqSpecial = math.Float64frombits(binary.LittleEndian.Uint64(q[16:]))
+			q = q[24:]
+		}
+	}
+	if n.Tracks.Has(ApproxDistinct) && n.Family != column.FamilyBool {
+		if len(q) < 1 || q[0] > 1 {
+			return fmt.Errorf("%w: bad sketch flag", ErrState)
+		}
+		flag := q[0]
+		q = q[1:]
+		if flag == 1 {
+			if len(q) < SketchRegisters {
+				return fmt.Errorf("%w: truncated sketch", ErrState)
+			}
+			k := new(Sketch)
+			copy(k[:], q)
+			for _, r := range k {
+				if r > sketchQ+1 {
+					return fmt.Errorf("%w: sketch register %d", ErrState, r)
+				}
+			}
+			n.Sketch, q = k, q[SketchRegisters:]
+		}
+	}
+	*p = q
 	return nil
 }

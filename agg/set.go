@@ -24,14 +24,25 @@ const (
 	Last
 	ArgMin
 	ArgMax
+	// The statistics of SQL's SUMMARIZE, asked for by name: the sample
+	// standard deviation and variance (ddof 1: DuckDB's stddev and
+	// variance, stddev_samp and var_samp), from the exact (integers,
+	// decimals) or compensated (floats) sums of the values and of their
+	// squares, and an estimate of the number of distinct values (a
+	// HyperLogLog sketch: sketch.go).
+	Stddev
+	Variance
+	ApproxDistinct
 
 	// Default is the set a request without aggregates gets: every unordered
-	// aggregate.
+	// aggregate but the statistics asked for by name.
 	Default = Sum | Min | Max | Count | NullCount | Mean
 	// Ordered are the aggregates that depend on row order.
 	Ordered = First | Last | ArgMin | ArgMax
+	// Moments are the aggregates of the sums of squares.
+	Moments = Stddev | Variance
 	// All is every aggregate.
-	All = Default | Ordered
+	All = Default | Ordered | Moments | ApproxDistinct
 )
 
 // names is the one table of the aggregates' names, in output order.
@@ -39,6 +50,7 @@ var names = []struct {
 	a    Set
 	name string
 }{{Count, "count"}, {NullCount, "null_count"}, {Sum, "sum"}, {Min, "min"}, {Max, "max"}, {Mean, "mean"},
+	{Stddev, "stddev"}, {Variance, "variance"}, {ApproxDistinct, "approx_distinct"},
 	{First, "first"}, {Last, "last"}, {ArgMin, "arg_min"}, {ArgMax, "arg_max"}}
 
 // Each is every aggregate, one per element, in output order.
@@ -90,12 +102,14 @@ func (a Set) String() string { return strings.Join(a.Names(), ",") }
 // AllNames are the names of every aggregate, in output order.
 func AllNames() []string { return All.Names() }
 
-// aliases are other names Parse takes: SQL's.
-var aliases = map[string]Set{"avg": Mean}
+// aliases are other names Parse takes: SQL's (DuckDB's).
+var aliases = map[string]Set{"avg": Mean, "stddev_samp": Stddev, "var_samp": Variance,
+	"approx_count_distinct": ApproxDistinct}
 
 // Parse parses a comma-separated list of aggregate names (count, null_count,
-// sum, min, max, mean, first, last, arg_min, arg_max; avg is mean),
-// case-insensitively.
+// sum, min, max, mean, stddev, variance, approx_distinct, first, last,
+// arg_min, arg_max; avg is mean, stddev_samp stddev, var_samp variance,
+// approx_count_distinct approx_distinct), case-insensitively.
 func Parse(s string) (Set, error) {
 	var a Set
 	for _, part := range strings.Split(s, ",") {

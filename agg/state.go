@@ -66,6 +66,22 @@ type State struct {
 	First, Last       [2]uint64 // in the Min/Max encoding
 	BFirst, BLast     []byte    // bytes columns
 	MinRow, MaxRow    int64
+
+	// The sums of squares of variance and stddev, when Tracks has them
+	// (Moments): Sq is the exact sum of the squares of signed, unsigned and
+	// decimal (unscaled) values; floats keep theirs compensated like their
+	// sum, FSq + FSqComp, with FSqSpecial the plain sum of the squares that
+	// are not finite (of infinities and NaN, and squares or partial sums
+	// that overflowed), 0 when there were none. Booleans need none: their
+	// squares are their values.
+	Sq                       Uint320
+	FSq, FSqComp, FSqSpecial float64
+
+	// Sketch is the HyperLogLog sketch of approx_distinct (sketch.go), when
+	// Tracks has ApproxDistinct and a value was seen (nil: none); never
+	// written in place, so a copy of the State may share it. Booleans need
+	// none.
+	Sketch *Sketch
 }
 
 // New returns the empty state of a family that tracks the aggregates of set
@@ -81,9 +97,13 @@ func New(f column.Family, set Set) State {
 // Tracking is what a state must track to answer the aggregates of set
 // (Normalize: the default set when empty): set, the counts, Sum with Mean and
 // the other way round, all the ordered aggregates with any of them, and Min
-// and Max with them.
+// and Max with them, stddev with variance and the other way round, and the
+// sum with them.
 func Tracking(set Set) Set {
 	set = Normalize(set) | Count | NullCount
+	if set.Any(Moments) {
+		set |= Moments | Sum
+	}
 	if set.Any(Sum | Mean) {
 		set |= Sum | Mean
 	}
@@ -160,23 +180,51 @@ func (s *State) Merge(o *State) {
 			}
 		}
 	}
+	s.mergeStats(o)
 }
 
 // addFloatPartial adds the compensated pair (sum, comp) with an error-free
 // two-sum: the rounding error of sum+FSum goes into FComp.
 func (s *State) addFloatPartial(sum, comp float64) {
-	t := s.FSum + sum
+	addPair(&s.FSum, &s.FComp, &s.FSpecial, sum, comp)
+}
+
+// addPair adds the compensated pair (x, xc) to the compensated sum (*sum,
+// *comp) with an error-free two-sum, a non-finite result to *special.
+func addPair(sum, comp, special *float64, x, xc float64) {
+	t := *sum + x
 	if math.IsInf(t, 0) || math.IsNaN(t) {
 		// An infinity, a NaN or an overflow: the result is non-finite whatever
 		// the finite rest is, so only the special value is kept.
-		s.FSpecial += t
-		s.FSum = 0
-		s.FComp += comp
+		*special += t
+		*sum = 0
+		*comp += xc
 		return
 	}
-	z := t - s.FSum
-	s.FComp += (s.FSum - (t - z)) + (sum - z) + comp
-	s.FSum = t
+	z := t - *sum
+	*comp += (*sum - (t - z)) + (x - z) + xc
+	*sum = t
+}
+
+// mergeStats merges the sums of squares and the sketch of o into s, those
+// that s still tracks once merged (s.Tracks: what both track).
+func (s *State) mergeStats(o *State) {
+	if s.Tracks.Any(Moments) {
+		switch s.Family {
+		case column.FamilySigned, column.FamilyUnsigned, column.FamilyDecimal:
+			s.Sq = s.Sq.Add(o.Sq)
+		case column.FamilyFloat:
+			addPair(&s.FSq, &s.FSqComp, &s.FSqSpecial, o.FSq, o.FSqComp)
+			s.FSqSpecial += o.FSqSpecial
+		}
+	} else {
+		s.Sq, s.FSq, s.FSqComp, s.FSqSpecial = Uint320{}, 0, 0, 0
+	}
+	if s.Tracks.Has(ApproxDistinct) {
+		s.Sketch = mergeSketches(s.Sketch, o.Sketch)
+	} else {
+		s.Sketch = nil
+	}
 }
 
 // FloatSum returns the compensated float sum: NaN or ±Inf when non-finite values

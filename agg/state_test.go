@@ -95,6 +95,9 @@ func TestMergeIntoCopyBytesMin(t *testing.T) {
 func TestConstructorsWithoutValuesAreIdentity(t *testing.T) {
 	for _, f := range families {
 		id := New(f, 0)
+		if f == column.FamilyBool { // a boolean's counts answer the statistics too
+			id = New(f, Default|Moments|ApproxDistinct)
+		}
 		var s State
 		switch f {
 		case column.FamilySigned:
@@ -112,7 +115,7 @@ func TestConstructorsWithoutValuesAreIdentity(t *testing.T) {
 		}
 		id.AddNulls(4)
 		require.Equal(t, marshal(t, id), marshal(t, s), "%s", f)
-		nulls := New(f, 0)
+		nulls := New(f, id.Tracks)
 		run := Nulls(f, 4)
 		nulls.Merge(&run)
 		require.Equal(t, marshal(t, id), marshal(t, nulls), "%s", f)
@@ -144,7 +147,11 @@ func TestSetParseAndNames(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, Default, Normalize(0))
 	require.Equal(t, Sum, Normalize(Sum))
-	require.Len(t, AllNames(), 10)
+	require.Len(t, AllNames(), 13)
+	s, err = Parse("stddev_samp,VAR_SAMP,approx_count_distinct")
+	require.NoError(t, err)
+	require.Equal(t, Stddev|Variance|ApproxDistinct, s)
+	require.Equal(t, "stddev,variance,approx_distinct", s.String())
 }
 
 // A state knows what both merged states know: a partial state of counts

@@ -187,13 +187,13 @@ func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage)
 
 // aggregateChunk folds the pages of column chunk c, of rows rows, reading
 // them as the walk of g checks them: one page header read per page.
-func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
+func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, aggs agg.Set) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
-	set := agg.Default
-	if ordered {
-		set = agg.All
-	}
+	ordered := aggs.Any(agg.Ordered)
+	// The default aggregates always (the pages are read anyway), and the
+	// ordered ones and the statistics when asked for.
+	set := agg.Default | aggs&(agg.Ordered|agg.Moments|agg.ApproxDistinct)
 	res.state = agg.New(l.kind.Family(), set)
 	res.plan = engine.ColumnPlan{Source: engine.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	codec, err := compress.GetCodec(c.codec)

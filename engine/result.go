@@ -45,6 +45,15 @@ type Result struct {
 	First, Last    scalar.Scalar
 	ArgMin, ArgMax scalar.Scalar
 
+	// Stddev and Variance are the sample standard deviation and variance
+	// (float64, ddof 1: DuckDB's stddev and variance; pyarrow's with
+	// ddof=1), where mean applies, null with fewer than two valid values.
+	// ApproxDistinct is the estimated number of distinct valid values
+	// (int64; a HyperLogLog sketch, exact for booleans; 0 without valid
+	// values), for every type. Set when requested.
+	Stddev, Variance scalar.Scalar
+	ApproxDistinct   scalar.Scalar
+
 	// State is the column's partial state, mergeable with other partials.
 	State agg.State
 }
@@ -96,7 +105,33 @@ func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result
 	if aggs.Has(agg.ArgMax) {
 		r.ArgMax = row(f.ArgMax)
 	}
+	if aggs.Has(agg.Variance) {
+		r.Variance = momentScalar(&f, vt, (*agg.Final).Variance)
+	}
+	if aggs.Has(agg.Stddev) {
+		r.Stddev = momentScalar(&f, vt, (*agg.Final).Stddev)
+	}
+	if aggs.Has(agg.ApproxDistinct) {
+		r.ApproxDistinct = scalar.NewInt64Scalar(f.Distinct)
+	}
 	return r
+}
+
+// momentScalar is stddev or variance (m) of a column of type dt: nil where
+// they do not apply (where mean does not), null without two valid values.
+func momentScalar(f *agg.Final, dt arrow.DataType, m func(*agg.Final, int32) (float64, bool)) scalar.Scalar {
+	if !meanApplies(dt) {
+		return nil
+	}
+	var scale int32
+	if d, ok := dt.(*arrow.Decimal128Type); ok {
+		scale = d.Scale
+	}
+	v, ok := m(f, scale)
+	if !ok {
+		return scalar.MakeNullScalar(arrow.PrimitiveTypes.Float64)
+	}
+	return scalar.NewFloat64Scalar(v)
 }
 
 // sumType is the Arrow type of the sum of a column of type dt, nil when sum

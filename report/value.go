@@ -56,10 +56,11 @@ var aggOrder = func() []struct {
 }()
 
 // listed reports whether the JSON and CSV outputs have a field for aggregate
-// a: the six base aggregates always (null when not requested), the ordered
-// ones only when requested, so that the contract of the base six is stable.
+// a: the six base aggregates always (null when not requested), the others
+// (the statistics, the ordered aggregates) only when requested, so that the
+// contract of the base six is stable.
 func listed(a, aggs agg.Set) bool {
-	return a&agg.Ordered == 0 || aggs.Has(a)
+	return agg.Default.Has(a) || aggs.Has(a)
 }
 
 // values returns the aggregates of r in aggOrder: null when not requested
@@ -84,6 +85,12 @@ func values(r engine.Result, aggs agg.Set) ([]value, error) {
 			out[i], err = scalarValue(r.Max, valueType(r.Type))
 		case agg.Mean:
 			out[i], err = scalarValue(r.Mean, arrow.PrimitiveTypes.Float64)
+		case agg.Stddev:
+			out[i], err = scalarValue(r.Stddev, arrow.PrimitiveTypes.Float64)
+		case agg.Variance:
+			out[i], err = scalarValue(r.Variance, arrow.PrimitiveTypes.Float64)
+		case agg.ApproxDistinct:
+			out[i], err = scalarValue(r.ApproxDistinct, arrow.PrimitiveTypes.Int64)
 		case agg.First:
 			out[i], err = scalarValue(r.First, valueType(r.Type))
 		case agg.Last:

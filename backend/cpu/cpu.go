@@ -36,9 +36,10 @@ type task struct {
 // states, until Commit merges them and Done hands the scratch back.
 type Scratch struct {
 	views   []*column.View
-	ordered []bool // per view: its state tracks the ordered aggregates
-	counts  []bool // per view: its state tracks the counts alone
-	noSum   []bool // per view: its state does not track the sum
+	ordered []bool      // per view: its state tracks the ordered aggregates
+	counts  []bool      // per view: its state tracks the counts alone
+	noSum   []bool      // per view: its state does not track the sum
+	needs   []statsNeed // per view: the statistics its state asks for
 	tasks   []task
 	states  []agg.State
 	accs    []morselAccs
@@ -72,11 +73,12 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 		sc = &Scratch{}
 	}
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
-	sc.ordered, sc.counts, sc.noSum = sc.ordered[:0], sc.counts[:0], sc.noSum[:0]
+	sc.ordered, sc.counts, sc.noSum, sc.needs = sc.ordered[:0], sc.counts[:0], sc.noSum[:0], sc.needs[:0]
 	for i, s := range states {
 		sc.ordered = append(sc.ordered, s.Ordered())
 		sc.counts = append(sc.counts, countsOnly(s, views[i]))
 		sc.noSum = append(sc.noSum, !s.Tracks.Has(agg.Sum))
+		sc.needs = append(sc.needs, needOf(s, views[i].Kind.Family()))
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
@@ -127,7 +129,7 @@ func (sc *Scratch) Commit(states []*agg.State) {
 // tracks no aggregate of the values, and no dictionary value can be null (a
 // valid index to a null value is a null).
 func countsOnly(s *agg.State, v *column.View) bool {
-	return !s.Tracks.Any(agg.Sum|agg.Min|agg.Max) && (v.Dict == nil || v.Dict.Validity == nil)
+	return !s.Tracks.Any(agg.Sum|agg.Min|agg.Max|agg.Moments|agg.ApproxDistinct) && (v.Dict == nil || v.Dict.Validity == nil)
 }
 
 // pollEvery is how many of its morsels a worker folds between two looks at
@@ -159,7 +161,7 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 			continue
 		}
 		*st = newState(fam)
-		accs.noSum = sc.noSum[tk.col]
+		accs.noSum, accs.need = sc.noSum[tk.col], sc.needs[tk.col]
 		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
 			return err
 		}

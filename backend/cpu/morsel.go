@@ -45,6 +45,11 @@ type morselAccs struct {
 	// pay for it per value (the 192-bit decimal sum) skip it; the SIMD
 	// passes of integers and floats fold it at memory speed and keep it.
 	noSum bool
+
+	// need: the statistics the morsel's state asks for (stats.go), folded
+	// by st after the other aggregates.
+	need statsNeed
+	st   statsAccs
 }
 
 // kernelAcc is implemented by the accumulators that have SIMD kernels for some
@@ -163,6 +168,9 @@ func (m *morselAccs) updateMorsel(s *agg.State, v *column.View, lo, hi int) erro
 		err, m.byt.err = m.byt.err, nil
 		return err
 	}
+	if m.need.any() {
+		return m.foldStats(s, v, lo, hi)
+	}
 	return nil
 }
 
@@ -228,6 +236,9 @@ func (m *morselAccs) updateDict(s *agg.State, v *column.View, lo, hi int) error 
 	if m.byt.err != nil {
 		err, m.byt.err = m.byt.err, nil
 		return err
+	}
+	if m.need.any() {
+		return m.foldStats(s, v, lo, hi)
 	}
 	return nil
 }

@@ -1,0 +1,196 @@
+package agg
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+
+	"github.com/zeebo/xxh3"
+)
+
+// approx_distinct is a HyperLogLog sketch of 2^SketchPrecision one-byte
+// registers over a fixed 64-bit hash of each valid value:
+//
+//   - the hash: integers by value (signed values sign-extended, unsigned
+//     zero-extended to 64 bits, so an int32 and an int64 column of the same
+//     values hash alike), through the SplitMix64 finalizer (HashInt); floats
+//     by their float64 value with -0 as +0 and every NaN as one value
+//     (HashFloat); decimal128 values by their two words (HashDecimal);
+//     strings and binaries by their bytes with XXH3-64, seed 0 (HashBytes).
+//     Every hash is the same in every process and on every machine, so
+//     sketches merge across runs;
+//   - the register of hash h is its top SketchPrecision bits, its rank one
+//     plus the number of leading zeros of the 50 bits below (1..51), and a
+//     register keeps the largest rank it has seen: registers merge by max,
+//     so the sketch of a union is the merge of the sketches, in any order;
+//   - the estimate is Ertl's improved estimator (O. Ertl, "New cardinality
+//     estimation algorithms for HyperLogLog sketches", 2017), unbiased from
+//     0 to far beyond 2^40 distinct values without empirical bias tables:
+//     a relative standard error of 1.04/sqrt(2^14) = 0.81%.
+//
+// Booleans need no sketch: their distinct values follow from the counts.
+
+// SketchPrecision is the number of hash bits that pick a register.
+const SketchPrecision = 14
+
+// SketchRegisters is the number of registers of a sketch (16 KiB).
+const SketchRegisters = 1 << SketchPrecision
+
+// sketchQ is the number of hash bits below the register index: ranks go
+// from 1 to sketchQ+1.
+const sketchQ = 64 - SketchPrecision
+
+// Sketch is the registers of a HyperLogLog sketch. A Sketch in a State is
+// never written again (Merge makes a new one), so states that share one stay
+// plain values.
+type Sketch [SketchRegisters]uint8
+
+// SketchSlot is the register and the rank of hash h.
+func SketchSlot(h uint64) (reg uint32, rank uint8) {
+	return uint32(h >> sketchQ), uint8(bits.LeadingZeros64(h<<SketchPrecision|1<<(SketchPrecision-1))) + 1
+}
+
+// Add folds hash h into the sketch.
+func (k *Sketch) Add(h uint64) {
+	r, rank := SketchSlot(h)
+	if rank > k[r] {
+		k[r] = rank
+	}
+}
+
+// Merge folds o into k: every register the larger of the two.
+func (k *Sketch) Merge(o *Sketch) {
+	le := binary.LittleEndian
+	for i := 0; i < SketchRegisters; i += 8 {
+		le.PutUint64(k[i:], maxBytes(le.Uint64(k[i:]), le.Uint64(o[i:])))
+	}
+}
+
+// Floor is the smallest register of k: a hash whose rank is at most Floor
+// changes no register of k, nor of any sketch merged with it.
+func (k *Sketch) Floor() uint8 {
+	m := uint8(math.MaxUint8)
+	for _, r := range k {
+		m = min(m, r)
+	}
+	return m
+}
+
+const highBits = 0x8080808080808080
+
+// maxBytes is the bytewise maximum of a and b, whose bytes are below 128
+// (ranks are at most 51): a SWAR compare through the free top bits.
+func maxBytes(a, b uint64) uint64 {
+	ge := ((a | highBits) - b) & highBits // top bit of each byte: a >= b
+	mask := (ge >> 7) * 0xff
+	return a&mask | b&^mask
+}
+
+// mergeSketches is the sketch of the union of a and b's values: one of
+// them when the other is empty (nil), else a new sketch.
+func mergeSketches(a, b *Sketch) *Sketch {
+	switch {
+	case b == nil || a == b:
+		return a
+	case a == nil:
+		return b
+	}
+	out := *a
+	out.Merge(b)
+	return &out
+}
+
+// The SplitMix64 finalizer's constants (Steele, Lea and Flood; the stream
+// of java.util.SplittableRandom): the hash of consecutive integers is the
+// SplitMix64 sequence.
+const (
+	mixGamma = 0x9e3779b97f4a7c15
+	mixM1    = 0xbf58476d1ce4e5b9
+	mixM2    = 0x94d049bb133111eb
+)
+
+// HashInt is the sketch hash of an integer, signed values sign-extended to
+// 64 bits, unsigned ones zero-extended.
+func HashInt(x uint64) uint64 {
+	z := x + mixGamma
+	z = (z ^ z>>30) * mixM1
+	z = (z ^ z>>27) * mixM2
+	return z ^ z>>31
+}
+
+// canonicalNaN is the one bit pattern every NaN hashes as.
+const canonicalNaN = 0x7ff8000000000000
+
+// HashFloat is the sketch hash of a float (float32 values widened): values
+// that compare equal hash alike (-0 as +0), and every NaN is one value.
+func HashFloat(x float64) uint64 {
+	b := math.Float64bits(x)
+	switch {
+	case x == 0:
+		b = 0
+	case x != x:
+		b = canonicalNaN
+	}
+	return HashInt(b)
+}
+
+// HashDecimal is the sketch hash of a decimal128 value ({lo, hi} words).
+func HashDecimal(lo, hi uint64) uint64 { return HashInt(lo ^ HashInt(hi)) }
+
+// HashBytes is the sketch hash of a string or binary value: XXH3-64 of its
+// bytes, seed 0.
+func HashBytes(b []byte) uint64 { return xxh3.Hash(b) }
+
+// estimate is Ertl's improved estimator of the number of distinct hashes
+// folded into k (0 for nil).
+func (k *Sketch) estimate() float64 {
+	if k == nil {
+		return 0
+	}
+	var c [sketchQ + 2]int
+	for _, r := range k {
+		c[r]++
+	}
+	const m = float64(SketchRegisters)
+	z := m * sketchTau(1-float64(c[sketchQ+1])/m)
+	for r := sketchQ; r >= 1; r-- {
+		z = 0.5 * (z + float64(c[r]))
+	}
+	z += m * sketchSigma(float64(c[0])/m)
+	const alphaInf = 0.5 / math.Ln2
+	return alphaInf * m * m / z
+}
+
+// sketchSigma is Ertl's σ(x) = x + Σ_{k≥1} x^(2^k) 2^(k-1) (infinite at 1).
+func sketchSigma(x float64) float64 {
+	if x == 1 {
+		return math.Inf(1)
+	}
+	y, z := 1.0, x
+	for {
+		x *= x
+		next := z + x*y
+		if next == z {
+			return z
+		}
+		z = next
+		y += y
+	}
+}
+
+// sketchTau is Ertl's τ(x) = (1 - x - Σ_{k≥1} (1 - x^(2^-k))² 2^-k) / 3.
+func sketchTau(x float64) float64 {
+	if x == 0 || x == 1 {
+		return 0
+	}
+	y, z := 1.0, 1-x
+	for {
+		x = math.Sqrt(x)
+		y *= 0.5
+		next := z - (1-x)*(1-x)*y
+		if next == z {
+			return z / 3
+		}
+		z = next
+	}
+}
