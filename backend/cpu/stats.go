@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
@@ -44,28 +45,30 @@ func needOf(s *agg.State, f column.Family) statsNeed {
 }
 
 // statsAcc is a visitor that folds the statistics of the values it visits;
-// attach hands its totals to the morsel's state (built from the same
-// values).
+// addCount folds value i as if visited c times (a dictionary's values by
+// their number of uses); attach hands the totals to the morsel's state
+// (built from the same values).
 type statsAcc interface {
 	visitor
+	addCount(i int, c uint64)
 	attach(s *agg.State)
 }
 
 // statsAccs holds one reusable stats accumulator of each kind.
 type statsAccs struct {
-	i8   intStats[int8]
-	i16  intStats[int16]
-	i32  intStats[int32]
-	i64  intStats[int64]
-	u8   uintStats[uint8]
-	u16  uintStats[uint16]
-	u32  uintStats[uint32]
-	u64  uintStats[uint64]
-	f32  floatStats[float32]
-	f64  floatStats[float64]
-	dec  decimalStats
-	byt  bytesStats
-	used dictUse
+	i8     intStats[int8]
+	i16    intStats[int16]
+	i32    intStats[int32]
+	i64    intStats[int64]
+	u8     intStats[uint8]
+	u16    intStats[uint16]
+	u32    intStats[uint32]
+	u64    intStats[uint64]
+	f32    floatStats[float32]
+	f64    floatStats[float64]
+	dec    decimalStats
+	byt    bytesStats
+	counts dictCounts
 }
 
 // sketchOf returns a zeroed sketch for a morsel when need asks for one.
@@ -76,10 +79,9 @@ func sketchOf(need statsNeed) *agg.Sketch {
 	return nil
 }
 
-// statsAcc returns the stats accumulator of the values of v (a view, or a
-// dictionary's values), reset for a morsel of elements [lo, hi) of the
-// column.
-func (m *statsAccs) acc(v *column.View, need statsNeed, lo, hi int) (statsAcc, error) {
+// acc returns the stats accumulator of the values of v (a view, or a
+// dictionary's values), reset for a morsel.
+func (m *statsAccs) acc(v *column.View, need statsNeed) (statsAcc, error) {
 	sk := sketchOf(need)
 	switch v.Kind {
 	case column.Int8:
@@ -95,22 +97,22 @@ func (m *statsAccs) acc(v *column.View, need statsNeed, lo, hi int) (statsAcc, e
 		m.i64 = intStats[int64]{vals: column.Values[int64](v), moments: need.moments, sk: sk}
 		return &m.i64, nil
 	case column.Uint8:
-		m.u8 = uintStats[uint8]{vals: column.Values[uint8](v), moments: need.moments, sk: sk}
+		m.u8 = intStats[uint8]{vals: column.Values[uint8](v), moments: need.moments, sk: sk}
 		return &m.u8, nil
 	case column.Uint16:
-		m.u16 = uintStats[uint16]{vals: column.Values[uint16](v), moments: need.moments, sk: sk}
+		m.u16 = intStats[uint16]{vals: column.Values[uint16](v), moments: need.moments, sk: sk}
 		return &m.u16, nil
 	case column.Uint32:
-		m.u32 = uintStats[uint32]{vals: column.Values[uint32](v), moments: need.moments, sk: sk}
+		m.u32 = intStats[uint32]{vals: column.Values[uint32](v), moments: need.moments, sk: sk}
 		return &m.u32, nil
 	case column.Uint64:
-		m.u64 = uintStats[uint64]{vals: column.Values[uint64](v), moments: need.moments, sk: sk}
+		m.u64 = intStats[uint64]{vals: column.Values[uint64](v), moments: need.moments, sk: sk}
 		return &m.u64, nil
 	case column.Float32:
-		m.f32.reset(column.Values[float32](v), need.moments, sk, lo, hi)
+		m.f32.reset(column.Values[float32](v), need.moments, sk)
 		return &m.f32, nil
 	case column.Float64:
-		m.f64.reset(column.Values[float64](v), need.moments, sk, lo, hi)
+		m.f64.reset(column.Values[float64](v), need.moments, sk)
 		return &m.f64, nil
 	case column.Decimal128:
 		words := column.Slice[uint64](v.Values)
@@ -129,88 +131,90 @@ func (m *morselAccs) foldStats(s *agg.State, v *column.View, lo, hi int) error {
 	if v.Dict != nil {
 		return m.foldDictStats(s, v, lo, hi)
 	}
-	a, err := m.st.acc(v, m.need, lo, hi)
+	a, err := m.st.acc(v, m.need)
 	if err != nil {
 		return err
 	}
 	visit(a, v.Validity, v.ValidityOffset, lo, hi)
+	if c, ok := a.(careful); ok && c.needsCareful() {
+		c.setCareful()
+		visit(a, v.Validity, v.ValidityOffset, lo, hi)
+	}
 	a.attach(s)
 	return nil
 }
 
-// foldDictStats folds the statistics of a dictionary morsel: the squares
-// through its indices, and the sketch of the dictionary values the valid
-// indices use, each hashed once (when the dictionary is not much larger
-// than the morsel; otherwise through the indices too).
+// foldDictStats folds the statistics of a dictionary morsel. When the
+// dictionary is not much larger than the morsel, the valid indices only
+// count the uses of each value, and each used value is folded once, with
+// its count; otherwise each valid index folds its value.
 func (m *morselAccs) foldDictStats(s *agg.State, v *column.View, lo, hi int) error {
-	need := m.need
-	byUse := need.sketch && v.Dict.Len <= 4*(hi-lo)
-	if need.moments || !byUse {
-		inner := need
-		inner.sketch = need.sketch && !byUse
-		// Lanes by dictionary index, as the float sums of a dictionary's
-		// values have them (no morsel parts).
-		a, err := m.st.acc(v.Dict, inner, 0, 0)
-		if err != nil {
-			return err
-		}
-		if _, err := visitIndices(v, a, lo, hi); err != nil {
-			return err
-		}
-		a.attach(s)
-	}
-	if !byUse {
-		return nil
-	}
-	u := &m.st.used
-	u.reset(v.Dict.Len)
-	if _, err := visitIndices(v, u, lo, hi); err != nil {
-		return err
-	}
-	a, err := m.st.acc(v.Dict, statsNeed{sketch: true}, 0, v.Dict.Len)
+	a, err := m.st.acc(v.Dict, m.need)
 	if err != nil {
 		return err
 	}
-	u.each(a)
+	if v.Dict.Len <= 4*(hi-lo) {
+		h := &m.st.counts
+		h.reset(v.Dict.Len)
+		if _, err := visitIndices(v, h, lo, hi); err != nil {
+			return err
+		}
+		for i, c := range h.n {
+			if c != 0 {
+				a.addCount(i, uint64(c))
+			}
+		}
+		a.attach(s)
+		return nil
+	}
+	if _, err := visitIndices(v, a, lo, hi); err != nil {
+		return err
+	}
+	if c, ok := a.(careful); ok && c.needsCareful() {
+		c.setCareful()
+		visitIndices(v, a, lo, hi) //nolint:errcheck // same indices: checked above
+	}
 	a.attach(s)
 	return nil
 }
 
-// dictUse marks the dictionary values that valid indices point at (the
-// dictionary accumulator visits each valid value as dense(j, j+1)).
-type dictUse struct {
-	used []uint64 // a bit per dictionary value
+// dictCounts counts the uses of each dictionary value by the valid indices
+// (the dictionary accumulator visits each valid value as dense(j, j+1)).
+type dictCounts struct {
+	n []uint32
 }
 
-func (u *dictUse) reset(n int) {
-	w := (n + 63) / 64
-	if cap(u.used) < w {
-		u.used = make([]uint64, w)
+func (u *dictCounts) reset(n int) {
+	if cap(u.n) < n {
+		u.n = make([]uint32, n)
 	}
-	u.used = u.used[:w]
-	clear(u.used)
+	u.n = u.n[:n]
+	clear(u.n)
 }
 
-func (u *dictUse) dense(i, j int) {
+func (u *dictCounts) dense(i, j int) {
 	for k := i; k < j; k++ {
-		u.used[k>>6] |= 1 << (k & 63)
+		u.n[k]++
 	}
 }
 
-func (u *dictUse) sparse(base int, w uint64) {
+func (u *dictCounts) sparse(base int, w uint64) {
 	for ; w != 0; w &= w - 1 {
-		k := base + bits.TrailingZeros64(w)
-		u.used[k>>6] |= 1 << (k & 63)
+		u.n[base+bits.TrailingZeros64(w)]++
 	}
 }
 
-// each visits the marked values with v.
-func (u *dictUse) each(v visitor) {
-	for i, w := range u.used {
-		if w != 0 {
-			v.sparse(64*i, w)
-		}
+// mulSmall is x·c (exact: the products of the statistics fit 320 bits).
+func mulSmall(x agg.Uint320, c uint64) agg.Uint320 {
+	var out agg.Uint320
+	var carry uint64
+	for i, w := range x {
+		hi, lo := bits.Mul64(w, c)
+		var k uint64
+		out[i], k = bits.Add64(lo, carry, 0)
+		carry = hi + k
 	}
+	return out
 }
 
 // sketchAdd folds hash h into sketch k.
@@ -221,72 +225,121 @@ func sketchAdd(k *agg.Sketch, h uint64) {
 	}
 }
 
-// intStats folds the squares (exact: 192-bit sums of 128-bit squares) and
-// the sketch of signed integers.
-type intStats[T int8 | int16 | int32 | int64] struct {
-	vals       []T
-	moments    bool
-	sk         *agg.Sketch
-	q0, q1, q2 uint64 // the sum of squares, 192 bits
+// squares accumulates exact sums of 128-bit squares without carry chains:
+// each square is cut into four 32-bit pieces, summed apart in 64 bits (exact
+// for 2^32 squares, far more than a morsel).
+type squares struct {
+	p0, p1, p2, p3 uint64 // the pieces of weight 1, 2^32, 2^64, 2^96
+}
+
+// add adds hi·2^64 + lo.
+func (q *squares) add(hi, lo uint64) {
+	q.p0 += lo & 0xffffffff
+	q.p1 += lo >> 32
+	q.p2 += hi & 0xffffffff
+	q.p3 += hi >> 32
+}
+
+func (q *squares) merge(o squares) {
+	q.p0 += o.p0
+	q.p1 += o.p1
+	q.p2 += o.p2
+	q.p3 += o.p3
+}
+
+// total is the exact sum.
+func (q *squares) total() agg.Uint320 {
+	return agg.Uint320{q.p0}.
+		Add(agg.Uint320{q.p1 << 32, q.p1 >> 32}).
+		Add(agg.Uint320{0, q.p2}).
+		Add(agg.Uint320{0, q.p3 << 32, q.p3 >> 32})
+}
+
+// magnitude is |x| of an integer value as a uint64, and whether its square
+// fits 64 bits (a type narrower than 64 bits).
+func magnitude[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](x T) (uint64, bool) {
+	narrow := unsafe.Sizeof(x) < 8
+	if x < 0 {
+		return -uint64(int64(x)), narrow
+	}
+	return uint64(x), narrow
+}
+
+// hashOf is the sketch hash of an integer value: signed values
+// sign-extended, unsigned ones zero-extended.
+func hashOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](x T) uint64 {
+	if T(0)-1 < 0 { // signed
+		return agg.HashInt(uint64(int64(x)))
+	}
+	return agg.HashInt(uint64(x))
+}
+
+// intStats folds the exact squares and the sketch of integers (signed
+// values sign-extended, unsigned ones zero-extended).
+type intStats[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64] struct {
+	vals    []T
+	moments bool
+	sk      *agg.Sketch
+	q       squares
+	counted agg.Uint320 // the squares of addCount
+}
+
+func (a *intStats[T]) addCount(i int, c uint64) {
+	x := a.vals[i]
+	if a.moments {
+		m, _ := magnitude(x)
+		hi, lo := bits.Mul64(m, m)
+		a.counted = a.counted.Add(mulSmall(agg.Uint320{lo, hi}, c))
+	}
+	if a.sk != nil {
+		sketchAdd(a.sk, hashOf(x))
+	}
 }
 
 func (a *intStats[T]) one(x T) {
 	if a.moments {
-		m := uint64(int64(x))
-		if x < 0 {
-			m = -m
+		m, narrow := magnitude(x)
+		if narrow {
+			a.q.add(0, m*m)
+		} else {
+			a.q.add(bits.Mul64(m, m))
 		}
-		hi, lo := bits.Mul64(m, m)
-		var c uint64
-		a.q0, c = bits.Add64(a.q0, lo, 0)
-		a.q1, c = bits.Add64(a.q1, hi, c)
-		a.q2 += c
 	}
 	if a.sk != nil {
-		sketchAdd(a.sk, agg.HashInt(uint64(int64(x))))
+		sketchAdd(a.sk, hashOf(x))
 	}
 }
 
 func (a *intStats[T]) dense(i, j int) {
 	v := a.vals[i:j]
-	switch {
-	case a.moments && a.sk != nil:
-		sk := a.sk
-		q0, q1, q2 := a.q0, a.q1, a.q2
-		for _, x := range v {
-			m := uint64(int64(x))
-			if x < 0 {
-				m = -m
+	if a.moments {
+		var q, r squares // two sets of pieces: independent adds
+		k := 0
+		if _, narrow := magnitude(T(0)); narrow {
+			for ; k+2 <= len(v); k += 2 {
+				m0, _ := magnitude(v[k])
+				m1, _ := magnitude(v[k+1])
+				q.add(0, m0*m0)
+				r.add(0, m1*m1)
 			}
-			hi, lo := bits.Mul64(m, m)
-			var c uint64
-			q0, c = bits.Add64(q0, lo, 0)
-			q1, c = bits.Add64(q1, hi, c)
-			q2 += c
-			r, rank := agg.SketchSlot(agg.HashInt(uint64(int64(x))))
-			if rank > sk[r] {
-				sk[r] = rank
+		} else {
+			for ; k+2 <= len(v); k += 2 {
+				m0, _ := magnitude(v[k])
+				m1, _ := magnitude(v[k+1])
+				q.add(bits.Mul64(m0, m0))
+				r.add(bits.Mul64(m1, m1))
 			}
 		}
-		a.q0, a.q1, a.q2 = q0, q1, q2
-	case a.moments:
-		q0, q1, q2 := a.q0, a.q1, a.q2
-		for _, x := range v {
-			m := uint64(int64(x))
-			if x < 0 {
-				m = -m
-			}
-			hi, lo := bits.Mul64(m, m)
-			var c uint64
-			q0, c = bits.Add64(q0, lo, 0)
-			q1, c = bits.Add64(q1, hi, c)
-			q2 += c
+		for ; k < len(v); k++ {
+			m, _ := magnitude(v[k])
+			q.add(bits.Mul64(m, m))
 		}
-		a.q0, a.q1, a.q2 = q0, q1, q2
-	default:
-		sk := a.sk
+		q.merge(r)
+		a.q.merge(q)
+	}
+	if sk := a.sk; sk != nil {
 		for _, x := range v {
-			r, rank := agg.SketchSlot(agg.HashInt(uint64(int64(x))))
+			r, rank := agg.SketchSlot(hashOf(x))
 			if rank > sk[r] {
 				sk[r] = rank
 			}
@@ -303,7 +356,7 @@ func (a *intStats[T]) sparse(base int, w uint64) {
 
 func (a *intStats[T]) attach(s *agg.State) {
 	if a.moments {
-		s.SetSquares(agg.Uint320{a.q0, a.q1, a.q2})
+		s.SetSquares(a.q.total().Add(a.counted))
 	}
 	if a.sk != nil {
 		s.SetSketch(a.sk)
@@ -311,124 +364,45 @@ func (a *intStats[T]) attach(s *agg.State) {
 	}
 }
 
-// uintStats is intStats for unsigned integers.
-type uintStats[T uint8 | uint16 | uint32 | uint64] struct {
-	vals       []T
-	moments    bool
-	sk         *agg.Sketch
-	q0, q1, q2 uint64
-}
-
-func (a *uintStats[T]) one(x T) {
-	if a.moments {
-		hi, lo := bits.Mul64(uint64(x), uint64(x))
-		var c uint64
-		a.q0, c = bits.Add64(a.q0, lo, 0)
-		a.q1, c = bits.Add64(a.q1, hi, c)
-		a.q2 += c
-	}
-	if a.sk != nil {
-		sketchAdd(a.sk, agg.HashInt(uint64(x)))
-	}
-}
-
-func (a *uintStats[T]) dense(i, j int) {
-	v := a.vals[i:j]
-	switch {
-	case a.moments && a.sk != nil:
-		sk := a.sk
-		q0, q1, q2 := a.q0, a.q1, a.q2
-		for _, x := range v {
-			hi, lo := bits.Mul64(uint64(x), uint64(x))
-			var c uint64
-			q0, c = bits.Add64(q0, lo, 0)
-			q1, c = bits.Add64(q1, hi, c)
-			q2 += c
-			r, rank := agg.SketchSlot(agg.HashInt(uint64(x)))
-			if rank > sk[r] {
-				sk[r] = rank
-			}
-		}
-		a.q0, a.q1, a.q2 = q0, q1, q2
-	case a.moments:
-		q0, q1, q2 := a.q0, a.q1, a.q2
-		for _, x := range v {
-			hi, lo := bits.Mul64(uint64(x), uint64(x))
-			var c uint64
-			q0, c = bits.Add64(q0, lo, 0)
-			q1, c = bits.Add64(q1, hi, c)
-			q2 += c
-		}
-		a.q0, a.q1, a.q2 = q0, q1, q2
-	default:
-		sk := a.sk
-		for _, x := range v {
-			r, rank := agg.SketchSlot(agg.HashInt(uint64(x)))
-			if rank > sk[r] {
-				sk[r] = rank
-			}
-		}
-	}
-}
-
-func (a *uintStats[T]) sparse(base int, w uint64) {
-	v := a.vals[base:]
-	for ; w != 0; w &= w - 1 {
-		a.one(v[bits.TrailingZeros64(w)])
-	}
-}
-
-func (a *uintStats[T]) attach(s *agg.State) {
-	if a.moments {
-		s.SetSquares(agg.Uint320{a.q0, a.q1, a.q2})
-	}
-	if a.sk != nil {
-		s.SetSketch(a.sk)
-		a.sk = nil
-	}
-}
-
-// floatStats folds the squares of floats in the canonical lanes of the
-// float sums (floatLanes: lane p*floatPartLanes + i mod floatPartLanes for
-// element i of part p): each square as an error-free product x² = p + e
-// (e from an FMA), p added with an error-free two-sum and e into the lane's
-// compensation. A square or lane sum that is not finite (an infinity or a
-// NaN among the values, an overflow) goes to special instead, and the lane
-// starts again from 0, as agg adds non-finite partial sums.
+// floatStats folds the squares of floats in floatSqLanes lanes, element i
+// of the view (counted from the view's first element) in lane i mod
+// floatSqLanes: each square as an error-free product x² = p + e (e from an
+// FMA), p added to the lane with an error-free two-sum and e to its
+// compensation, in element order. When a lane ends the morsel not finite
+// (an infinity or a NaN among the values, an overflow), the morsel's
+// squares are folded again on the careful path, which keeps the squares
+// and lane sums that are not finite apart in special (the lane starting
+// again from 0, as agg adds non-finite partial sums).
 type floatStats[T float32 | float64] struct {
 	vals    []T
 	moments bool
 	sk      *agg.Sketch
-	s, c    [floatLaneCount]float64
+	careful bool
+	s, c    [floatSqLanes]float64
 	special float64
-	lo, q   int // the morsel's first element and part length
 }
 
-func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch, lo, hi int) {
-	a.vals, a.moments, a.sk, a.special = vals, moments, sk, 0
-	if moments {
-		clear(a.s[:])
-		clear(a.c[:])
-	}
-	a.lo, a.q = lo, morselQuarter(hi-lo)
-	if a.q == 0 {
-		a.q = math.MaxInt
-	}
+// floatSqLanes is the number of lanes of the float squares.
+const floatSqLanes = 8
+
+func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch) {
+	*a = floatStats[T]{vals: vals, moments: moments, sk: sk}
 }
 
-// part returns the part of element i and the element where the part ends.
-func (a *floatStats[T]) part(i int) (p, end int) {
-	p = min((i-a.lo)/a.q, floatParts-1)
-	if p == floatParts-1 {
-		return p, math.MaxInt
-	}
-	return p, a.lo + (p+1)*a.q
-}
-
-// square adds x² to lane k.
-func (a *floatStats[T]) square(k int, x float64) {
+// squareFast adds x² to lane k without looking for non-finite values.
+func (a *floatStats[T]) squareFast(k int, x float64) {
 	p := x * x
 	e := math.FMA(x, x, -p)
+	s := a.s[k]
+	t := s + p
+	z := t - s
+	a.c[k] += (s - (t - z)) + (p - z) + e
+	a.s[k] = t
+}
+
+// squareCareful adds x² to lane k, keeping non-finite squares and sums apart.
+func (a *floatStats[T]) squareCareful(k int, x float64) {
+	p := x * x
 	s := a.s[k]
 	t := s + p
 	if t-t != 0 { // not finite: p or the lane's sum
@@ -436,21 +410,50 @@ func (a *floatStats[T]) square(k int, x float64) {
 		a.s[k] = 0
 		return
 	}
+	e := math.FMA(x, x, -p)
 	z := t - s
 	a.c[k] += (s - (t - z)) + (p - z) + e
 	a.s[k] = t
 }
 
+// addCount adds c·x² of value i to lane i mod floatSqLanes (c·x² as an
+// error-free product of c and x²'s leading part, the error of x² times c
+// into the compensation), on the careful path.
+func (a *floatStats[T]) addCount(i int, c uint64) {
+	x := float64(a.vals[i])
+	if a.moments {
+		k := i & (floatSqLanes - 1)
+		cf := float64(c) // exact: c is at most a morsel's length
+		p := x * x
+		e := math.FMA(x, x, -p)
+		pc := cf * p
+		s := a.s[k]
+		t := s + pc
+		if t-t != 0 {
+			a.special += t
+			a.s[k] = 0
+		} else {
+			ec := math.FMA(cf, p, -pc) + cf*e
+			z := t - s
+			a.c[k] += (s - (t - z)) + (pc - z) + ec
+			a.s[k] = t
+		}
+	}
+	if a.sk != nil {
+		sketchAdd(a.sk, agg.HashFloat(x))
+	}
+}
+
 func (a *floatStats[T]) dense(i, j int) {
 	if a.moments {
-		for ii := i; ii < j; {
-			p, end := a.part(ii)
-			end = min(end, j)
-			first := p * floatPartLanes
-			for k, xt := range a.vals[ii:end] {
-				a.square(first+(ii+k)&(floatPartLanes-1), float64(xt))
+		if a.careful {
+			for k, xt := range a.vals[i:j] {
+				a.squareCareful((i+k)&(floatSqLanes-1), float64(xt))
 			}
-			ii = end
+		} else {
+			for k, xt := range a.vals[i:j] {
+				a.squareFast((i+k)&(floatSqLanes-1), float64(xt))
+			}
 		}
 	}
 	if sk := a.sk; sk != nil {
@@ -466,11 +469,13 @@ func (a *floatStats[T]) dense(i, j int) {
 func (a *floatStats[T]) sparse(base int, w uint64) {
 	v := a.vals[base:]
 	if a.moments {
-		p, _ := a.part(base) // a 64-element group lies in one part
-		first := p * floatPartLanes
 		for m := w; m != 0; m &= m - 1 {
 			k := bits.TrailingZeros64(m)
-			a.square(first+(base+k)&(floatPartLanes-1), float64(v[k]))
+			if a.careful {
+				a.squareCareful((base+k)&(floatSqLanes-1), float64(v[k]))
+			} else {
+				a.squareFast((base+k)&(floatSqLanes-1), float64(v[k]))
+			}
 		}
 	}
 	if a.sk != nil {
@@ -478,6 +483,22 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 			sketchAdd(a.sk, agg.HashFloat(float64(v[bits.TrailingZeros64(w)])))
 		}
 	}
+}
+
+// needsCareful reports whether a lane ended the fast path not finite.
+func (a *floatStats[T]) needsCareful() bool {
+	for k := range a.s {
+		if !isFinite(a.s[k]) || !isFinite(a.c[k]) {
+			return true
+		}
+	}
+	return false
+}
+
+// setCareful restarts the squares on the careful path (the sketch is kept:
+// it was folded once).
+func (a *floatStats[T]) setCareful() {
+	a.s, a.c, a.special, a.careful = [floatSqLanes]float64{}, [floatSqLanes]float64{}, 0, true
 }
 
 func (a *floatStats[T]) attach(s *agg.State) {
@@ -503,6 +524,16 @@ func (a *decimalStats) one(i int) {
 	lo, hi := a.vals[2*i], a.vals[2*i+1]
 	if a.moments {
 		a.sq = a.sq.Add(agg.SquareDecimal(lo, hi))
+	}
+	if a.sk != nil {
+		sketchAdd(a.sk, agg.HashDecimal(lo, hi))
+	}
+}
+
+func (a *decimalStats) addCount(i int, c uint64) {
+	lo, hi := a.vals[2*i], a.vals[2*i+1]
+	if a.moments {
+		a.sq = a.sq.Add(mulSmall(agg.SquareDecimal(lo, hi), c))
 	}
 	if a.sk != nil {
 		sketchAdd(a.sk, agg.HashDecimal(lo, hi))
@@ -553,6 +584,12 @@ func (a *bytesStats) one(i int) {
 		return
 	}
 	sketchAdd(a.sk, agg.HashBytes(v.Values[lo:hi]))
+}
+
+func (a *bytesStats) addCount(i int, _ uint64) {
+	if a.sk != nil {
+		a.one(i)
+	}
 }
 
 func (a *bytesStats) dense(i, j int) {
