@@ -69,11 +69,19 @@ func (s State) MarshalBinary() ([]byte, error) {
 		}
 	}
 	if s.Tracks.Has(ApproxDistinct) && s.Family != column.FamilyBool {
-		if s.Sketch == nil {
+		switch k := s.Sketch; {
+		case k == nil:
 			b = append(b, 0)
-		} else {
+		case k.overflow:
 			b = append(b, 1)
-			b = append(b, s.Sketch[:]...)
+			b = append(b, k.Registers[:]...)
+		default:
+			b = append(b, 2)
+			b = append(b, k.Registers[:]...)
+			b = binary.AppendUvarint(b, uint64(len(k.exact)))
+			for _, h := range k.exact {
+				b = binary.LittleEndian.AppendUint64(b, h)
+			}
 		}
 	}
 	return b, nil
@@ -194,23 +202,39 @@ func (n *State) unmarshalStats(p *[]byte) error {
 		}
 	}
 	if n.Tracks.Has(ApproxDistinct) && n.Family != column.FamilyBool {
-		if len(q) < 1 || q[0] > 1 {
+		if len(q) < 1 || q[0] > 2 {
 			return fmt.Errorf("%w: bad sketch flag", ErrState)
 		}
 		flag := q[0]
 		q = q[1:]
-		if flag == 1 {
+		if flag > 0 {
 			if len(q) < SketchRegisters {
 				return fmt.Errorf("%w: truncated sketch", ErrState)
 			}
 			k := new(Sketch)
-			copy(k[:], q)
-			for _, r := range k {
+			copy(k.Registers[:], q)
+			for _, r := range k.Registers {
 				if r > sketchQ+1 {
 					return fmt.Errorf("%w: sketch register %d", ErrState, r)
 				}
 			}
-			n.Sketch, q = k, q[SketchRegisters:]
+			q = q[SketchRegisters:]
+			k.overflow = flag == 1
+			if flag == 2 {
+				c, w := binary.Uvarint(q)
+				if w <= 0 || c > SketchExact || uint64(len(q)-w) < 8*c {
+					return fmt.Errorf("%w: bad exact hashes of a sketch", ErrState)
+				}
+				q = q[w:]
+				k.exact = make([]uint64, c)
+				for i := range k.exact {
+					k.exact[i], q = binary.LittleEndian.Uint64(q), q[8:]
+					if i > 0 && k.exact[i] <= k.exact[i-1] {
+						return fmt.Errorf("%w: exact hashes of a sketch out of order", ErrState)
+					}
+				}
+			}
+			n.Sketch = k
 		}
 	}
 	*p = q

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/zeebo/xxh3"
 )
@@ -23,10 +24,13 @@ import (
 //     plus the number of leading zeros of the 50 bits below (1..51), and a
 //     register keeps the largest rank it has seen: registers merge by max,
 //     so the sketch of a union is the merge of the sketches, in any order;
-//   - the estimate is Ertl's improved estimator (O. Ertl, "New cardinality
-//     estimation algorithms for HyperLogLog sketches", 2017), unbiased from
-//     0 to far beyond 2^40 distinct values without empirical bias tables:
-//     a relative standard error of 1.04/sqrt(2^14) = 0.81%.
+//   - while at most SketchExact distinct hashes were folded, the sketch
+//     also keeps them (sorted), and the estimate is their number: exact but
+//     for collisions of 64-bit hashes (about one in 2^45 at that size);
+//   - beyond, the estimate is Ertl's improved estimator (O. Ertl, "New
+//     cardinality estimation algorithms for HyperLogLog sketches", 2017),
+//     unbiased from 0 to far beyond 2^40 distinct values without empirical
+//     bias tables: a relative standard error of 1.04/sqrt(2^14) = 0.81%.
 //
 // Booleans need no sketch: their distinct values follow from the counts.
 
@@ -40,40 +44,90 @@ const SketchRegisters = 1 << SketchPrecision
 // from 1 to sketchQ+1.
 const sketchQ = 64 - SketchPrecision
 
-// Sketch is the registers of a HyperLogLog sketch. A Sketch in a State is
-// never written again (Merge makes a new one), so states that share one stay
-// plain values.
-type Sketch [SketchRegisters]uint8
+// SketchExact is the most distinct hashes a sketch keeps, and counts
+// exactly.
+const SketchExact = 1024
+
+// Sketch is a HyperLogLog sketch: its registers, and the distinct hashes
+// folded while there are at most SketchExact of them. The zero Sketch is
+// empty. A Sketch in a State is never written again (Merge makes a new
+// one), so states that share one stay plain values.
+type Sketch struct {
+	// Registers hold the largest rank of the hashes of each register.
+	Registers [SketchRegisters]uint8
+	exact     []uint64 // sorted distinct hashes, while !overflow
+	overflow  bool     // more than SketchExact distinct hashes were folded
+}
 
 // SketchSlot is the register and the rank of hash h.
 func SketchSlot(h uint64) (reg uint32, rank uint8) {
 	return uint32(h >> sketchQ), uint8(bits.LeadingZeros64(h<<SketchPrecision|1<<(SketchPrecision-1))) + 1
 }
 
-// Add folds hash h into the sketch.
+// Add folds hash h into the sketch (registers and exact hashes; backends'
+// loops update Registers themselves and hand the distinct hashes over with
+// SetExact).
 func (k *Sketch) Add(h uint64) {
 	r, rank := SketchSlot(h)
-	if rank > k[r] {
-		k[r] = rank
+	if rank > k.Registers[r] {
+		k.Registers[r] = rank
 	}
+	if k.overflow {
+		return
+	}
+	i, found := slices.BinarySearch(k.exact, h)
+	if found {
+		return
+	}
+	if len(k.exact) == SketchExact {
+		k.exact, k.overflow = nil, true
+		return
+	}
+	k.exact = slices.Insert(k.exact, i, h)
 }
 
-// Merge folds o into k: every register the larger of the two.
+// SetExact records the distinct hashes of the values folded into the
+// registers, when they are known (overflow false: hashes are all of them,
+// distinct, in any order; SetExact sorts them); with overflow, that there
+// were more than SketchExact of them.
+func (k *Sketch) SetExact(hashes []uint64, overflow bool) {
+	if overflow || len(hashes) > SketchExact {
+		k.exact, k.overflow = nil, true
+		return
+	}
+	k.exact, k.overflow = slices.Clone(hashes), false
+	slices.Sort(k.exact)
+}
+
+// Merge folds o into k: every register the larger of the two, and the union
+// of the exact hashes while it has at most SketchExact.
 func (k *Sketch) Merge(o *Sketch) {
 	le := binary.LittleEndian
 	for i := 0; i < SketchRegisters; i += 8 {
-		le.PutUint64(k[i:], maxBytes(le.Uint64(k[i:]), le.Uint64(o[i:])))
+		le.PutUint64(k.Registers[i:], maxBytes(le.Uint64(k.Registers[i:]), le.Uint64(o.Registers[i:])))
 	}
-}
-
-// Floor is the smallest register of k: a hash whose rank is at most Floor
-// changes no register of k, nor of any sketch merged with it.
-func (k *Sketch) Floor() uint8 {
-	m := uint8(math.MaxUint8)
-	for _, r := range k {
-		m = min(m, r)
+	if k.overflow || o.overflow {
+		k.exact, k.overflow = nil, true
+		return
 	}
-	return m
+	u := make([]uint64, 0, len(k.exact)+len(o.exact))
+	a, b := k.exact, o.exact
+	for len(a) > 0 && len(b) > 0 {
+		switch {
+		case a[0] < b[0]:
+			u, a = append(u, a[0]), a[1:]
+		case b[0] < a[0]:
+			u, b = append(u, b[0]), b[1:]
+		default:
+			u, a, b = append(u, a[0]), a[1:], b[1:]
+		}
+	}
+	u = append(append(u, a...), b...)
+	if len(u) > SketchExact {
+		k.exact, k.overflow = nil, true
+		return
+	}
+	k.exact = u
 }
 
 const highBits = 0x8080808080808080
@@ -96,6 +150,7 @@ func mergeSketches(a, b *Sketch) *Sketch {
 		return b
 	}
 	out := *a
+	out.exact = slices.Clone(a.exact)
 	out.Merge(b)
 	return &out
 }
@@ -147,8 +202,16 @@ func (k *Sketch) estimate() float64 {
 	if k == nil {
 		return 0
 	}
+	if !k.overflow {
+		return float64(len(k.exact))
+	}
+	return k.hll()
+}
+
+// hll is the registers' estimate (Ertl's improved estimator).
+func (k *Sketch) hll() float64 {
 	var c [sketchQ + 2]int
-	for _, r := range k {
+	for _, r := range k.Registers {
 		c[r]++
 	}
 	const m = float64(SketchRegisters)

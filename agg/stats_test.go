@@ -105,6 +105,43 @@ func TestSketchError(t *testing.T) {
 	t.Logf("largest relative error %.4f", worst)
 }
 
+// Up to SketchExact distinct values the count is exact, whatever the
+// merges; beyond, the registers answer.
+func TestSketchExactSmall(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 9))
+	for _, d := range []int{1, 26, 100, 1023, 1024, 1025, 3000} {
+		s := New(column.FamilyUnsigned, ApproxDistinct)
+		drawn := map[int]bool{}
+		for range 7 {
+			k := new(Sketch)
+			for range 400 {
+				x := r.IntN(d)
+				drawn[x] = true
+				k.Add(HashInt(uint64(x)))
+			}
+			p := Unsigned(400, 0, Int192{}, 0, 0)
+			p.SetSketch(k)
+			s.Merge(&p)
+		}
+		seen := len(drawn)
+		got := s.Finalize(ApproxDistinct).Distinct
+		if seen <= SketchExact {
+			require.Equal(t, int64(seen), got, "%d", d)
+			require.False(t, s.Sketch.overflow)
+		} else {
+			require.True(t, s.Sketch.overflow)
+			require.InDelta(t, float64(seen), float64(got), 0.05*float64(seen), "%d", d)
+		}
+	}
+	// SetExact: any order, and the overflow flag
+	k := new(Sketch)
+	k.SetExact([]uint64{5, 1, 3}, false)
+	require.Equal(t, []uint64{1, 3, 5}, k.exact)
+	require.Equal(t, 3.0, k.estimate())
+	k.SetExact(nil, true)
+	require.True(t, k.overflow)
+}
+
 func TestSketchEmptyAndSmall(t *testing.T) {
 	require.Zero(t, (*Sketch)(nil).estimate())
 	require.Zero(t, new(Sketch).estimate())
@@ -358,10 +395,24 @@ func TestSerializeStats(t *testing.T) {
 			require.Error(t, back.UnmarshalBinary(b[:len(b)-cut]), "%s cut %d", s.Family, cut)
 		}
 	}
-	// a register out of range
-	b := marshal(t, sig)
-	b[len(b)-1] = sketchQ + 2
+	// a register out of range; exact hashes out of order
+	wide := new(Sketch)
+	for i := range 5000 {
+		wide.Add(HashInt(uint64(i)))
+	}
+	require.True(t, wide.overflow)
+	ws := Signed(5000, 0, Int192{}, 0, 4999)
+	ws.SetSketch(wide)
+	b := marshal(t, ws)
 	var back State
+	require.NoError(t, back.UnmarshalBinary(b))
+	require.Equal(t, b, marshal(t, back))
+	b[len(b)-1] = sketchQ + 2
+	require.ErrorIs(t, back.UnmarshalBinary(b), ErrState)
+	b = marshal(t, sig)
+	last := append([]byte{}, b[len(b)-8:]...)
+	copy(b[len(b)-8:], b[len(b)-16:len(b)-8]) // swap the last two hashes
+	copy(b[len(b)-16:], last)
 	require.ErrorIs(t, back.UnmarshalBinary(b), ErrState)
 
 	// version 3: the same bytes for a state without the statistics

@@ -69,57 +69,111 @@ type statsAccs struct {
 	dec    decimalStats
 	byt    bytesStats
 	counts dictCounts
+	set    exactSet
 }
 
-// sketchOf returns a zeroed sketch for a morsel when need asks for one.
-func sketchOf(need statsNeed) *agg.Sketch {
+// sketchOf returns a zeroed sketch for a morsel when need asks for one,
+// with the set of its exact hashes reset.
+func (m *statsAccs) sketchOf(need statsNeed) (*agg.Sketch, *exactSet) {
 	if need.sketch {
-		return new(agg.Sketch)
+		m.set.reset()
+		return new(agg.Sketch), &m.set
 	}
-	return nil
+	return nil, nil
 }
+
+// exactSet collects the distinct hashes of a morsel while there are at
+// most agg.SketchExact of them (open addressing; 0 stands apart).
+type exactSet struct {
+	tab  [2 * agg.SketchExact]uint64
+	list []uint64 // the distinct hashes, in order of arrival
+	zero bool     // hash 0 was seen
+	full bool     // more than agg.SketchExact distinct hashes
+}
+
+func (e *exactSet) reset() {
+	if len(e.list) > 0 {
+		clear(e.tab[:])
+	}
+	e.list, e.zero, e.full = e.list[:0], false, false
+}
+
+// add records hash h (a no-op once full).
+func (e *exactSet) add(h uint64) {
+	if e.full {
+		return
+	}
+	if h == 0 {
+		if !e.zero {
+			e.zero = true
+			e.note(0)
+		}
+		return
+	}
+	const mask = len(exactSet{}.tab) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		switch e.tab[i] {
+		case h:
+			return
+		case 0:
+			e.tab[i] = h
+			e.note(h)
+			return
+		}
+	}
+}
+
+func (e *exactSet) note(h uint64) {
+	e.list = append(e.list, h)
+	if len(e.list) > agg.SketchExact {
+		e.full = true
+	}
+}
+
+// finish hands the exact hashes (or their overflow) to sketch k.
+func (e *exactSet) finish(k *agg.Sketch) { k.SetExact(e.list, e.full) }
 
 // acc returns the stats accumulator of the values of v (a view, or a
 // dictionary's values), reset for a morsel.
 func (m *statsAccs) acc(v *column.View, need statsNeed) (statsAcc, error) {
-	sk := sketchOf(need)
+	sk, ex := m.sketchOf(need)
 	switch v.Kind {
 	case column.Int8:
-		m.i8 = intStats[int8]{vals: column.Values[int8](v), moments: need.moments, sk: sk}
+		m.i8 = intStats[int8]{vals: column.Values[int8](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.i8, nil
 	case column.Int16:
-		m.i16 = intStats[int16]{vals: column.Values[int16](v), moments: need.moments, sk: sk}
+		m.i16 = intStats[int16]{vals: column.Values[int16](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.i16, nil
 	case column.Int32:
-		m.i32 = intStats[int32]{vals: column.Values[int32](v), moments: need.moments, sk: sk}
+		m.i32 = intStats[int32]{vals: column.Values[int32](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.i32, nil
 	case column.Int64:
-		m.i64 = intStats[int64]{vals: column.Values[int64](v), moments: need.moments, sk: sk}
+		m.i64 = intStats[int64]{vals: column.Values[int64](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.i64, nil
 	case column.Uint8:
-		m.u8 = intStats[uint8]{vals: column.Values[uint8](v), moments: need.moments, sk: sk}
+		m.u8 = intStats[uint8]{vals: column.Values[uint8](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.u8, nil
 	case column.Uint16:
-		m.u16 = intStats[uint16]{vals: column.Values[uint16](v), moments: need.moments, sk: sk}
+		m.u16 = intStats[uint16]{vals: column.Values[uint16](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.u16, nil
 	case column.Uint32:
-		m.u32 = intStats[uint32]{vals: column.Values[uint32](v), moments: need.moments, sk: sk}
+		m.u32 = intStats[uint32]{vals: column.Values[uint32](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.u32, nil
 	case column.Uint64:
-		m.u64 = intStats[uint64]{vals: column.Values[uint64](v), moments: need.moments, sk: sk}
+		m.u64 = intStats[uint64]{vals: column.Values[uint64](v), moments: need.moments, sk: sk, ex: ex}
 		return &m.u64, nil
 	case column.Float32:
-		m.f32.reset(column.Values[float32](v), need.moments, sk)
+		m.f32.reset(column.Values[float32](v), need.moments, sk, ex)
 		return &m.f32, nil
 	case column.Float64:
-		m.f64.reset(column.Values[float64](v), need.moments, sk)
+		m.f64.reset(column.Values[float64](v), need.moments, sk, ex)
 		return &m.f64, nil
 	case column.Decimal128:
 		words := column.Slice[uint64](v.Values)
-		m.dec = decimalStats{vals: words[2*v.Offset : 2*(v.Offset+v.Len)], moments: need.moments, sk: sk}
+		m.dec = decimalStats{vals: words[2*v.Offset : 2*(v.Offset+v.Len)], moments: need.moments, sk: sk, ex: ex}
 		return &m.dec, nil
 	case column.Binary, column.LargeBinary:
-		m.byt = bytesStats{v: v, sk: sk}
+		m.byt = bytesStats{v: v, sk: sk, ex: ex}
 		return &m.byt, nil
 	}
 	return nil, fmt.Errorf("no CPU statistics for %s (%s)", v.Type, v.Kind)
@@ -217,12 +271,13 @@ func mulSmall(x agg.Uint320, c uint64) agg.Uint320 {
 	return out
 }
 
-// sketchAdd folds hash h into sketch k.
-func sketchAdd(k *agg.Sketch, h uint64) {
+// sketchAdd folds hash h into sketch k and the exact set e.
+func sketchAdd(k *agg.Sketch, e *exactSet, h uint64) {
 	r, rank := agg.SketchSlot(h)
-	if rank > k[r] {
-		k[r] = rank
+	if rank > k.Registers[r] {
+		k.Registers[r] = rank
 	}
+	e.add(h)
 }
 
 // squares accumulates exact sums of 128-bit squares without carry chains:
@@ -280,6 +335,7 @@ type intStats[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64]
 	vals    []T
 	moments bool
 	sk      *agg.Sketch
+	ex      *exactSet
 	q       squares
 	counted agg.Uint320 // the squares of addCount
 }
@@ -292,7 +348,7 @@ func (a *intStats[T]) addCount(i int, c uint64) {
 		a.counted = a.counted.Add(mulSmall(agg.Uint320{lo, hi}, c))
 	}
 	if a.sk != nil {
-		sketchAdd(a.sk, hashOf(x))
+		sketchAdd(a.sk, a.ex, hashOf(x))
 	}
 }
 
@@ -306,7 +362,7 @@ func (a *intStats[T]) one(x T) {
 		}
 	}
 	if a.sk != nil {
-		sketchAdd(a.sk, hashOf(x))
+		sketchAdd(a.sk, a.ex, hashOf(x))
 	}
 }
 
@@ -338,10 +394,15 @@ func (a *intStats[T]) dense(i, j int) {
 		a.q.merge(q)
 	}
 	if sk := a.sk; sk != nil {
+		regs, ex := &sk.Registers, a.ex
 		for _, x := range v {
-			r, rank := agg.SketchSlot(hashOf(x))
-			if rank > sk[r] {
-				sk[r] = rank
+			h := hashOf(x)
+			r, rank := agg.SketchSlot(h)
+			if rank > regs[r] {
+				regs[r] = rank
+			}
+			if !ex.full {
+				ex.add(h)
 			}
 		}
 	}
@@ -359,6 +420,7 @@ func (a *intStats[T]) attach(s *agg.State) {
 		s.SetSquares(a.q.total().Add(a.counted))
 	}
 	if a.sk != nil {
+		a.ex.finish(a.sk)
 		s.SetSketch(a.sk)
 		a.sk = nil
 	}
@@ -377,6 +439,7 @@ type floatStats[T float32 | float64] struct {
 	vals    []T
 	moments bool
 	sk      *agg.Sketch
+	ex      *exactSet
 	careful bool
 	s, c    [floatSqLanes]float64
 	special float64
@@ -385,8 +448,8 @@ type floatStats[T float32 | float64] struct {
 // floatSqLanes is the number of lanes of the float squares.
 const floatSqLanes = 8
 
-func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch) {
-	*a = floatStats[T]{vals: vals, moments: moments, sk: sk}
+func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch, ex *exactSet) {
+	*a = floatStats[T]{vals: vals, moments: moments, sk: sk, ex: ex}
 }
 
 // squareFast adds x² to lane k without looking for non-finite values.
@@ -440,7 +503,7 @@ func (a *floatStats[T]) addCount(i int, c uint64) {
 		}
 	}
 	if a.sk != nil {
-		sketchAdd(a.sk, agg.HashFloat(x))
+		sketchAdd(a.sk, a.ex, agg.HashFloat(x))
 	}
 }
 
@@ -457,10 +520,15 @@ func (a *floatStats[T]) dense(i, j int) {
 		}
 	}
 	if sk := a.sk; sk != nil {
+		regs, ex := &sk.Registers, a.ex
 		for _, xt := range a.vals[i:j] {
-			r, rank := agg.SketchSlot(agg.HashFloat(float64(xt)))
-			if rank > sk[r] {
-				sk[r] = rank
+			h := agg.HashFloat(float64(xt))
+			r, rank := agg.SketchSlot(h)
+			if rank > regs[r] {
+				regs[r] = rank
+			}
+			if !ex.full {
+				ex.add(h)
 			}
 		}
 	}
@@ -480,7 +548,7 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 	}
 	if a.sk != nil {
 		for ; w != 0; w &= w - 1 {
-			sketchAdd(a.sk, agg.HashFloat(float64(v[bits.TrailingZeros64(w)])))
+			sketchAdd(a.sk, a.ex, agg.HashFloat(float64(v[bits.TrailingZeros64(w)])))
 		}
 	}
 }
@@ -506,6 +574,7 @@ func (a *floatStats[T]) attach(s *agg.State) {
 		s.SetFloatSquares(a.s[:], a.c[:], a.special)
 	}
 	if a.sk != nil {
+		a.ex.finish(a.sk)
 		s.SetSketch(a.sk)
 		a.sk = nil
 	}
@@ -517,6 +586,7 @@ type decimalStats struct {
 	vals    []uint64 // two words a value
 	moments bool
 	sk      *agg.Sketch
+	ex      *exactSet
 	sq      agg.Uint320
 }
 
@@ -526,7 +596,7 @@ func (a *decimalStats) one(i int) {
 		a.sq = a.sq.Add(agg.SquareDecimal(lo, hi))
 	}
 	if a.sk != nil {
-		sketchAdd(a.sk, agg.HashDecimal(lo, hi))
+		sketchAdd(a.sk, a.ex, agg.HashDecimal(lo, hi))
 	}
 }
 
@@ -536,7 +606,7 @@ func (a *decimalStats) addCount(i int, c uint64) {
 		a.sq = a.sq.Add(mulSmall(agg.SquareDecimal(lo, hi), c))
 	}
 	if a.sk != nil {
-		sketchAdd(a.sk, agg.HashDecimal(lo, hi))
+		sketchAdd(a.sk, a.ex, agg.HashDecimal(lo, hi))
 	}
 }
 
@@ -557,6 +627,7 @@ func (a *decimalStats) attach(s *agg.State) {
 		s.SetSquares(a.sq)
 	}
 	if a.sk != nil {
+		a.ex.finish(a.sk)
 		s.SetSketch(a.sk)
 		a.sk = nil
 	}
@@ -568,6 +639,7 @@ func (a *decimalStats) attach(s *agg.State) {
 type bytesStats struct {
 	v  *column.View
 	sk *agg.Sketch
+	ex *exactSet
 }
 
 func (a *bytesStats) one(i int) {
@@ -583,7 +655,7 @@ func (a *bytesStats) one(i int) {
 	if lo < 0 || hi < lo || hi > int64(len(v.Values)) {
 		return
 	}
-	sketchAdd(a.sk, agg.HashBytes(v.Values[lo:hi]))
+	sketchAdd(a.sk, a.ex, agg.HashBytes(v.Values[lo:hi]))
 }
 
 func (a *bytesStats) addCount(i int, _ uint64) {
@@ -612,6 +684,7 @@ func (a *bytesStats) sparse(base int, w uint64) {
 
 func (a *bytesStats) attach(s *agg.State) {
 	if a.sk != nil {
+		a.ex.finish(a.sk)
 		s.SetSketch(a.sk)
 		a.sk = nil
 	}
