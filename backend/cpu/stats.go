@@ -274,10 +274,18 @@ func mulSmall(x agg.Uint320, c uint64) agg.Uint320 {
 // sketchAdd folds hash h into sketch k and the exact set e.
 func sketchAdd(k *agg.Sketch, e *exactSet, h uint64) {
 	r, rank := agg.SketchSlot(h)
-	if rank > k.Registers[r] {
-		k.Registers[r] = rank
-	}
+	setMax(&k.Registers, r, rank)
 	e.add(h)
+}
+
+// setMax raises register r to rank without a branch: on a fresh sketch
+// whether a rank raises its register is a coin toss, which a branch
+// mispredicts.
+func setMax(regs *[agg.SketchRegisters]uint8, r uint32, rank uint8) {
+	old := int32(regs[r])
+	d := int32(rank) - old
+	d &= ^(d >> 31)
+	regs[r] = uint8(old + d)
 }
 
 // squares accumulates exact sums of 128-bit squares without carry chains:
@@ -398,9 +406,7 @@ func (a *intStats[T]) dense(i, j int) {
 		for _, x := range v {
 			h := hashOf(x)
 			r, rank := agg.SketchSlot(h)
-			if rank > regs[r] {
-				regs[r] = rank
-			}
+			setMax(regs, r, rank)
 			if !ex.full {
 				ex.add(h)
 			}
@@ -410,8 +416,24 @@ func (a *intStats[T]) dense(i, j int) {
 
 func (a *intStats[T]) sparse(base int, w uint64) {
 	v := a.vals[base:]
-	for ; w != 0; w &= w - 1 {
-		a.one(v[bits.TrailingZeros64(w)])
+	if a.moments {
+		q := a.q
+		for m := w; m != 0; m &= m - 1 {
+			x, _ := magnitude(v[bits.TrailingZeros64(m)])
+			q.add(bits.Mul64(x, x))
+		}
+		a.q = q
+	}
+	if sk := a.sk; sk != nil {
+		regs, ex := &sk.Registers, a.ex
+		for m := w; m != 0; m &= m - 1 {
+			h := hashOf(v[bits.TrailingZeros64(m)])
+			r, rank := agg.SketchSlot(h)
+			setMax(regs, r, rank)
+			if !ex.full {
+				ex.add(h)
+			}
+		}
 	}
 }
 
@@ -524,9 +546,7 @@ func (a *floatStats[T]) dense(i, j int) {
 		for _, xt := range a.vals[i:j] {
 			h := agg.HashFloat(float64(xt))
 			r, rank := agg.SketchSlot(h)
-			if rank > regs[r] {
-				regs[r] = rank
-			}
+			setMax(regs, r, rank)
 			if !ex.full {
 				ex.add(h)
 			}
@@ -546,9 +566,15 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 			}
 		}
 	}
-	if a.sk != nil {
+	if sk := a.sk; sk != nil {
+		regs, ex := &sk.Registers, a.ex
 		for ; w != 0; w &= w - 1 {
-			sketchAdd(a.sk, a.ex, agg.HashFloat(float64(v[bits.TrailingZeros64(w)])))
+			h := agg.HashFloat(float64(v[bits.TrailingZeros64(w)]))
+			r, rank := agg.SketchSlot(h)
+			setMax(regs, r, rank)
+			if !ex.full {
+				ex.add(h)
+			}
 		}
 	}
 }
