@@ -9,8 +9,9 @@
 //     cuda), GPUConfig what an engine asks of it, ErrNoGPU the error when
 //     there is none.
 //   - The optional abilities of a GPU backend: Locator (where a view's memory
-//     lives), OrderedGPU (the ordered aggregates), ResidentGPU (columns kept
-//     in device memory as DeviceColumns), Prober (a device set up lazily).
+//     lives), OrderedGPU (the ordered aggregates), StatsGPU (the statistics
+//     asked for by name), ResidentGPU (columns kept in device memory as
+//     DeviceColumns), Prober (a device set up lazily).
 //
 // The package holds no implementation and imports neither Arrow's arrays nor
 // the planner: column, agg and this package are the bottom of the import
@@ -76,6 +77,14 @@ type Locator interface {
 // CPU.
 type OrderedGPU interface {
 	SupportsOrdered() bool
+}
+
+// StatsGPU is implemented by GPU backends that compute some of the
+// statistics asked for by name (agg.Moments, agg.ApproxDistinct): whether
+// they compute, for a view of kind k, those of tracks (a state's Tracks).
+// Without it, states that track any of them stay on the CPU.
+type StatsGPU interface {
+	SupportsStats(k column.Kind, tracks agg.Set) bool
 }
 
 // DeviceColumn is a column chunk held in device memory by a ResidentGPU.

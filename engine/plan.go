@@ -251,6 +251,12 @@ func (a *Accumulator) Plan() []ColumnPlan {
 
 // gpuTakes reports whether the GPU backend can aggregate v into a state like s.
 func (e *Engine) gpuTakes(v *column.View, s *agg.State) bool {
+	return e.gpuHandles(v, s) && e.gpuComputes(v, s)
+}
+
+// gpuHandles reports whether the GPU backend handles v's type, and the
+// ordered aggregates where s tracks them.
+func (e *Engine) gpuHandles(v *column.View, s *agg.State) bool {
 	if e.gpu == nil || !e.gpu.Handles(v) {
 		return false
 	}
@@ -259,6 +265,16 @@ func (e *Engine) gpuTakes(v *column.View, s *agg.State) bool {
 		return ok && o.SupportsOrdered()
 	}
 	return true
+}
+
+// gpuComputes reports whether the GPU backend computes the statistics s
+// tracks (stddev, variance, approx_distinct) of a view like v.
+func (e *Engine) gpuComputes(v *column.View, s *agg.State) bool {
+	if !s.Tracks.Any(agg.Moments | agg.ApproxDistinct) {
+		return true
+	}
+	g, ok := e.gpu.(backend.StatsGPU)
+	return ok && g.SupportsStats(v.Kind, s.Tracks)
 }
 
 // cpuCertain reports, without planning, that the CPU takes v whatever else
@@ -304,7 +320,8 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 	cols := make([]planner.Column, len(views))
 	for i, v := range views {
 		cols[i] = planner.ColumnOf(v)
-		cols[i].GPUCapable = e.gpuTakes(v, states[i])
+		cols[i].GPUCapable = e.gpuHandles(v, states[i])
+		cols[i].CPUAggs = cols[i].GPUCapable && !e.gpuComputes(v, states[i])
 	}
 	force := planner.Auto
 	switch e.device {

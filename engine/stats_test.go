@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 const statsAggs = agg.Count | agg.Stddev | agg.Variance | agg.ApproxDistinct
@@ -399,4 +402,81 @@ func TestStatsOptIn(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, got.Variance, "not asked for")
 	require.Equal(t, ratSqrt(big.NewRat(11, 3)), scalarValue(got.Stddev)) // 3, 1, 1, 5
+}
+
+// statsGPU is a fake GPU backend that computes the statistics as the CUDA
+// backend does: stddev and variance but for decimals, approx_distinct of
+// booleans only.
+type statsGPU struct{ fakeGPU }
+
+func (f *statsGPU) SupportsStats(k column.Kind, tracks agg.Set) bool {
+	if k == column.Bool {
+		return true
+	}
+	return !tracks.Has(agg.ApproxDistinct) && (!tracks.Any(agg.Moments) || k != column.Decimal128)
+}
+
+// The planner gives a column to the CPU when the GPU backend does not
+// compute an aggregate asked for, and says so; the others go to the GPU.
+func TestStatsRouting(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(1, 1))
+	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, &arrow.Decimal128Type{Precision: 38, Scale: 2},
+		arrow.FixedWidthTypes.Boolean}
+	n := 200000
+	cols := make([]arrow.Array, len(types))
+	fields := make([]arrow.Field, len(types))
+	for i, dt := range types {
+		cols[i] = randArray(mem, r, dt, n, 0.1)
+		defer cols[i].Release()
+		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true}
+	}
+	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(n))
+	defer rec.Release()
+	const cpuOnly = "does not compute an aggregate asked for"
+	for _, tc := range []struct {
+		name  string
+		gpu   backend.GPUBackend
+		aggs  agg.Set
+		onGPU []bool
+	}{
+		{"moments", &statsGPU{fakeGPU{cpu: cpu.CPU{Threads: 1}}}, agg.Stddev | agg.Variance, []bool{true, false, true}},
+		{"sketch", &statsGPU{fakeGPU{cpu: cpu.CPU{Threads: 1}}}, agg.ApproxDistinct | agg.Sum, []bool{false, false, true}},
+		{"no stats on the gpu", &fakeGPU{cpu: cpu.CPU{Threads: 1}}, agg.Variance, []bool{false, false, false}},
+		{"default", &fakeGPU{cpu: cpu.CPU{Threads: 1}}, agg.Default, []bool{true, true, true}},
+	} {
+		e, err := New(WithGPU(tc.gpu), WithDevice(DeviceGPU), WithCalibration(splitCalibration()), WithAllocator(mem))
+		require.NoError(t, err)
+		acc, err := e.NewAccumulator(rec.Schema(), Request{Aggs: tc.aggs})
+		require.NoError(t, err)
+		require.NoError(t, acc.Add(context.Background(), rec))
+		plan := acc.Plan()
+		for i, res := range acc.Results() {
+			msg := fmt.Sprintf("%s: %s", tc.name, types[i])
+			if tc.onGPU[i] {
+				require.Equal(t, "gpu", plan[i].BackendName(), msg+": "+plan[i].Reason)
+			} else {
+				require.Equal(t, "cpu", plan[i].BackendName(), msg)
+				if _, ok := tc.gpu.(*statsGPU); ok {
+					require.Contains(t, plan[i].Reason, cpuOnly, msg)
+				}
+			}
+			var scale int32
+			if d, ok := types[i].(*arrow.Decimal128Type); ok {
+				scale = d.Scale
+			}
+			if tc.aggs.Any(agg.Moments | agg.ApproxDistinct) {
+				o := oracleStats(validValues(rec.Column(i)), scale)
+				if tc.aggs.Has(agg.ApproxDistinct) {
+					require.InDelta(t, float64(o.distinct), float64(scalarValue(res.ApproxDistinct).(int64)), 0.02*float64(o.distinct), msg)
+				}
+				if tc.aggs.Has(agg.Variance) {
+					want, _ := o.variance.Float64()
+					require.Equal(t, want, scalarValue(res.Variance), msg)
+				}
+			}
+		}
+		require.NoError(t, e.Close())
+	}
 }

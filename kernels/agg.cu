@@ -26,6 +26,16 @@
 //   decimal   {sum w0, w1, w2 (192-bit), min lo, min hi, max lo, max hi, count}
 //   bool      {trues, count}
 //
+// The moments kernels arrowagg_moments_<kind> (integers and floats) fold
+// the sum of the squares too, for stddev and variance, in the same pass;
+// their states are the kind's, then:
+//
+//   signed, unsigned  {sq w0, w1, w2}: the exact sum of the squares (192-bit)
+//   float             {sq, sq compensation, sq special}: the squares as
+//                     error-free products (an FMA gives each one's rounding
+//                     error) in compensated sums, those not finite (and
+//                     overflowed sums) apart in special, like the sum
+//
 // The parameters of the per-kind kernels are all 64-bit (pointers or
 // unsigned long long):
 //   values    device pointer; element i of the chunk is values[voff + i]
@@ -229,6 +239,63 @@ struct BoolFamily {
   __device__ static void merge(State& a, const State& b) {
     a.w[0] += b.w[0];
     a.w[1] += b.w[1];
+  }
+};
+
+// The moments families: a family's state, then its sum of squares.
+
+// IntSqFamily: {sum lo, sum hi, min, max, count, sq w0, w1, w2}.
+template <class Base> struct IntSqFamily {
+  static constexpr int K = AGG_INTEGER_MOMENT_WORDS;
+  static_assert(Base::K + 3 == K, "the integer state, then 3 words of squares");
+  using State = Words<K>;
+  __device__ static State identity() {
+    const typename Base::State b = Base::identity();
+    return State{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], 0, 0, 0}};
+  }
+  __device__ static void merge(State& a, const State& b) {
+    typename Base::State x{{a.w[0], a.w[1], a.w[2], a.w[3], a.w[4]}};
+    const typename Base::State y{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4]}};
+    Base::merge(x, y);
+#pragma unroll
+    for (int i = 0; i < Base::K; i++) a.w[i] = x.w[i];
+    add192(a.w[5], a.w[6], a.w[7], b.w[5], b.w[6], b.w[7]);
+  }
+};
+
+// two_sum_into adds the compensated pair (x, xc) to (sum, comp), a
+// non-finite result to special (State.Merge's addPair of the Go package).
+__device__ __forceinline__ void two_sum_into(uint64_t& sum, uint64_t& comp, uint64_t& special, double x, double xc) {
+  const double s = as_f64(sum);
+  const double t = s + x;
+  if (isfinite(t)) {
+    const double z = t - s;
+    comp = f64_bits(as_f64(comp) + ((s - (t - z)) + (x - z) + xc));
+    sum = f64_bits(t);
+  } else {
+    special = f64_bits(as_f64(special) + t);
+    sum = f64_bits(0.0);
+    comp = f64_bits(as_f64(comp) + xc);
+  }
+}
+
+// FloatSqFamily: the float state, then {sq, sq compensation, sq special}.
+struct FloatSqFamily {
+  static constexpr int K = AGG_FLOAT_MOMENT_WORDS;
+  static_assert(FloatFamily::K + 3 == K, "the float state, then 3 words of squares");
+  using State = Words<K>;
+  __device__ static State identity() {
+    const FloatFamily::State b = FloatFamily::identity();
+    return State{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], b.w[5], 0, 0, 0}};
+  }
+  __device__ static void merge(State& a, const State& b) {
+    FloatFamily::State x{{a.w[0], a.w[1], a.w[2], a.w[3], a.w[4], a.w[5]}};
+    const FloatFamily::State y{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], b.w[5]}};
+    FloatFamily::merge(x, y);
+#pragma unroll
+    for (int i = 0; i < FloatFamily::K; i++) a.w[i] = x.w[i];
+    two_sum_into(a.w[6], a.w[7], a.w[8], as_f64(b.w[6]), as_f64(b.w[7]));
+    a.w[8] = f64_bits(as_f64(a.w[8]) + as_f64(b.w[8]));
   }
 };
 
@@ -544,6 +611,75 @@ struct DecAcc {
   }
 };
 
+// IntSqAcc is IntAcc with the exact sum of the squares: 128-bit squares
+// of 64-bit values summed in 192 bits, squares of narrower values (below
+// 2^64) in 128.
+template <typename T, class Fam> struct IntSqAcc {
+  IntAcc<T, Fam> base;
+  uint64_t q0 = 0, q1 = 0, q2 = 0;
+
+  __device__ __forceinline__ void operator()(T x, bool ok) {
+    base(x, ok);
+    const T xs = ok ? x : T(0);
+    const uint64_t m = T(-1) < T(0) && xs < T(0) ? (uint64_t)0 - (uint64_t)(int64_t)xs : (uint64_t)xs;
+    if (sizeof(T) == 8) {
+#ifdef __CUDA_ARCH__
+      const uint64_t hi = __umul64hi(m, m);
+#else
+      const uint64_t hi = (uint64_t)(((unsigned __int128)m * m) >> 64);
+#endif
+      add192(q0, q1, q2, m * m, hi, 0);
+    } else {
+      add128(q0, q1, m * m, 0);
+    }
+  }
+};
+
+// FloatSqAcc is FloatAcc with the squares: x² = p + e as an error-free
+// product (e from an FMA), p two-summed into (q, qc), e into qc. A thread
+// whose squares end non-finite re-reads its share through CarefulSqAcc.
+template <typename T> struct FloatSqAcc {
+  FloatAcc<T> base;
+  double q = 0, qc = 0;
+
+  __device__ __forceinline__ void operator()(T x, bool ok) {
+    base(x, ok);
+    const double xd = (double)(ok ? x : T(0));
+    const double p = xd * xd;
+    const double e = fma(xd, xd, -p);
+    const double t = q + p;
+    const double z = t - q;
+    qc += (q - (t - z)) + (p - z) + e;
+    q = t;
+  }
+
+  __device__ __forceinline__ bool finite() const { return base.finite() && isfinite(q) && isfinite(qc); }
+};
+
+// CarefulSqAcc keeps non-finite squares (and lane sums that overflow) apart
+// in special, the sum of the squares starting again from 0.
+template <typename T> struct CarefulSqAcc {
+  CarefulAcc<T> base;
+  double q = 0, qc = 0, special = 0;
+
+  __device__ __forceinline__ void operator()(T x, bool ok) {
+    base(x, ok);
+    if (!ok) return;
+    const double xd = (double)x;
+    const double p = xd * xd;
+    const double t = q + p;
+    if (!isfinite(t)) {
+      special += t;
+      q = 0;
+      return;
+    }
+    const double e = fma(xd, xd, -p);
+    const double z = t - q;
+    qc += (q - (t - z)) + (p - z) + e;
+    q = t;
+  }
+};
+
 template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, int) {
   return Dec128{(uint64_t)v.x | (uint64_t)v.y << 32, (uint64_t)v.z | (uint64_t)v.w << 32};
 }
@@ -626,6 +762,40 @@ struct BoolAgg {
   }
 };
 
+// IntSqAgg: the integers with the sum of their squares.
+template <typename T, class Base> struct IntSqAgg {
+  using Family = IntSqFamily<Base>;
+  __device__ static __forceinline__ typename Family::State thread_state(const Chunk& c, Share sh) {
+    IntSqAcc<T, Base> acc;
+    const uint64_t count = thread_pass(static_cast<const T*>(c.values) + c.voff, c.validity, c.vbit, c.n, sh, acc);
+    const typename Base::State b = acc.base.state(count);
+    return typename Family::State{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], acc.q0, acc.q1, acc.q2}};
+  }
+};
+
+// FloatSqAgg: the floats with the sum of their squares; the careful re-read
+// when the sum or the squares end non-finite.
+template <typename T> struct FloatSqAgg {
+  using Family = FloatSqFamily;
+  __device__ static __forceinline__ FloatSqFamily::State thread_state(const Chunk& c, Share sh) {
+    const T* vals = static_cast<const T*>(c.values) + c.voff;
+    FloatSqAcc<T> acc;
+    const uint64_t count = thread_pass(vals, c.validity, c.vbit, c.n, sh, acc);
+    if (acc.finite()) {
+      const FloatAcc<T>& b = acc.base;
+      return FloatSqFamily::State{{f64_bits(b.s), f64_bits(b.c), f64_bits(0.0), (uint64_t)FloatKey<T>::widen(b.kmn),
+                                   (uint64_t)FloatKey<T>::widen(b.kmx), count, f64_bits(acc.q), f64_bits(acc.qc),
+                                   f64_bits(0.0)}};
+    }
+    CarefulSqAcc<T> careful;
+    thread_pass_scalar(vals, c.validity, c.vbit, c.n, sh, careful);
+    const CarefulAcc<T>& b = careful.base;
+    return FloatSqFamily::State{{f64_bits(b.s), f64_bits(b.c), f64_bits(b.special),
+                                 (uint64_t)FloatKey<T>::widen(b.kmn), (uint64_t)FloatKey<T>::widen(b.kmx), count,
+                                 f64_bits(careful.q), f64_bits(careful.qc), f64_bits(careful.special)}};
+  }
+};
+
 // ------------------------------------------------------------ kernels
 
 // agg_grid is the body of a per-kind kernel: the chunk spread over the
@@ -660,6 +830,9 @@ __device__ __forceinline__ void agg_grid(const Chunk& c, uint64_t* partials, uns
 // The alignment rules of the per-kind kernels hold for each column.
 
 constexpr int kMaxWords = AGG_MAX_WORDS;  // the widest state (decimal)
+static_assert(IntSqFamily<SignedFamily>::K <= AGG_STATE_WORDS && FloatSqFamily::K <= AGG_STATE_WORDS &&
+                  kMaxWords <= AGG_STATE_WORDS,
+              "AGG_STATE_WORDS holds every per-kind state");
 static_assert(SignedFamily::K <= kMaxWords && UnsignedFamily::K <= kMaxWords && FloatFamily::K <= kMaxWords &&
                   DecimalFamily::K <= kMaxWords && BoolFamily::K <= kMaxWords,
               "kMaxWords holds every state");
@@ -951,6 +1124,29 @@ enum KindCode : uint32_t { ARROWAGG_KINDS(ARROWAGG_KIND_CODE) kKinds };
     agg_grid<__VA_ARGS__>(Chunk{values, voff, validity, vbit, n}, partials, ticket, out);                     \
   }
 ARROWAGG_KINDS(ARROWAGG_KERNEL)
+
+// The moments kernels arrowagg_moments_<kind>: the per-kind kernels with
+// the sum of the squares (stddev, variance), for integers and floats.
+#define ARROWAGG_MOMENT_KINDS(X)                        \
+  X(int8, IntSqAgg<int8_t, SignedFamily>)               \
+  X(int16, IntSqAgg<int16_t, SignedFamily>)             \
+  X(int32, IntSqAgg<int32_t, SignedFamily>)             \
+  X(int64, IntSqAgg<int64_t, SignedFamily>)             \
+  X(uint8, IntSqAgg<uint8_t, UnsignedFamily>)           \
+  X(uint16, IntSqAgg<uint16_t, UnsignedFamily>)         \
+  X(uint32, IntSqAgg<uint32_t, UnsignedFamily>)         \
+  X(uint64, IntSqAgg<uint64_t, UnsignedFamily>)         \
+  X(float32, FloatSqAgg<float>)                         \
+  X(float64, FloatSqAgg<double>)
+
+#define ARROWAGG_MOMENT_KERNEL(name, ...)                                                                       \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                                 \
+      arrowagg_moments_##name(const void* values, unsigned long long voff, const uint32_t* validity,          \
+                              unsigned long long vbit, unsigned long long n, uint64_t* partials,              \
+                              unsigned int* ticket, uint64_t* out) {                                          \
+    agg_grid<__VA_ARGS__>(Chunk{values, voff, validity, vbit, n}, partials, ticket, out);                     \
+  }
+ARROWAGG_MOMENT_KINDS(ARROWAGG_MOMENT_KERNEL)
 
 // The many-columns kernel: its tiles in a block-strided loop, each
 // dispatched on its column's kind (uniform in the block, as the block

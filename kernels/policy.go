@@ -26,10 +26,21 @@ const (
 	AggDecimalWords = 8
 	// AggBoolWords is the size in words of the bool state: {trues, count}.
 	AggBoolWords = 2
-	// AggMaxWords is the size in words of the widest state (decimal): the
-	// room of a block's partial state and of a column's state in the
-	// many-column kernel.
+	// AggMaxWords is the size in words of the widest state of the
+	// many-column kernel (decimal): the room of a column's state there.
 	AggMaxWords = 8
+	// AggIntegerMomentWords is the size in words of the state of the
+	// integers' moments kernels: the integer state, then the sum of the squares
+	// {sq w0, w1, w2} (192-bit).
+	AggIntegerMomentWords = 8
+	// AggFloatMomentWords is the size in words of the state of the floats'
+	// moments kernels: the float state, then {squares' sum, compensation,
+	// special}.
+	AggFloatMomentWords = 9
+	// AggStateWords is the size in words of the widest state of a per-kind
+	// kernel (the floats' moments): the room of a block's partial state and of
+	// a launch's state.
+	AggStateWords = 9
 	// AggOrderedIndexWords is the size in words of the ordered kernels'
 	// state between blocks: {first, last, first min, first max}.
 	AggOrderedIndexWords = 4

@@ -37,10 +37,21 @@
 #define AGG_DECIMAL_WORDS 8
 // AGG_BOOL_WORDS is the size in words of the bool state: {trues, count}.
 #define AGG_BOOL_WORDS 2
-// AGG_MAX_WORDS is the size in words of the widest state (decimal): the
-// room of a block's partial state and of a column's state in the
-// many-column kernel.
+// AGG_MAX_WORDS is the size in words of the widest state of the
+// many-column kernel (decimal): the room of a column's state there.
 #define AGG_MAX_WORDS 8
+// AGG_INTEGER_MOMENT_WORDS is the size in words of the state of the
+// integers' moments kernels: the integer state, then the sum of the squares
+// {sq w0, w1, w2} (192-bit).
+#define AGG_INTEGER_MOMENT_WORDS 8
+// AGG_FLOAT_MOMENT_WORDS is the size in words of the state of the floats'
+// moments kernels: the float state, then {squares' sum, compensation,
+// special}.
+#define AGG_FLOAT_MOMENT_WORDS 9
+// AGG_STATE_WORDS is the size in words of the widest state of a per-kind
+// kernel (the floats' moments): the room of a block's partial state and of
+// a launch's state.
+#define AGG_STATE_WORDS 9
 // AGG_ORDERED_INDEX_WORDS is the size in words of the ordered kernels'
 // state between blocks: {first, last, first min, first max}.
 #define AGG_ORDERED_INDEX_WORDS 4

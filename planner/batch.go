@@ -27,7 +27,7 @@ func PlanViews(views []*column.View, cols []Column, cal Calibration, opt Options
 	minSplit := SplitFrom(opt.MinSplitBytes)
 	again := false
 	for i, d := range plan {
-		if d.Backend != CPU || (cols[i].GPUCapable &&
+		if d.Backend != CPU || (cols[i].gpuTakes() &&
 			(cols[i].Bytes >= minSplit || d.GPUTime > 0 && d.GPUTime < 2*d.CPUTime)) {
 			if l := loc.Locate(views[i]); l != Host {
 				cols[i].Location, again = l, true

@@ -25,11 +25,18 @@ type Column struct {
 	Location Location
 	// GPUCapable: the GPU backend handles the column's type (not strings).
 	GPUCapable bool
+	// CPUAggs: the GPU backend handles the type but not an aggregate asked
+	// for (approx_distinct; stddev and variance of decimals), so the CPU
+	// takes the column.
+	CPUAggs bool
 	// Values is the number of values (0: unknown); Float marks floating
 	// point values. They refine the CPU's estimate.
 	Values int64
 	Float  bool
 }
+
+// gpuTakes reports whether the GPU backend can take the column at all.
+func (c Column) gpuTakes() bool { return c.GPUCapable && !c.CPUAggs }
 
 // Backend is a planner's choice.
 type Backend uint8
@@ -109,6 +116,7 @@ const (
 	gpuFaster
 	cpuFaster
 	cpuTiny
+	cpuAggs
 )
 
 // Reason explains the decision in a line.
@@ -122,6 +130,11 @@ func (d Decision) Reason() string {
 		}
 	case cpuTiny:
 		s = fmt.Sprintf("cpu: at most %d bytes, done before any GPU launch returns (not calibrated)", TinyBytes)
+	case cpuAggs:
+		s = "cpu: the GPU backend does not compute an aggregate asked for (approx_distinct; stddev and variance of decimals)"
+		if d.loc == Device {
+			s += " (column resident on the GPU is read back)"
+		}
 	case gpuForced:
 		s = "gpu forced"
 	case gpuResident:
@@ -178,7 +191,7 @@ func Tiny(c Column) bool { return c.Bytes <= TinyBytes }
 // returns false, and no plan, when some GPU-capable column is larger.
 func PlanTiny(cols []Column, threads int) ([]Decision, bool) {
 	for _, c := range cols {
-		if c.GPUCapable && !Tiny(c) {
+		if c.gpuTakes() && !Tiny(c) {
 			return nil, false
 		}
 	}
@@ -187,7 +200,10 @@ func PlanTiny(cols []Column, threads int) ([]Decision, bool) {
 	for i, c := range cols {
 		d := Decision{Column: c.Name, Backend: CPU, CPUTime: cal.CPUTime(c, threads), why: cpuUnhandled,
 			loc: c.Location, cpuRate: cal.cpuRateOf(c, threads), threads: threads}
-		if c.GPUCapable {
+		switch {
+		case c.CPUAggs:
+			d.why = cpuAggs
+		case c.GPUCapable:
 			d.why = cpuTiny
 		}
 		d.Estimate = d.CPUTime
@@ -260,7 +276,7 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 	b := float64(c.Bytes)
 	cpuRate := cal.cpuRateOf(c, threads)
 	d.CPUTime = cal.CPUTime(c, threads)
-	gpuOK := cal.HasGPU() && c.GPUCapable
+	gpuOK := cal.HasGPU() && c.gpuTakes()
 	if gpuOK {
 		g := gpuRate(c, cal)
 		d.GPUTime = cal.Launch + seconds(b/g)
@@ -292,6 +308,8 @@ func decide(c Column, cal Calibration, threads int, opt Options) Decision {
 			d.why = cpuForced
 		case !cal.HasGPU():
 			d.why = cpuNoGPU
+		case c.CPUAggs:
+			d.why = cpuAggs
 		default:
 			d.why = cpuUnhandled
 		}

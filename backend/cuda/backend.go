@@ -202,7 +202,7 @@ func (b *Backend) setup() error {
 		if ln.free, err = cudrv.MakeEvent(cudrv.DisableTiming); err != nil {
 			return fmt.Errorf("creating event %d: %w", i, err)
 		}
-		if ln.sc.partials, err = d.pool.alloc(int64(maxGrid) * maxWords * 8); err != nil {
+		if ln.sc.partials, err = d.pool.alloc(int64(maxGrid) * stateWords * 8); err != nil {
 			return fmt.Errorf("allocating the launch scratch: %w", err)
 		}
 		if ln.sc.ticket, err = d.pool.alloc(4); err != nil {
@@ -281,6 +281,22 @@ func (b *Backend) Handles(v *column.View) bool {
 // (first, last, arg_min, arg_max) of every kind the backend handles are
 // computed on the device, identical to the CPU backend's.
 func (b *Backend) SupportsOrdered() bool { return true }
+
+// SupportsStats implements backend.StatsGPU: stddev and variance of
+// integers and floats run on the device (the moments kernels, in the same
+// launch as the other aggregates), those of booleans too (their counts
+// answer them); approx_distinct of booleans only (their counts answer it:
+// the HyperLogLog sketch is the CPU backend's).
+func (b *Backend) SupportsStats(k column.Kind, tracks agg.Set) bool {
+	if k == column.Bool {
+		return true
+	}
+	if tracks.Has(agg.ApproxDistinct) {
+		return false
+	}
+	s, ok := specOf(k)
+	return !tracks.Any(agg.Moments) || ok && s.moments != ""
+}
 
 // Close frees the device memory (resident columns included) and the context.
 func (b *Backend) Close() error {
@@ -412,11 +428,10 @@ func (b *Backend) Update(ctx context.Context, views []*column.View, states []*ag
 	return nil
 }
 
-// chunk is elements [lo, hi) of views[view]; ordered: with the ordered
-// aggregates.
+// chunk is elements [lo, hi) of views[view], and the passes it needs.
 type chunk struct {
 	view, lo, hi int
-	ordered      bool
+	passes
 }
 
 // update runs the upload pipeline; device thread.
@@ -441,7 +456,7 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*ag
 		per := b.chunkElems(spec)
 		for lo := 0; lo < v.Len; {
 			hi := chunkEnd(v, spec, lo, per)
-			chunks = append(chunks, chunk{vi, lo, hi, states[vi].Ordered()})
+			chunks = append(chunks, chunk{vi, lo, hi, passesOf(v.Kind, states[vi])})
 			lo = hi
 		}
 	}
@@ -461,9 +476,9 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*ag
 		for i, c := range win {
 			v := views[c.view]
 			words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.hout[i*slotWords*8])), slotWords)
-			s := decode(v.Kind, int64(c.hi-c.lo), words[:specs[v.Kind].words])
+			s := decodeLaunch(v.Kind, int64(c.hi-c.lo), words, c.passes)
 			if c.ordered {
-				if err := decodeOrdered(&s, v.Kind, v.Row+int64(c.lo), words[maxWords:]); err != nil {
+				if err := decodeOrdered(&s, v.Kind, v.Row+int64(c.lo), words[stateWords:]); err != nil {
 					return err
 				}
 			}
@@ -577,14 +592,14 @@ func (b *Backend) issue(s *staging.Stream, v *column.View, spec kernelSpec, c ch
 		if err := b.handOver(ln); err != nil {
 			return where(err)
 		}
-		if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args, c.ordered); err != nil {
+		if err := b.d.launch(v.Kind, ln.stream, &ln.sc, args, c.passes); err != nil {
 			return where(err)
 		}
 		if err := b.release(ln); err != nil {
 			return where(err)
 		}
 		dst := unsafe.Pointer(&b.hout[slot*slotWords*8])
-		if err := b.d.copyDtoH(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.ordered), ln.stream); err != nil {
+		if err := b.d.copyDtoH(dst, ln.sc.out.ptr, resultBytes(v.Kind, c.passes), ln.stream); err != nil {
 			return where(fmt.Errorf("copying the chunk state to the host: %w", err))
 		}
 		return nil

@@ -189,14 +189,18 @@ func nullsName(nulls bool) string {
 // BenchmarkResident: fused sum+min+max+count over 1 GiB columns already in
 // device memory, one launch each, timed with CUDA events (bitmap bytes
 // counted when there are nulls).
-func BenchmarkResident(b *testing.B) { benchResident(b, false) }
+func BenchmarkResident(b *testing.B) { benchResident(b, passes{}) }
 
 // BenchmarkResidentOrdered: the same with the ordered aggregates (first,
 // last, arg_min, arg_max): the fused launch and the ordered pass after it,
 // timed together over the same bytes.
-func BenchmarkResidentOrdered(b *testing.B) { benchResident(b, true) }
+func BenchmarkResidentOrdered(b *testing.B) { benchResident(b, passes{ordered: true}) }
 
-func benchResident(b *testing.B, ordered bool) {
+// BenchmarkResidentMoments: the same with stddev and variance: the moments
+// kernel (the sums of squares in the same launch), over the same bytes.
+func BenchmarkResidentMoments(b *testing.B) { benchResident(b, passes{moments: true}) }
+
+func benchResident(b *testing.B, p passes) {
 	d2d, _ := ceilings(b)
 	ctx := context.Background()
 	for _, dt := range benchTypes {
@@ -210,7 +214,7 @@ func benchResident(b *testing.B, ordered bool) {
 					b.Fatal(err)
 				}
 				defer col.Free()
-				checkAgainstCPU(b, v, col, ordered)
+				checkAgainstCPU(b, v, col, p)
 				bytes := float64(col.ByteSize())
 				b.SetBytes(col.ByteSize())
 				b.ResetTimer()
@@ -219,7 +223,7 @@ func benchResident(b *testing.B, ordered bool) {
 					ln := &testBackend.lanes[0]
 					var err error
 					t, err = timeEvents(ln.stream, b.N, func() error {
-						return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), ordered)
+						return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), p)
 					})
 					return err
 				})
@@ -234,13 +238,20 @@ func benchResident(b *testing.B, ordered bool) {
 }
 
 // checkAgainstCPU makes sure the benchmarked kernels compute the right
-// thing (with ordered, the ordered aggregates too).
-func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, ordered bool) {
-	got := newState(v, ordered)
+// thing (the ordered aggregates and the sums of squares too, where p asks).
+func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, p passes) {
+	set := agg.Default
+	if p.ordered {
+		set |= agg.Ordered
+	}
+	if p.moments {
+		set |= agg.Moments
+	}
+	got := agg.New(v.Kind.Family(), set)
 	if err := col.Update(context.Background(), &got, v.Row); err != nil {
 		b.Fatal(err)
 	}
-	want := newState(v, ordered)
+	want := agg.New(v.Kind.Family(), set)
 	cpu := &cpu.CPU{Threads: runtime.GOMAXPROCS(0)}
 	if err := cpu.Update(context.Background(), []*column.View{v}, []*agg.State{&want}); err != nil {
 		b.Fatal(err)
@@ -248,7 +259,8 @@ func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, ordered bo
 	if got.Count != want.Count || got.Min != want.Min || got.Max != want.Max ||
 		(v.Kind.Family() != column.FamilyFloat && got.Sum != want.Sum) ||
 		got.FirstRow != want.FirstRow || got.LastRow != want.LastRow || got.First != want.First ||
-		got.Last != want.Last || got.MinRow != want.MinRow || got.MaxRow != want.MaxRow {
+		got.Last != want.Last || got.MinRow != want.MinRow || got.MaxRow != want.MaxRow ||
+		got.Tracks != want.Tracks || (v.Kind.Family() != column.FamilyFloat && got.Sq != want.Sq) {
 		b.Fatalf("GPU state %+v, CPU state %+v", got, want)
 	}
 }

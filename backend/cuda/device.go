@@ -54,6 +54,9 @@ type device struct {
 	// the ordered kernels
 	ordFns     [len(specs)]cudrv.Function
 	ordMaxGrid [len(specs)]int
+	// the moments kernels (none for some kinds)
+	momFns     [len(specs)]cudrv.Function
+	momMaxGrid [len(specs)]int
 	pool       *pool
 	retain     bool // the primary context was retained
 	cleanup    []func() error
@@ -144,6 +147,11 @@ func (d *device) init() error {
 		}
 		if d.ordFns[k], d.ordMaxGrid[k], err = d.loadKernel(s.ordered); err != nil {
 			return err
+		}
+		if s.moments != "" {
+			if d.momFns[k], d.momMaxGrid[k], err = d.loadKernel(s.moments); err != nil {
+				return err
+			}
 		}
 	}
 	d.pool = newPool()

@@ -143,7 +143,7 @@ func cpuState(t testing.TB, v *column.View) agg.State {
 // ordered is set.
 func newState(v *column.View, ordered bool) agg.State {
 	if ordered {
-		return agg.New(v.Kind.Family(), agg.All)
+		return agg.New(v.Kind.Family(), agg.Default|agg.Ordered)
 	}
 	return agg.New(v.Kind.Family(), 0)
 }

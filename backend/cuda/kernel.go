@@ -17,11 +17,12 @@ import (
 const (
 	blockThreads = kernels.AggBlockThreads
 	unroll       = kernels.AggUnroll       // 16-byte vectors a thread loads per iteration
-	maxWords     = kernels.AggMaxWords     // the widest state (decimal)
+	maxWords     = kernels.AggMaxWords     // the widest state of the many-column kernel (decimal)
+	stateWords   = kernels.AggStateWords   // the widest state of a per-kind kernel (floats' moments)
 	orderedWords = kernels.AggOrderedWords // the state of the ordered kernels
 	// slotWords is the room of one launch's results: the state, then the
 	// ordered state when the ordered aggregates are asked for.
-	slotWords = maxWords + orderedWords
+	slotWords = stateWords + orderedWords
 )
 
 // noRow is the ordered kernels' "none" (kNoRow): -1 as int64.
@@ -34,6 +35,11 @@ type kernelSpec struct {
 	words   int    // 64-bit words of its state
 	bits    int    // bits per element (1 for bool)
 	code    uint32 // the kind's KindCode in arrowagg_multi's column descriptors
+	// moments is the fused kernel with the sums of squares (stddev,
+	// variance), "" where there is none (decimals; booleans need none), and
+	// momentWords the words of its state.
+	moments     string
+	momentWords int
 }
 
 // specs is indexed by column.Kind; kinds with no kernel have an empty name.
@@ -66,6 +72,12 @@ var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
 		}
 		s[k.kind] = kernelSpec{name: "arrowagg_" + k.name, ordered: "arrowagg_ordered_" + k.name, words: w, bits: b,
 			code: uint32(i)}
+		switch k.kind.Family() {
+		case column.FamilySigned, column.FamilyUnsigned:
+			s[k.kind].moments, s[k.kind].momentWords = "arrowagg_moments_"+k.name, kernels.AggIntegerMomentWords
+		case column.FamilyFloat:
+			s[k.kind].moments, s[k.kind].momentWords = "arrowagg_moments_"+k.name, kernels.AggFloatMomentWords
+		}
 	}
 	return s
 }()
@@ -121,29 +133,47 @@ func (d *device) maxLaunch(k column.Kind) uint64 {
 	return uint64(d.maxGrid[k]) * blockThreads << 31
 }
 
-// launch enqueues the kernel of kind k on stream st; its state lands in
-// sc.out. With ordered, the ordered kernel follows on the same stream, reads
-// that state on the device and writes the ordered state after it.
-func (d *device) launch(k column.Kind, st cudrv.Stream, sc *scratch, a launchArgs, ordered bool) error {
+// passes are the kernels a launch runs: the fused kernel (with the sums of
+// squares when moments), then the ordered kernel when ordered.
+type passes struct {
+	ordered, moments bool
+}
+
+// passesOf are the passes of kind k for a state like s: the moments kernel
+// where s tracks stddev or variance and the kind has one (booleans' counts
+// answer them).
+func passesOf(k column.Kind, s *agg.State) passes {
+	return passes{ordered: s.Ordered(), moments: s.Tracks.Any(agg.Moments) && specs[k].moments != ""}
+}
+
+// launch enqueues the fused kernel of kind k (its moments kernel with
+// p.moments) on stream st; its state lands in sc.out. With p.ordered, the
+// ordered kernel follows on the same stream, reads that state on the device
+// (the moments kernels' states begin like the plain ones) and writes the
+// ordered state after it.
+func (d *device) launch(k column.Kind, st cudrv.Stream, sc *scratch, a launchArgs, p passes) error {
 	var args cudrv.Params
 	args.Ptr(a.values).U64(a.voff).Ptr(a.validity).U64(a.vbit).U64(a.n).
 		Ptr(sc.partials.ptr).Ptr(sc.ticket.ptr).Ptr(sc.out.ptr)
-	g := d.grid(k, a.n, d.maxGrid[k])
+	name, fn, g := specs[k].name, d.fns[k], d.grid(k, a.n, d.maxGrid[k])
+	if p.moments {
+		name, fn, g = specs[k].moments, d.momFns[k], d.grid(k, a.n, d.momMaxGrid[k])
+	}
 	if d.pool.faults != nil {
 		if err := d.launchFault(st, sc); err != nil {
-			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
+			return fmt.Errorf("launching %s on %d elements (%d blocks): %w", name, a.n, g, err)
 		}
 	}
-	if err := d.fns[k].Launch(g, 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
-		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", specs[k].name, a.n, g, err)
+	if err := fn.Launch(g, 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
+		return fmt.Errorf("launching %s on %d elements (%d blocks): %w", name, a.n, g, err)
 	}
 	launches.Add(1)
-	if !ordered {
+	if !p.ordered {
 		return nil
 	}
 	var oargs cudrv.Params
 	oargs.Ptr(a.values).U64(a.voff).Ptr(a.validity).U64(a.vbit).U64(a.n).Ptr(sc.out.ptr).
-		Ptr(sc.partials.ptr).Ptr(sc.ticket.ptr).Ptr(sc.out.ptr + maxWords*8)
+		Ptr(sc.partials.ptr).Ptr(sc.ticket.ptr).Ptr(sc.out.ptr + stateWords*8)
 	g = d.grid(k, a.n, d.ordMaxGrid[k])
 	if d.pool.faults != nil {
 		if err := d.launchFault(st, sc); err != nil {
@@ -162,11 +192,36 @@ func (d *device) launch(k column.Kind, st cudrv.Stream, sc *scratch, a launchArg
 var launches atomic.Uint64
 
 // resultBytes is how many bytes of a launch's results to copy back.
-func resultBytes(k column.Kind, ordered bool) int64 {
-	if ordered {
+func resultBytes(k column.Kind, p passes) int64 {
+	if p.ordered {
 		return slotWords * 8
 	}
-	return int64(specs[k].words) * 8
+	return int64(specs[k].stateWords(p)) * 8
+}
+
+// stateWords is the number of words of the fused kernel's state.
+func (s kernelSpec) stateWords(p passes) int {
+	if p.moments {
+		return s.momentWords
+	}
+	return s.words
+}
+
+// decodeLaunch turns the words of a launch's state over n elements of kind k
+// into a partial state, with the sums of squares of a moments kernel.
+func decodeLaunch(k column.Kind, n int64, w []uint64, p passes) agg.State {
+	s := decode(k, n, w[:specs[k].words])
+	if !p.moments {
+		return s
+	}
+	q := w[specs[k].words:specs[k].momentWords]
+	if k.Family() == column.FamilyFloat {
+		s.SetFloatSquares([]float64{math.Float64frombits(q[0])}, []float64{math.Float64frombits(q[1])},
+			math.Float64frombits(q[2]))
+	} else {
+		s.SetSquares(agg.Uint320{q[0], q[1], q[2]})
+	}
+	return s
 }
 
 // decode turns the state words of a launch over n elements of kind k into a

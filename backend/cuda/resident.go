@@ -156,7 +156,7 @@ func (c *DeviceColumn) Update(ctx context.Context, s *agg.State, row int64) erro
 	}
 	// The rows of a state of its own are moved: the same result as an
 	// upload of the view with that row.
-	part := agg.New(c.kind.Family(), agg.All)
+	part := agg.New(c.kind.Family(), s.Tracks)
 	if err := c.update(ctx, &part); err != nil {
 		return err
 	}
@@ -180,19 +180,20 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 				return err
 			}
 			n := min(step, uint64(c.n)-lo)
-			if err := c.launch(ln.stream, &ln.sc, lo, n, s.Ordered()); err != nil {
+			p := passesOf(c.kind, s)
+			if err := c.launch(ln.stream, &ln.sc, lo, n, p); err != nil {
 				return err
 			}
 			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), slotWords)
-			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, s.Ordered()), ln.stream); err != nil {
+			if err := c.b.d.copyDtoH(unsafe.Pointer(&w[0]), ln.sc.out.ptr, resultBytes(c.kind, p), ln.stream); err != nil {
 				return fmt.Errorf("copying the state to the host: %w", err)
 			}
 			if err := c.b.d.syncStream(ln.stream); err != nil {
 				return fmt.Errorf("running %s: %w", specs[c.kind].name, err)
 			}
-			part := decode(c.kind, int64(n), w[:specs[c.kind].words])
-			if s.Ordered() {
-				if err := decodeOrdered(&part, c.kind, c.row+int64(lo), w[maxWords:]); err != nil {
+			part := decodeLaunch(c.kind, int64(n), w, p)
+			if p.ordered {
+				if err := decodeOrdered(&part, c.kind, c.row+int64(lo), w[stateWords:]); err != nil {
 					return err
 				}
 			}
@@ -208,12 +209,12 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 }
 
 // launch enqueues the kernels over elements [lo, lo+n) on st; device thread.
-func (c *DeviceColumn) launch(st cudrv.Stream, sc *scratch, lo, n uint64, ordered bool) error {
+func (c *DeviceColumn) launch(st cudrv.Stream, sc *scratch, lo, n uint64, p passes) error {
 	a := launchArgs{values: c.values.ptr, voff: c.voff + lo, n: n}
 	if c.valid {
 		a.validity, a.vbit = c.validity.ptr, c.vbit+lo
 	}
-	return c.b.d.launch(c.kind, st, sc, a, ordered)
+	return c.b.d.launch(c.kind, st, sc, a, p)
 }
 
 func (c *DeviceColumn) live() bool {

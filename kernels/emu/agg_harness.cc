@@ -11,6 +11,9 @@
 // null densities, cut into the host's tiles or odd ones, on grids of fewer
 // blocks than tiles or one per tile, and every column's state is checked
 // against the per-kind kernel's on the same elements.
+// The moments kernels run beside the per-kind ones on the same elements:
+// their first words must be the per-kind kernel's, the squares exact
+// (integers) or within a bound (floats), non-finite squares kept apart.
 // Build and run: kernels/emu/run.sh
 #include "emu.h"
 #include "../agg.cu"
@@ -503,6 +506,90 @@ void test_multi() {
   }
 }
 
+// ------------------------------------------------------------ moments
+
+static std::vector<uint64_t> run_words(Kern k, const void* vals, const Case& c, const uint32_t* valid, int words) {
+  std::vector<uint64_t> partials(c.grid * AGG_STATE_WORDS, 0xdeadbeef), out(AGG_STATE_WORDS, 0xabad1dea);
+  unsigned ticket = 0;
+  emu_launch(k, c.grid, (unsigned)kBlockThreads, vals, (unsigned long long)c.voff, valid, (unsigned long long)c.vbit,
+             (unsigned long long)c.n, partials.data(), &ticket, out.data());
+  CHECK(ticket == 0, "ticket not reset: %u", ticket);
+  out.resize(words);
+  return out;
+}
+
+// test_int_moments runs the integer moments kernel beside the plain one on
+// the same elements: the first five words are the plain kernel's, the last
+// three the exact sum of the squares.
+template <typename T> void test_int_moments(Kern plain, Kern k, const char* name) {
+  for (auto c : cases()) {
+    std::vector<T> buf(c.voff + c.n + 4);
+    for (auto& x : buf) {
+      uint64_t r = rng();
+      if (rng() % 4 == 0) r = rng() % 2 ? ~(uint64_t)0 >> 1 : (uint64_t)1 << 63;  // extremes of every width
+      std::memcpy(&x, &r, sizeof(T));
+      if (rng() % 4 == 0) x = std::is_signed<T>::value ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
+    }
+    auto valid = make_validity(c, 0.3);
+    const uint32_t* vp = c.nulls ? valid.data() : nullptr;
+    auto base = run(plain, buf.data(), c, vp, 5);
+    auto got = run_words(k, buf.data(), c, vp, AGG_INTEGER_MOMENT_WORDS);
+    unsigned __int128 lo = 0;
+    uint64_t top = 0;
+    for (uint64_t i = 0; i < c.n; i++) {
+      if (c.nulls && !bit(valid, c.vbit + i)) continue;
+      const T x = buf[c.voff + i];
+      const unsigned __int128 m = x < T(0) ? (unsigned __int128)(-(__int128)x) : (unsigned __int128)x;
+      const unsigned __int128 sq = m * m, prev = lo;
+      lo += sq;
+      top += lo < prev;
+    }
+    bool ok = got[5] == (uint64_t)lo && got[6] == (uint64_t)(lo >> 64) && got[7] == top;
+    for (int i = 0; i < 5; i++) ok = ok && got[i] == base[i];
+    CHECK(ok, "moments %s n=%lu voff=%lu vbit=%lu nulls=%d grid=%u: squares {%lx %lx %lx} want {%lx %lx %lx}", name,
+          c.n, c.voff, c.vbit, c.nulls, c.grid, got[5], got[6], got[7], (uint64_t)lo, (uint64_t)(lo >> 64), top);
+  }
+}
+
+// test_float_moments: the first six words are the plain kernel's (the sum
+// by the same shapes), the squares within 1e-15 relative of a long double
+// sum, non-finite squares in special.
+template <typename T> void test_float_moments(Kern plain, Kern k, const char* name, bool specials) {
+  std::normal_distribution<double> nd;
+  for (auto c : cases()) {
+    std::vector<T> buf(c.voff + c.n + 4);
+    auto valid = make_validity(c, 0.3);
+    for (uint64_t i = 0; i < buf.size(); i++) {
+      double x = 1e3 + nd(rng) * std::pow(10.0, (int)(rng() % 9) - 4);
+      int r = rng() % 50;
+      if (r == 0) x = 0; else if (r == 1) x = -0.0;
+      if (specials && r == 2) x = NAN; else if (specials && r == 3) x = INFINITY;
+      else if (specials && r == 4) x = sizeof(T) == 8 ? 1e200 : 3e38;  // a square past float64 (float32: not)
+      buf[i] = (T)x;
+      uint64_t e = i - c.voff;
+      if (c.nulls && i >= c.voff && e < c.n && !bit(valid, c.vbit + e)) buf[i] = (T)NAN;  // garbage under nulls
+    }
+    const uint32_t* vp = c.nulls ? valid.data() : nullptr;
+    auto base = run(plain, buf.data(), c, vp, 6);
+    auto got = run_words(k, buf.data(), c, vp, AGG_FLOAT_MOMENT_WORDS);
+    long double ref = 0;
+    double special = 0;
+    bool any_special = false;
+    for (uint64_t i = 0; i < c.n; i++) {
+      if (c.nulls && !bit(valid, c.vbit + i)) continue;
+      const double x = buf[c.voff + i], p = x * x;
+      if (!std::isfinite(p)) { special += p; any_special = true; } else { ref += (long double)x * x; }
+    }
+    bool ok = true;
+    for (int i = 0; i < 6; i++) ok = ok && (got[i] == base[i] || (std::isnan(dbl(got[i])) && std::isnan(dbl(base[i]))));
+    const double gq = dbl(got[6]) + dbl(got[7]), gsp = dbl(got[8]);
+    if (any_special) ok = ok && (std::isnan(special) ? std::isnan(gsp) : gsp == special);
+    else ok = ok && gsp == 0 && std::fabs((long double)gq - ref) <= 1e-15L * ref + 1e-300L;
+    CHECK(ok, "moments %s specials=%d n=%lu voff=%lu vbit=%lu nulls=%d grid=%u: squares %.17g sp %g; want %.17Lg sp %g",
+          name, specials, c.n, c.voff, c.vbit, c.nulls, c.grid, gq, gsp, ref, special);
+  }
+}
+
 int main() {
   test_int<int8_t>(arrowagg_int8, "int8");
   test_int<int16_t>(arrowagg_int16, "int16");
@@ -518,6 +605,18 @@ int main() {
   }
   test_decimal(arrowagg_decimal128);
   test_bool(arrowagg_bool);
+  test_int_moments<int8_t>(arrowagg_int8, arrowagg_moments_int8, "int8");
+  test_int_moments<int16_t>(arrowagg_int16, arrowagg_moments_int16, "int16");
+  test_int_moments<int32_t>(arrowagg_int32, arrowagg_moments_int32, "int32");
+  test_int_moments<int64_t>(arrowagg_int64, arrowagg_moments_int64, "int64");
+  test_int_moments<uint8_t>(arrowagg_uint8, arrowagg_moments_uint8, "uint8");
+  test_int_moments<uint16_t>(arrowagg_uint16, arrowagg_moments_uint16, "uint16");
+  test_int_moments<uint32_t>(arrowagg_uint32, arrowagg_moments_uint32, "uint32");
+  test_int_moments<uint64_t>(arrowagg_uint64, arrowagg_moments_uint64, "uint64");
+  for (bool sp : {false, true}) {
+    test_float_moments<float>(arrowagg_float32, arrowagg_moments_float32, "float32", sp);
+    test_float_moments<double>(arrowagg_float64, arrowagg_moments_float64, "float64", sp);
+  }
   test_ordered_all();
   test_multi();
   printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
