@@ -127,6 +127,7 @@ func faultError(p any) error {
 // ipcFileBatch is one record batch on its way through the pool.
 type ipcFileBatch struct {
 	block ipcBlock
+	index int // of the file's record batches, from 0
 	dicts map[int64]*array.Data
 
 	msg  *ipcMessage
@@ -270,7 +271,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 	for k, l := range r.leaves {
 		states[k] = agg.New(l.Kind.Family(), r.aggs)
 	}
-	next := 0
+	next, batches := 0, 0
 	for {
 		for len(inflight) < lookahead && next < len(footer.blocks) {
 			if err := ctx.Err(); err != nil {
@@ -284,11 +285,12 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 				}
 				continue
 			}
-			b := &ipcFileBatch{block: blk, dicts: make(map[int64]*array.Data, len(dicts)), pending: 1, tasks: 1, done: make(chan struct{}), report: report}
+			b := &ipcFileBatch{block: blk, index: batches, dicts: make(map[int64]*array.Data, len(dicts)), pending: 1, tasks: 1, done: make(chan struct{}), report: report}
 			for id, d := range dicts {
 				d.Retain()
 				b.dicts[id] = d
 			}
+			batches++
 			inflight = append(inflight, b)
 			r.pool.push(func() error { return r.decode(ctx, b) }, b.finish)
 		}
@@ -301,8 +303,11 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 		case <-ctx.Done():
 			return nil, nil, 0, ctx.Err()
 		}
-		if b.err != nil {
-			return nil, nil, 0, b.err
+		if err := b.err; err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("record batch %d: %w", b.index, err)
+			}
+			return nil, nil, 0, err
 		}
 		for k := range b.wins {
 			for w := range b.wins[k] {

@@ -249,6 +249,7 @@ type ipcStreamReader struct {
 	closer io.Closer       // the file, if any
 	stop   func()
 	prog   *tracker
+	batch  int // record batches read
 }
 
 // openIPCStream starts reading a stream (reading its schema). r is a file or
@@ -305,17 +306,26 @@ func streamSize(r io.Reader) int64 {
 // the reader on corrupt bytes is an error.
 func newIPCReader(r io.Reader, mem memory.Allocator) (_ *ipc.Reader, err error) {
 	defer recoverTo(&err)
-	return ipc.NewReader(r, ipc.WithAllocator(mem))
+	rdr, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+	return rdr, runtimeFailure(err)
 }
 
+// next reads the next record batch; its errors name the batch (from 0).
 func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error) {
-	defer recoverTo(&err)
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			err = fmt.Errorf("record batch %d: %w", s.batch, err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if !s.rdr.Next() {
 		if err := s.rdr.Err(); err != nil {
-			return nil, err
+			return nil, runtimeFailure(err)
 		}
 		s.prog.finish()
 		return nil, io.EOF
@@ -327,6 +337,7 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		}
 	}
 	rec.Retain()
+	s.batch++
 	return rec, nil
 }
 
