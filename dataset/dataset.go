@@ -46,17 +46,30 @@ type Options struct {
 	// workers (or other reads sharing the budget) hold. Default:
 	// budget.Default(), shared by every read of the process given none.
 	Budget *budget.Budget
+	// SkipBad leaves out a source that cannot be read (a corrupt file, an
+	// unsupported feature, a file over the memory budget) instead of ending
+	// with its error: Open lists those whose schema it cannot read in
+	// Dataset.Skipped, Aggregate those that fail while they are read in
+	// Summary.Skipped (their rows are not counted). Cancellation still ends
+	// everything.
+	SkipBad bool
 	// ArrowDecode decodes every Parquet column into Arrow arrays through
 	// pqarrow, even those Aggregate would otherwise fold from their pages
 	// (slower; for comparisons).
 	ArrowDecode bool
 }
 
+// ErrAllSkipped is the error of Open when Options.SkipBad left every source
+// out.
+var ErrAllSkipped = errors.New("every input was skipped: none could be read")
+
 // Dataset is a list of sources read as one table.
 type Dataset struct {
 	opts    Options
 	sources []Source
 	files   []fileInfo
+	// Skipped are the sources Open left out (Options.SkipBad).
+	Skipped []Skipped
 }
 
 type fileInfo struct {
@@ -93,18 +106,35 @@ func Open(ctx context.Context, sources []Source, opts Options) (*Dataset, error)
 		return nil, errors.New("dataset without sources")
 	}
 	d := &Dataset{opts: opts, sources: sources, files: make([]fileInfo, len(sources))}
+	kept := 0
 	for i, s := range sources {
 		if err := ctx.Err(); err != nil {
 			d.Close()
 			return nil, err
 		}
-		if err := d.probe(ctx, i); err != nil {
+		err := d.probe(ctx, i)
+		if err != nil && ctx.Err() == nil && opts.SkipBad {
+			d.releaseFile(i)
+			d.Skipped = append(d.Skipped, Skipped{Path: s.Name(), Err: err})
+			continue
+		}
+		if err != nil {
 			d.Close()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, inputError(s.Name(), err)
 		}
+		d.sources[kept], d.files[kept] = d.sources[i], d.files[i]
+		kept++
+	}
+	d.sources, d.files = d.sources[:kept], d.files[:kept]
+	if kept == 0 {
+		var why []string
+		for _, sk := range d.Skipped {
+			why = append(why, sk.Path+": "+sk.Err.Error())
+		}
+		return nil, fmt.Errorf("%w (%s)", ErrAllSkipped, strings.Join(why, "; "))
 	}
 	return d, nil
 }
@@ -166,14 +196,19 @@ func probeIPCStream(ctx context.Context, path string) (_ *arrow.Schema, err erro
 // share of the memory budget).
 func (d *Dataset) Close() error {
 	for i := range d.files {
-		d.opts.Budget.Unpin(d.files[i].pinned)
-		d.files[i].pinned = 0
-		if s := d.files[i].stream; s != nil {
-			s.close()
-			d.files[i].stream = nil
-		}
+		d.releaseFile(i)
 	}
 	return nil
+}
+
+// releaseFile releases what Open holds of source i.
+func (d *Dataset) releaseFile(i int) {
+	d.opts.Budget.Unpin(d.files[i].pinned)
+	d.files[i].pinned = 0
+	if s := d.files[i].stream; s != nil {
+		s.close()
+		d.files[i].stream = nil
+	}
 }
 
 // Schema is the Arrow schema of source i.
@@ -359,8 +394,11 @@ func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
 // Summary is the result of aggregating a dataset.
 type Summary struct {
 	Rows    int64           // rows of the dataset
-	Files   int             // sources read
+	Files   int             // sources read (not those skipped)
 	Results []engine.Result // one per selected leaf, in selection order
+	// Skipped are the sources that failed while they were read, left out
+	// (Options.SkipBad).
+	Skipped []Skipped
 	// Plan is, per result, how the column was aggregated: backend, bytes
 	// read, estimated and measured time, and why.
 	Plan []engine.ColumnPlan
@@ -399,17 +437,22 @@ type AggregateOptions struct {
 func (d *Dataset) Aggregate(ctx context.Context, eng *engine.Engine, sel Selection, opts AggregateOptions) (*Summary, error) {
 	aggs := agg.Normalize(opts.Aggs)
 	total := newPartial(sel.Leaves, aggs)
+	var skipped []Skipped
 	for i := range d.sources {
 		src, err := d.aggregateSource(ctx, eng, i, sel, aggs, !opts.IgnoreStatistics)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			if d.opts.SkipBad {
+				skipped = append(skipped, Skipped{Path: d.sources[i].Name(), Err: err})
+				continue
+			}
 			return nil, inputError(d.sources[i].Name(), err)
 		}
 		total.merge(src)
 	}
-	sum := &Summary{Files: len(d.sources), Rows: total.rows}
+	sum := &Summary{Files: len(d.sources) - len(skipped), Rows: total.rows, Skipped: skipped}
 	if len(sel.Leaves) > 0 {
 		sum.Results, sum.Plan = total.results(), total.plans
 	}
