@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"strings"
