@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // CorruptError is the error of a decoder that failed on an input's bytes
@@ -46,8 +48,15 @@ var runtimeWords = []string{"runtime error", "makeslice", "makemap", "makechan",
 // panicError is the error of a recovered panic: the data being decoded is
 // corrupt. A runtime error (or a text quoting one) is told in words of the
 // data, its text kept only in the CorruptError's Runtime; any other panic's
-// first line is the detail.
+// first line is the detail. A refusal of the memory budget is no corruption:
+// it is returned as it is.
 func panicError(p any) error {
+	if err, ok := p.(error); ok {
+		var be *budget.Error
+		if errors.As(err, &be) {
+			return err
+		}
+	}
 	text := fmt.Sprint(p)
 	if i := strings.IndexByte(text, '\n'); i >= 0 {
 		text = text[:i]

@@ -65,6 +65,30 @@ func inputError(path string, err error) error {
 //
 // Every error is an *Error naming the path.
 func Expand(paths []string) ([]Source, error) {
+	return expand(paths, nil)
+}
+
+// Skipped is an input left out because it could not be read (with
+// Options.SkipBad, or by ExpandSkipping).
+type Skipped struct {
+	Path string // as Source.Name names it
+	Err  error  // why
+}
+
+// ExpandSkipping is Expand, but a file that cannot be read or is not of a
+// supported format (named, or found in a directory or by a glob) is left
+// out and listed in skipped instead of ending the expansion. Paths that
+// match nothing, directories without data files, and standard input named
+// twice are still errors.
+func ExpandSkipping(paths []string) (srcs []Source, skipped []Skipped, err error) {
+	srcs, err = expand(paths, func(p string, err error) {
+		skipped = append(skipped, Skipped{Path: p, Err: err})
+	})
+	return srcs, skipped, err
+}
+
+// expand is Expand; skip, when set, takes the files that cannot be read.
+func expand(paths []string, skip func(path string, err error)) ([]Source, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no input: name files, directories, globs or - (stdin)")
 	}
@@ -90,7 +114,7 @@ func Expand(paths []string) ([]Source, error) {
 			add(Source{Path: Stdin, Format: IPCStream, Size: -1})
 			continue
 		}
-		srcs, err := expandPath(p)
+		srcs, err := expandPath(p, skip)
 		if err != nil {
 			return nil, err
 		}
@@ -101,7 +125,20 @@ func Expand(paths []string) ([]Source, error) {
 	return out, nil
 }
 
-func expandPath(p string) ([]Source, error) {
+// fileError is what expandPath and expandDir do with the error err of the
+// file p: skip it (nil) when skip is set, else return it.
+func fileError(p string, err error, skip func(string, error)) error {
+	err = inputError(p, err)
+	if skip == nil {
+		return err
+	}
+	var e *Error
+	errors.As(err, &e)
+	skip(p, e.Err)
+	return nil
+}
+
+func expandPath(p string, skip func(string, error)) ([]Source, error) {
 	fi, err := os.Stat(p)
 	if errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(p, `*?[\`) {
 		matches, gerr := filepath.Glob(p)
@@ -113,7 +150,7 @@ func expandPath(p string) ([]Source, error) {
 		}
 		var out []Source
 		for _, m := range matches {
-			s, err := expandPath(m)
+			s, err := expandPath(m, skip)
 			if err != nil {
 				return nil, err
 			}
@@ -125,21 +162,26 @@ func expandPath(p string) ([]Source, error) {
 		return nil, inputError(p, err)
 	}
 	if fi.IsDir() {
-		return expandDir(p)
+		return expandDir(p, skip)
 	}
 	s, err := detectPath(p, fi)
 	if err != nil {
-		return nil, inputError(p, err)
+		return nil, fileError(p, err, skip)
 	}
 	return []Source{s}, nil
 }
 
-func expandDir(dir string) ([]Source, error) {
+func expandDir(dir string, skip func(string, error)) ([]Source, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, inputError(dir, err)
 	}
 	var out []Source
+	skipped := 0
+	skipHere := skip
+	if skip != nil {
+		skipHere = func(p string, err error) { skipped++; skip(p, err) }
+	}
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || e.IsDir() {
@@ -148,7 +190,10 @@ func expandDir(dir string) ([]Source, error) {
 		p := filepath.Join(dir, name)
 		fi, err := os.Stat(p) // follows symbolic links
 		if err != nil {
-			return nil, inputError(p, err)
+			if err := fileError(p, err, skipHere); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if !fi.Mode().IsRegular() {
 			continue
@@ -158,11 +203,14 @@ func expandDir(dir string) ([]Source, error) {
 		case errors.Is(err, ErrUnknownFormat) || errors.Is(err, ErrEmpty):
 			continue // not a data file
 		case err != nil:
-			return nil, inputError(p, err)
+			if err := fileError(p, err, skipHere); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		out = append(out, s)
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && skipped == 0 {
 		return nil, &Error{Path: dir, Err: errors.New("no Parquet or Arrow IPC files in this directory")}
 	}
 	return out, nil

@@ -175,7 +175,10 @@ func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage)
 	if p.typ == pageTypeDataV2 {
 		levels = int(p.defBytes) + int(p.repBytes) // (checked: at most comp and unc)
 	}
-	s.page = grow(s.page, int(unc))
+	var err2 error
+	if s.page, err2 = growCharged(c.charge, "a page decompressed", s.page, int(unc)); err2 != nil {
+		return nil, err2
+	}
 	if err := decodePage(codec, c.codec, &g.zstd, s.page, src, levels); err != nil {
 		return nil, err
 	}
@@ -203,6 +206,10 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	var seen int64 // rows of the pages so far
 	g.begin(c)
 	defer g.end()
+	defer func() { // the large buffers are not kept (charge.go)
+		s.page = dropCharged(c.charge, s.page)
+		s.dict = dropCharged(c.charge, s.dict)
+	}()
 	for read := 0; ; read++ { // read: the pages read so far
 		p, err := g.next(ctx)
 		if err != nil {
@@ -241,7 +248,11 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if n < 0 || n > len(data)/width {
 				return res, fmt.Errorf("dictionary page of %d values in %d bytes", n, len(data))
 			}
-			s.dict = append(s.dict[:0], data[:n*width]...)
+			var err error
+			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*width); err != nil {
+				return res, err
+			}
+			copy(s.dict, data[:n*width])
 			dict = column.View{Type: l.typ, Kind: l.kind, Len: n, Values: s.dict}
 			hasDict = true
 			continue

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -100,6 +101,8 @@ type parquetRun struct {
 	// arrays at once, all workers together: at most decodeBytes /
 	// arrowTaskBytes of them run at a time.
 	decodeBytes int64
+	// budget is charged with what the chunks' tasks allocate (charge.go).
+	budget *budget.Budget
 	// useStats answers the chunks whose row-group statistics give the
 	// aggregates from them (stats.go).
 	useStats bool
@@ -237,7 +240,11 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 		rg, l := r.task(t)
 		var ok bool
 		if d.res, ok = r.statsChunk(rg, l); !ok {
-			d.res, d.err = r.chunk(ctx, f, size, fr, &wk, rg, l)
+			d.err = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) error {
+				var err error
+				d.res, err = r.chunk(ctx, f, size, fr, &wk, c, rg, l)
+				return err
+			})
 		}
 		results <- d
 	}
@@ -317,7 +324,8 @@ func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, pl
 
 // chunk aggregates the chunk of leaf l in row group rg; a panic of the
 // Parquet reader on corrupt bytes is an error.
-func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, rg int, l *parquetLeaf) (res chunkResult, err error) {
+// Its buffers are charged to charge.
+func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, charge *budget.Charge, rg int, l *parquetLeaf) (res chunkResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicError(p)
@@ -336,11 +344,28 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, err
 	}
 	if l.page == nil {
-		if _, err := r.guard(ctx, &wk.guard, f, size, cc, l.col, true); err != nil {
+		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true)
+		if err != nil {
 			return res, err
+		}
+		// An encrypted chunk is left to arrow-go, which cannot read it
+		// without keys: its pages are not known.
+		var largest int64
+		wk.guard.allNull = false
+		if ok {
+			c.charge = charge
+			if largest, err = wk.guard.check(ctx, &c); err != nil {
+				return res, err
+			}
 		}
 		if wk.guard.allNull && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
+		}
+		// What arrow-go holds to decode the chunk: its batches and scratch,
+		// a page read and decompressed, the dictionary as its decoders
+		// hold it.
+		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost); err != nil {
+			return res, err
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
 	}
@@ -358,5 +383,6 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	if !ok {
 		return res, errors.New("an encrypted column chunk") // (pageLeafOf leaves those to pqarrow)
 	}
+	c.charge = charge
 	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
 }

@@ -151,7 +151,10 @@ func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
 
 // readBody reads n bytes of the chunk at pos.
 func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
-	g.body = grow(g.body, int(n))
+	var err error
+	if g.body, err = growCharged(c.charge, "a page read", g.body, int(n)); err != nil {
+		return nil, err
+	}
 	if err := readFull(c.f, g.body, pos); err != nil {
 		return nil, err
 	}
@@ -169,7 +172,9 @@ func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out
 	if err != nil {
 		return nil, err
 	}
-	g.out = grow(g.out, int(unc))
+	if g.out, err = growCharged(c.charge, "a page decompressed", g.out, int(unc)); err != nil {
+		return nil, err
+	}
 	if err := decodePage(codec, c.codec, &g.zstd, g.out, src, int(levels)); err != nil {
 		return nil, err
 	}

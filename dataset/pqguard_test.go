@@ -536,7 +536,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	var wk worker
 	fi, err := f.Stat()
 	require.NoError(t, err)
-	_, err = r.chunk(context.Background(), f, fi.Size(), fr, &wk, 0, &leaves[0])
+	_, err = r.chunk(context.Background(), f, fi.Size(), fr, &wk, nil, 0, &leaves[0])
 	assert.ErrorContains(t, err, `column "rec.s": page 1: dictionary indices of 64 bits`)
 }
 

@@ -20,6 +20,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // batchReader yields the record batches of one source.
@@ -167,7 +169,7 @@ func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema
 	if err != nil {
 		return nil, err
 	}
-	s, err := openIPCStream(ctx, sr, nil, false, memory.DefaultAllocator, nil, nil)
+	s, err := openIPCStream(ctx, sr, nil, false, memory.DefaultAllocator, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +177,7 @@ func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema
 	return s.rdr.Schema(), nil
 }
 
-func openIPCFile(ctx context.Context, path string, size int64, mem memory.Allocator, prog *tracker) (_ *ipcStreamReader, err error) {
+func openIPCFile(ctx context.Context, path string, size int64, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -185,7 +187,7 @@ func openIPCFile(ctx context.Context, path string, size int64, mem memory.Alloca
 		f.Close()
 		return nil, err
 	}
-	return openIPCStream(ctx, sr, f, false, mem, prog, nil)
+	return openIPCStream(ctx, sr, f, false, mem, bud, prog, nil)
 }
 
 // --- Arrow IPC stream -----------------------------------------------------
@@ -255,7 +257,9 @@ type ipcStreamReader struct {
 // openIPCStream starts reading a stream (reading its schema). r is a file or
 // standard input; with stdin set, r is read through a pump so that abort, or
 // the end of ctx, unblocks it.
-func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin bool, mem memory.Allocator, prog *tracker, report progressFunc) (_ *ipcStreamReader, err error) {
+// What the stream buffers and what Arrow's reader allocates is charged to
+// bud (nil: nothing is charged) while the stream is open.
+func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin bool, mem memory.Allocator, bud *budget.Budget, prog *tracker, report progressFunc) (_ *ipcStreamReader, err error) {
 	defer recoverTo(&err)
 	s := &ipcStreamReader{closer: closer, prog: prog, stop: func() {}}
 	size := streamSize(r)
@@ -274,11 +278,16 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 		report = prog.add
 	}
 	guard := newIPCGuard(&countingReader{ctx: ctx, r: r, prog: report}, size)
+	guard.charge = bud.Holder(ctx)
 	s.alloc = guard.allocator(mem)
 	rdr, err := newIPCReader(guard, s.alloc)
 	if err != nil {
+		if ofe := (*otherFormatError)(nil); errors.As(err, &ofe) {
+			err = ofe // what the input is, not what Arrow's reader made of it
+		}
 		s.stop()
 		s.alloc.freeAll()
+		guard.charge.Close()
 		if closer != nil {
 			closer.Close()
 		}
@@ -380,6 +389,7 @@ func (s *ipcStreamReader) close() error {
 	s.stop()
 	s.rdr.Release()
 	s.alloc.freeAll()
+	s.alloc.g.charge.Close()
 	if s.closer != nil {
 		return s.closer.Close()
 	}
