@@ -18,6 +18,8 @@ import (
 	"testing"
 	"text/tabwriter"
 	"time"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // The suite runs the command, built as users build it, on each case under
@@ -29,14 +31,19 @@ import (
 const (
 	// addressSpace is the address space the command may take: a few GiB
 	// are the Go runtime's own reservations and the 1 GiB pages of the
-	// large-page cases, nowhere near what the bombs would take.
+	// large-page cases, nowhere near what the bombs would take. A case with
+	// a memory budget of its own (Case.Memory) gets that much more.
 	addressSpace = 6 << 30
 	// timeLimit is the longest a case may run.
 	timeLimit = 30 * time.Second
 	// maxRSS is the largest peak resident set a case may take, at
-	// --threads 8 and the command's defaults otherwise: every input, valid
-	// or hostile, is read in bounded memory.
+	// --threads 8 and the default memory budget (at most budget.DefaultMax):
+	// every input, valid or hostile, is read in bounded memory. A case with
+	// a budget of its own may take that budget and rssOverhead.
 	maxRSS = 1 << 30
+	// rssOverhead is what the command holds besides its budget: the Go
+	// runtime, the workers' small buffers, the engine's.
+	rssOverhead = maxRSS - budget.DefaultMax
 	// cancelBound is the longest the command may run on once interrupted
 	// (SIGINT): however large the page or buffer it is decompressing.
 	cancelBound = 2 * time.Second
@@ -186,10 +193,13 @@ func runCase(t *testing.T, bin, self string, c Case) *outcome {
 		input = "-"
 	}
 	args := append([]string{"--threads", "8", "--format", "json", "--progress", "never"}, c.Args...)
+	if c.Memory > 0 {
+		args = append(args, "--memory", strconv.FormatInt(c.Memory, 10))
+	}
 	cmd := exec.CommandContext(ctx, self, append(args, input)...)
 	// (GORACE: a wrapper built with the race detector would otherwise
 	// sleep a second before it exits 0, and add it to the time.)
-	cmd.Env = append(os.Environ(), wrapEnv+"="+bin, limitEnv+"="+strconv.Itoa(addressSpace),
+	cmd.Env = append(os.Environ(), wrapEnv+"="+bin, limitEnv+"="+strconv.FormatInt(addressSpace+c.Memory, 10),
 		"GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	cmd.WaitDelay = 5 * time.Second
 	out := &outcome{rss: -1}
@@ -351,12 +361,12 @@ func TestHostile(t *testing.T) {
 	}
 	var table strings.Builder
 	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "case\tsize\texit\twall\tpeak RSS\tcancel\tstderr (first line)")
+	fmt.Fprintln(tw, "case\tsize\texit\twall\tpeak RSS\t(limit)\tcancel\tstderr (first line)")
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			out := runCase(t, bin, self, c)
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%.120s\n", c.Name, fileSize(c.Path), out.code,
-				out.took.Round(time.Millisecond), bytesText(out.rss), cancelText(c, out),
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%v\t%s\t%s\t%s\t%.120s\n", c.Name, fileSize(c.Path), out.code,
+				out.took.Round(time.Millisecond), bytesText(out.rss), bytesText(rssLimit(c)), cancelText(c, out),
 				strings.ReplaceAll(firstLine(out.stderr.String()), dir+string(os.PathSeparator), ""))
 			check(t, c, out)
 		})
@@ -379,8 +389,8 @@ func check(t *testing.T, c Case, out *outcome) {
 	if out.rss < 0 {
 		t.Errorf("the wrapper reported no peak RSS")
 	}
-	if out.rss > maxRSS {
-		t.Errorf("peak RSS %s, past %s", bytesText(out.rss), bytesText(maxRSS))
+	if limit := rssLimit(c); out.rss > limit {
+		t.Errorf("peak RSS %s, past %s", bytesText(out.rss), bytesText(limit))
 	}
 	for _, bad := range runtimeTexts {
 		if strings.Contains(stderr, bad) || strings.Contains(stdout, bad) {
@@ -415,6 +425,14 @@ func check(t *testing.T, c Case, out *outcome) {
 		}
 		checkAnswer(t, c.Want, &out.stdout)
 	}
+}
+
+// rssLimit is the largest peak resident set the command may take on c.
+func rssLimit(c Case) int64 {
+	if c.Memory > 0 {
+		return c.Memory + rssOverhead
+	}
+	return maxRSS
 }
 
 // checkAnswer compares the JSON result in stdout with want.
