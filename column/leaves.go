@@ -26,7 +26,8 @@ func (l Leaf) Supported() bool { return l.Err == nil }
 
 // Leaves flattens a schema into its leaf columns, in schema order. Struct fields
 // are flattened recursively with dotted names; any other nested type (list, map,
-// union, ...) is one leaf with Err set. It takes time and memory linear in
+// union, ...) is one leaf with Err set, as is a leaf whose name an earlier
+// leaf has (names select columns). It takes time and memory linear in
 // the size of the schema and of its leaves' names and paths; LeavesContext
 // bounds the schema and can be cancelled.
 func Leaves(schema *arrow.Schema) []Leaf {
@@ -88,6 +89,7 @@ type leafWalk struct {
 	path   []int  // the field indices down to the current field
 	name   []byte // its dotted name
 	fields int    // fields walked
+	names  map[string]bool
 }
 
 func (w *leafWalk) tick() error {
@@ -102,6 +104,15 @@ func (w *leafWalk) emit(l Leaf) error {
 	if w.lim.Leaves > 0 && len(w.out) >= w.lim.Leaves {
 		return &LimitError{What: "number of leaf columns", Value: int64(len(w.out)) + 1, Limit: w.lim.LeavesName, Max: int64(w.lim.Leaves)}
 	}
+	if w.names == nil {
+		w.names = map[string]bool{}
+	}
+	if w.names[l.Name] {
+		// Names select columns: only the first of a name can be asked for.
+		l.Kind = Unsupported
+		l.Err = fmt.Errorf("column %q (%s): another column of the schema has this name, and only the first one is aggregated", l.Name, l.Type)
+	}
+	w.names[l.Name] = true
 	w.out = append(w.out, l)
 	return nil
 }

@@ -233,10 +233,11 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			sel.Leaves = append(sel.Leaves, l)
 		}
 	}
-	skipped := map[string]bool{}
+	skipped := map[string]bool{} // name, type and reason: one note for the same column of several sources
 	skip := func(l column.Leaf) {
-		if !skipped[l.Name] {
-			skipped[l.Name] = true
+		key := l.Name + "\x00" + l.Type.String() + "\x00" + l.Err.Error()
+		if !skipped[key] {
+			skipped[key] = true
 			sel.Skipped = append(sel.Skipped, l)
 		}
 	}
@@ -287,20 +288,49 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			}
 		}
 	}
-	// A selected leaf has one type in every source that has it.
+	// A selected leaf has one type in every source that has it, or types
+	// of one family of different widths, widened to the widest (as
+	// DuckDB's union_by_name does).
 	for i, fi := range d.files {
-		for _, want := range sel.Leaves {
+		for k := range sel.Leaves {
+			want := &sel.Leaves[k]
 			if err := tick(); err != nil {
 				return Selection{}, err
 			}
 			got, ok := fi.leaf(want.Name)
-			if ok && !arrow.TypeEqual(got.Type, want.Type) {
+			if !ok || arrow.TypeEqual(got.Type, want.Type) {
+				continue
+			}
+			wide, ok := widen(want.Type, got.Type)
+			if !ok {
 				first := d.sources[firstSeen[want.Name]].Name()
 				return Selection{}, &Error{Path: d.sources[i].Name(), Err: fmt.Errorf("column %q is %s here but %s in %s", want.Name, got.Type, want.Type, first)}
+			}
+			if kind, err := column.KindOf(wide); err == nil {
+				want.Type, want.Kind = wide, kind
 			}
 		}
 	}
 	return sel, nil
+}
+
+// widen returns the type that holds the values of a and b when they are
+// integers of one signedness or floats, of different widths: the wider.
+func widen(a, b arrow.DataType) (arrow.DataType, bool) {
+	signed := map[arrow.Type]int{arrow.INT8: 1, arrow.INT16: 2, arrow.INT32: 4, arrow.INT64: 8}
+	unsigned := map[arrow.Type]int{arrow.UINT8: 1, arrow.UINT16: 2, arrow.UINT32: 4, arrow.UINT64: 8}
+	floats := map[arrow.Type]int{arrow.FLOAT32: 4, arrow.FLOAT64: 8}
+	for _, family := range []map[arrow.Type]int{signed, unsigned, floats} {
+		wa, okA := family[a.ID()]
+		wb, okB := family[b.ID()]
+		if okA && okB {
+			if wb > wa {
+				return b, true
+			}
+			return a, true
+		}
+	}
+	return nil, false
 }
 
 // leaf returns the source's leaf named name.

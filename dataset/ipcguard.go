@@ -234,6 +234,15 @@ func (g *ipcGuard) nextMessage() error {
 		}
 		return errors.Join(err, passOn())
 	}
+	if g.messages == 0 {
+		// Other formats' first bytes: say what the input is.
+		switch head := g.buf.Bytes()[:4]; {
+		case bytes.Equal(head, []byte("PAR1")):
+			return &otherFormatError{"this looks like a Parquet file (it starts with PAR1): pass it as a path; Parquet is read from its footer, at the end, and standard input takes an Arrow IPC stream"}
+		case bytes.Equal(head, []byte("ARRO")):
+			return &otherFormatError{"this looks like an Arrow IPC file (it starts with ARROW1): pass it as a path; standard input takes an Arrow IPC stream"}
+		}
+	}
 	msgLen := int64(int32(binary.LittleEndian.Uint32(g.buf.Bytes())))
 	if uint32(msgLen) == continuation {
 		if ok, err := g.fill(4); err != nil || !ok {
@@ -293,6 +302,12 @@ func (g *ipcGuard) nextMessage() error {
 	g.pending = g.buf.Bytes()
 	return nil
 }
+
+// otherFormatError is the error of a stream that starts as another format
+// does: it says what to do instead.
+type otherFormatError struct{ msg string }
+
+func (e *otherFormatError) Error() string { return e.msg }
 
 // reserve charges the guard's buffer with room for n bytes (a message
 // whose lengths it read), before it reads them.

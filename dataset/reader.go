@@ -281,6 +281,9 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 	s.alloc = guard.allocator(mem)
 	rdr, err := newIPCReader(guard, s.alloc)
 	if err != nil {
+		if ofe := (*otherFormatError)(nil); errors.As(err, &ofe) {
+			err = ofe // what the input is, not what Arrow's reader made of it
+		}
 		s.stop()
 		s.alloc.freeAll()
 		guard.charge.Close()

@@ -10,12 +10,14 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/spf13/pflag"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
@@ -59,6 +61,7 @@ type options struct {
 	format   report.Format
 	device   engine.Device
 	explain  bool
+	schema   bool
 	noStats  bool
 	threads  int
 	progress string
@@ -86,6 +89,54 @@ Exit status: 0 success, 1 internal error, 2 bad usage or bad input,
 130 interrupted.
 `
 
+// suggestFlag adds to the error of an unknown long flag the closest flag
+// there is, when one is close (--colums: did you mean --columns?).
+func suggestFlag(fs *pflag.FlagSet, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	typed := strings.TrimPrefix(msg, prefix)
+	best, bestDist := "", 3 // at most 2 edits, and under a third of the name
+	fs.VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(typed, f.Name); d < bestDist && 3*d < len(f.Name) {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w (did you mean --%s?)", err, best)
+}
+
+// editDistance is the edit distance of a and b: insertions, deletions,
+// substitutions and transpositions of two neighbours (--memroy is one edit
+// from --memory).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // parseFlags parses args; done is set when --help or --version was handled.
 func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err error) {
 	fs := pflag.NewFlagSet("arrowagg", pflag.ContinueOnError)
@@ -97,6 +148,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
 	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
 	memSize := fs.String("memory", "", fmt.Sprintf("memory budget for what the inputs make arrowagg allocate (decompressed pages and buffers, dictionaries, footers), a `SIZE`: work waits for memory, and an input that needs more is refused with exit status 2 (default: a quarter of the machine's memory, at most %s; here %s)", bytesize.Format(budget.DefaultMax), bytesize.Format(budget.DefaultBytes())))
+	schema := fs.Bool("schema", false, "print the columns (name, type, nullable, whether they are aggregated and why not) and the row count instead of aggregating, in --format")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
 	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
@@ -105,7 +157,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 
 	if err := fs.Parse(args); err != nil {
-		return opts, false, usageError{err}
+		return opts, false, usageError{suggestFlag(fs, err)}
 	}
 	if *help {
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
@@ -134,6 +186,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 			return opts, false, usagef("--gpu-memory: %w", err)
 		}
 	}
+	opts.schema = *schema
 	opts.memory = budget.DefaultBytes()
 	if *memSize != "" {
 		if opts.memory, err = bytesize.Parse(*memSize); err != nil {
@@ -257,6 +310,9 @@ func execute(ctx context.Context, args []string, e env) error {
 		return err
 	}
 	defer ds.Close()
+	if opts.schema {
+		return writeSchema(ctx, e, opts, ds, eng, len(sources), bar)
+	}
 	sel, err := ds.SelectContext(ctx, opts.columns)
 	if err != nil {
 		return err
@@ -282,6 +338,50 @@ func execute(ctx context.Context, args []string, e env) error {
 		return fmt.Errorf("writing the %s output: %w", opts.format, err)
 	}
 	return nil
+}
+
+// writeSchema prints the columns of the n sources of ds, in order of first
+// appearance, and their rows (--schema).
+func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, eng *engine.Engine, n int, bar *progress) error {
+	var out report.Schema
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		schema := ds.Schema(i)
+		leaves, err := column.LeavesContext(ctx, schema, column.LeafLimits{})
+		if err != nil {
+			return err
+		}
+		earlier := len(seen) > 0 // names of earlier sources are listed once
+		for _, l := range leaves {
+			if earlier && seen[l.Name] {
+				continue
+			}
+			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String()}
+			fields := schema.Fields()
+			for _, k := range l.Path {
+				f := fields[k]
+				c.Nullable = c.Nullable || f.Nullable
+				if st, ok := f.Type.(*arrow.StructType); ok {
+					fields = st.Fields()
+				}
+			}
+			if l.Err != nil {
+				c.Reason = l.Err.Error()
+			}
+			out.Columns = append(out.Columns, c)
+		}
+		for _, l := range leaves {
+			seen[l.Name] = true
+		}
+	}
+	// The rows: the footers answer Parquet and IPC files; streams are read.
+	sum, err := ds.Aggregate(ctx, eng, dataset.Selection{}, dataset.AggregateOptions{})
+	if err != nil {
+		return err
+	}
+	bar.stop(true)
+	out.Rows, out.Files = sum.Rows, sum.Files
+	return report.WriteSchema(e.stdout, opts.format, out)
 }
 
 // memoryOverhead is what a run holds besides its memory budget: the Go
