@@ -268,13 +268,15 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			sel.Leaves = append(sel.Leaves, l)
 		}
 	}
-	skipped := map[string]bool{} // name, type and reason: one note for the same column of several sources
-	skip := func(l column.Leaf) {
-		key := l.Name + "\x00" + l.Type.String() + "\x00" + l.Err.Error()
-		if !skipped[key] {
-			skipped[key] = true
-			sel.Skipped = append(sel.Skipped, l)
+	noted := map[string]int{} // leaf name -> the source whose column of that name was noted
+	skip := func(l column.Leaf, src int) {
+		// One note for a column several sources have; every column of one
+		// source (names may repeat in a schema) is noted.
+		if first, ok := noted[l.Name]; ok && first != src {
+			return
 		}
+		noted[l.Name] = src
+		sel.Skipped = append(sel.Skipped, l)
 	}
 	if len(names) == 0 {
 		for i, fi := range d.files {
@@ -285,7 +287,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 				if l.Supported() {
 					add(l, i)
 				} else {
-					skip(l)
+					skip(l, i)
 				}
 			}
 		}
@@ -310,7 +312,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 						if l.Supported() {
 							add(l, i)
 						} else {
-							skip(l)
+							skip(l, i)
 						}
 					}
 					found = true
