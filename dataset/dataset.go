@@ -559,7 +559,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 	byName := make(map[string]int, len(sel.Leaves))
 	var present []column.Leaf // as this source has them
 	var outIdx []int          // their index in the selection
-	var keys []int // the selected leaves that are partition keys of this source
+	var keys []int            // the selected leaves that are partition keys of this source
 	for k, l := range sel.Leaves {
 		byName[l.Name] = k
 		if _, ok := fi.partitions[l.Name]; ok {
