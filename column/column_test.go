@@ -29,7 +29,7 @@ func TestKindOf(t *testing.T) {
 		arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int8), arrow.FixedWidthTypes.MonthInterval,
 		&arrow.Decimal256Type{Precision: 40, Scale: 0}} {
 		k, err := KindOf(dt)
-		require.Error(t, err, dt)
+		require.ErrorIs(t, err, arrow.ErrNotImplemented, dt)
 		require.Equal(t, Unsupported, k)
 	}
 }
@@ -67,7 +67,9 @@ func TestLeaves(t *testing.T) {
 	require.True(t, leaves[2].Supported())
 	require.False(t, leaves[3].Supported())
 	require.ErrorContains(t, leaves[3].Err, `column "s.l"`)
+	require.ErrorIs(t, leaves[3].Err, arrow.ErrNotImplemented)
 	require.False(t, leaves[4].Supported())
+	require.ErrorIs(t, leaves[4].Err, arrow.ErrNotImplemented)
 	_, ok := Find(leaves, "s.t.y")
 	require.True(t, ok)
 }

@@ -81,6 +81,9 @@ type fileInfo struct {
 	index   column.Index // leaves by name
 	parquet *parquetFile
 	stream  *ipcStreamReader // standard input, opened by Open
+	// partitions are the values of the source's partition keys (its
+	// path's key=value directories), also among its leaves.
+	partitions map[string]partitionValue
 }
 
 // Open reads the schema of every source (the footer of a Parquet file, the
@@ -129,6 +132,10 @@ func Open(ctx context.Context, sources []Source, opts Options) (*Dataset, error)
 		kept++
 	}
 	d.sources, d.files = d.sources[:kept], d.files[:kept]
+	if err := d.addPartitions(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if kept == 0 {
 		var why []string
 		for _, sk := range d.Skipped {
@@ -211,6 +218,11 @@ func (d *Dataset) releaseFile(i int) {
 	}
 }
 
+// Leaves are the columns of source i as Select sees them: the leaves of its
+// schema (struct fields flattened), then its partition keys (without a
+// Path: they are not in the file).
+func (d *Dataset) Leaves(i int) []column.Leaf { return d.files[i].leaves }
+
 // Schema is the Arrow schema of source i.
 func (d *Dataset) Schema(i int) *arrow.Schema { return d.files[i].schema }
 
@@ -268,13 +280,15 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			sel.Leaves = append(sel.Leaves, l)
 		}
 	}
-	skipped := map[string]bool{} // name, type and reason: one note for the same column of several sources
-	skip := func(l column.Leaf) {
-		key := l.Name + "\x00" + l.Type.String() + "\x00" + l.Err.Error()
-		if !skipped[key] {
-			skipped[key] = true
-			sel.Skipped = append(sel.Skipped, l)
+	noted := map[string]int{} // leaf name -> the source whose column of that name was noted
+	skip := func(l column.Leaf, src int) {
+		// One note for a column several sources have; every column of one
+		// source (names may repeat in a schema) is noted.
+		if first, ok := noted[l.Name]; ok && first != src {
+			return
 		}
+		noted[l.Name] = src
+		sel.Skipped = append(sel.Skipped, l)
 	}
 	if len(names) == 0 {
 		for i, fi := range d.files {
@@ -285,7 +299,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 				if l.Supported() {
 					add(l, i)
 				} else {
-					skip(l)
+					skip(l, i)
 				}
 			}
 		}
@@ -310,7 +324,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 						if l.Supported() {
 							add(l, i)
 						} else {
-							skip(l)
+							skip(l, i)
 						}
 					}
 					found = true
@@ -545,8 +559,13 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 	byName := make(map[string]int, len(sel.Leaves))
 	var present []column.Leaf // as this source has them
 	var outIdx []int          // their index in the selection
+	var keys []int            // the selected leaves that are partition keys of this source
 	for k, l := range sel.Leaves {
 		byName[l.Name] = k
+		if _, ok := fi.partitions[l.Name]; ok {
+			keys = append(keys, k)
+			continue
+		}
 		if fl, ok := fi.leaf(l.Name); ok {
 			present = append(present, fl)
 			outIdx = append(outIdx, k)
@@ -583,6 +602,15 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 			return nil, err
 		}
 		src.rows = rows
+	}
+	for _, k := range keys {
+		l := sel.Leaves[k]
+		st, err := d.partitionState(ctx, eng, l, fi.partitions[l.Name], src.rows, aggs)
+		if err != nil {
+			return nil, err
+		}
+		src.add(k, st, 0, engine.ColumnPlan{Source: engine.SourceArrow, Reason: partitionReason})
+		present = append(present, l)
 	}
 	src.nullRest(present)
 	return src, nil

@@ -4,9 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
 )
 
 // Stdin is the path that names standard input (an Arrow IPC stream).
@@ -17,6 +20,42 @@ type Source struct {
 	Path   string // as given or found; Stdin for standard input
 	Format Format
 	Size   int64 // bytes; -1 when unknown (standard input)
+	// Partitions are the key=value directories of Path, outermost first
+	// (Hive partitioning: data/year=2024/month=01/part-0.parquet): each is
+	// a column of the dataset whose value is constant in the file.
+	Partitions []Partition
+}
+
+// Partition is one key=value directory of a source's path; Value is
+// unescaped (%2F is /).
+type Partition struct {
+	Key, Value string
+}
+
+// hiveNull is the value Hive writes for a null partition key.
+const hiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// partitionsOf returns the key=value directories of path.
+func partitionsOf(path string) []Partition {
+	var out []Partition
+	dirs := strings.Split(filepath.ToSlash(filepath.Dir(path)), "/")
+	for _, d := range dirs {
+		k, v, ok := strings.Cut(d, "=")
+		if !ok || k == "" {
+			continue
+		}
+		if u, err := url.PathUnescape(v); err == nil {
+			v = u
+		}
+		out = append(out, Partition{Key: k, Value: v})
+	}
+	return out
+}
+
+// isPartitionDir says whether a directory's name is key=value.
+func isPartitionDir(name string) bool {
+	k, _, ok := strings.Cut(name, "=")
+	return ok && k != ""
 }
 
 // Name is how errors and plans name the source.
@@ -55,12 +94,16 @@ func inputError(path string, err error) error {
 // Expand turns paths into the sources they name, in order, without
 // duplicates:
 //   - a regular file must be of a supported format;
-//   - a directory stands for every regular file directly in it (not in its
-//     subdirectories) whose bytes are of a supported format, in name order,
-//     leaving out names starting with "." or "_" (hidden files, _SUCCESS,
-//     _metadata); it is an error when there is none;
+//   - a directory stands for every regular file directly in it whose bytes
+//     are of a supported format, in name order, and those of its key=value
+//     subdirectories (Hive partitions), recursively, leaving out names
+//     starting with "." or "_" (hidden files, _SUCCESS, _metadata); it is
+//     an error when there is none;
 //   - a path that does not exist but contains a glob metacharacter is
-//     expanded with filepath.Glob, each match as above; no match is an error;
+//     expanded as a glob (** matches any number of directories), each match
+//     as above; no match is an error;
+//
+// A source's key=value directories are its Partitions.
 //   - Stdin ("-") is an Arrow IPC stream on standard input, at most once.
 //
 // Every error is an *Error naming the path.
@@ -140,8 +183,8 @@ func fileError(p string, err error, skip func(string, error)) error {
 
 func expandPath(p string, skip func(string, error)) ([]Source, error) {
 	fi, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(p, `*?[\`) {
-		matches, gerr := filepath.Glob(p)
+	if errors.Is(err, fs.ErrNotExist) && strings.ContainsAny(p, `*?[\{`) {
+		matches, gerr := doublestar.FilepathGlob(p)
 		if gerr != nil {
 			return nil, &Error{Path: p, Err: fmt.Errorf("bad glob pattern: %w", gerr)}
 		}
@@ -168,30 +211,53 @@ func expandPath(p string, skip func(string, error)) ([]Source, error) {
 	if err != nil {
 		return nil, fileError(p, err, skip)
 	}
+	s.Partitions = partitionsOf(p)
 	return []Source{s}, nil
 }
 
 func expandDir(dir string, skip func(string, error)) ([]Source, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, inputError(dir, err)
-	}
-	var out []Source
 	skipped := 0
 	skipHere := skip
 	if skip != nil {
 		skipHere = func(p string, err error) { skipped++; skip(p, err) }
 	}
+	out, err := walkDir(dir, skipHere)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 && skipped == 0 {
+		return nil, &Error{Path: dir, Err: errors.New("no Parquet or Arrow IPC files in this directory")}
+	}
+	return out, nil
+}
+
+// walkDir lists the data files of dir and of its key=value subdirectories.
+func walkDir(dir string, skip func(string, error)) ([]Source, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, inputError(dir, err)
+	}
+	var out []Source
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") || e.IsDir() {
+		if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 			continue
 		}
 		p := filepath.Join(dir, name)
 		fi, err := os.Stat(p) // follows symbolic links
 		if err != nil {
-			if err := fileError(p, err, skipHere); err != nil {
+			if err := fileError(p, err, skip); err != nil {
 				return nil, err
+			}
+			continue
+		}
+		if fi.IsDir() {
+			if isPartitionDir(name) {
+				sub, err := walkDir(p, skip)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, sub...)
 			}
 			continue
 		}
@@ -203,15 +269,13 @@ func expandDir(dir string, skip func(string, error)) ([]Source, error) {
 		case errors.Is(err, ErrUnknownFormat) || errors.Is(err, ErrEmpty):
 			continue // not a data file
 		case err != nil:
-			if err := fileError(p, err, skipHere); err != nil {
+			if err := fileError(p, err, skip); err != nil {
 				return nil, err
 			}
 			continue
 		}
+		s.Partitions = partitionsOf(p)
 		out = append(out, s)
-	}
-	if len(out) == 0 && skipped == 0 {
-		return nil, &Error{Path: dir, Err: errors.New("no Parquet or Arrow IPC files in this directory")}
 	}
 	return out, nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/budget"
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
@@ -375,23 +374,20 @@ func execute(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
-// writeSchema prints the columns of the n sources of ds, in order of first
-// appearance, and their rows (--schema).
+// writeSchema prints the columns of the n sources of ds (partition keys
+// included), in order of first appearance, and their rows (--schema).
 func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, eng *engine.Engine, n int, bar *progress) error {
 	var out report.Schema
 	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
 		schema := ds.Schema(i)
-		leaves, err := column.LeavesContext(ctx, schema, column.LeafLimits{})
-		if err != nil {
-			return err
-		}
+		leaves := ds.Leaves(i)
 		earlier := len(seen) > 0 // names of earlier sources are listed once
 		for _, l := range leaves {
 			if earlier && seen[l.Name] {
 				continue
 			}
-			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String()}
+			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String(), Nullable: l.Path == nil} // (a partition key may be null)
 			fields := schema.Fields()
 			for _, k := range l.Path {
 				f := fields[k]
