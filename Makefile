@@ -45,9 +45,9 @@ fuzz:
 		ARROWAGG_TEST_LIMIT_AS=$(FUZZ_AS) $(GO) test ./dataset -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
 	done
 
-## fuzz-short: the Parquet and IPC fuzz targets for FUZZ_SHORT (15s) each,
+## fuzz-short: the Parquet and IPC fuzz targets for FUZZ_SHORT (10s) each,
 ## capped as in fuzz (CI runs it, through make test)
-FUZZ_SHORT ?= 15s
+FUZZ_SHORT ?= 10s
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT) FUZZ_TARGETS="FuzzParquet FuzzIPCFile FuzzIPCStream"
 
