@@ -160,18 +160,18 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 		// The footer is checked against the limits before arrow-go
 		// decodes it (limits.go).
 		var n int64
-		if n, err = checkParquetFooter(ctx, s.Path); err != nil {
+		if n, err = checkParquetFooter(ctx, s); err != nil {
 			return err
 		}
 		if err := d.opts.Budget.Pin(ctx, "the decoded footer", footerMemory*n); err != nil {
 			return err
 		}
 		fi.pinned = footerMemory * n
-		fi.schema, fi.parquet, err = probeParquet(s.Path)
+		fi.schema, fi.parquet, err = probeParquet(s)
 	case s.Format == IPCFile:
-		fi.schema, err = probeIPCFile(ctx, s.Path, s.Size)
+		fi.schema, err = probeIPCFile(ctx, s)
 	case s.Format == IPCStream:
-		fi.schema, err = probeIPCStream(ctx, s.Path)
+		fi.schema, err = probeIPCStream(ctx, s)
 	default:
 		err = ErrUnknownFormat
 	}
@@ -186,8 +186,8 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	return nil
 }
 
-func probeIPCStream(ctx context.Context, path string) (_ *arrow.Schema, err error) {
-	f, err := os.Open(path)
+func probeIPCStream(ctx context.Context, src Source) (_ *arrow.Schema, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
@@ -539,9 +539,9 @@ func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchRe
 	case s.Path == Stdin:
 		return nil, errors.New("standard input was read already")
 	case s.Format == IPCFile:
-		return openIPCFile(ctx, s.Path, s.Size, d.opts.Mem, d.opts.Budget, prog)
+		return openIPCFile(ctx, s, d.opts.Mem, d.opts.Budget, prog)
 	case s.Format == IPCStream:
-		f, err := os.Open(s.Path)
+		f, err := s.open()
 		if err != nil {
 			return nil, err
 		}
@@ -580,7 +580,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		if err != nil {
 			return nil, err
 		}
-		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
+		run := &parquetRun{src: s, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
 			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget, useStats: useStats}
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err

@@ -283,7 +283,7 @@ func TestSameNameOtherType(t *testing.T) {
 // their Arrow values as they are take the page path.
 func TestParquetLeaves(t *testing.T) {
 	pq := filepath.Join(testdata, "sample.parquet")
-	schema, pqf, err := probeParquet(pq)
+	schema, pqf, err := probeParquet(pathSource(t, pq))
 	require.NoError(t, err)
 	all := column.Leaves(schema)
 	var pick []column.Leaf
@@ -482,4 +482,12 @@ func BenchmarkAggregate(b *testing.B) {
 		}
 		d.Close()
 	}
+}
+
+// pathSource is the source of the file at path, whatever its format.
+func pathSource(t testing.TB, path string) Source {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return Source{Path: path, Size: fi.Size()}
 }

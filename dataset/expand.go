@@ -24,6 +24,9 @@ type Source struct {
 	// (Hive partitioning: data/year=2024/month=01/part-0.parquet): each is
 	// a column of the dataset whose value is constant in the file.
 	Partitions []Partition
+	// opener opens the bytes of a source that is not a file of the file
+	// system (FromReaderAt, ExpandFS); nil: Path is opened.
+	opener opener
 }
 
 // Partition is one key=value directory of a source's path; Value is
@@ -59,6 +62,7 @@ func isPartitionDir(name string) bool {
 }
 
 // Name is how errors and plans name the source.
+// (Sources of FromReaderAt and ExpandFS are named as they were given.)
 func (s Source) Name() string {
 	if s.Path == Stdin {
 		return "stdin"

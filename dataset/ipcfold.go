@@ -207,7 +207,7 @@ type ipcFileRun struct {
 // is read, says that the file is to be read as a stream.
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
-	data, err := openIPCData(s.Path, s.Size, d.opts.Mem)
+	data, err := openIPCData(s, d.opts.Mem)
 	if err != nil {
 		return 0, err
 	}

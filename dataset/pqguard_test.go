@@ -86,7 +86,7 @@ func writeGuardFile(t *testing.T, dir string, cfg pqConfig, seed uint64) string 
 // read through arrow-go's decoders (the strictest checks).
 func guardFile(t *testing.T, path string) error {
 	t.Helper()
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -497,7 +497,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Uncompressed),
 		parquet.WithDictionaryDefault(true)}})
 	rec.Release()
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	col := -1
 	for c := 0; c < pqf.meta.Schema.NumColumns(); c++ {
@@ -509,7 +509,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	bad := filepath.Join(dir, "bad.parquet")
 	require.NoError(t, os.WriteFile(bad, corruptDictWidth(t, path, col, 64), 0o644))
 
-	schema, pqf, err := probeParquet(bad)
+	schema, pqf, err := probeParquet(pathSource(t, bad))
 	require.NoError(t, err)
 	leaf, ok := column.Find(column.Leaves(schema), "rec.s")
 	require.True(t, ok)
@@ -645,7 +645,7 @@ func BenchmarkNestedStrings(b *testing.B) {
 // guard alone (as chunks decoded by arrow-go: the strictest checks).
 func BenchmarkPageGuard(b *testing.B) {
 	path := benchFile(b)
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(b, path))
 	require.NoError(b, err)
 	f, err := os.Open(path)
 	require.NoError(b, err)

@@ -107,9 +107,9 @@ func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
 }
 
 // probeParquet reads the footer and the Arrow schema of a Parquet file.
-func probeParquet(path string) (_ *arrow.Schema, _ *parquetFile, err error) {
+func probeParquet(s Source) (_ *arrow.Schema, _ *parquetFile, err error) {
 	defer recoverTo(&err)
-	f, err := os.Open(path)
+	f, err := s.open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,13 +159,13 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 // file is then read from its footer (ipcfile.go), or, for types the
 // in-place decoder does not lay out, as that stream.
 
-func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema, err error) {
-	f, err := os.Open(path)
+func probeIPCFile(ctx context.Context, src Source) (_ *arrow.Schema, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sr, err := ipcFileStream(f, size)
+	sr, err := ipcFileStream(f, src.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +177,12 @@ func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema
 	return s.rdr.Schema(), nil
 }
 
-func openIPCFile(ctx context.Context, path string, size int64, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
-	f, err := os.Open(path)
+func openIPCFile(ctx context.Context, src Source, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
-	sr, err := ipcFileStream(f, size)
+	sr, err := ipcFileStream(f, src.Size)
 	if err != nil {
 		f.Close()
 		return nil, err
