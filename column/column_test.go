@@ -31,7 +31,7 @@ func TestKindOf(t *testing.T) {
 		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: union},
 		extensionOf(union)} {
 		k, err := KindOf(dt)
-		require.Error(t, err, dt)
+		require.ErrorIs(t, err, arrow.ErrNotImplemented, dt)
 		require.Equal(t, Unsupported, k)
 	}
 }
@@ -95,6 +95,7 @@ func TestLeaves(t *testing.T) {
 	require.Equal(t, Opaque, leaves[3].Kind)
 	require.Equal(t, []int{1, 2}, leaves[3].Path)
 	require.False(t, leaves[4].Supported())
+	require.ErrorIs(t, leaves[4].Err, arrow.ErrNotImplemented)
 	_, ok := Find(leaves, "s.t.y")
 	require.True(t, ok)
 }

@@ -117,7 +117,8 @@ func (k Kind) Family() Family {
 // fixed_size_binary, string_view and binary_view, intervals, null, and
 // extension types over any of the types KindOf accepts or a struct. It returns
 // Unsupported, with a reason, for the others: unions, whose nulls are their
-// children's (no validity of their own), and structs (Leaves flattens them).
+// children's (no validity of their own), and structs (Leaves flattens them);
+// the reason is an error that wraps arrow.ErrNotImplemented.
 func KindOf(dt arrow.DataType) (Kind, error) {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
@@ -129,7 +130,7 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 		// Counted by the storage's validity (a struct's included: the
 		// extension is one column, not flattened).
 		if _, err := KindOf(t.StorageType()); err != nil && t.StorageType().ID() != arrow.STRUCT {
-			return Unsupported, fmt.Errorf("type %s (storage %s) is not supported", dt, t.StorageType())
+			return Unsupported, notImplemented(fmt.Sprintf("type %s (storage %s) is not supported", dt, t.StorageType()))
 		}
 		return Opaque, nil
 	}
@@ -167,17 +168,29 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL:
 		return Opaque, nil
 	}
-	return Unsupported, fmt.Errorf("type %s is not supported", dt)
+	return Unsupported, notImplemented(fmt.Sprintf("type %s is not supported", dt))
 }
 
-// IndexKind returns the storage kind of a dictionary type's indices.
+// unsupportedError is why a column cannot be aggregated: its own text,
+// wrapping arrow.ErrNotImplemented for errors.Is.
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+
+func (e *unsupportedError) Unwrap() error { return arrow.ErrNotImplemented }
+
+// notImplemented is an error of text msg that wraps arrow.ErrNotImplemented.
+func notImplemented(msg string) error { return &unsupportedError{msg} }
+
+// IndexKind returns the storage kind of a dictionary type's indices. Its
+// errors wrap arrow.ErrNotImplemented.
 func IndexKind(dt *arrow.DictionaryType) (Kind, error) {
 	k, err := KindOf(dt.IndexType)
 	if err != nil {
 		return Unsupported, err
 	}
 	if f := k.Family(); f != FamilySigned && f != FamilyUnsigned {
-		return Unsupported, fmt.Errorf("dictionary index type %s is not an integer", dt.IndexType)
+		return Unsupported, notImplemented(fmt.Sprintf("dictionary index type %s is not an integer", dt.IndexType))
 	}
 	return k, nil
 }

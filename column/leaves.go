@@ -18,7 +18,7 @@ type Leaf struct {
 	Type arrow.DataType
 	Path []int // field indices from the schema down to the leaf
 	Kind Kind  // Unsupported when Err is set
-	Err  error // why the column cannot be aggregated, nil when it can
+	Err  error // why the column cannot be aggregated (wrapping arrow.ErrNotImplemented), nil when it can
 }
 
 // Supported reports whether the leaf can be aggregated.
@@ -165,7 +165,7 @@ func (w *leafWalk) field(f arrow.Field, depth int) error {
 	}
 	if st.NumFields() == 0 {
 		name := string(w.name)
-		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: fmt.Errorf("column %q: empty struct has no leaf to aggregate", name)})
+		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: notImplemented(fmt.Sprintf("column %q: empty struct has no leaf to aggregate", name))})
 	}
 	pathLen, nameLen := len(w.path), len(w.name)
 	for i := 0; i < st.NumFields(); i++ {

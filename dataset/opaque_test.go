@@ -267,7 +267,7 @@ func TestParquetListBatches(t *testing.T) {
 	tbl.Release()
 	rec.Release()
 
-	schema, pqf, err := probeParquet(path)
+	schema, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	require.Len(t, pqf.meta.RowGroups, 1)
 	leaves, err := parquetLeaves(pqf, column.Leaves(schema), []int{0}, true)

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
@@ -104,7 +104,7 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 
 // parquetRun aggregates the selected leaves of one Parquet file.
 type parquetRun struct {
-	path   string
+	src    Source
 	pqf    *parquetFile
 	leaves []parquetLeaf
 	mem    memory.Allocator
@@ -140,15 +140,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil || plan.tasks == 0 {
 		return err
 	}
-	f, err := os.Open(r.path)
+	f, err := r.src.open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	fr, err := r.openLeafReader(f)
 	if err != nil {
 		return err
@@ -159,7 +155,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	tasks := make(chan int)
 	results := make(chan taskDone)
 	for w := 0; w < workers; w++ {
-		go r.work(ctx, f, fi.Size(), fr, tasks, results)
+		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
 	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
 }
@@ -220,7 +216,7 @@ func (r *parquetRun) isArrow(t int) bool {
 // openLeafReader opens the pqarrow reader of the leaves decoded into Arrow
 // arrays (newLeafFileReader); nil when every leaf is aggregated from its
 // pages or its statistics.
-func (r *parquetRun) openLeafReader(f *os.File) (*pqarrow.FileReader, error) {
+func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileReader, error) {
 	md := r.pqf.meta
 	for _, l := range r.leaves {
 		if l.page == nil && !l.stats.all() {
