@@ -27,7 +27,6 @@ func TestKindOf(t *testing.T) {
 	}
 	union := arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})
 	for _, dt := range []arrow.DataType{union, arrow.DenseUnionOf([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, []arrow.UnionTypeCode{3}),
-		arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8}),
 		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: union},
 		extensionOf(union)} {
 		k, err := KindOf(dt)
@@ -48,6 +47,8 @@ func TestKindOfOpaque(t *testing.T) {
 		arrow.BinaryTypes.StringView, arrow.BinaryTypes.BinaryView, arrow.FixedWidthTypes.MonthInterval,
 		arrow.FixedWidthTypes.DayTimeInterval, arrow.FixedWidthTypes.MonthDayNanoInterval, arrow.Null,
 		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.ListOf(arrow.PrimitiveTypes.Int8)},
+		arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8}),
+		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8})},
 		extensionOf(arrow.PrimitiveTypes.Int64), extensionOf(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8})),
 	} {
 		k, err := KindOf(dt)

@@ -115,10 +115,12 @@ func (k Kind) Family() Family {
 // counts are Opaque: lists (list, large_list, fixed_size_list, list_view,
 // large_list_view), maps, run-end encoded columns, float16, decimal256,
 // fixed_size_binary, string_view and binary_view, intervals, null, and
-// extension types over any of the types KindOf accepts or a struct. It returns
-// Unsupported, with a reason, for the others: unions, whose nulls are their
-// children's (no validity of their own), and structs (Leaves flattens them);
-// the reason is an error that wraps arrow.ErrNotImplemented.
+// extension types over any of the types KindOf accepts. A struct is Opaque
+// too, counted by its own validity, where it is the value type of a
+// dictionary or the storage of an extension type (Leaves flattens struct
+// columns into their fields). It returns Unsupported, with a reason, for
+// unions, whose nulls are their children's (no validity of their own): an
+// error that wraps arrow.ErrNotImplemented.
 func KindOf(dt arrow.DataType) (Kind, error) {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
@@ -127,9 +129,8 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 		}
 		return KindOf(t.ValueType)
 	case arrow.ExtensionType:
-		// Counted by the storage's validity (a struct's included: the
-		// extension is one column, not flattened).
-		if _, err := KindOf(t.StorageType()); err != nil && t.StorageType().ID() != arrow.STRUCT {
+		// Counted by the storage's validity.
+		if _, err := KindOf(t.StorageType()); err != nil {
 			return Unsupported, notImplemented(fmt.Sprintf("type %s (storage %s) is not supported", dt, t.StorageType()))
 		}
 		return Opaque, nil
@@ -165,7 +166,8 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 		return LargeBinary, nil
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.MAP,
 		arrow.RUN_END_ENCODED, arrow.FLOAT16, arrow.DECIMAL256, arrow.FIXED_SIZE_BINARY, arrow.STRING_VIEW,
-		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL:
+		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL,
+		arrow.STRUCT:
 		return Opaque, nil
 	}
 	return Unsupported, notImplemented(fmt.Sprintf("type %s is not supported", dt))

@@ -114,15 +114,16 @@ func Values[T Number](v *View) []T {
 	return all[v.Offset : v.Offset+v.Len : v.Offset+v.Len]
 }
 
-// ViewOf returns the view of an array that is not a struct (struct fields
-// are leaves of their own: see Leaves and Extract). It fails for types no
-// backend aggregates. The view borrows the array's buffers: keep the array
-// alive (retained) while the view is in use.
+// ViewOf returns the view of an array. It fails for types no backend
+// aggregates. The view borrows the array's buffers: keep the array alive
+// (retained) while the view is in use.
 //
 // An Opaque view has the array's validity and no values. Its nulls are the
 // logical ones: those of the values of a run-end encoded array, expanded over
 // their runs (in a bitmap the view owns), every element of a null array, the
-// storage's of an extension array.
+// storage's of an extension array. A struct array's view is Opaque, of its
+// own validity (what a dictionary of structs counts): the fields of a struct
+// column are leaves of their own (see Leaves and Extract).
 func ViewOf(arr arrow.Array) (View, error) {
 	switch a := arr.(type) {
 	case *array.RunEndEncoded:
@@ -135,6 +136,8 @@ func ViewOf(arr arrow.Array) (View, error) {
 		return v, nil
 	case array.ExtensionArray:
 		return extensionView(a)
+	case *array.Struct: // its own validity: a dictionary's values, an extension's storage
+		return structView(a)
 	}
 	data := arr.Data()
 	dt := arr.DataType()
@@ -184,32 +187,29 @@ func ViewOf(arr arrow.Array) (View, error) {
 // extensionView is the Opaque view of an extension array: its storage's
 // validity.
 func extensionView(a array.ExtensionArray) (View, error) {
-	storage := a.Storage()
 	if _, err := KindOf(a.DataType()); err != nil {
 		return View{}, err
 	}
-	var v View
-	if st, ok := storage.(*array.Struct); ok { // a struct's validity: one column
-		data := st.Data()
-		v = View{Len: st.Len(), NullCount: st.NullN(), Offset: data.Offset(), ValidityOffset: data.Offset()}
-		if v.NullCount > 0 {
-			v.Validity = bufBytes(data, 0)
-			if v.Validity == nil {
-				return View{}, fmt.Errorf("array of type %s has %d nulls but no validity bitmap", a.DataType(), v.NullCount)
-			}
-		}
-		if err := v.check(); err != nil {
-			return View{}, err
-		}
-	} else {
-		var err error
-		if v, err = ViewOf(storage); err != nil {
-			return View{}, err
-		}
+	v, err := ViewOf(a.Storage())
+	if err != nil {
+		return View{}, err
 	}
 	// (arrow-go makes no extension arrays over dictionaries.)
 	v.Type, v.Kind, v.Values, v.Offsets = a.DataType(), Opaque, nil, nil
 	return v, nil
+}
+
+// structView is the Opaque view of a struct array's own validity (not its
+// fields').
+func structView(a *array.Struct) (View, error) {
+	data := a.Data()
+	v := View{Type: a.DataType(), Kind: Opaque, Len: a.Len(), NullCount: a.NullN(), Offset: data.Offset(), ValidityOffset: data.Offset()}
+	if v.NullCount > 0 {
+		if v.Validity = bufBytes(data, 0); v.Validity == nil {
+			return View{}, fmt.Errorf("array of type %s has %d nulls but no validity bitmap", v.Type, v.NullCount)
+		}
+	}
+	return v, v.check()
 }
 
 // runEndView is the Opaque view of a run-end encoded array: an element is

@@ -228,3 +228,45 @@ func TestOpaqueLeavesOfStructs(t *testing.T) {
 	require.Equal(t, [2]int64{got[0].Count, got[0].NullCount}, wantTags)
 	require.Nil(t, got[0].First)
 }
+
+// A dictionary of lists or of structs (the struct's own validity) is null
+// where its index is, or points at a null value, like every dictionary.
+func TestOpaqueDictionaries(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	eng, err := New(WithDevice(DeviceCPU), WithAllocator(mem))
+	require.NoError(t, err)
+	defer eng.Close()
+	idx, _, err := array.FromJSON(mem, arrow.PrimitiveTypes.Int8, strings.NewReader(`[0, 1, null, 2, 1, 0, null, 2]`))
+	require.NoError(t, err)
+	defer idx.Release()
+	for _, c := range []struct {
+		dt     arrow.DataType
+		values string
+	}{
+		{arrow.ListOf(arrow.PrimitiveTypes.Int32), `[[1], null, []]`},
+		{arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}), `[{"x": 1}, null, {"x": null}]`},
+	} {
+		values, _, err := array.FromJSON(mem, c.dt, strings.NewReader(c.values))
+		require.NoError(t, err)
+		dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: c.dt}, idx, values)
+		sl := array.NewSlice(dict, 1, 7)
+		for _, a := range []arrow.Array{dict, sl} {
+			d := a.(*array.Dictionary)
+			var nulls int64
+			for i := 0; i < d.Len(); i++ {
+				if d.IsNull(i) || d.Dictionary().IsNull(d.GetValueIndex(i)) {
+					nulls++
+				}
+			}
+			r, err := eng.AggregateArray(context.Background(), a, agg.All)
+			require.NoError(t, err, c.dt)
+			require.Equal(t, nulls, r.NullCount, c.dt)
+			require.Equal(t, int64(a.Len())-nulls, r.Count, c.dt)
+			require.Nil(t, r.Min)
+		}
+		sl.Release()
+		dict.Release()
+		values.Release()
+	}
+}
