@@ -18,16 +18,17 @@ type Leaf struct {
 	Type arrow.DataType
 	Path []int // field indices from the schema down to the leaf
 	Kind Kind  // Unsupported when Err is set
-	Err  error // why the column cannot be aggregated, nil when it can
+	Err  error // why the column cannot be aggregated (wrapping arrow.ErrNotImplemented), nil when it can
 }
 
 // Supported reports whether the leaf can be aggregated.
 func (l Leaf) Supported() bool { return l.Err == nil }
 
 // Leaves flattens a schema into its leaf columns, in schema order. Struct fields
-// are flattened recursively with dotted names; any other nested type (list, map,
-// union, ...) is one leaf with Err set, as is a leaf whose name an earlier
-// leaf has (names select columns). It takes time and memory linear in
+// are flattened recursively with dotted names; any other nested type is one
+// leaf: a list or a map is an Opaque leaf (counted), a union a leaf with Err
+// set (KindOf), as is a leaf whose name an earlier leaf has (names select
+// columns). It takes time and memory linear in
 // the size of the schema and of its leaves' names and paths; LeavesContext
 // bounds the schema and can be cancelled.
 func Leaves(schema *arrow.Schema) []Leaf {
@@ -164,7 +165,7 @@ func (w *leafWalk) field(f arrow.Field, depth int) error {
 	}
 	if st.NumFields() == 0 {
 		name := string(w.name)
-		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: fmt.Errorf("column %q: empty struct has no leaf to aggregate", name)})
+		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: notImplemented(fmt.Sprintf("column %q: empty struct has no leaf to aggregate", name))})
 	}
 	pathLen, nameLen := len(w.path), len(w.name)
 	for i := 0; i < st.NumFields(); i++ {

@@ -109,8 +109,8 @@ func TestAggregateMatchesGeneratedRows(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(f.Rows), sum.Rows)
 			assert.Equal(t, 1, sum.Files)
-			require.Len(t, sel.Skipped, 1)
-			assert.Equal(t, "tags", sel.Skipped[0].Name)
+			require.Empty(t, sel.Skipped)
+			assert.Equal(t, "tags", sel.Leaves[len(sel.Leaves)-1].Name, "the list column is counted")
 			want := inMemory(t, mem, f, sel.Leaves)
 			assert.Equal(t, jsonOf(t, int64(f.Rows), 1, want), jsonOf(t, sum.Rows, sum.Files, sum.Results))
 			require.Len(t, sum.Plan, len(sel.Leaves))
@@ -136,7 +136,7 @@ func TestAggregateUnionByName(t *testing.T) {
 	}
 	assert.Equal(t, int64(total), sum.Rows)
 	assert.Equal(t, len(testdatagen.Files), sum.Files)
-	assert.Len(t, sel.Leaves, 27)
+	assert.Len(t, sel.Leaves, 28)
 
 	perFile := map[string]engine.Result{}
 	for _, f := range testdatagen.Files {
@@ -177,8 +177,10 @@ func TestSelect(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrUnknownColumn)
 	assert.True(t, strings.HasPrefix(err.Error(), filepath.Join(testdata, "sample.arrow")+`: unknown column "nope" (columns: i8, i16,`), err.Error())
 
-	_, err = d.Select([]string{"tags"})
-	assert.EqualError(t, err, filepath.Join(testdata, "sample.arrow")+`: column "tags": type list<item: int32, nullable> is not supported`)
+	sel, err = d.Select([]string{"tags"})
+	require.NoError(t, err)
+	require.Len(t, sel.Leaves, 1)
+	assert.Equal(t, column.Opaque, sel.Leaves[0].Kind)
 }
 
 func writeIPC(t *testing.T, path string, rec arrow.Record) {
@@ -201,32 +203,89 @@ func int64Record(name string, vals ...int64) arrow.Record {
 	return array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil), []arrow.Array{arr}, int64(len(vals)))
 }
 
-func TestSameNameOtherType(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
-	ra := int64Record("x", 1, 2)
-	defer ra.Release()
-	writeIPC(t, a, ra)
-	bb := array.NewInt32Builder(memory.DefaultAllocator)
-	bb.AppendValues([]int32{3}, nil)
-	arr := bb.NewArray()
-	bb.Release()
-	rb := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{arr}, 1)
-	arr.Release()
-	defer rb.Release()
-	writeIPC(t, b, rb)
+// oneColumn is a record of one column named name.
+func oneColumn(name string, arr arrow.Array) arrow.Record {
+	defer arr.Release()
+	return array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: name, Type: arr.DataType(), Nullable: true}}, nil), []arrow.Array{arr}, int64(arr.Len()))
+}
 
-	_, _, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{a, b}, nil, Options{})
-	assert.EqualError(t, err, b+`: column "x" is int32 here but int64 in `+a)
+// A column of integers (or floats) of different widths in different files
+// is widened to the widest; types of different families are an error
+// naming both files.
+func TestSameNameOtherType(t *testing.T) {
+	mem := memory.DefaultAllocator
+	dir := t.TempDir()
+	write := func(name string, rec arrow.Record) string {
+		defer rec.Release()
+		p := filepath.Join(dir, name)
+		writeIPC(t, p, rec)
+		return p
+	}
+	i64 := array.NewInt64Builder(mem)
+	i64.AppendValues([]int64{1, -1 << 40}, nil)
+	a := write("a.arrow", oneColumn("x", i64.NewArray()))
+	i32 := array.NewInt32Builder(mem)
+	i32.AppendValues([]int32{3, -7}, []bool{true, false})
+	b := write("b.arrow", oneColumn("x", i32.NewArray()))
+	i8 := array.NewInt8Builder(mem)
+	i8.AppendValues([]int8{100}, nil)
+	c := write("c.arrow", oneColumn("x", i8.NewArray()))
+	u32 := array.NewUint32Builder(mem)
+	u32.AppendValues([]uint32{3}, nil)
+	u := write("u.arrow", oneColumn("x", u32.NewArray()))
+	f32 := array.NewFloat32Builder(mem)
+	f32.AppendValues([]float32{0.5, 1e30}, nil)
+	f := write("f.arrow", oneColumn("f", f32.NewArray()))
+	f64 := array.NewFloat64Builder(mem)
+	f64.AppendValues([]float64{-2.25}, nil)
+	g := write("g.arrow", oneColumn("f", f64.NewArray()))
+	i64.Release()
+	i32.Release()
+	i8.Release()
+	u32.Release()
+	f32.Release()
+	f64.Release()
+
+	for _, order := range [][]string{{a, b, c}, {c, b, a}, {b, c}} {
+		sum, _, err := aggregatePaths(context.Background(), t, mem, order, nil, Options{})
+		require.NoError(t, err, order)
+		r := sum.Results[0]
+		want := "int64"
+		if len(order) == 2 {
+			want = "int32"
+		}
+		assert.Equal(t, want, r.Type.String(), order)
+		assert.Equal(t, int64(1), r.NullCount)
+		if len(order) == 3 {
+			assert.Equal(t, fmt.Sprint(1-(int64(1)<<40)+3+100), fmt.Sprint(r.SumExact))
+			assert.Equal(t, "-1099511627776", fmt.Sprint(r.Min))
+			assert.Equal(t, "100", fmt.Sprint(r.Max))
+		}
+	}
+	sum, _, err := aggregatePaths(context.Background(), t, mem, []string{f, g}, nil, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "float64", sum.Results[0].Type.String())
+	assert.Equal(t, "-2.25", fmt.Sprint(sum.Results[0].Min))
+	assert.Equal(t, "1.0000000150474662e+30", fmt.Sprint(sum.Results[0].Max))
+
+	_, _, err = aggregatePaths(context.Background(), t, mem, []string{a, u}, nil, Options{})
+	assert.EqualError(t, err, u+`: column "x" is uint32 here but int64 in `+a)
 	var e *Error
 	assert.ErrorAs(t, err, &e)
+	_, _, err = aggregatePaths(context.Background(), t, mem, []string{g, a, write("xf.arrow", oneColumn("x", func() arrow.Array {
+		b := array.NewFloat64Builder(mem)
+		defer b.Release()
+		b.Append(1)
+		return b.NewArray()
+	}()))}, nil, Options{})
+	assert.ErrorContains(t, err, `column "x" is float64 here but int64 in `+a)
 }
 
 // Leaves resolve to their Parquet leaf columns, and those whose pages hold
 // their Arrow values as they are take the page path.
 func TestParquetLeaves(t *testing.T) {
 	pq := filepath.Join(testdata, "sample.parquet")
-	schema, pqf, err := probeParquet(pq)
+	schema, pqf, err := probeParquet(pathSource(t, pq))
 	require.NoError(t, err)
 	all := column.Leaves(schema)
 	var pick []column.Leaf
@@ -236,11 +295,11 @@ func TestParquetLeaves(t *testing.T) {
 		case "point.b":
 			pointB = i
 			pick = append(pick, l)
-		case "u64", "i8", "price", "ts_paris", "point.a":
+		case "u64", "i8", "price", "ts_paris", "point.a", "tags":
 			pick = append(pick, l)
 		}
 	}
-	leaves, err := parquetLeaves(pqf, pick, []int{10, 11, 12, 13, 14, 15}, true)
+	leaves, err := parquetLeaves(pqf, pick, []int{10, 11, 12, 13, 14, 15, 16}, true)
 	require.NoError(t, err)
 	got := map[string]parquetLeaf{}
 	for k, l := range leaves {
@@ -250,10 +309,18 @@ func TestParquetLeaves(t *testing.T) {
 	// Parquet leaf columns: u64 is leaf 7, point.b the one after point.a.
 	assert.Equal(t, 7, got["u64"].col)
 	assert.Equal(t, pointB, got["point.b"].col)
-	for name, paged := range map[string]bool{"u64": true, "ts_paris": true, "point.a": true, "i8": false, "price": false, "point.b": false} {
+	// tags, a list, is counted from the levels of the last leaf column, its
+	// element (pqarrow's SchemaField of a list says ColIndex 0).
+	assert.Equal(t, pqf.meta.Schema.NumColumns()-1, got["tags"].col)
+	require.NotNil(t, got["tags"].list)
+	assert.Equal(t, int16(1), got["tags"].list.RepLevel)
+	for name, l := range got {
+		assert.Equal(t, name == "tags", l.list != nil, name)
+	}
+	for name, paged := range map[string]bool{"u64": true, "ts_paris": true, "point.a": true, "i8": false, "price": false, "point.b": false, "tags": false} {
 		assert.Equal(t, paged, got[name].page != nil, name)
 	}
-	leaves, err = parquetLeaves(pqf, pick, []int{0, 1, 2, 3, 4, 5}, false)
+	leaves, err = parquetLeaves(pqf, pick, []int{0, 1, 2, 3, 4, 5, 6}, false)
 	require.NoError(t, err)
 	for _, l := range leaves {
 		assert.Nil(t, l.page, l.name)
@@ -425,4 +492,12 @@ func BenchmarkAggregate(b *testing.B) {
 		}
 		d.Close()
 	}
+}
+
+// pathSource is the source of the file at path, whatever its format.
+func pathSource(t testing.TB, path string) Source {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return Source{Path: path, Size: fi.Size()}
 }

@@ -128,6 +128,7 @@ func faultError(p any) error {
 // ipcFileBatch is one record batch on its way through the pool.
 type ipcFileBatch struct {
 	block ipcBlock
+	index int // of the file's record batches, from 0
 	dicts map[int64]*array.Data
 	// charged is what the batch holds of the budget, from before it is
 	// read until it is released.
@@ -206,7 +207,7 @@ type ipcFileRun struct {
 // is read, says that the file is to be read as a stream.
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
-	data, err := openIPCData(s.Path, s.Size, d.opts.Mem)
+	data, err := openIPCData(s, d.opts.Mem)
 	if err != nil {
 		return 0, err
 	}
@@ -309,8 +310,11 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if b.err != nil {
-			return b.err
+		if err := b.err; err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("record batch %d: %w", b.index, err)
+			}
+			return err
 		}
 		for k := range b.wins {
 			for w := range b.wins[k] {
@@ -344,7 +348,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 			}
 		}
 	}
-	next := 0
+	next, batches := 0, 0
 	for {
 		for len(inflight) < lookahead && next < len(footer.blocks) {
 			if err := ctx.Err(); err != nil {
@@ -358,7 +362,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 				}
 				continue
 			}
-			b := &ipcFileBatch{block: blk, budget: r.budget, pending: 1, tasks: 1, done: make(chan struct{}), report: report}
+			b := &ipcFileBatch{block: blk, index: batches, budget: r.budget, pending: 1, tasks: 1, done: make(chan struct{}), report: report}
 			if err := r.charge(b, charge); err != nil {
 				b.release()
 				return nil, nil, 0, err
@@ -368,6 +372,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 				d.Retain()
 				b.dicts[id] = d
 			}
+			batches++
 			inflight = append(inflight, b)
 			r.pool.push(func() error { return r.decode(ctx, b) }, b.finish)
 		}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
@@ -55,6 +55,10 @@ type parquetLeaf struct {
 	typ   arrow.DataType
 	page  *pageLeaf  // how to aggregate it from its pages; nil: decode it into Arrow arrays
 	stats *statsLeaf // the row groups answered from their statistics (stats.go); nil: none
+	// list, for a list or a map (a leaf that is no Parquet leaf column),
+	// is its levels: it is counted from the levels of col, the first
+	// Parquet leaf column under it (pqlist.go).
+	list *file.LevelInfo
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -73,6 +77,18 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 		for _, i := range l.Path[1:] {
 			sf = &sf.Children[i]
 		}
+		if len(sf.Children) > 0 { // (pqarrow's lists and maps say ColIndex 0: IsLeaf)
+			first := sf
+			for len(first.Children) > 0 {
+				first = &first.Children[0]
+			}
+			if !first.IsLeaf() || sf.Field == nil {
+				return nil, fmt.Errorf("column %q has no Parquet leaf column", l.Name)
+			}
+			levels := sf.LevelInfo
+			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels}
+			continue
+		}
 		if !sf.IsLeaf() {
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
@@ -88,7 +104,7 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 
 // parquetRun aggregates the selected leaves of one Parquet file.
 type parquetRun struct {
-	path   string
+	src    Source
 	pqf    *parquetFile
 	leaves []parquetLeaf
 	mem    memory.Allocator
@@ -124,15 +140,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil || plan.tasks == 0 {
 		return err
 	}
-	f, err := os.Open(r.path)
+	f, err := r.src.open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	fr, err := r.openLeafReader(f)
 	if err != nil {
 		return err
@@ -143,7 +155,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	tasks := make(chan int)
 	results := make(chan taskDone)
 	for w := 0; w < workers; w++ {
-		go r.work(ctx, f, fi.Size(), fr, tasks, results)
+		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
 	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
 }
@@ -204,7 +216,7 @@ func (r *parquetRun) isArrow(t int) bool {
 // openLeafReader opens the pqarrow reader of the leaves decoded into Arrow
 // arrays (newLeafFileReader); nil when every leaf is aggregated from its
 // pages or its statistics.
-func (r *parquetRun) openLeafReader(f *os.File) (*pqarrow.FileReader, error) {
+func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileReader, error) {
 	md := r.pqf.meta
 	for _, l := range r.leaves {
 		if l.page == nil && !l.stats.all() {
@@ -358,7 +370,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 				return res, err
 			}
 		}
-		if wk.guard.allNull && cc.NumValues() == rows { // (pqwalk.go's nullPage)
+		if wk.guard.allNull && l.list == nil && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
 		}
 		// What arrow-go holds to decode the chunk: its batches and scratch,
@@ -366,6 +378,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		// hold it.
 		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost); err != nil {
 			return res, err
+		}
+		if l.list != nil {
+			return r.listChunk(ctx, fr, rg, l, rows)
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
 	}

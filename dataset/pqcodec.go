@@ -220,7 +220,7 @@ func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt %s page (%v)", name, p)
+			err = fmt.Errorf("corrupt %s page: %w", name, panicError(p))
 		}
 	}()
 	var dec []byte

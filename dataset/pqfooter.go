@@ -5,10 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 )
 
-// checkParquetFooter checks the footer of the Parquet file at path against
+// checkParquetFooter checks the footer of the Parquet file s against
 // the limits (limits.go) before arrow-go decodes it: its size, the number
 // of elements, leaf columns and nesting depth of its schema, and the number
 // of row groups and column chunks. It reads the thrift FileMetaData with
@@ -16,17 +15,13 @@ import (
 // element, and stops once it has the schema and the count of row groups.
 // What it cannot make sense of is left to arrow-go, which says what is
 // wrong. It returns the footer's size in bytes.
-func checkParquetFooter(ctx context.Context, path string) (int64, error) {
-	f, err := os.Open(path)
+func checkParquetFooter(ctx context.Context, s Source) (int64, error) {
+	f, err := s.open()
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, err
-	}
-	size := fi.Size()
+	size := s.Size
 	if size < 12 {
 		return 0, nil
 	}

@@ -107,9 +107,9 @@ func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
 }
 
 // probeParquet reads the footer and the Arrow schema of a Parquet file.
-func probeParquet(path string) (_ *arrow.Schema, _ *parquetFile, err error) {
+func probeParquet(s Source) (_ *arrow.Schema, _ *parquetFile, err error) {
 	defer recoverTo(&err)
-	f, err := os.Open(path)
+	f, err := s.open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -159,13 +159,13 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 // file is then read from its footer (ipcfile.go), or, for types the
 // in-place decoder does not lay out, as that stream.
 
-func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema, err error) {
-	f, err := os.Open(path)
+func probeIPCFile(ctx context.Context, src Source) (_ *arrow.Schema, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sr, err := ipcFileStream(f, size)
+	sr, err := ipcFileStream(f, src.Size)
 	if err != nil {
 		return nil, err
 	}
@@ -177,12 +177,12 @@ func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema
 	return s.rdr.Schema(), nil
 }
 
-func openIPCFile(ctx context.Context, path string, size int64, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
-	f, err := os.Open(path)
+func openIPCFile(ctx context.Context, src Source, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
-	sr, err := ipcFileStream(f, size)
+	sr, err := ipcFileStream(f, src.Size)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -251,6 +251,7 @@ type ipcStreamReader struct {
 	closer io.Closer       // the file, if any
 	stop   func()
 	prog   *tracker
+	batch  int // record batches read
 }
 
 // openIPCStream starts reading a stream (reading its schema). r is a file or
@@ -314,17 +315,26 @@ func streamSize(r io.Reader) int64 {
 // the reader on corrupt bytes is an error.
 func newIPCReader(r io.Reader, mem memory.Allocator) (_ *ipc.Reader, err error) {
 	defer recoverTo(&err)
-	return ipc.NewReader(r, ipc.WithAllocator(mem))
+	rdr, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+	return rdr, runtimeFailure(err)
 }
 
+// next reads the next record batch; its errors name the batch (from 0).
 func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error) {
-	defer recoverTo(&err)
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			err = fmt.Errorf("record batch %d: %w", s.batch, err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if !s.rdr.Next() {
 		if err := s.rdr.Err(); err != nil {
-			return nil, err
+			return nil, runtimeFailure(err)
 		}
 		s.prog.finish()
 		return nil, io.EOF
@@ -336,6 +346,7 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		}
 	}
 	rec.Retain()
+	s.batch++
 	return rec, nil
 }
 

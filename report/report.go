@@ -62,6 +62,16 @@ type Report struct {
 	// was (host, pinned, or device for columns resident on the GPU) and
 	// reason says why, residency and evictions included.
 	Plan []engine.ColumnPlan
+	// Skipped, when not nil, are the inputs left out because they could
+	// not be read (--on-error skip): the JSON output lists them as
+	// "skipped" (an array, empty when none was), the table's last line
+	// counts them.
+	Skipped []Skipped
+}
+
+// Skipped is an input left out, and why.
+type Skipped struct {
+	Path, Error string
 }
 
 type row struct {
@@ -147,6 +157,19 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
+	if r.Skipped != nil {
+		b.WriteString(",\n  \"skipped\": [")
+		for i, sk := range r.Skipped {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "\n    {\"path\": %s, \"error\": %s}", jsonString(sk.Path), jsonString(sk.Error))
+		}
+		if len(r.Skipped) > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString("]")
+	}
 	if r.Plan != nil {
 		b.WriteString(",\n  \"plan\": [")
 		for i, p := range r.Plan {
@@ -275,7 +298,11 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 		cells = append(cells, line)
 	}
 	drawTable(b, cells, 2)
-	fmt.Fprintf(b, "%s, %s\n", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
+	fmt.Fprintf(b, "%s, %s", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
+	if r.Skipped != nil {
+		fmt.Fprintf(b, ", %d skipped", len(r.Skipped))
+	}
+	b.WriteByte('\n')
 }
 
 // drawTable writes cells (a header, then rows) as aligned columns under a

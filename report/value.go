@@ -119,7 +119,7 @@ func valueType(dt arrow.DataType) arrow.DataType {
 // decimal sums in plain notation with the column's scale, durations with
 // their unit.
 func sumValue(r engine.Result) (value, error) {
-	if r.Sum == nil || !r.Sum.IsValid() {
+	if r.Sum == nil || (!r.Sum.IsValid() && !r.SumOverflow) {
 		return nullValue, nil
 	}
 	vt := valueType(r.Type)

@@ -17,7 +17,6 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/budget"
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
@@ -62,6 +61,7 @@ type options struct {
 	device   engine.Device
 	explain  bool
 	schema   bool
+	skipBad  bool // --on-error skip
 	noStats  bool
 	threads  int
 	progress string
@@ -149,6 +149,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
 	memSize := fs.String("memory", "", fmt.Sprintf("memory budget for what the inputs make arrowagg allocate (decompressed pages and buffers, dictionaries, footers), a `SIZE`: work waits for memory, and an input that needs more is refused with exit status 2 (default: a quarter of the machine's memory, at most %s; here %s)", bytesize.Format(budget.DefaultMax), bytesize.Format(budget.DefaultBytes())))
 	schema := fs.Bool("schema", false, "print the columns (name, type, nullable, whether they are aggregated and why not) and the row count instead of aggregating, in --format")
+	onError := fs.String("on-error", "fail", "what an input that cannot be read does: fail (stop with its error) or skip (leave it out with a note on stderr; the output counts the files skipped)")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
 	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
@@ -187,6 +188,13 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		}
 	}
 	opts.schema = *schema
+	switch *onError {
+	case "fail":
+	case "skip":
+		opts.skipBad = true
+	default:
+		return opts, false, usagef("--on-error: unknown mode %q (want fail or skip)", *onError)
+	}
 	opts.memory = budget.DefaultBytes()
 	if *memSize != "" {
 		if opts.memory, err = bytesize.Parse(*memSize); err != nil {
@@ -260,7 +268,7 @@ func exitCode(ctx context.Context, err error) int {
 	case ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &de),
-		errors.Is(err, engine.ErrUnknownColumn), errors.Is(err, backend.ErrNoGPU):
+		errors.Is(err, engine.ErrUnknownColumn), errors.Is(err, backend.ErrNoGPU), errors.Is(err, dataset.ErrAllSkipped):
 		return exitInput
 	}
 	return exitInternal
@@ -280,7 +288,19 @@ func execute(ctx context.Context, args []string, e env) error {
 	}
 	defer eng.Close()
 
-	sources, err := dataset.Expand(opts.paths)
+	var sources []dataset.Source
+	var skipped []dataset.Skipped // (--on-error skip)
+	if opts.skipBad {
+		sources, skipped, err = dataset.ExpandSkipping(opts.paths)
+		for _, sk := range skipped {
+			fmt.Fprintf(e.stderr, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err)
+		}
+		if err == nil && len(sources) == 0 {
+			err = dataset.ErrAllSkipped
+		}
+	} else {
+		sources, err = dataset.Expand(opts.paths)
+	}
 	if err != nil {
 		return err
 	}
@@ -305,11 +325,15 @@ func execute(ctx context.Context, args []string, e env) error {
 		// pile up on top of the budget.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opts.memory + memoryOverhead))
 	}
-	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem})
+	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem, SkipBad: opts.skipBad})
 	if err != nil {
 		return err
 	}
 	defer ds.Close()
+	for _, sk := range ds.Skipped {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
+	}
+	skipped = append(skipped, ds.Skipped...)
 	if opts.schema {
 		return writeSchema(ctx, e, opts, ds, eng, len(sources), bar)
 	}
@@ -330,7 +354,17 @@ func execute(ctx context.Context, args []string, e env) error {
 			return err
 		}
 	}
+	for _, sk := range sum.Skipped {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
+	}
+	skipped = append(skipped, sum.Skipped...)
 	r := report.Report{Rows: sum.Rows, Files: sum.Files, Aggs: opts.aggs, Columns: sum.Results}
+	if opts.skipBad {
+		r.Skipped = make([]report.Skipped, len(skipped))
+		for i, sk := range skipped {
+			r.Skipped[i] = report.Skipped{Path: sk.Path, Error: sk.Err.Error()}
+		}
+	}
 	if opts.explain && opts.format == report.JSON {
 		r.Plan = sum.Plan
 	}
@@ -340,23 +374,20 @@ func execute(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
-// writeSchema prints the columns of the n sources of ds, in order of first
-// appearance, and their rows (--schema).
+// writeSchema prints the columns of the n sources of ds (partition keys
+// included), in order of first appearance, and their rows (--schema).
 func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, eng *engine.Engine, n int, bar *progress) error {
 	var out report.Schema
 	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
 		schema := ds.Schema(i)
-		leaves, err := column.LeavesContext(ctx, schema, column.LeafLimits{})
-		if err != nil {
-			return err
-		}
+		leaves := ds.Leaves(i)
 		earlier := len(seen) > 0 // names of earlier sources are listed once
 		for _, l := range leaves {
 			if earlier && seen[l.Name] {
 				continue
 			}
-			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String()}
+			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String(), Nullable: l.Path == nil} // (a partition key may be null)
 			fields := schema.Fields()
 			for _, k := range l.Path {
 				f := fields[k]
