@@ -1,7 +1,8 @@
 // Command arrowagg aggregates the columns of Parquet files, Arrow IPC files
-// and Arrow IPC streams (count, null_count, sum, min, max, mean; first,
-// last, arg_min and arg_max on request) on the CPU or, in a build with the
-// CUDA backend, on a GPU, and prints them as a table, JSON or CSV.
+// and Arrow IPC streams (count, null_count, sum, min, max, mean; stddev,
+// variance, approx_distinct, first, last, arg_min and arg_max on request) on
+// the CPU or, in a build with the CUDA backend, on a GPU, and prints them as
+// a table, JSON or CSV.
 //
 //	arrowagg [flags] PATH...
 //

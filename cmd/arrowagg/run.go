@@ -143,7 +143,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	columns := fs.StringSliceP("columns", "c", nil, "columns to aggregate, comma-separated; dotted names for struct fields (default: every supported column)")
-	aggs := fs.StringP("aggs", "a", "count,null_count,sum,min,max,mean", "aggregates, comma-separated; also first,last,arg_min,arg_max (row order)")
+	aggs := fs.StringP("aggs", "a", "count,null_count,sum,min,max,mean", "aggregates, comma-separated; also stddev,variance,approx_distinct and first,last,arg_min,arg_max (row order)")
 	format := fs.StringP("format", "f", "table", "output format: table, json or csv")
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
 	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
