@@ -279,7 +279,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 			blk := footer.blocks[next]
 			next++
 			if blk.dict {
-				if err := r.dictionary(blk, dicts); err != nil {
+				if err := r.dictionary(ctx, blk, dicts); err != nil {
 					return nil, nil, 0, err
 				}
 				continue
@@ -325,8 +325,9 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 }
 
 // dictionary decodes a dictionary batch into dicts (a delta extends the
-// dictionary of its id, another batch replaces it).
-func (r *ipcFileRun) dictionary(blk ipcBlock, dicts map[int64]*array.Data) error {
+// dictionary of its id, another batch replaces it), stopping with ctx's
+// error when ctx is done.
+func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int64]*array.Data) error {
 	const dictID, dictData, dictIsDelta = 0, 1, 2
 	msg, err := r.data.message(blk)
 	if err != nil {
@@ -347,7 +348,7 @@ func (r *ipcFileRun) dictionary(blk ipcBlock, dicts map[int64]*array.Data) error
 	if err != nil {
 		return err
 	}
-	data, err := dec.dictionary(dt)
+	data, err := dec.dictionary(ctx, dt)
 	if err != nil {
 		return err
 	}
@@ -393,7 +394,7 @@ func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
 	if err != nil {
 		return err
 	}
-	if b.rec, err = dec.record(r.schema, r.fields); err != nil {
+	if b.rec, err = dec.record(ctx, r.schema, r.fields); err != nil {
 		return err
 	}
 	for i, col := range b.rec.Columns() {

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,7 +63,10 @@ func (g *pageGuard) checkCodec(c *guardChunk, pos, comp, unc int64) error {
 // their blocks can hold unc bytes. A walk that meets bytes the decoder
 // rejects stops there (as the decoder does, before allocating anything
 // for them).
+//
+// It records in g.zstdWindow the largest window the frames need.
 func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
+	g.zstdWindow = 0
 	end := pos + comp
 	var declared, most int64
 	for pos < end {
@@ -105,6 +109,7 @@ func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
 		if fcs == 2 {
 			size += 256
 		}
+		g.zstdWindow = max(g.zstdWindow, zstdFrameWindow(b[5], single, size))
 		if fcs > 0 {
 			if size > uint64(unc-declared) {
 				return fmt.Errorf("zstd frames of %d bytes or more in a page said to hold %d", uint64(declared)+size, unc)
@@ -149,6 +154,17 @@ func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
 	return nil
 }
 
+// zstdFrameWindow is the window a zstd frame needs (as klauspost/compress's
+// decoder sizes it): its content size, of size bytes, when it is a single
+// segment, else what its window descriptor wd says.
+func zstdFrameWindow(wd byte, single bool, size uint64) int64 {
+	if single {
+		return int64(min(max(size, 1<<10), 1<<62))
+	}
+	base := int64(1) << (10 + wd>>3)
+	return base + base/8*int64(wd&7)
+}
+
 // readBody reads n bytes of the chunk at pos.
 func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
 	g.body = grow(g.body, int(n))
@@ -159,11 +175,20 @@ func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
 }
 
 // decompress returns the unc bytes of a page whose comp bytes at pos are
-// levels bytes as they are, then compressed ones.
-func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out []byte, err error) {
+// levels bytes as they are, then compressed ones. A large page is
+// decompressed as a stream (streamedCodec), its compressed bytes read from
+// the file, a piece at a time, stopping with ctx's error when ctx is done.
+func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, unc, levels int64) (out []byte, err error) {
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
 		return nil, err
+	}
+	if streamedCodec(c.codec, unc, g.zstdWindow) {
+		g.out = grow(g.out, int(unc))
+		if err := g.streams.decodeInPieces(ctx, c.codec, g.out, g.streams.input(c.f, pos, comp), int(levels)); err != nil {
+			return nil, err
+		}
+		return g.out, nil
 	}
 	src, err := g.readBody(c, pos, comp)
 	if err != nil {
