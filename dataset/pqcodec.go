@@ -207,23 +207,32 @@ func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, un
 // however many workers there are, the others wait for one of its 4 block
 // decoders. A decoder of concurrency 1 per worker decodes in the worker's
 // goroutine (DecodeAll, synchronous, starting no goroutine: nothing to
-// close), into the page's buffer when the frame declares its size, as the
-// page path's pages do.
+// close), into the page's buffer, as the page path's pages do.
+//
+// It decodes no more than the buffer holds: a frame that does not declare
+// its size (the walk's checkZstd bounds those that do) can hold blocks of
+// 128 KiB in 4 bytes each, and DecodeAll would grow its output for all of
+// them (2.6 GiB allocated for 16 KB of such blocks in a page said to hold
+// 1 MiB).
 type zstdDecoder struct {
 	d *zstd.Decoder
 }
 
-// decode appends the decompressed src to dst[:0]; a nil decoder is made on
-// first use.
+// errZstdPastPage is the error of decode for a page whose frames decode to
+// more bytes than its buffer.
+var errZstdPastPage = zstd.ErrDecoderSizeExceeded
+
+// decode decompresses src into dst[:0], and fails with errZstdPastPage
+// past len(dst); a nil decoder is made on first use.
 func (z *zstdDecoder) decode(dst, src []byte) ([]byte, error) {
 	if z.d == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true))
 		if err != nil {
 			return nil, err
 		}
 		z.d = d
 	}
-	return z.d.DecodeAll(src, dst[:0])
+	return z.d.DecodeAll(src, dst[:0:len(dst)])
 }
 
 // decodePage decompresses a page whose bytes src are levels bytes as they
@@ -247,6 +256,9 @@ func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder
 	if name == compress.Codecs.Zstd {
 		var derr error
 		if dec, derr = zd.decode(dst, src[levels:]); derr != nil {
+			if errors.Is(derr, errZstdPastPage) {
+				return fmt.Errorf("a page said to hold %d bytes decompresses to more", len(out))
+			}
 			return fmt.Errorf("corrupt %s page (%v)", name, derr) // as arrow-go's codec panics with it
 		}
 	} else {

@@ -31,8 +31,9 @@ import (
 // bytes ("corrupt <codec> page (...)"). Each reader is driven as arrow-go's
 // codec (or the worker's zstd decoder) drives it on the whole page: the
 // gzip reader up to the declared size, the brotli reader until it stops
-// giving bytes, the zstd decoder to the end of its frames (DecodeAll decodes
-// them all: bytes past the declared size are a size error).
+// giving bytes, the zstd decoder to the end of its frames, or to a byte
+// past the declared size (DecodeAll decodes them all, into the page's
+// buffer: a byte past it is an error).
 //
 // Snappy and LZ4 (Hadoop framing, LZ4_RAW) have no streaming form in
 // arrow-go's codecs: their pages decompress in one call, as before (snappy
@@ -320,8 +321,8 @@ func (st *pageStream) piece(p []byte) (err error) {
 }
 
 // finish reads the rest of the page (the bytes its values did not take),
-// and, for zstd, to the end of the frames: the errors of the one-shot decode
-// of the page are the stream's.
+// and, for zstd, to the end of the frames, or to a byte past the declared
+// size: the errors of the one-shot decode of the page are the stream's.
 func (st *pageStream) finish(ctx context.Context) error {
 	if st.err != nil {
 		return st.err
@@ -336,35 +337,23 @@ func (st *pageStream) finish(ctx context.Context) error {
 	if st.name != compress.Codecs.Zstd {
 		return nil
 	}
-	// Bytes past the declared size: counted (to maxPageBytes past it, a
-	// page of far more bytes than declared is not decoded to its end).
-	var extra int64
-	for extra <= maxPageBytes {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, err := st.drain(d.scratch)
-		extra += int64(n)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
+	for {
+		n, err := st.past(d.scratch[:1])
+		switch {
+		case n > 0:
+			st.err = fmt.Errorf("a page said to hold %d bytes decompresses to more", st.levels+st.unc)
+			return st.err
+		case err == io.EOF:
+			return nil
+		case err != nil:
 			return st.fail(err)
 		}
 	}
-	switch {
-	case extra > maxPageBytes:
-		st.err = fmt.Errorf("a page said to hold %d bytes decompresses to more than %d", st.levels+st.unc, st.levels+st.unc+maxPageBytes)
-		return st.err
-	case extra > 0:
-		return st.short(st.levels + st.unc + extra)
-	}
-	return nil
 }
 
-// drain reads what comes next of the decoder into p (one read), recovering
-// its panics.
-func (st *pageStream) drain(p []byte) (n int, err error) {
+// past reads what comes of the decoder past the page's declared bytes
+// into p, recovering its panics.
+func (st *pageStream) past(p []byte) (n int, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%v", r)

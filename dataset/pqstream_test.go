@@ -3,11 +3,13 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -465,5 +468,67 @@ func TestStreamedPageErrorsMatchWholePages(t *testing.T) {
 			}
 			assert.Positive(t, failures)
 		})
+	}
+}
+
+// zstdRunsFrame is a zstd frame that does not declare its size, of blocks
+// blocks of 128 KiB of one byte each (4 bytes a block).
+func zstdRunsFrame(blocks int) []byte {
+	src := binary.LittleEndian.AppendUint32(nil, 0xfd2fb528)
+	src = append(src, 0x00, 0x68) // no content size, not a single segment; a window of 8 MiB
+	for i := range blocks {
+		v := uint32(1<<1 | (128<<10)<<3) // one byte repeated
+		if i == blocks-1 {
+			v |= 1 // the last block
+		}
+		src = append(src, byte(v), byte(v>>8), byte(v>>16), 7)
+	}
+	return src
+}
+
+// A zstd page whose frames do not declare their size and decode to far more
+// than the page says it holds (16 KB of blocks, 512 MiB of bytes, in a page
+// of 1 MiB; the walk bounds only the sizes frames declare) is an error,
+// decompressed whole or as a stream, before its bytes are all decoded or
+// held: the decoders stop a block past the page.
+func TestZstdPageDecodingPastItsSize(t *testing.T) {
+	src := zstdRunsFrame(4096)
+	const unc = 1 << 20
+	const want = "a page said to hold 1048576 bytes decompresses to more"
+	c, err := compress.GetCodec(compress.Codecs.Zstd)
+	require.NoError(t, err)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = decodePage(c, compress.Codecs.Zstd, &zstdDecoder{}, make([]byte, unc), src, 0)
+	runtime.ReadMemStats(&after)
+	require.EqualError(t, err, want)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
+
+	setStreamSizes(t, 0, 1<<20)
+	var sd streamDecoders
+	defer sd.release()
+	runtime.ReadMemStats(&before)
+	err = sd.decodeInPieces(context.Background(), compress.Codecs.Zstd, make([]byte, unc), bytes.NewReader(src), 0)
+	runtime.ReadMemStats(&after)
+	require.EqualError(t, err, want)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")
+
+	// Through the page path: the page as a column chunk of int32 values.
+	h := pageHeader{typ: pageTypeData, hasData: true, numValues: unc / 4, encoding: int32(parquet.Encodings.Plain),
+		defEncoding: int32(parquet.Encodings.RLE), hasType: true, uncompressed: unc, hasUncompressed: true,
+		compressed: int32(len(src)), hasCompressed: true}
+	data := append(encodeHeader(h), src...)
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithThreads(1))
+	require.NoError(t, err)
+	defer eng.Close()
+	for _, page := range []int64{1 << 62, 64 << 10} {
+		setStreamSizes(t, page, 1<<20)
+		gc := guardChunk{f: bytes.NewReader(data), end: int64(len(data)), values: unc / 4, codec: compress.Codecs.Zstd, phys: parquet.Types.Int32}
+		l := pageLeaf{typ: arrow.PrimitiveTypes.Int32, kind: column.Int32}
+		runtime.ReadMemStats(&before)
+		_, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &gc, &l, unc/4, false)
+		runtime.ReadMemStats(&after)
+		require.EqualError(t, err, "page 0: "+want, "pages streamed past %d bytes", page)
+		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated, pages streamed past %d bytes", page)
 	}
 }
