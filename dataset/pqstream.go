@@ -128,7 +128,7 @@ type streamDecoders struct {
 	gzip    *gzip.Reader
 	in      pageInput
 	buf     *bufio.Reader // over in
-	scratch []byte        // bytes read past (skipped, or drained from zstd)
+	scratch []byte        // bytes read past (skipped, or past the page)
 	whole   pageStream    // the stream of a page decompressed whole
 	used    bool          // since the last release
 }
@@ -218,7 +218,7 @@ func (d *streamDecoders) open(st *pageStream, name compress.Compression, src io.
 // close ends the stream: its decoder lets go of the input.
 func (st *pageStream) close() {
 	if st.name == compress.Codecs.Zstd && st.dec != nil && st.dec.zstd != nil {
-		st.dec.zstd.Reset(nil) //nolint:errcheck // (nil input: no error)
+		st.dec.zstd.Reset(nil) // (a nil input: no error)
 	}
 	if st.in != nil {
 		st.in.f = nil
@@ -269,8 +269,7 @@ func (st *pageStream) read(ctx context.Context, p []byte) error {
 func (st *pageStream) piece(p []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			st.err = fmt.Errorf("corrupt %s page (%v)", st.name, r)
-			err = st.err
+			err = st.fail(fmt.Errorf("%v", r))
 		}
 	}()
 	switch st.name {
@@ -328,7 +327,7 @@ func (st *pageStream) finish(ctx context.Context) error {
 		return st.err
 	}
 	d := st.dec
-	d.scratch = grow(d.scratch, pieceBytes)
+	d.scratch = grow(d.scratch, int(max(1, min(int64(pieceBytes), st.unc-st.done))))
 	for st.done < st.unc {
 		if err := st.read(ctx, d.scratch[:min(int64(len(d.scratch)), st.unc-st.done)]); err != nil {
 			return err
