@@ -123,7 +123,10 @@ type streamDecoders struct {
 	// 1, klauspost/compress's decoder decodes a stream synchronously (it
 	// starts no goroutine). It is not the worker's DecodeAll decoder: a
 	// stream holds its decoder's one block decoder until Reset, which a
-	// DecodeAll on the same decoder would wait for.
+	// DecodeAll on the same decoder would wait for. Its history is twice
+	// the window, moved down once a window's bytes came out (in its low
+	// memory mode, a window and 1 MiB, the window moved down every MiB:
+	// twice as slow with windows of 8 MiB).
 	zstd    *zstd.Decoder
 	gzip    *gzip.Reader
 	in      pageInput
@@ -186,7 +189,7 @@ func (d *streamDecoders) open(st *pageStream, name compress.Compression, src io.
 		st.r = src
 	case compress.Codecs.Zstd:
 		if d.zstd == nil {
-			z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+			z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
 			if err != nil {
 				return err
 			}
