@@ -1,9 +1,9 @@
-# arrowagg: make build | run | test | bench | bench-cpu | testdata | clean
+# arrowagg: make build | run | test | bench | bench-cpu | fuzz | fuzz-short | testdata | clean
 # GPU: make kernels | cuda | ladder | gpu-bin (need the CUDA toolkit; see README.md)
 
 GO ?= go
 
-.PHONY: build run test bench bench-cpu testdata clean kernels cuda ladder gpu-bin fuzz
+.PHONY: build run test bench bench-cpu testdata clean kernels cuda ladder gpu-bin fuzz fuzz-short
 
 ## build: the command, into bin/arrowagg
 build:
@@ -13,13 +13,15 @@ build:
 run: build
 	./bin/arrowagg --device cpu testdata/
 
-## test: gofmt check, go vet, and every test with the race detector
+## test: gofmt check, go vet, every test with the race detector, then a
+## short capped fuzz run (fuzz-short)
 test:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/gen
 	$(GO) test -race ./...
 	cd bench && $(GO) vet ./internal/... ./cmd/ipcgen && $(GO) test -race ./internal/... ./cmd/ipcgen
+	$(MAKE) fuzz-short
 
 ## bench: the Go benchmarks of the main module, briefly
 bench:
@@ -29,13 +31,25 @@ bench:
 bench-cpu:
 	bash scripts/bench-cpu.sh
 
-## fuzz: run each fuzz target of dataset/ for FUZZTIME, one after the other
+## fuzz: run each fuzz target of FUZZ_TARGETS (default: every one of
+## dataset/) for FUZZTIME, one after the other, the test processes capped at
+## FUZZ_AS bytes of address space (ARROWAGG_TEST_LIMIT_AS, set by the test
+## binary itself; a fuzzing process takes about 2.5 GiB of it unprovoked):
+## an input that makes a reader allocate gigabytes is a crash, not a pass
 FUZZTIME ?= 10m
+FUZZ_AS ?= 4294967296
+FUZZ_TARGETS ?= FuzzDetect FuzzParquet FuzzIPCFile FuzzIPCStream FuzzHybrid
 fuzz:
-	@for t in FuzzDetect FuzzParquet FuzzIPCFile FuzzIPCStream FuzzHybrid; do \
+	@for t in $(FUZZ_TARGETS); do \
 		echo "== $$t"; \
-		$(GO) test ./dataset -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
+		ARROWAGG_TEST_LIMIT_AS=$(FUZZ_AS) $(GO) test ./dataset -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
 	done
+
+## fuzz-short: the Parquet and IPC fuzz targets for FUZZ_SHORT (10s) each,
+## capped as in fuzz (CI runs it, through make test)
+FUZZ_SHORT ?= 10s
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SHORT) FUZZ_TARGETS="FuzzParquet FuzzIPCFile FuzzIPCStream"
 
 ## testdata: regenerate testdata/ and its golden outputs
 testdata:

@@ -90,8 +90,12 @@ func (a Set) String() string { return strings.Join(a.Names(), ",") }
 // AllNames are the names of every aggregate, in output order.
 func AllNames() []string { return All.Names() }
 
+// aliases are other names Parse takes: SQL's.
+var aliases = map[string]Set{"avg": Mean}
+
 // Parse parses a comma-separated list of aggregate names (count, null_count,
-// sum, min, max, mean, first, last, arg_min, arg_max), case-insensitively.
+// sum, min, max, mean, first, last, arg_min, arg_max; avg is mean),
+// case-insensitively.
 func Parse(s string) (Set, error) {
 	var a Set
 	for _, part := range strings.Split(s, ",") {
@@ -100,6 +104,10 @@ func Parse(s string) (Set, error) {
 			continue
 		}
 		found := false
+		if al, ok := aliases[part]; ok {
+			a |= al
+			found = true
+		}
 		for _, n := range names {
 			if n.name == part {
 				a |= n.a

@@ -29,9 +29,26 @@ func TestKindOf(t *testing.T) {
 		arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int8), arrow.FixedWidthTypes.MonthInterval,
 		&arrow.Decimal256Type{Precision: 40, Scale: 0}} {
 		k, err := KindOf(dt)
-		require.Error(t, err, dt)
+		require.ErrorIs(t, err, arrow.ErrNotImplemented, dt)
 		require.Equal(t, Unsupported, k)
 	}
+}
+
+// A leaf whose name an earlier leaf has is not aggregated, and says why
+// (arrow-testing's generated_duplicate_fieldnames).
+func TestLeavesDuplicateNames(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "ints", Type: arrow.PrimitiveTypes.Int8},
+		{Name: "ints", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "struct", Type: arrow.StructOf(arrow.Field{Name: "", Type: arrow.PrimitiveTypes.Int32}, arrow.Field{Name: "", Type: arrow.BinaryTypes.String})},
+	}, nil)
+	leaves := Leaves(schema)
+	require.Equal(t, "ints, ints, struct., struct.", Names(leaves))
+	require.True(t, leaves[0].Supported())
+	require.True(t, leaves[2].Supported())
+	require.EqualError(t, leaves[1].Err, `column "ints" (int32): another column of the schema has this name, and only the first one is aggregated`)
+	require.EqualError(t, leaves[3].Err, `column "struct." (utf8): another column of the schema has this name, and only the first one is aggregated`)
+	require.Equal(t, Unsupported, leaves[3].Kind)
 }
 
 func TestLeaves(t *testing.T) {
@@ -50,7 +67,9 @@ func TestLeaves(t *testing.T) {
 	require.True(t, leaves[2].Supported())
 	require.False(t, leaves[3].Supported())
 	require.ErrorContains(t, leaves[3].Err, `column "s.l"`)
+	require.ErrorIs(t, leaves[3].Err, arrow.ErrNotImplemented)
 	require.False(t, leaves[4].Supported())
+	require.ErrorIs(t, leaves[4].Err, arrow.ErrNotImplemented)
 	_, ok := Find(leaves, "s.t.y")
 	require.True(t, ok)
 }

@@ -100,7 +100,8 @@ func (k Kind) Family() Family {
 
 // KindOf returns the storage kind of values of type dt. For a dictionary type it
 // is the kind of the dictionary's values (see IndexKind for the indices). It
-// returns Unsupported, with a reason, for types no backend aggregates.
+// returns Unsupported, with a reason, for types no backend aggregates: an
+// error that wraps arrow.ErrNotImplemented.
 func KindOf(dt arrow.DataType) (Kind, error) {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
@@ -139,17 +140,29 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		return LargeBinary, nil
 	}
-	return Unsupported, fmt.Errorf("type %s is not supported", dt)
+	return Unsupported, notImplemented(fmt.Sprintf("type %s is not supported", dt))
 }
 
-// IndexKind returns the storage kind of a dictionary type's indices.
+// unsupportedError is why a column cannot be aggregated: its own text,
+// wrapping arrow.ErrNotImplemented for errors.Is.
+type unsupportedError struct{ msg string }
+
+func (e *unsupportedError) Error() string { return e.msg }
+
+func (e *unsupportedError) Unwrap() error { return arrow.ErrNotImplemented }
+
+// notImplemented is an error of text msg that wraps arrow.ErrNotImplemented.
+func notImplemented(msg string) error { return &unsupportedError{msg} }
+
+// IndexKind returns the storage kind of a dictionary type's indices. Its
+// errors wrap arrow.ErrNotImplemented.
 func IndexKind(dt *arrow.DictionaryType) (Kind, error) {
 	k, err := KindOf(dt.IndexType)
 	if err != nil {
 		return Unsupported, err
 	}
 	if f := k.Family(); f != FamilySigned && f != FamilyUnsigned {
-		return Unsupported, fmt.Errorf("dictionary index type %s is not an integer", dt.IndexType)
+		return Unsupported, notImplemented(fmt.Sprintf("dictionary index type %s is not an integer", dt.IndexType))
 	}
 	return k, nil
 }

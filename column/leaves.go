@@ -18,7 +18,7 @@ type Leaf struct {
 	Type arrow.DataType
 	Path []int // field indices from the schema down to the leaf
 	Kind Kind  // Unsupported when Err is set
-	Err  error // why the column cannot be aggregated, nil when it can
+	Err  error // why the column cannot be aggregated (wrapping arrow.ErrNotImplemented), nil when it can
 }
 
 // Supported reports whether the leaf can be aggregated.
@@ -26,7 +26,8 @@ func (l Leaf) Supported() bool { return l.Err == nil }
 
 // Leaves flattens a schema into its leaf columns, in schema order. Struct fields
 // are flattened recursively with dotted names; any other nested type (list, map,
-// union, ...) is one leaf with Err set. It takes time and memory linear in
+// union, ...) is one leaf with Err set, as is a leaf whose name an earlier
+// leaf has (names select columns). It takes time and memory linear in
 // the size of the schema and of its leaves' names and paths; LeavesContext
 // bounds the schema and can be cancelled.
 func Leaves(schema *arrow.Schema) []Leaf {
@@ -88,6 +89,7 @@ type leafWalk struct {
 	path   []int  // the field indices down to the current field
 	name   []byte // its dotted name
 	fields int    // fields walked
+	names  map[string]bool
 }
 
 func (w *leafWalk) tick() error {
@@ -102,6 +104,15 @@ func (w *leafWalk) emit(l Leaf) error {
 	if w.lim.Leaves > 0 && len(w.out) >= w.lim.Leaves {
 		return &LimitError{What: "number of leaf columns", Value: int64(len(w.out)) + 1, Limit: w.lim.LeavesName, Max: int64(w.lim.Leaves)}
 	}
+	if w.names == nil {
+		w.names = map[string]bool{}
+	}
+	if w.names[l.Name] {
+		// Names select columns: only the first of a name can be asked for.
+		l.Kind = Unsupported
+		l.Err = fmt.Errorf("column %q (%s): another column of the schema has this name, and only the first one is aggregated", l.Name, l.Type)
+	}
+	w.names[l.Name] = true
 	w.out = append(w.out, l)
 	return nil
 }
@@ -153,7 +164,7 @@ func (w *leafWalk) field(f arrow.Field, depth int) error {
 	}
 	if st.NumFields() == 0 {
 		name := string(w.name)
-		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: fmt.Errorf("column %q: empty struct has no leaf to aggregate", name)})
+		return w.emit(Leaf{Name: name, Type: f.Type, Path: append([]int(nil), w.path...), Err: notImplemented(fmt.Sprintf("column %q: empty struct has no leaf to aggregate", name))})
 	}
 	pathLen, nameLen := len(w.path), len(w.name)
 	for i := 0; i < st.NumFields(); i++ {

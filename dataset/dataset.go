@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -36,25 +37,53 @@ type Options struct {
 	// arrays, at most one per CPU (runtime.NumCPU) is decoded at a time: more
 	// would only hold more memory.
 	Workers int
+	// Budget is the memory budget charged, before they are made, with the
+	// allocations whose size a file decides: decompressed pages and IPC
+	// buffers, dictionaries at what their decoders hold, standard input
+	// buffered, decoded footers (see the budget package). A need that can
+	// never fit is refused with a *budget.Error naming it (wrapped in the
+	// *Error of its source); one that fits waits for memory that other
+	// workers (or other reads sharing the budget) hold. Default:
+	// budget.Default(), shared by every read of the process given none.
+	Budget *budget.Budget
+	// SkipBad leaves out a source that cannot be read (a corrupt file, an
+	// unsupported feature, a file over the memory budget) instead of ending
+	// with its error: Open lists those whose schema it cannot read in
+	// Dataset.Skipped, Aggregate those that fail while they are read in
+	// Summary.Skipped (their rows are not counted). Cancellation still ends
+	// everything.
+	SkipBad bool
 	// ArrowDecode decodes every Parquet column into Arrow arrays through
 	// pqarrow, even those Aggregate would otherwise fold from their pages
 	// (slower; for comparisons).
 	ArrowDecode bool
 }
 
+// ErrAllSkipped is the error of Open when Options.SkipBad left every source
+// out.
+var ErrAllSkipped = errors.New("every input was skipped: none could be read")
+
 // Dataset is a list of sources read as one table.
 type Dataset struct {
 	opts    Options
 	sources []Source
 	files   []fileInfo
+	// Skipped are the sources Open left out (Options.SkipBad).
+	Skipped []Skipped
 }
 
 type fileInfo struct {
+	// pinned is what the source holds of the budget while the dataset is
+	// open: its decoded footer.
+	pinned  int64
 	schema  *arrow.Schema
 	leaves  []column.Leaf
 	index   column.Index // leaves by name
 	parquet *parquetFile
 	stream  *ipcStreamReader // standard input, opened by Open
+	// partitions are the values of the source's partition keys (its
+	// path's key=value directories), also among its leaves.
+	partitions map[string]partitionValue
 }
 
 // Open reads the schema of every source (the footer of a Parquet file, the
@@ -73,22 +102,46 @@ func Open(ctx context.Context, sources []Source, opts Options) (*Dataset, error)
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
+	if opts.Budget == nil {
+		opts.Budget = budget.Default()
+	}
 	if len(sources) == 0 {
 		return nil, errors.New("dataset without sources")
 	}
 	d := &Dataset{opts: opts, sources: sources, files: make([]fileInfo, len(sources))}
+	kept := 0
 	for i, s := range sources {
 		if err := ctx.Err(); err != nil {
 			d.Close()
 			return nil, err
 		}
-		if err := d.probe(ctx, i); err != nil {
+		err := d.probe(ctx, i)
+		if err != nil && ctx.Err() == nil && opts.SkipBad {
+			d.releaseFile(i)
+			d.Skipped = append(d.Skipped, Skipped{Path: s.Name(), Err: err})
+			continue
+		}
+		if err != nil {
 			d.Close()
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
 			return nil, inputError(s.Name(), err)
 		}
+		d.sources[kept], d.files[kept] = d.sources[i], d.files[i]
+		kept++
+	}
+	d.sources, d.files = d.sources[:kept], d.files[:kept]
+	if err := d.addPartitions(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if kept == 0 {
+		var why []string
+		for _, sk := range d.Skipped {
+			why = append(why, sk.Path+": "+sk.Err.Error())
+		}
+		return nil, fmt.Errorf("%w (%s)", ErrAllSkipped, strings.Join(why, "; "))
 	}
 	return d, nil
 }
@@ -98,7 +151,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	var err error
 	switch {
 	case s.Path == Stdin:
-		fi.stream, err = openIPCStream(ctx, d.opts.Stdin, nil, true, d.opts.Mem, nil, d.opts.Progress)
+		fi.stream, err = openIPCStream(ctx, d.opts.Stdin, nil, true, d.opts.Mem, d.opts.Budget, nil, d.opts.Progress)
 		if err != nil {
 			return fmt.Errorf("reading an Arrow IPC stream: %w", err)
 		}
@@ -106,14 +159,19 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	case s.Format == Parquet:
 		// The footer is checked against the limits before arrow-go
 		// decodes it (limits.go).
-		if err := checkParquetFooter(ctx, s.Path); err != nil {
+		var n int64
+		if n, err = checkParquetFooter(ctx, s); err != nil {
 			return err
 		}
-		fi.schema, fi.parquet, err = probeParquet(s.Path)
+		if err := d.opts.Budget.Pin(ctx, "the decoded footer", footerMemory*n); err != nil {
+			return err
+		}
+		fi.pinned = footerMemory * n
+		fi.schema, fi.parquet, err = probeParquet(s)
 	case s.Format == IPCFile:
-		fi.schema, err = probeIPCFile(ctx, s.Path, s.Size)
+		fi.schema, err = probeIPCFile(ctx, s)
 	case s.Format == IPCStream:
-		fi.schema, err = probeIPCStream(ctx, s.Path)
+		fi.schema, err = probeIPCStream(ctx, s)
 	default:
 		err = ErrUnknownFormat
 	}
@@ -128,12 +186,12 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	return nil
 }
 
-func probeIPCStream(ctx context.Context, path string) (_ *arrow.Schema, err error) {
-	f, err := os.Open(path)
+func probeIPCStream(ctx context.Context, src Source) (_ *arrow.Schema, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
-	s, err := openIPCStream(ctx, f, f, false, memory.DefaultAllocator, nil, nil)
+	s, err := openIPCStream(ctx, f, f, false, memory.DefaultAllocator, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -141,16 +199,29 @@ func probeIPCStream(ctx context.Context, path string) (_ *arrow.Schema, err erro
 	return s.rdr.Schema(), nil
 }
 
-// Close releases what Open holds (standard input's reader).
+// Close releases what Open holds (standard input's reader, the footers'
+// share of the memory budget).
 func (d *Dataset) Close() error {
 	for i := range d.files {
-		if s := d.files[i].stream; s != nil {
-			s.close()
-			d.files[i].stream = nil
-		}
+		d.releaseFile(i)
 	}
 	return nil
 }
+
+// releaseFile releases what Open holds of source i.
+func (d *Dataset) releaseFile(i int) {
+	d.opts.Budget.Unpin(d.files[i].pinned)
+	d.files[i].pinned = 0
+	if s := d.files[i].stream; s != nil {
+		s.close()
+		d.files[i].stream = nil
+	}
+}
+
+// Leaves are the columns of source i as Select sees them: the leaves of its
+// schema (struct fields flattened), then its partition keys (without a
+// Path: they are not in the file).
+func (d *Dataset) Leaves(i int) []column.Leaf { return d.files[i].leaves }
 
 // Schema is the Arrow schema of source i.
 func (d *Dataset) Schema(i int) *arrow.Schema { return d.files[i].schema }
@@ -209,12 +280,15 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			sel.Leaves = append(sel.Leaves, l)
 		}
 	}
-	skipped := map[string]bool{}
-	skip := func(l column.Leaf) {
-		if !skipped[l.Name] {
-			skipped[l.Name] = true
-			sel.Skipped = append(sel.Skipped, l)
+	noted := map[string]int{} // leaf name -> the source whose column of that name was noted
+	skip := func(l column.Leaf, src int) {
+		// One note for a column several sources have; every column of one
+		// source (names may repeat in a schema) is noted.
+		if first, ok := noted[l.Name]; ok && first != src {
+			return
 		}
+		noted[l.Name] = src
+		sel.Skipped = append(sel.Skipped, l)
 	}
 	if len(names) == 0 {
 		for i, fi := range d.files {
@@ -225,7 +299,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 				if l.Supported() {
 					add(l, i)
 				} else {
-					skip(l)
+					skip(l, i)
 				}
 			}
 		}
@@ -250,7 +324,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 						if l.Supported() {
 							add(l, i)
 						} else {
-							skip(l)
+							skip(l, i)
 						}
 					}
 					found = true
@@ -263,20 +337,49 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			}
 		}
 	}
-	// A selected leaf has one type in every source that has it.
+	// A selected leaf has one type in every source that has it, or types
+	// of one family of different widths, widened to the widest (as
+	// DuckDB's union_by_name does).
 	for i, fi := range d.files {
-		for _, want := range sel.Leaves {
+		for k := range sel.Leaves {
+			want := &sel.Leaves[k]
 			if err := tick(); err != nil {
 				return Selection{}, err
 			}
 			got, ok := fi.leaf(want.Name)
-			if ok && !arrow.TypeEqual(got.Type, want.Type) {
+			if !ok || arrow.TypeEqual(got.Type, want.Type) {
+				continue
+			}
+			wide, ok := widen(want.Type, got.Type)
+			if !ok {
 				first := d.sources[firstSeen[want.Name]].Name()
 				return Selection{}, &Error{Path: d.sources[i].Name(), Err: fmt.Errorf("column %q is %s here but %s in %s", want.Name, got.Type, want.Type, first)}
+			}
+			if kind, err := column.KindOf(wide); err == nil {
+				want.Type, want.Kind = wide, kind
 			}
 		}
 	}
 	return sel, nil
+}
+
+// widen returns the type that holds the values of a and b when they are
+// integers of one signedness or floats, of different widths: the wider.
+func widen(a, b arrow.DataType) (arrow.DataType, bool) {
+	signed := map[arrow.Type]int{arrow.INT8: 1, arrow.INT16: 2, arrow.INT32: 4, arrow.INT64: 8}
+	unsigned := map[arrow.Type]int{arrow.UINT8: 1, arrow.UINT16: 2, arrow.UINT32: 4, arrow.UINT64: 8}
+	floats := map[arrow.Type]int{arrow.FLOAT32: 4, arrow.FLOAT64: 8}
+	for _, family := range []map[arrow.Type]int{signed, unsigned, floats} {
+		wa, okA := family[a.ID()]
+		wb, okB := family[b.ID()]
+		if okA && okB {
+			if wb > wa {
+				return b, true
+			}
+			return a, true
+		}
+	}
+	return nil, false
 }
 
 // leaf returns the source's leaf named name.
@@ -305,8 +408,11 @@ func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
 // Summary is the result of aggregating a dataset.
 type Summary struct {
 	Rows    int64           // rows of the dataset
-	Files   int             // sources read
+	Files   int             // sources read (not those skipped)
 	Results []engine.Result // one per selected leaf, in selection order
+	// Skipped are the sources that failed while they were read, left out
+	// (Options.SkipBad).
+	Skipped []Skipped
 	// Plan is, per result, how the column was aggregated: backend, bytes
 	// read, estimated and measured time, and why.
 	Plan []engine.ColumnPlan
@@ -345,17 +451,22 @@ type AggregateOptions struct {
 func (d *Dataset) Aggregate(ctx context.Context, eng *engine.Engine, sel Selection, opts AggregateOptions) (*Summary, error) {
 	aggs := agg.Normalize(opts.Aggs)
 	total := newPartial(sel.Leaves, aggs)
+	var skipped []Skipped
 	for i := range d.sources {
 		src, err := d.aggregateSource(ctx, eng, i, sel, aggs, !opts.IgnoreStatistics)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
+			if d.opts.SkipBad {
+				skipped = append(skipped, Skipped{Path: d.sources[i].Name(), Err: err})
+				continue
+			}
 			return nil, inputError(d.sources[i].Name(), err)
 		}
 		total.merge(src)
 	}
-	sum := &Summary{Files: len(d.sources), Rows: total.rows}
+	sum := &Summary{Files: len(d.sources) - len(skipped), Rows: total.rows, Skipped: skipped}
 	if len(sel.Leaves) > 0 {
 		sum.Results, sum.Plan = total.results(), total.plans
 	}
@@ -428,13 +539,13 @@ func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchRe
 	case s.Path == Stdin:
 		return nil, errors.New("standard input was read already")
 	case s.Format == IPCFile:
-		return openIPCFile(ctx, s.Path, s.Size, d.opts.Mem, prog)
+		return openIPCFile(ctx, s, d.opts.Mem, d.opts.Budget, prog)
 	case s.Format == IPCStream:
-		f, err := os.Open(s.Path)
+		f, err := s.open()
 		if err != nil {
 			return nil, err
 		}
-		return openIPCStream(ctx, f, f, false, d.opts.Mem, prog, nil)
+		return openIPCStream(ctx, f, f, false, d.opts.Mem, d.opts.Budget, prog, nil)
 	}
 	return nil, ErrUnknownFormat
 }
@@ -448,8 +559,13 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 	byName := make(map[string]int, len(sel.Leaves))
 	var present []column.Leaf // as this source has them
 	var outIdx []int          // their index in the selection
+	var keys []int            // the selected leaves that are partition keys of this source
 	for k, l := range sel.Leaves {
 		byName[l.Name] = k
+		if _, ok := fi.partitions[l.Name]; ok {
+			keys = append(keys, k)
+			continue
+		}
 		if fl, ok := fi.leaf(l.Name); ok {
 			present = append(present, fl)
 			outIdx = append(outIdx, k)
@@ -464,8 +580,8 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		if err != nil {
 			return nil, err
 		}
-		run := &parquetRun{path: s.Path, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
-			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, useStats: useStats}
+		run := &parquetRun{src: s, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
+			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget, useStats: useStats}
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err
 		}
@@ -486,6 +602,15 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 			return nil, err
 		}
 		src.rows = rows
+	}
+	for _, k := range keys {
+		l := sel.Leaves[k]
+		st, err := d.partitionState(ctx, eng, l, fi.partitions[l.Name], src.rows, aggs)
+		if err != nil {
+			return nil, err
+		}
+		src.add(k, st, 0, engine.ColumnPlan{Source: engine.SourceArrow, Reason: partitionReason})
+		present = append(present, l)
 	}
 	src.nullRest(present)
 	return src, nil

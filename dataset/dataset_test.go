@@ -201,32 +201,89 @@ func int64Record(name string, vals ...int64) arrow.Record {
 	return array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: name, Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil), []arrow.Array{arr}, int64(len(vals)))
 }
 
-func TestSameNameOtherType(t *testing.T) {
-	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.arrow"), filepath.Join(dir, "b.arrow")
-	ra := int64Record("x", 1, 2)
-	defer ra.Release()
-	writeIPC(t, a, ra)
-	bb := array.NewInt32Builder(memory.DefaultAllocator)
-	bb.AppendValues([]int32{3}, nil)
-	arr := bb.NewArray()
-	bb.Release()
-	rb := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{arr}, 1)
-	arr.Release()
-	defer rb.Release()
-	writeIPC(t, b, rb)
+// oneColumn is a record of one column named name.
+func oneColumn(name string, arr arrow.Array) arrow.Record {
+	defer arr.Release()
+	return array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: name, Type: arr.DataType(), Nullable: true}}, nil), []arrow.Array{arr}, int64(arr.Len()))
+}
 
-	_, _, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{a, b}, nil, Options{})
-	assert.EqualError(t, err, b+`: column "x" is int32 here but int64 in `+a)
+// A column of integers (or floats) of different widths in different files
+// is widened to the widest; types of different families are an error
+// naming both files.
+func TestSameNameOtherType(t *testing.T) {
+	mem := memory.DefaultAllocator
+	dir := t.TempDir()
+	write := func(name string, rec arrow.Record) string {
+		defer rec.Release()
+		p := filepath.Join(dir, name)
+		writeIPC(t, p, rec)
+		return p
+	}
+	i64 := array.NewInt64Builder(mem)
+	i64.AppendValues([]int64{1, -1 << 40}, nil)
+	a := write("a.arrow", oneColumn("x", i64.NewArray()))
+	i32 := array.NewInt32Builder(mem)
+	i32.AppendValues([]int32{3, -7}, []bool{true, false})
+	b := write("b.arrow", oneColumn("x", i32.NewArray()))
+	i8 := array.NewInt8Builder(mem)
+	i8.AppendValues([]int8{100}, nil)
+	c := write("c.arrow", oneColumn("x", i8.NewArray()))
+	u32 := array.NewUint32Builder(mem)
+	u32.AppendValues([]uint32{3}, nil)
+	u := write("u.arrow", oneColumn("x", u32.NewArray()))
+	f32 := array.NewFloat32Builder(mem)
+	f32.AppendValues([]float32{0.5, 1e30}, nil)
+	f := write("f.arrow", oneColumn("f", f32.NewArray()))
+	f64 := array.NewFloat64Builder(mem)
+	f64.AppendValues([]float64{-2.25}, nil)
+	g := write("g.arrow", oneColumn("f", f64.NewArray()))
+	i64.Release()
+	i32.Release()
+	i8.Release()
+	u32.Release()
+	f32.Release()
+	f64.Release()
+
+	for _, order := range [][]string{{a, b, c}, {c, b, a}, {b, c}} {
+		sum, _, err := aggregatePaths(context.Background(), t, mem, order, nil, Options{})
+		require.NoError(t, err, order)
+		r := sum.Results[0]
+		want := "int64"
+		if len(order) == 2 {
+			want = "int32"
+		}
+		assert.Equal(t, want, r.Type.String(), order)
+		assert.Equal(t, int64(1), r.NullCount)
+		if len(order) == 3 {
+			assert.Equal(t, fmt.Sprint(1-(int64(1)<<40)+3+100), fmt.Sprint(r.SumExact))
+			assert.Equal(t, "-1099511627776", fmt.Sprint(r.Min))
+			assert.Equal(t, "100", fmt.Sprint(r.Max))
+		}
+	}
+	sum, _, err := aggregatePaths(context.Background(), t, mem, []string{f, g}, nil, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, "float64", sum.Results[0].Type.String())
+	assert.Equal(t, "-2.25", fmt.Sprint(sum.Results[0].Min))
+	assert.Equal(t, "1.0000000150474662e+30", fmt.Sprint(sum.Results[0].Max))
+
+	_, _, err = aggregatePaths(context.Background(), t, mem, []string{a, u}, nil, Options{})
+	assert.EqualError(t, err, u+`: column "x" is uint32 here but int64 in `+a)
 	var e *Error
 	assert.ErrorAs(t, err, &e)
+	_, _, err = aggregatePaths(context.Background(), t, mem, []string{g, a, write("xf.arrow", oneColumn("x", func() arrow.Array {
+		b := array.NewFloat64Builder(mem)
+		defer b.Release()
+		b.Append(1)
+		return b.NewArray()
+	}()))}, nil, Options{})
+	assert.ErrorContains(t, err, `column "x" is float64 here but int64 in `+a)
 }
 
 // Leaves resolve to their Parquet leaf columns, and those whose pages hold
 // their Arrow values as they are take the page path.
 func TestParquetLeaves(t *testing.T) {
 	pq := filepath.Join(testdata, "sample.parquet")
-	schema, pqf, err := probeParquet(pq)
+	schema, pqf, err := probeParquet(pathSource(t, pq))
 	require.NoError(t, err)
 	all := column.Leaves(schema)
 	var pick []column.Leaf
@@ -289,6 +346,20 @@ func TestStdin(t *testing.T) {
 	want, _, err := aggregatePaths(context.Background(), t, mem, []string{filepath.Join(testdata, "sample.arrows")}, []string{"i64"}, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, jsonOf(t, want.Rows, 1, want.Results), jsonOf(t, sum.Rows, 1, sum.Results))
+}
+
+// A Parquet or IPC file on standard input is told to be passed as a path.
+func TestStdinOtherFormats(t *testing.T) {
+	for name, want := range map[string]string{
+		"sample.parquet": "stdin: reading an Arrow IPC stream: this looks like a Parquet file (it starts with PAR1): pass it as a path",
+		"sample.arrow":   "stdin: reading an Arrow IPC stream: this looks like an Arrow IPC file (it starts with ARROW1): pass it as a path",
+	} {
+		b, err := os.ReadFile(filepath.Join(testdata, name))
+		require.NoError(t, err)
+		_, _, err = aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{"-"}, nil, Options{Stdin: bytes.NewReader(b)})
+		require.Error(t, err)
+		assert.True(t, strings.HasPrefix(err.Error(), want), "%s: %v", name, err)
+	}
 }
 
 // A read of standard input that never returns is abandoned when the
@@ -411,4 +482,12 @@ func BenchmarkAggregate(b *testing.B) {
 		}
 		d.Close()
 	}
+}
+
+// pathSource is the source of the file at path, whatever its format.
+func pathSource(t testing.TB, path string) Source {
+	t.Helper()
+	fi, err := os.Stat(path)
+	require.NoError(t, err)
+	return Source{Path: path, Size: fi.Size()}
 }

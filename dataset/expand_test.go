@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -120,4 +121,34 @@ func TestExpand(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ExpandSkipping leaves out, and lists, the files that cannot be read;
+// Open and Aggregate with SkipBad leave out those that fail later.
+func TestSkipBad(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join(testdata, "sample.parquet"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a.parquet"), good, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "b.parquet"), good[:100], 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "c.arrow"), []byte("ARROW1\x00\x00garbage that is no IPC file at all ARROW1"), 0o644))
+	srcs, skipped, err := ExpandSkipping([]string{dir})
+	require.NoError(t, err)
+	require.Len(t, srcs, 2)
+	require.Len(t, skipped, 1)
+	assert.Equal(t, filepath.Join(dir, "b.parquet"), skipped[0].Path)
+	_, err = Expand([]string{dir})
+	assert.ErrorContains(t, err, "b.parquet")
+
+	d, err := Open(context.Background(), srcs, Options{})
+	assert.Error(t, err, "c.arrow's schema cannot be read")
+	d, err = Open(context.Background(), srcs, Options{SkipBad: true})
+	require.NoError(t, err)
+	defer d.Close()
+	require.Len(t, d.Skipped, 1)
+	assert.Equal(t, filepath.Join(dir, "c.arrow"), d.Skipped[0].Path)
+
+	_, err = Open(context.Background(), srcs[1:], Options{SkipBad: true})
+	assert.ErrorIs(t, err, ErrAllSkipped)
+	assert.ErrorContains(t, err, "c.arrow: ")
 }

@@ -103,10 +103,13 @@ func Detect(head, tail []byte, size int64) (Format, error) {
 		return IPCStream, nil
 	}
 	// Pre-1.0 streams: a bare int32 length, then the flatbuffer, whose first
-	// word is the offset of its root table (inside the message).
+	// word is the offset of its root table (inside the message), the length
+	// and the message padded to 8 bytes (Arrow 0.14 wrote 4+n a multiple of
+	// 8; n a multiple of 8 is accepted too). The schema's decoding confirms
+	// it (DetectFile).
 	n := int64(int32(first))
 	root := int64(binary.LittleEndian.Uint32(head[4:]))
-	if n >= 8 && n <= maxSchemaMessage && n%8 == 0 && (size < 0 || 4+n <= size) && root >= 4 && root < n {
+	if n >= 8 && n <= maxSchemaMessage && (n%8 == 0 || (n+4)%8 == 0) && (size < 0 || 4+n <= size) && root >= 4 && root < n {
 		return IPCStream, nil
 	}
 	return Unknown, ErrUnknownFormat

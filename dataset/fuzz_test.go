@@ -107,6 +107,9 @@ func fuzzAggregate(t *testing.T, src Source, stdin []byte) {
 		if assert.True(t, errors.As(out.err, &e), "the error %q is not an *Error", out.err) {
 			assert.Equal(t, src.Name(), e.Path, "the error %q does not name the input", out.err)
 		}
+		for _, w := range runtimeWords {
+			assert.NotContains(t, out.err.Error(), w, "the error quotes Go's runtime")
+		}
 	} else {
 		require.NotNil(t, out.sum)
 		assert.Equal(t, 1, out.sum.Files)

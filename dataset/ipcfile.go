@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"sync"
 	"time"
@@ -154,7 +153,8 @@ func readIPCFooter(r io.ReaderAt, size int64) (*ipcFooter, error) {
 // ipcData is the bytes of an open IPC file: the file mapped into memory, or
 // read block by block with positioned reads into reused buffers.
 type ipcData struct {
-	f       *os.File
+	src     *sourceBytes
+	f       io.ReaderAt // src
 	size    int64
 	mapped  []byte // the whole file; nil when read with ReadAt
 	modTime time.Time
@@ -168,24 +168,30 @@ type ipcData struct {
 // with ReadAt (tests run both).
 var useMmap = true
 
-// openIPCData opens the IPC file path of size bytes (as found when the
-// inputs were expanded) and maps it, unless useMmap is off or the mapping
-// fails.
-func openIPCData(path string, size int64, mem memory.Allocator) (*ipcData, error) {
-	f, err := os.Open(path)
+// openIPCData opens the IPC file s (of s.Size bytes, as found when the
+// inputs were expanded) and maps it when it is a file of the file system,
+// unless useMmap is off or the mapping fails.
+func openIPCData(s Source, mem memory.Allocator) (*ipcData, error) {
+	src, err := s.open()
 	if err != nil {
 		return nil, err
+	}
+	size := s.Size
+	d := &ipcData{src: src, f: src, size: size, mem: mem}
+	f := src.file
+	if f == nil {
+		return d, nil
 	}
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
+		src.Close()
 		return nil, err
 	}
 	if fi.Size() != size {
-		f.Close()
+		src.Close()
 		return nil, fmt.Errorf("the file changed while it was read: %d bytes, %d before", fi.Size(), size)
 	}
-	d := &ipcData{f: f, size: size, modTime: fi.ModTime(), mem: mem}
+	d.modTime = fi.ModTime()
 	if useMmap && size > 0 && int64(int(size)) == size {
 		if m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
 			_ = unix.Madvise(m, unix.MADV_SEQUENTIAL)
@@ -246,7 +252,10 @@ var errIPCChanged = errors.New("the file changed while it was read (truncated or
 // it had when it was opened: bytes rewritten while it was read would
 // otherwise make a wrong answer.
 func (d *ipcData) unchanged() error {
-	fi, err := d.f.Stat()
+	if d.src.file == nil { // not a file: the program vouches for its bytes
+		return nil
+	}
+	fi, err := d.src.file.Stat()
 	if err != nil {
 		return err
 	}
@@ -269,7 +278,7 @@ func (d *ipcData) close() error {
 	}
 	d.free = nil
 	d.mu.Unlock()
-	return errors.Join(err, d.f.Close())
+	return errors.Join(err, d.src.Close())
 }
 
 // ipcMessage is a block's message: its flatbuffer metadata and its body.

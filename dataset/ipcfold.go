@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -127,7 +128,12 @@ func faultError(p any) error {
 // ipcFileBatch is one record batch on its way through the pool.
 type ipcFileBatch struct {
 	block ipcBlock
+	index int // of the file's record batches, from 0
 	dicts map[int64]*array.Data
+	// charged is what the batch holds of the budget, from before it is
+	// read until it is released.
+	charged int64
+	budget  *budget.Budget
 
 	msg  *ipcMessage
 	rec  arrow.Record
@@ -175,6 +181,8 @@ func (b *ipcFileBatch) release() {
 		d.Release()
 	}
 	b.dicts = nil
+	b.budget.Release(b.charged)
+	b.charged = 0
 }
 
 // ipcFileRun is the aggregation of one IPC file.
@@ -188,6 +196,10 @@ type ipcFileRun struct {
 	leaves []column.Leaf
 	aggs   agg.Set
 	pool   *ipcPool
+	budget *budget.Budget
+	// dictCharged is what the dictionaries in use hold of the budget, by
+	// id.
+	dictCharged map[int64]int64
 }
 
 // aggregateIPCFile aggregates the leaves of IPC file source i (as the file
@@ -195,7 +207,7 @@ type ipcFileRun struct {
 // is read, says that the file is to be read as a stream.
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
-	data, err := openIPCData(s.Path, s.Size, d.opts.Mem)
+	data, err := openIPCData(s, d.opts.Mem)
 	if err != nil {
 		return 0, err
 	}
@@ -204,6 +216,17 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 			err = cerr
 		}
 	}()
+	// The footer, read and its blocks listed: charged while the file is
+	// read (ipcFooterMemory times its bytes).
+	start, err := ipcFooterStart(data.f, data.size)
+	if err != nil {
+		return 0, err
+	}
+	footerCharge := ipcFooterMemory * (data.size - ipcFileTrailer - start)
+	if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC file footer", footerCharge); err != nil {
+		return 0, err
+	}
+	defer d.opts.Budget.Release(footerCharge)
 	footer, err := readIPCFooter(data.f, data.size)
 	if err != nil {
 		return 0, err
@@ -215,7 +238,7 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	}
 	mem := trackingAllocator(d.opts.Mem)
 	defer mem.freeAll() // after every batch is released: what a panic left
-	r := &ipcFileRun{eng: eng, mem: mem, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}}
+	r := &ipcFileRun{eng: eng, mem: mem, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}, budget: d.opts.Budget}
 	if r.fields, err = ipcLayout(fi.schema, footer.schema, r.dtypes); err != nil {
 		return 0, err
 	}
@@ -232,6 +255,10 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	prog.finish()
 	return rows, nil
 }
+
+// ipcFooterMemory is what an IPC file's footer takes per byte of it: its
+// bytes, and its blocks listed (40 bytes for the 24 of each block).
+const ipcFooterMemory = 3
 
 // run reads the blocks in order, a few record batches ahead, and merges
 // their states in order. The calling goroutine reads the mapped file too
@@ -263,6 +290,10 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 		for _, d := range dicts {
 			d.Release()
 		}
+		for id, n := range r.dictCharged {
+			r.budget.Release(n)
+			delete(r.dictCharged, id)
+		}
 	}()
 
 	states = make([]agg.State, len(r.leaves))
@@ -270,39 +301,20 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 	for k, l := range r.leaves {
 		states[k] = agg.New(l.Kind.Family(), r.aggs)
 	}
-	next := 0
-	for {
-		for len(inflight) < lookahead && next < len(footer.blocks) {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, 0, err
-			}
-			blk := footer.blocks[next]
-			next++
-			if blk.dict {
-				if err := r.dictionary(ctx, blk, dicts); err != nil {
-					return nil, nil, 0, err
-				}
-				continue
-			}
-			b := &ipcFileBatch{block: blk, dicts: make(map[int64]*array.Data, len(dicts)), pending: 1, tasks: 1, done: make(chan struct{}), report: report}
-			for id, d := range dicts {
-				d.Retain()
-				b.dicts[id] = d
-			}
-			inflight = append(inflight, b)
-			r.pool.push(func() error { return r.decode(ctx, b) }, b.finish)
-		}
-		if len(inflight) == 0 {
-			break
-		}
+	// mergeHead waits for the first batch in flight, merges its states and
+	// releases it.
+	mergeHead := func() error {
 		b := inflight[0]
 		select {
 		case <-b.done:
 		case <-ctx.Done():
-			return nil, nil, 0, ctx.Err()
+			return ctx.Err()
 		}
-		if b.err != nil {
-			return nil, nil, 0, b.err
+		if err := b.err; err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("record batch %d: %w", b.index, err)
+			}
+			return err
 		}
 		for k := range b.wins {
 			for w := range b.wins[k] {
@@ -317,6 +329,59 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 		b.release()
 		inflight = inflight[1:]
 		report(b.block.offset + b.block.meta + b.block.body)
+		return nil
+	}
+	// charge charges n bytes for what, in file order: when they are not
+	// free, the batches in flight are merged (and give theirs back) one by
+	// one before it waits for the memory of other reads.
+	charge := func(what string, n int64) error {
+		for {
+			ok, err := r.budget.TryAcquire(what, n)
+			if err != nil || ok {
+				return err
+			}
+			if len(inflight) == 0 {
+				return r.budget.Acquire(ctx, what, n)
+			}
+			if err := mergeHead(); err != nil {
+				return err
+			}
+		}
+	}
+	next, batches := 0, 0
+	for {
+		for len(inflight) < lookahead && next < len(footer.blocks) {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, 0, err
+			}
+			blk := footer.blocks[next]
+			next++
+			if blk.dict {
+				if err := r.dictionary(ctx, blk, dicts, charge); err != nil {
+					return nil, nil, 0, err
+				}
+				continue
+			}
+			b := &ipcFileBatch{block: blk, index: batches, budget: r.budget, pending: 1, tasks: 1, done: make(chan struct{}), report: report}
+			if err := r.charge(b, charge); err != nil {
+				b.release()
+				return nil, nil, 0, err
+			}
+			b.dicts = make(map[int64]*array.Data, len(dicts))
+			for id, d := range dicts {
+				d.Retain()
+				b.dicts[id] = d
+			}
+			batches++
+			inflight = append(inflight, b)
+			r.pool.push(func() error { return r.decode(ctx, b) }, b.finish)
+		}
+		if len(inflight) == 0 {
+			break
+		}
+		if err := mergeHead(); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, nil, 0, err
@@ -326,10 +391,12 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 
 // dictionary decodes a dictionary batch into dicts (a delta extends the
 // dictionary of its id, another batch replaces it), stopping with ctx's
-// error when ctx is done.
-func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int64]*array.Data) error {
+// error when ctx is done. What it allocates is charged with charge (in file
+// order), and held while the file is read.
+func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int64]*array.Data, charge func(string, int64) error) error {
 	const dictID, dictData, dictIsDelta = 0, 1, 2
-	msg, err := r.data.message(blk)
+	msg, charged, err := r.readMessage(blk, "a dictionary batch read", charge)
+	defer r.budget.Release(charged)
 	if err != nil {
 		return err
 	}
@@ -348,6 +415,20 @@ func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int
 	if err != nil {
 		return err
 	}
+	// Decoded, then copied or concatenated: twice what decoding allocates
+	// and the values' bytes in the body.
+	need := 2 * (dec.allocates() + int64(len(msg.body)))
+	if err := charge("a dictionary batch decoded", need); err != nil {
+		return err
+	}
+	if r.dictCharged == nil {
+		r.dictCharged = map[int64]int64{}
+	}
+	if delta == 0 { // replaces the dictionary of its id
+		r.budget.Release(r.dictCharged[int64(id)])
+		r.dictCharged[int64(id)] = 0
+	}
+	r.dictCharged[int64(id)] += need
 	data, err := dec.dictionary(ctx, dt)
 	if err != nil {
 		return err
@@ -379,17 +460,51 @@ func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int
 	return nil
 }
 
+// readMessage reads block blk, charging first the memory a read takes when
+// the file is not mapped.
+// It returns what it charged, also on an error.
+func (r *ipcFileRun) readMessage(blk ipcBlock, what string, charge func(string, int64) error) (*ipcMessage, int64, error) {
+	var charged int64
+	if r.data.mapped == nil {
+		n := blk.meta + blk.body
+		if err := charge(what, n+n/8); err != nil { // (see ipcData.read)
+			return nil, 0, err
+		}
+		charged = n + n/8
+	}
+	msg, err := r.data.message(blk)
+	return msg, charged, err
+}
+
+// charge reads batch b's message and charges what decoding it allocates,
+// before it is decoded, in file order (charge); b holds both until it is
+// released.
+func (r *ipcFileRun) charge(b *ipcFileBatch, charge func(string, int64) error) error {
+	msg, charged, err := r.readMessage(b.block, "a record batch read", charge)
+	b.charged += charged
+	if err != nil {
+		return err
+	}
+	b.msg = msg
+	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, nil)
+	if err != nil {
+		return err
+	}
+	n := dec.allocates()
+	if err := charge("a record batch decoded", n); err != nil {
+		return err
+	}
+	b.charged += n
+	return nil
+}
+
 // decode decodes batch b, cuts its columns into windows and queues their
 // folding.
 func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	msg, err := r.data.message(b.block)
-	if err != nil {
-		return err
-	}
-	b.msg = msg
+	msg := b.msg
 	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, b.dicts)
 	if err != nil {
 		return err

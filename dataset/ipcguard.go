@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // ipcGuard checks the framing of an Arrow IPC stream before the IPC reader
@@ -45,6 +47,11 @@ type ipcGuard struct {
 	seen     atomic.Int64 // bytes read from r and checked bodies; -1 once a batch is compressed
 	total    atomic.Int64 // bytes of the stream read or announced (bodies), compressed or not
 	through  bool         // the end of the stream, or bytes the guard cannot parse: pass the rest as it is
+	// charge is charged with what the guard buffers (its buffer's
+	// capacity) and what the IPC reader allocates through its allocator;
+	// nil: nothing is charged.
+	charge   *budget.Charge
+	buffered int64 // what of buf is charged
 }
 
 // guardAllocator is the IPC reader's allocator: it refuses allocations
@@ -101,15 +108,35 @@ func (a *guardAllocator) forget(b []byte) {
 	}
 }
 
+// grow charges size bytes more to the guard's budget; the readers recover
+// the panic of a refusal as its error.
+func (a *guardAllocator) grow(size int) {
+	if a.g == nil {
+		return
+	}
+	if err := a.g.charge.Grow("an Arrow IPC buffer", int64(size)); err != nil {
+		panic(err)
+	}
+}
+
+// give gives n bytes back to the guard's budget.
+func (a *guardAllocator) give(n int) {
+	if a.g != nil {
+		a.g.charge.Give(int64(n))
+	}
+}
+
 // Allocate implements memory.Allocator.
 func (a *guardAllocator) Allocate(size int) []byte {
 	a.check(size)
+	a.grow(size)
 	return a.keep(a.Allocator.Allocate(size))
 }
 
 // Reallocate implements memory.Allocator.
 func (a *guardAllocator) Reallocate(size int, b []byte) []byte {
 	a.check(size)
+	a.grow(size - len(b))
 	a.forget(b)
 	return a.keep(a.Allocator.Reallocate(size, b))
 }
@@ -117,6 +144,7 @@ func (a *guardAllocator) Reallocate(size int, b []byte) []byte {
 // Free implements memory.Allocator.
 func (a *guardAllocator) Free(b []byte) {
 	a.forget(b)
+	a.give(len(b))
 	a.Allocator.Free(b)
 }
 
@@ -128,6 +156,7 @@ func (a *guardAllocator) freeAll() {
 	defer a.mu.Unlock()
 	for p, b := range a.live {
 		delete(a.live, p)
+		a.give(len(b))
 		a.Allocator.Free(b)
 	}
 }
@@ -205,6 +234,15 @@ func (g *ipcGuard) nextMessage() error {
 		}
 		return errors.Join(err, passOn())
 	}
+	if g.messages == 0 {
+		// Other formats' first bytes: say what the input is.
+		switch head := g.buf.Bytes()[:4]; {
+		case bytes.Equal(head, []byte("PAR1")):
+			return &otherFormatError{"this looks like a Parquet file (it starts with PAR1): pass it as a path; Parquet is read from its footer, at the end, and standard input takes an Arrow IPC stream"}
+		case bytes.Equal(head, []byte("ARRO")):
+			return &otherFormatError{"this looks like an Arrow IPC file (it starts with ARROW1): pass it as a path; standard input takes an Arrow IPC stream"}
+		}
+	}
 	msgLen := int64(int32(binary.LittleEndian.Uint32(g.buf.Bytes())))
 	if uint32(msgLen) == continuation {
 		if ok, err := g.fill(4); err != nil || !ok {
@@ -219,6 +257,9 @@ func (g *ipcGuard) nextMessage() error {
 		return fmt.Errorf("truncated Arrow IPC stream: message metadata of %d bytes where %d are left: %w", msgLen, g.left, io.ErrUnexpectedEOF)
 	}
 	framing := g.buf.Len()
+	if err := g.reserve(int64(framing) + msgLen); err != nil {
+		return err
+	}
 	if ok, err := g.fill(msgLen); err != nil || !ok {
 		if err != nil {
 			return err
@@ -248,6 +289,9 @@ func (g *ipcGuard) nextMessage() error {
 		}
 	default:
 		start := g.buf.Len()
+		if err := g.reserve(int64(start) + bodyLen); err != nil {
+			return err
+		}
 		if ok, err := g.fill(bodyLen); err != nil || !ok {
 			if err != nil {
 				return err
@@ -256,6 +300,25 @@ func (g *ipcGuard) nextMessage() error {
 		}
 	}
 	g.pending = g.buf.Bytes()
+	return nil
+}
+
+// otherFormatError is the error of a stream that starts as another format
+// does: it says what to do instead.
+type otherFormatError struct{ msg string }
+
+func (e *otherFormatError) Error() string { return e.msg }
+
+// reserve charges the guard's buffer with room for n bytes (a message
+// whose lengths it read), before it reads them.
+func (g *ipcGuard) reserve(n int64) error {
+	if n <= g.buffered {
+		return nil
+	}
+	if err := g.charge.Grow("an Arrow IPC message buffered", n-g.buffered); err != nil {
+		return err
+	}
+	g.buffered = n
 	return nil
 }
 

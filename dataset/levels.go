@@ -47,7 +47,7 @@ func (h *hybrid) resetPacked(data []byte, w, n int) {
 // nextRun reads the header of the next run.
 func (h *hybrid) nextRun() error {
 	if h.w < 0 || h.w > 32 {
-		return fmt.Errorf("bit width %d out of range [0, 32]", h.w)
+		return fmt.Errorf("bit width %d not in [0, 32]", h.w)
 	}
 	hdr, k := binary.Uvarint(h.data)
 	if k <= 0 {
@@ -288,7 +288,7 @@ func (h *hybrid) indices(dictLen int, out []int32) error {
 		dst := out[done : done+c]
 		if h.rle {
 			if h.value >= uint32(dictLen) {
-				return fmt.Errorf("dictionary index %d out of range [0, %d)", h.value, dictLen)
+				return fmt.Errorf("dictionary index %d not in [0, %d)", h.value, dictLen)
 			}
 			for i := range dst {
 				dst[i] = int32(h.value)
@@ -308,7 +308,7 @@ func (h *hybrid) indices(dictLen int, out []int32) error {
 			if uint32(or) >= uint32(dictLen) {
 				for _, v := range dst {
 					if uint32(v) >= uint32(dictLen) {
-						return fmt.Errorf("dictionary index %d out of range [0, %d)", uint32(v), dictLen)
+						return fmt.Errorf("dictionary index %d not in [0, %d)", uint32(v), dictLen)
 					}
 				}
 			}

@@ -205,7 +205,7 @@ func TestHybridErrors(t *testing.T) {
 		{"empty run", []byte{0, 1}, 1, "a run of no values"},
 		{"empty packed run", []byte{1}, 1, "a bit-packed run of no values"},
 		{"value too wide", []byte{4 << 1, 8}, 3, "run value 8 does not fit 3 bits"},
-		{"bit width", []byte{4 << 1, 0, 0, 0, 0, 0}, 33, "bit width 33 out of range [0, 32]"},
+		{"bit width", []byte{4 << 1, 0, 0, 0, 0, 0}, 33, "bit width 33 not in [0, 32]"},
 		{"packed bytes missing", []byte{1<<1 | 1}, 3, "the encoded values end early (bit-packed run cut)"},
 		{"huge run", []byte{0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01}, 8, "the encoded values end early (bit-packed run cut)"},
 	} {
@@ -217,9 +217,9 @@ func TestHybridErrors(t *testing.T) {
 	}
 	var h hybrid
 	h.reset([]byte{4 << 1, 5}, 3)
-	assert.EqualError(t, h.indices(5, make([]int32, 4)), "dictionary index 5 out of range [0, 5)")
+	assert.EqualError(t, h.indices(5, make([]int32, 4)), "dictionary index 5 not in [0, 5)")
 	h.reset([]byte{1<<1 | 1, 0b11111111, 0, 0}, 3) // 7 0 0 ...
-	assert.EqualError(t, h.indices(7, make([]int32, 8)), "dictionary index 7 out of range [0, 7)")
+	assert.EqualError(t, h.indices(7, make([]int32, 8)), "dictionary index 7 not in [0, 7)")
 	h.reset([]byte{4 << 1, 3}, 2)
 	_, err := h.count(2, 4)
 	assert.EqualError(t, err, "definition level 3 above the maximum 2")

@@ -57,6 +57,11 @@ const (
 	// are kilobytes to a few megabytes.
 	MaxFooterBytes = 64 << 20
 
+	// footerMemory is what arrow-go's decoded footer takes per byte of the
+	// footer (15 measured, see MaxFooterBytes): charged to the memory
+	// budget while the dataset is open.
+	footerMemory = 16
+
 	// MaxChunkDecodeBytes bounds the memory arrow-go's decoders take for one
 	// column chunk's dictionary: the dictionary page and its entries as the
 	// decoder holds them (24 bytes each for BYTE_ARRAY and

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +16,8 @@ import (
 )
 
 // A recovered panic reads as corrupt data at the place the errors wrapping
-// it name; the runtime's words come last, as detail.
+// it name; a runtime error is told in words of the data, its own text kept
+// out of the message (in the CorruptError, for a bug report).
 func TestPanicErrorNamesThePlace(t *testing.T) {
 	err := func() (err error) {
 		defer recoverTo(&err)
@@ -27,17 +27,62 @@ func TestPanicErrorNamesThePlace(t *testing.T) {
 		return nil
 	}()
 	err = inputError("f.parquet", fmt.Errorf("row group 3: column %q: page 2: %w", "x", err))
-	msg := err.Error()
-	assert.True(t, strings.HasPrefix(msg, `f.parquet: row group 3: column "x": page 2: corrupt data`), msg)
-	detail := strings.Index(msg, "(detail: ")
-	require.Positive(t, detail, msg)
-	assert.Contains(t, msg[detail:], "index out of range")
-	assert.NotContains(t, msg, "runtime error", msg)
-	assert.NotContains(t, msg[:detail], "index out of range", msg)
+	assert.Equal(t, `f.parquet: row group 3: column "x": page 2: corrupt data: its decoder failed on the bytes here `+
+		`(detail: an offset or a length it declares lies outside the data)`, err.Error())
 	var ce *CorruptError
-	assert.True(t, errors.As(err, &ce))
-	// Not a runtime error: a value of any type.
+	require.True(t, errors.As(err, &ce))
+	assert.Equal(t, "runtime error: index out of range [5] with length 0", ce.Runtime)
+	// Not a runtime error: a value of any type, its first line the detail.
 	assert.Equal(t, "corrupt data: its decoder failed on the bytes here (detail: parquet: bad page)", panicError(errors.New("parquet: bad page\nmore")).Error())
+	assert.Empty(t, panicError("parquet: bad page").(*CorruptError).Runtime)
+}
+
+// No runtime error reaches the message: whichever the panic, or the error
+// of a reader that recovered one and quoted it.
+func TestPanicErrorHidesRuntimeText(t *testing.T) {
+	recovered := func(f func()) (p any) {
+		defer func() { p = recover() }()
+		f()
+		return nil
+	}
+	n, lo := -1, 3
+	var s []byte
+	var m *struct{ x int }
+	var zero int
+	for _, tc := range []struct {
+		name    string
+		p       any
+		meaning string
+	}{
+		{"makeslice", recovered(func() { _ = make([]byte, n) }), "a length or count it declares is negative or too large to allocate"},
+		{"slice bounds", recovered(func() { _ = s[lo:] }), "an offset or a length it declares lies outside the data"},
+		{"nil pointer", recovered(func() { _ = m.x }), "a part it needs is missing"},
+		{"divide by zero", recovered(func() { _ = 1 / zero }), "a size or count it declares is zero"},
+		{"quoted", "arrow/array: index out of range", "an offset or a length it declares lies outside the data"},
+		{"wrapped", fmt.Errorf("arrow/ipc: unknown error while reading: %w", recovered(func() { _ = s[lo] }).(error)),
+			"an offset or a length it declares lies outside the data"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.NotNil(t, tc.p)
+			err := panicError(tc.p)
+			assert.Equal(t, "corrupt data: its decoder failed on the bytes here (detail: "+tc.meaning+")", err.Error())
+			for _, w := range runtimeWords {
+				assert.NotContains(t, err.Error(), w)
+			}
+			assert.Equal(t, fmt.Sprint(tc.p), err.(*CorruptError).Runtime)
+		})
+	}
+
+	// What arrow-go's IPC reader returns for a panic it recovered.
+	p := recovered(func() { _ = make([]byte, n) })
+	err := runtimeFailure(fmt.Errorf("arrow/ipc: unknown error while reading: %w", p.(error)))
+	var ce *CorruptError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, "a length or count it declares is negative or too large to allocate", ce.Detail)
+	assert.Contains(t, ce.Runtime, "makeslice: len out of range")
+	plain := errors.New("corrupt Arrow IPC stream: a second schema message")
+	assert.Same(t, plain, runtimeFailure(plain))
+	assert.NoError(t, runtimeFailure(nil))
 }
 
 // manyLeaves is a dataset of one source of n int32 leaves (probed without

@@ -177,8 +177,11 @@ func (s *pageScratch) pageData(ctx context.Context, g *pageGuard, codec compress
 		if comp > c.end-p.at { // (as pageBytes says it)
 			return nil, fmt.Errorf("a page of %d bytes where the column chunk has %d left", comp, c.end-p.at)
 		}
-		s.page = grow(s.page, int(unc))
-		if err := g.streams.decodeInPieces(ctx, c.codec, s.page, g.streams.input(c.f, p.at, comp), levels); err != nil {
+		var err error
+		if s.page, err = growCharged(c.charge, "a page decompressed", s.page, int(unc)); err != nil {
+			return nil, err
+		}
+		if err := g.streams.decodeInPieces(ctx, c.codec, s.page, g.streams.input(c, p.at, comp), levels, g.zstdWindow); err != nil {
 			return nil, err
 		}
 		return s.page, nil
@@ -193,7 +196,10 @@ func (s *pageScratch) pageData(ctx context.Context, g *pageGuard, codec compress
 		}
 		return src, nil
 	}
-	s.page = grow(s.page, int(unc))
+	var err2 error
+	if s.page, err2 = growCharged(c.charge, "a page decompressed", s.page, int(unc)); err2 != nil {
+		return nil, err2
+	}
 	if err := decodePage(codec, c.codec, &g.zstd, s.page, src, levels); err != nil {
 		return nil, err
 	}
@@ -221,6 +227,11 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	var seen int64 // rows of the pages so far
 	g.begin(c)
 	defer g.end()
+	defer func() { // the large buffers are not kept (charge.go)
+		s.page = dropCharged(c.charge, s.page)
+		s.dict = dropCharged(c.charge, s.dict)
+		s.levels = dropCharged(c.charge, s.levels)
+	}()
 	var open *pageStream // the stream of a page read as one, until it is finished
 	openAt := 0          // that page's index
 	defer func() {
@@ -288,7 +299,11 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if n < 0 || n > len(data)/width {
 				return res, fmt.Errorf("dictionary page of %d values in %d bytes", n, len(data))
 			}
-			s.dict = append(s.dict[:0], data[:n*width]...)
+			var err error
+			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*width); err != nil {
+				return res, err
+			}
+			copy(s.dict, data[:n*width])
 			dict = column.View{Type: l.typ, Kind: l.kind, Len: n, Values: s.dict}
 			hasDict = true
 			continue

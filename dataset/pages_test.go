@@ -337,7 +337,7 @@ func TestPageLeafOf(t *testing.T) {
 	reasons := func(cfg pqConfig) map[string]string {
 		path := filepath.Join(dir, cfg.name+".parquet")
 		writePQ(t, path, rec, cfg)
-		schema, pqf, err := probeParquet(path)
+		schema, pqf, err := probeParquet(pathSource(t, path))
 		require.NoError(t, err)
 		out := map[string]string{}
 		for _, l := range column.Leaves(schema) {
@@ -387,7 +387,7 @@ func TestPageLeafOf(t *testing.T) {
 	defer lrec.Release()
 	path := filepath.Join(dir, "list.parquet")
 	writePQ(t, path, lrec, pqConfig{})
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	_, err = pageLeafOf(pqf.meta, 0, arrow.PrimitiveTypes.Int64)
 	assert.EqualError(t, err, "not aggregated from pages: repeated column")

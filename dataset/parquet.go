@@ -5,15 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -87,7 +88,7 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 
 // parquetRun aggregates the selected leaves of one Parquet file.
 type parquetRun struct {
-	path   string
+	src    Source
 	pqf    *parquetFile
 	leaves []parquetLeaf
 	mem    memory.Allocator
@@ -100,6 +101,8 @@ type parquetRun struct {
 	// arrays at once, all workers together: at most decodeBytes /
 	// arrowTaskBytes of them run at a time.
 	decodeBytes int64
+	// budget is charged with what the chunks' tasks allocate (charge.go).
+	budget *budget.Budget
 	// useStats answers the chunks whose row-group statistics give the
 	// aggregates from them (stats.go).
 	useStats bool
@@ -121,15 +124,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil || plan.tasks == 0 {
 		return err
 	}
-	f, err := os.Open(r.path)
+	f, err := r.src.open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	fr, err := r.openLeafReader(f)
 	if err != nil {
 		return err
@@ -140,7 +139,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	tasks := make(chan int)
 	results := make(chan taskDone)
 	for w := 0; w < workers; w++ {
-		go r.work(ctx, f, fi.Size(), fr, tasks, results)
+		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
 	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
 }
@@ -201,7 +200,7 @@ func (r *parquetRun) isArrow(t int) bool {
 // openLeafReader opens the pqarrow reader of the leaves decoded into Arrow
 // arrays (newLeafFileReader); nil when every leaf is aggregated from its
 // pages or its statistics.
-func (r *parquetRun) openLeafReader(f *os.File) (*pqarrow.FileReader, error) {
+func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileReader, error) {
 	md := r.pqf.meta
 	for _, l := range r.leaves {
 		if l.page == nil && !l.stats.all() {
@@ -237,7 +236,11 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 		rg, l := r.task(t)
 		var ok bool
 		if d.res, ok = r.statsChunk(rg, l); !ok {
-			d.res, d.err = r.chunk(ctx, f, size, fr, &wk, rg, l)
+			d.err = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) error {
+				var err error
+				d.res, err = r.chunk(ctx, f, size, fr, &wk, c, rg, l)
+				return err
+			})
 		}
 		results <- d
 	}
@@ -317,7 +320,8 @@ func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, pl
 
 // chunk aggregates the chunk of leaf l in row group rg; a panic of the
 // Parquet reader on corrupt bytes is an error.
-func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, rg int, l *parquetLeaf) (res chunkResult, err error) {
+// Its buffers are charged to charge.
+func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, charge *budget.Charge, rg int, l *parquetLeaf) (res chunkResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = panicError(p)
@@ -336,11 +340,28 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, err
 	}
 	if l.page == nil {
-		if _, err := r.guard(ctx, &wk.guard, f, size, cc, l.col, true); err != nil {
+		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true)
+		if err != nil {
 			return res, err
+		}
+		// An encrypted chunk is left to arrow-go, which cannot read it
+		// without keys: its pages are not known.
+		var largest int64
+		wk.guard.allNull = false
+		if ok {
+			c.charge = charge
+			if largest, err = wk.guard.check(ctx, &c); err != nil {
+				return res, err
+			}
 		}
 		if wk.guard.allNull && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
+		}
+		// What arrow-go holds to decode the chunk: its batches and scratch,
+		// a page read and decompressed, the dictionary as its decoders
+		// hold it.
+		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost); err != nil {
+			return res, err
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
 	}
@@ -358,5 +379,6 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	if !ok {
 		return res, errors.New("an encrypted column chunk") // (pageLeafOf leaves those to pqarrow)
 	}
+	c.charge = charge
 	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
 }

@@ -167,7 +167,10 @@ func zstdFrameWindow(wd byte, single bool, size uint64) int64 {
 
 // readBody reads n bytes of the chunk at pos.
 func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
-	g.body = grow(g.body, int(n))
+	var err error
+	if g.body, err = growCharged(c.charge, "a page read", g.body, int(n)); err != nil {
+		return nil, err
+	}
 	if err := readFull(c.f, g.body, pos); err != nil {
 		return nil, err
 	}
@@ -184,8 +187,10 @@ func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, un
 		return nil, err
 	}
 	if streamedCodec(c.codec, unc, g.zstdWindow) {
-		g.out = grow(g.out, int(unc))
-		if err := g.streams.decodeInPieces(ctx, c.codec, g.out, g.streams.input(c.f, pos, comp), int(levels)); err != nil {
+		if g.out, err = growCharged(c.charge, "a page decompressed", g.out, int(unc)); err != nil {
+			return nil, err
+		}
+		if err := g.streams.decodeInPieces(ctx, c.codec, g.out, g.streams.input(c, pos, comp), int(levels), g.zstdWindow); err != nil {
 			return nil, err
 		}
 		return g.out, nil
@@ -194,7 +199,9 @@ func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, un
 	if err != nil {
 		return nil, err
 	}
-	g.out = grow(g.out, int(unc))
+	if g.out, err = growCharged(c.charge, "a page decompressed", g.out, int(unc)); err != nil {
+		return nil, err
+	}
 	if err := decodePage(codec, c.codec, &g.zstd, g.out, src, int(levels)); err != nil {
 		return nil, err
 	}
@@ -249,7 +256,7 @@ func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			err = fmt.Errorf("corrupt %s page (%v)", name, p)
+			err = fmt.Errorf("corrupt %s page: %w", name, panicError(p))
 		}
 	}()
 	var dec []byte

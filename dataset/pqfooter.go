@@ -5,47 +5,42 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 )
 
-// checkParquetFooter checks the footer of the Parquet file at path against
+// checkParquetFooter checks the footer of the Parquet file s against
 // the limits (limits.go) before arrow-go decodes it: its size, the number
 // of elements, leaf columns and nesting depth of its schema, and the number
 // of row groups and column chunks. It reads the thrift FileMetaData with
 // the guard's compact decoder (pqheader.go), allocating nothing per
 // element, and stops once it has the schema and the count of row groups.
 // What it cannot make sense of is left to arrow-go, which says what is
-// wrong.
-func checkParquetFooter(ctx context.Context, path string) error {
-	f, err := os.Open(path)
+// wrong. It returns the footer's size in bytes.
+func checkParquetFooter(ctx context.Context, s Source) (int64, error) {
+	f, err := s.open()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	size := fi.Size()
+	size := s.Size
 	if size < 12 {
-		return nil
+		return 0, nil
 	}
 	var tail [8]byte
 	if err := readFull(f, tail[:], size-8); err != nil {
-		return err
+		return 0, err
 	}
 	n := int64(binary.LittleEndian.Uint32(tail[:4]))
 	if n > MaxFooterBytes {
-		return limitError("Parquet footer size in bytes", n, "MaxFooterBytes", MaxFooterBytes)
+		return 0, limitError("Parquet footer size in bytes", n, "MaxFooterBytes", MaxFooterBytes)
 	}
 	if n > size-12 {
-		return nil // (arrow-go says the file is truncated)
+		return 0, nil // (arrow-go says the file is truncated)
 	}
 	footer := make([]byte, n)
 	if err := readFull(f, footer, size-8-n); err != nil {
-		return err
+		return 0, err
 	}
-	return checkFooterBytes(ctx, footer)
+	return n, checkFooterBytes(ctx, footer)
 }
 
 // errFooterDone stops the footer's walk once it has what it checks.

@@ -86,7 +86,7 @@ func writeGuardFile(t *testing.T, dir string, cfg pqConfig, seed uint64) string 
 // read through arrow-go's decoders (the strictest checks).
 func guardFile(t *testing.T, path string) error {
 	t.Helper()
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -382,17 +382,17 @@ func TestPageGuardRefusesUnjustifiedSizes(t *testing.T) {
 		{"dictionary indices of 64 bits", compress.Codecs.Uncompressed, ba, 0,
 			[]page{dict3, dataPage(10, parquet.Encodings.RLEDict, append([]byte{64}, rleRun(10, 2, 8)...))}, "dictionary indices of 64 bits"},
 		{"dictionary indices out of range", compress.Codecs.Uncompressed, ba, 0,
-			[]page{dict3, dataPage(10, parquet.Encodings.RLEDict, append([]byte{31}, rleRun(10, 1<<30, 31)...))}, "dictionary index 1073741824 out of range [0, 3)"},
+			[]page{dict3, dataPage(10, parquet.Encodings.RLEDict, append([]byte{31}, rleRun(10, 1<<30, 31)...))}, "dictionary index 1073741824 not in [0, 3)"},
 		{"dictionary indices of more bits than needed, in range", compress.Codecs.Uncompressed, ba, 0,
 			[]page{dict3, dataPage(10, parquet.Encodings.RLEDict, append([]byte{20}, rleRun(10, 2, 20)...))}, ""},
 		{"dictionary indices of nulls only", compress.Codecs.Uncompressed, ba, 1,
 			[]page{dict3, dataPage(10, parquet.Encodings.RLEDict, append(binary.LittleEndian.AppendUint32(nil, 2), rleRun(10, 0, 1)...))}, ""},
 		{"dictionary indices in a page v2", compress.Codecs.Uncompressed, ba, 1,
-			[]page{dict3, v2(10, parquet.Encodings.RLEDict, rleRun(10, 1, 1), append([]byte{31}, rleRun(10, 1<<30, 31)...))}, "out of range"},
+			[]page{dict3, v2(10, parquet.Encodings.RLEDict, rleRun(10, 1, 1), append([]byte{31}, rleRun(10, 1<<30, 31)...))}, "not in [0, 3)"},
 		{"dictionary-encoded ints", compress.Codecs.Uncompressed, i32, 0,
 			[]page{dictPage(3, bytesOf(12)), dataPage(10, parquet.Encodings.RLEDict, append([]byte{2}, rleRun(10, 2, 2)...))}, ""},
 		{"dictionary-encoded ints out of range", compress.Codecs.Uncompressed, i32, 0,
-			[]page{dictPage(3, bytesOf(12)), dataPage(10, parquet.Encodings.RLEDict, append([]byte{31}, rleRun(10, 1<<30, 31)...))}, "out of range"},
+			[]page{dictPage(3, bytesOf(12)), dataPage(10, parquet.Encodings.RLEDict, append([]byte{31}, rleRun(10, 1<<30, 31)...))}, "not in [0, 3)"},
 		{"dictionary-encoded ints cut short", compress.Codecs.Uncompressed, i32, 0,
 			[]page{dictPage(3, bytesOf(12)), dataPage(10, parquet.Encodings.RLEDict, append([]byte{2}, rleRun(4, 2, 2)...))}, "dictionary indices"},
 		{"no dictionary page", compress.Codecs.Uncompressed, ba, 0,
@@ -497,7 +497,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Uncompressed),
 		parquet.WithDictionaryDefault(true)}})
 	rec.Release()
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	col := -1
 	for c := 0; c < pqf.meta.Schema.NumColumns(); c++ {
@@ -509,7 +509,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	bad := filepath.Join(dir, "bad.parquet")
 	require.NoError(t, os.WriteFile(bad, corruptDictWidth(t, path, col, 64), 0o644))
 
-	schema, pqf, err := probeParquet(bad)
+	schema, pqf, err := probeParquet(pathSource(t, bad))
 	require.NoError(t, err)
 	leaf, ok := column.Find(column.Leaves(schema), "rec.s")
 	require.True(t, ok)
@@ -536,7 +536,7 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 	var wk worker
 	fi, err := f.Stat()
 	require.NoError(t, err)
-	_, err = r.chunk(context.Background(), f, fi.Size(), fr, &wk, 0, &leaves[0])
+	_, err = r.chunk(context.Background(), f, fi.Size(), fr, &wk, nil, 0, &leaves[0])
 	assert.ErrorContains(t, err, `column "rec.s": page 1: dictionary indices of 64 bits`)
 }
 
@@ -645,7 +645,7 @@ func BenchmarkNestedStrings(b *testing.B) {
 // guard alone (as chunks decoded by arrow-go: the strictest checks).
 func BenchmarkPageGuard(b *testing.B) {
 	path := benchFile(b)
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(b, path))
 	require.NoError(b, err)
 	f, err := os.Open(path)
 	require.NoError(b, err)

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // Large pages are decompressed as streams, a piece at a time, checking the
@@ -117,7 +119,9 @@ func (in *pageInput) Read(p []byte) (int, error) {
 
 // streamDecoders are a worker's stream decoders and buffers, made on first
 // use, shared by the walk and the page path (one page at a time), and
-// released at the end of a chunk that used them.
+// released at the end of a chunk that used them. The zstd decoder's history
+// is charged to the chunk's charge (its buffers are no larger than
+// keepBytes: uncharged, as the walk's small buffers).
 type streamDecoders struct {
 	// zstd decodes streams in the calling goroutine: with a concurrency of
 	// 1, klauspost/compress's decoder decodes a stream synchronously (it
@@ -134,11 +138,15 @@ type streamDecoders struct {
 	scratch []byte        // bytes read past (skipped, or past the page)
 	whole   pageStream    // the stream of a page decompressed whole
 	used    bool          // since the last release
+	charge  *budget.Charge
+	charged int64 // the zstd history charged to charge
 }
 
-// input returns a reader of the n bytes of f at off, buffered.
-func (d *streamDecoders) input(f io.ReaderAt, off, n int64) io.Reader {
-	d.in = pageInput{f: f, off: off, end: off + n}
+// input returns a reader of the n bytes at off of the file of chunk c,
+// buffered.
+func (d *streamDecoders) input(c *guardChunk, off, n int64) io.Reader {
+	d.in = pageInput{f: c.f, off: off, end: off + n}
+	d.charge = c.charge
 	if d.buf == nil {
 		d.buf = bufio.NewReaderSize(&d.in, streamInputBytes)
 	} else {
@@ -157,6 +165,7 @@ func (d *streamDecoders) release() {
 	if d.zstd != nil {
 		d.zstd.Close()
 	}
+	d.charge.Shrink(d.charged)
 	*d = streamDecoders{}
 }
 
@@ -176,9 +185,9 @@ type pageStream struct {
 
 // open starts st on the decompressed bytes of src, compressed with name
 // (Uncompressed: src is the bytes), which a page declares as unc bytes
-// after levels bytes of levels. src is the reader of input when it reads the
-// file.
-func (d *streamDecoders) open(st *pageStream, name compress.Compression, src io.Reader, levels, unc int64) error {
+// after levels bytes of levels, its zstd frames needing a window of window
+// bytes at most. src is the reader of input when it reads the file.
+func (d *streamDecoders) open(st *pageStream, name compress.Compression, src io.Reader, levels, unc, window int64) error {
 	d.used = true
 	*st = pageStream{name: name, dec: d, levels: levels, unc: unc}
 	if src == d.buf {
@@ -188,6 +197,12 @@ func (d *streamDecoders) open(st *pageStream, name compress.Compression, src io.
 	case compress.Codecs.Uncompressed:
 		st.r = src
 	case compress.Codecs.Zstd:
+		if h := 2 * window; h > keepBytes && h > d.charged { // (its history, made for the first frame)
+			if err := d.charge.Grow("a zstd window", h-d.charged); err != nil {
+				return err
+			}
+			d.charged = h
+		}
 		if d.zstd == nil {
 			z, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false))
 			if err != nil {
@@ -230,16 +245,29 @@ func (st *pageStream) close() {
 }
 
 // fail records err, an error of the decoder, as the stream's: the input's
-// read error when there is one, else corrupt bytes.
+// read error when there is one, else corrupt bytes, as decodePage says it
+// (the errors of arrow-go's gzip and brotli codecs are panics).
 func (st *pageStream) fail(err error) error {
 	switch {
 	case st.in != nil && st.in.err != nil:
 		err = st.in.err
-	case st.name != compress.Codecs.Uncompressed:
+	case st.name == compress.Codecs.Zstd:
 		err = fmt.Errorf("corrupt %s page (%v)", st.name, err)
+	case st.name != compress.Codecs.Uncompressed:
+		err = fmt.Errorf("corrupt %s page: %w", st.name, panicError(err))
 	}
 	st.err = err
 	return err
+}
+
+// recovered records the panic p of the decoder as the stream's error, as
+// decodePage says it (or the input's read error).
+func (st *pageStream) recovered(p any) error {
+	st.err = fmt.Errorf("corrupt %s page: %w", st.name, panicError(p))
+	if st.in != nil && st.in.err != nil {
+		st.err = st.in.err
+	}
+	return st.err
 }
 
 // short records that the stream ended after total bytes (levels included).
@@ -272,7 +300,7 @@ func (st *pageStream) read(ctx context.Context, p []byte) error {
 func (st *pageStream) piece(p []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = st.fail(fmt.Errorf("%v", r))
+			err = st.recovered(r)
 		}
 	}()
 	switch st.name {
@@ -340,8 +368,10 @@ func (st *pageStream) finish(ctx context.Context) error {
 		return nil
 	}
 	for {
-		n, err := st.past(d.scratch[:1])
+		n, panicked, err := st.past(d.scratch[:1])
 		switch {
+		case panicked:
+			return err
 		case n > 0:
 			st.err = fmt.Errorf("a page said to hold %d bytes decompresses to more", st.levels+st.unc)
 			return st.err
@@ -354,27 +384,28 @@ func (st *pageStream) finish(ctx context.Context) error {
 }
 
 // past reads what comes of the decoder past the page's declared bytes
-// into p, recovering its panics.
-func (st *pageStream) past(p []byte) (n int, err error) {
+// into p; a panic of the decoder is the stream's error.
+func (st *pageStream) past(p []byte) (n int, panicked bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("%v", r)
+			panicked, err = true, st.recovered(r)
 		}
 	}()
-	return st.r.Read(p)
+	n, err = st.r.Read(p)
+	return n, false, err
 }
 
 // decodeInPieces decompresses a page whose bytes src are levels bytes as
 // they are (the levels of a data page v2), then compressed ones, of codec
 // name, into out, which the page must fill exactly, as decodePage does, but
 // as a stream, a piece at a time, checking ctx between pieces.
-func (d *streamDecoders) decodeInPieces(ctx context.Context, name compress.Compression, out []byte, src io.Reader, levels int) error {
+func (d *streamDecoders) decodeInPieces(ctx context.Context, name compress.Compression, out []byte, src io.Reader, levels int, window int64) error {
 	if _, err := io.ReadFull(src, out[:levels]); err != nil {
 		return err
 	}
 	st := &d.whole
 	defer st.close()
-	if err := d.open(st, name, src, int64(levels), int64(len(out)-levels)); err != nil {
+	if err := d.open(st, name, src, int64(levels), int64(len(out)-levels), window); err != nil {
 		return err
 	}
 	if err := st.read(ctx, out[levels:]); err != nil {
@@ -401,16 +432,19 @@ func (s *pageScratch) openPage(g *pageGuard, p *chunkPage) (*pageStream, []byte,
 	if name == compress.Codecs.Uncompressed && n != unc { // (the walk checked it)
 		return nil, nil, fmt.Errorf("an uncompressed page of %d bytes said to hold %d", comp, unc)
 	}
-	in := g.streams.input(c.f, p.at, n)
+	in := g.streams.input(c, p.at, n)
 	var levels int64
 	if p.typ == pageTypeDataV2 {
 		levels = int64(p.defBytes) + int64(p.repBytes) // (checked: at most comp and unc)
 	}
-	s.levels = grow(s.levels, int(levels))
+	var err error
+	if s.levels, err = growCharged(c.charge, "the levels of a page", s.levels, int(levels)); err != nil {
+		return nil, nil, err
+	}
 	if _, err := io.ReadFull(in, s.levels); err != nil {
 		return nil, nil, err
 	}
-	if err := g.streams.open(&s.stream, name, in, levels, unc-levels); err != nil {
+	if err := g.streams.open(&s.stream, name, in, levels, unc-levels, g.zstdWindow); err != nil {
 		s.stream.close()
 		return nil, nil, err
 	}
@@ -436,7 +470,10 @@ func (s *pageScratch) streamV1Levels(ctx context.Context, st *pageStream, enc pa
 		if k > size-4 {
 			return 0, fmt.Errorf("levels of %d bytes in a page of %d", k, size)
 		}
-		s.levels = grow(s.levels, int(k))
+		var err error
+		if s.levels, err = growCharged(st.dec.charge, "the levels of a page", s.levels, int(k)); err != nil {
+			return 0, err
+		}
 		if err := st.read(ctx, s.levels); err != nil {
 			return 0, err
 		}
@@ -447,7 +484,10 @@ func (s *pageScratch) streamV1Levels(ctx context.Context, st *pageStream, enc pa
 		if n < 0 || k > size {
 			return 0, fmt.Errorf("%d bit-packed levels in a page of %d bytes", n, size)
 		}
-		s.levels = grow(s.levels, int(k))
+		var err error
+		if s.levels, err = growCharged(st.dec.charge, "the levels of a page", s.levels, int(k)); err != nil {
+			return 0, err
+		}
 		if err := st.read(ctx, s.levels); err != nil {
 			return 0, err
 		}

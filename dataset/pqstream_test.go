@@ -136,11 +136,11 @@ func TestStreamMatchesOneShot(t *testing.T) {
 					wantErr := decodePage(c, codec, &zd, want, src, levels)
 					for _, fromFile := range []bool{false, true} {
 						got := make([]byte, levels+in.unc)
-						var r = sd.input(bytes.NewReader(src), 0, int64(len(src)))
-						if !fromFile {
-							r = bytes.NewReader(src)
+						var r io.Reader = bytes.NewReader(src)
+						if fromFile {
+							r = sd.input(&guardChunk{f: bytes.NewReader(src)}, 0, int64(len(src)))
 						}
-						gotErr := sd.decodeInPieces(ctx, codec, got, r, levels)
+						gotErr := sd.decodeInPieces(ctx, codec, got, r, levels, 0)
 						if wantErr != nil {
 							require.Error(t, gotErr, "from the file: %v; want %v", fromFile, wantErr)
 							assert.Equal(t, wantErr.Error(), gotErr.Error(), "from the file: %v", fromFile)
@@ -167,7 +167,7 @@ func TestZstdStreamIsSynchronous(t *testing.T) {
 	var sd streamDecoders
 	defer sd.release()
 	out := make([]byte, len(data))
-	require.NoError(t, sd.decodeInPieces(context.Background(), compress.Codecs.Zstd, out, sd.input(src, 0, src.r.Size()), 0))
+	require.NoError(t, sd.decodeInPieces(context.Background(), compress.Codecs.Zstd, out, sd.input(&guardChunk{f: src}, 0, src.r.Size()), 0, 0))
 	assert.Equal(t, data, out)
 	assert.Equal(t, map[string]bool{goroutineID(): true}, src.ids, "the goroutines that read the input")
 }
@@ -256,7 +256,7 @@ func TestPagePathStreamsMatchWholePages(t *testing.T) {
 // wrap (when set), and the leaf, read as dt.
 func firstChunk(t *testing.T, path string, col int, dt arrow.DataType, wrap func(io.ReaderAt) io.ReaderAt) (guardChunk, pageLeaf, int64) {
 	t.Helper()
-	_, pqf, err := probeParquet(path)
+	_, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -508,7 +508,7 @@ func TestZstdPageDecodingPastItsSize(t *testing.T) {
 	var sd streamDecoders
 	defer sd.release()
 	runtime.ReadMemStats(&before)
-	err = sd.decodeInPieces(context.Background(), compress.Codecs.Zstd, make([]byte, unc), bytes.NewReader(src), 0)
+	err = sd.decodeInPieces(context.Background(), compress.Codecs.Zstd, make([]byte, unc), bytes.NewReader(src), 0, 8<<20)
 	runtime.ReadMemStats(&after)
 	require.EqualError(t, err, want)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated")

@@ -189,9 +189,11 @@ func dictEntryBytes(phys parquet.Type, typeLen int) int64 {
 // against MaxChunkDecodeBytes.
 func checkDictCost(c *guardChunk, n, unc int64) error {
 	per := dictEntryBytes(c.phys, c.typeLen)
-	if need := unc + n*per; need > MaxChunkDecodeBytes {
+	need := unc + n*per
+	if need > MaxChunkDecodeBytes {
 		return limitError(fmt.Sprintf("memory to decode a dictionary of %d %s entries (%d bytes each, and the page's %d bytes)", n, c.phys, per, unc),
 			need, "MaxChunkDecodeBytes", MaxChunkDecodeBytes)
 	}
+	c.dictCost = need
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // arrow-go allocates whatever sizes and counts a file declares, before it
@@ -141,6 +143,12 @@ type guardChunk struct {
 	decoded bool
 	// budget bounds what arrow-go allocates per value of a DELTA_* page.
 	budget int64
+	// charge is the memory budget's charge of the chunk's task: the
+	// walk's large buffers are charged to it (charge.go).
+	charge *budget.Charge
+	// dictCost is what arrow-go's decoders hold for the dictionary of a
+	// decoded chunk (checkDictCost), once the walk met it.
+	dictCost int64
 }
 
 // chunkPage is what the walk records of a page it checked: its header, as
@@ -209,7 +217,10 @@ func (g *pageGuard) ahead(c *guardChunk, pos int64, n, extra int) ([]byte, error
 		return g.win[pos-g.winAt : pos-g.winAt+int64(n)], nil
 	}
 	m := int(min(int64(max(n+extra, 512)), c.end-pos))
-	g.win = grow(g.win, m)
+	var err error
+	if g.win, err = growCharged(c.charge, "a page read", g.win, m); err != nil {
+		return nil, err
+	}
 	if err := readFull(c.f, g.win, pos); err != nil {
 		g.win = g.win[:0]
 		return nil, err
@@ -253,16 +264,10 @@ func (g *pageGuard) begin(c *guardChunk) {
 
 // end ends a walk: the buffers a large page grew are dropped.
 func (g *pageGuard) end() {
-	if cap(g.body) > guardKeep {
-		g.body = nil
-	}
-	if cap(g.out) > guardKeep {
-		g.out = nil
-	}
-	if cap(g.win) > guardKeep {
-		g.win = nil
-	}
-	g.win = g.win[:0]
+	c := g.walk.c.charge
+	g.body = dropCharged(c, g.body)
+	g.out = dropCharged(c, g.out)
+	g.win = dropCharged(c, g.win)[:0]
 	g.streams.release()
 	g.walk.c = nil
 }

@@ -20,6 +20,8 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // batchReader yields the record batches of one source.
@@ -105,9 +107,9 @@ func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
 }
 
 // probeParquet reads the footer and the Arrow schema of a Parquet file.
-func probeParquet(path string) (_ *arrow.Schema, _ *parquetFile, err error) {
+func probeParquet(s Source) (_ *arrow.Schema, _ *parquetFile, err error) {
 	defer recoverTo(&err)
-	f, err := os.Open(path)
+	f, err := s.open()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -157,17 +159,17 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 // file is then read from its footer (ipcfile.go), or, for types the
 // in-place decoder does not lay out, as that stream.
 
-func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema, err error) {
-	f, err := os.Open(path)
+func probeIPCFile(ctx context.Context, src Source) (_ *arrow.Schema, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	sr, err := ipcFileStream(f, size)
+	sr, err := ipcFileStream(f, src.Size)
 	if err != nil {
 		return nil, err
 	}
-	s, err := openIPCStream(ctx, sr, nil, false, memory.DefaultAllocator, nil, nil)
+	s, err := openIPCStream(ctx, sr, nil, false, memory.DefaultAllocator, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -175,17 +177,17 @@ func probeIPCFile(ctx context.Context, path string, size int64) (_ *arrow.Schema
 	return s.rdr.Schema(), nil
 }
 
-func openIPCFile(ctx context.Context, path string, size int64, mem memory.Allocator, prog *tracker) (_ *ipcStreamReader, err error) {
-	f, err := os.Open(path)
+func openIPCFile(ctx context.Context, src Source, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
+	f, err := src.open()
 	if err != nil {
 		return nil, err
 	}
-	sr, err := ipcFileStream(f, size)
+	sr, err := ipcFileStream(f, src.Size)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return openIPCStream(ctx, sr, f, false, mem, prog, nil)
+	return openIPCStream(ctx, sr, f, false, mem, bud, prog, nil)
 }
 
 // --- Arrow IPC stream -----------------------------------------------------
@@ -249,12 +251,15 @@ type ipcStreamReader struct {
 	closer io.Closer       // the file, if any
 	stop   func()
 	prog   *tracker
+	batch  int // record batches read
 }
 
 // openIPCStream starts reading a stream (reading its schema). r is a file or
 // standard input; with stdin set, r is read through a pump so that abort, or
 // the end of ctx, unblocks it.
-func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin bool, mem memory.Allocator, prog *tracker, report progressFunc) (_ *ipcStreamReader, err error) {
+// What the stream buffers and what Arrow's reader allocates is charged to
+// bud (nil: nothing is charged) while the stream is open.
+func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin bool, mem memory.Allocator, bud *budget.Budget, prog *tracker, report progressFunc) (_ *ipcStreamReader, err error) {
 	defer recoverTo(&err)
 	s := &ipcStreamReader{closer: closer, prog: prog, stop: func() {}}
 	size := streamSize(r)
@@ -273,11 +278,16 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 		report = prog.add
 	}
 	guard := newIPCGuard(&countingReader{ctx: ctx, r: r, prog: report}, size)
+	guard.charge = bud.Holder(ctx)
 	s.alloc = guard.allocator(mem)
 	rdr, err := newIPCReader(guard, s.alloc)
 	if err != nil {
+		if ofe := (*otherFormatError)(nil); errors.As(err, &ofe) {
+			err = ofe // what the input is, not what Arrow's reader made of it
+		}
 		s.stop()
 		s.alloc.freeAll()
+		guard.charge.Close()
 		if closer != nil {
 			closer.Close()
 		}
@@ -305,17 +315,26 @@ func streamSize(r io.Reader) int64 {
 // the reader on corrupt bytes is an error.
 func newIPCReader(r io.Reader, mem memory.Allocator) (_ *ipc.Reader, err error) {
 	defer recoverTo(&err)
-	return ipc.NewReader(r, ipc.WithAllocator(mem))
+	rdr, err := ipc.NewReader(r, ipc.WithAllocator(mem))
+	return rdr, runtimeFailure(err)
 }
 
+// next reads the next record batch; its errors name the batch (from 0).
 func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error) {
-	defer recoverTo(&err)
+	defer func() {
+		if p := recover(); p != nil {
+			err = panicError(p)
+		}
+		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+			err = fmt.Errorf("record batch %d: %w", s.batch, err)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if !s.rdr.Next() {
 		if err := s.rdr.Err(); err != nil {
-			return nil, err
+			return nil, runtimeFailure(err)
 		}
 		s.prog.finish()
 		return nil, io.EOF
@@ -327,6 +346,7 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		}
 	}
 	rec.Retain()
+	s.batch++
 	return rec, nil
 }
 
@@ -369,6 +389,7 @@ func (s *ipcStreamReader) close() error {
 	s.stop()
 	s.rdr.Release()
 	s.alloc.freeAll()
+	s.alloc.g.charge.Close()
 	if s.closer != nil {
 		return s.closer.Close()
 	}

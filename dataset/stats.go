@@ -353,7 +353,7 @@ func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st agg.State, err 
 	case s.less(hi, lo):
 		return st, fmt.Errorf("min_value %s above max_value %s", s.format(lo), s.format(hi))
 	case !s.inRange(lo) || !s.inRange(hi):
-		return st, fmt.Errorf("min_value %s or max_value %s out of range", s.format(lo), s.format(hi))
+		return st, fmt.Errorf("min_value %s or max_value %s outside the range of the column type", s.format(lo), s.format(hi))
 	}
 	enc := metadata.EncodedStatistics{HasMin: true, Min: minB, HasMax: true, Max: maxB}
 	if !md.WriterVersion().HasCorrectStatistics(s.phys, s.logical, enc, s.order) {

@@ -407,10 +407,10 @@ func TestStatisticsUntrusted(t *testing.T) {
 		}, "are not INT32 values", true},
 		{"out of range", "i8", func(md *metadata.FileMetaData, col int) {
 			md.RowGroups[2].Columns[col].MetaData.Statistics.MaxValue = le32(200)
-		}, "row group 2: min_value -128 or max_value 200 out of range", true},
+		}, "row group 2: min_value -128 or max_value 200 outside the range of the column type", true},
 		{"unsigned above the maximum", "u16", func(md *metadata.FileMetaData, col int) {
 			md.RowGroups[0].Columns[col].MetaData.Statistics.MaxValue = le32(1 << 16)
-		}, "row group 0: min_value 58 or max_value 65536 out of range", true},
+		}, "row group 0: min_value 58 or max_value 65536 outside the range of the column type", true},
 		{"boolean min above max", "yes", func(md *metadata.FileMetaData, col int) {
 			md.RowGroups[0].Columns[col].MetaData.Statistics.MinValue = []byte{1}
 			md.RowGroups[0].Columns[col].MetaData.Statistics.MaxValue = []byte{0}

@@ -162,9 +162,18 @@ func (e *Engine) probe() error {
 func (e *Engine) Device() Device { return e.device }
 
 // Request names what to aggregate.
+//
+// A column that cannot be aggregated (a list, a map, a type arrowagg does not
+// read) is reported one of two ways, by one rule: named by the caller (in
+// Columns, or as the array of AggregateArray and AggregateChunked), it is an
+// error of the call, wrapping arrow.ErrNotImplemented; met as one of every
+// leaf (Columns empty), it is that column's Result.Err and the others are
+// aggregated.
 type Request struct {
 	// Columns are leaf names (dotted for struct fields); empty means every
 	// leaf of the schema, unsupported ones included with their Err set.
+	// Naming an unknown column is an error wrapping ErrUnknownColumn, naming
+	// an unsupported one an error wrapping arrow.ErrNotImplemented.
 	Columns []string
 	// Aggs is the set of aggregates; 0 means AllAggs.
 	Aggs agg.Set
@@ -174,7 +183,9 @@ type Request struct {
 var ErrUnknownColumn = errors.New("unknown column")
 
 // Resolve returns the leaves of schema that req selects, in request order (in
-// schema order when req names none).
+// schema order when req names none, unsupported leaves included with their
+// Err). A named leaf that is unsupported is an error: its Err, which wraps
+// arrow.ErrNotImplemented.
 func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
 	all := column.Leaves(schema)
 	if len(req.Columns) == 0 {
@@ -196,6 +207,9 @@ func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
 		l, ok := find(name)
 		if !ok {
 			return nil, fmt.Errorf("%w %q (columns: %s)", ErrUnknownColumn, name, column.Names(all))
+		}
+		if !l.Supported() {
+			return nil, l.Err
 		}
 		out = append(out, l)
 	}
@@ -396,15 +410,19 @@ func (e *Engine) AggregateTable(ctx context.Context, tbl arrow.Table, req Reques
 	return e.Aggregate(ctx, rdr, req)
 }
 
-// AggregateArray aggregates one array (a struct array aggregates its first
-// leaf; use AggregateRecord for every leaf).
+// AggregateArray aggregates one array as one column. A struct array of one
+// leaf (however deep) aggregates that leaf, with the struct's nulls; a struct
+// array of several leaves is an error wrapping arrow.ErrNotImplemented (put
+// it in a record and use AggregateRecord for every leaf), as is an array of a
+// type arrowagg does not aggregate (a list, a map, the null type).
 func (e *Engine) AggregateArray(ctx context.Context, arr arrow.Array, aggs agg.Set) (Result, error) {
 	ch := arrow.NewChunked(arr.DataType(), []arrow.Array{arr})
 	defer ch.Release()
 	return e.AggregateChunked(ctx, ch, aggs)
 }
 
-// AggregateChunked aggregates the chunks of a chunked array as one column.
+// AggregateChunked aggregates the chunks of a chunked array as one column,
+// as AggregateArray does one array.
 func (e *Engine) AggregateChunked(ctx context.Context, ch *arrow.Chunked, aggs agg.Set) (Result, error) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "", Type: ch.DataType(), Nullable: true}}, nil)
 	acc, err := e.NewAccumulator(schema, Request{Aggs: aggs})
@@ -412,7 +430,7 @@ func (e *Engine) AggregateChunked(ctx context.Context, ch *arrow.Chunked, aggs a
 		return Result{}, err
 	}
 	if len(acc.leaves) != 1 {
-		return Result{}, fmt.Errorf("array of type %s has %d leaves; aggregate it as a record", ch.DataType(), len(acc.leaves))
+		return Result{}, fmt.Errorf("%w: array of type %s has %d leaves; aggregate it as a record", arrow.ErrNotImplemented, ch.DataType(), len(acc.leaves))
 	}
 	if !acc.leaves[0].Supported() {
 		return Result{}, acc.leaves[0].Err

@@ -102,7 +102,7 @@ func checkBits(t *testing.T, want, got float64, what string) {
 }
 
 // TestIntegerSumsBeyond64Bits: int64 and uint64 sums past 64 bits are exact,
-// flagged, and returned as decimal128(38, 0).
+// flagged, and returned as decimal128(38, 0) in SumWide.
 func TestIntegerSumsBeyond64Bits(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -135,8 +135,9 @@ func TestIntegerSumsBeyond64Bits(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, r.SumOverflow)
 		require.Zero(t, tc.want.Cmp(r.SumExact), "want %s got %s", tc.want, r.SumExact)
-		d, ok := r.Sum.(*scalar.Decimal128)
-		require.True(t, ok, "sum is %T", r.Sum)
+		require.False(t, r.Sum.IsValid())
+		d, ok := r.SumWide.(*scalar.Decimal128)
+		require.True(t, ok, "wide sum is %T", r.SumWide)
 		require.Zero(t, tc.want.Cmp(d.Value.BigInt()))
 		require.Equal(t, int32(0), d.Type.(*arrow.Decimal128Type).Scale)
 	}

@@ -166,6 +166,13 @@ func checkResult(t *testing.T, got Result, want expected, dt arrow.DataType, msg
 	// Exact sums: integers, booleans, decimals, durations.
 	require.Zero(t, want.sumInt.Cmp(got.SumExact), "exact sum %s: want %s got %s", msg, want.sumInt, got.SumExact)
 	sv := scalarValue(got.Sum)
+	if got.SumOverflow {
+		require.Nil(t, sv, "sum %s: a null of its type when it overflows", msg)
+		require.Equal(t, sumType(vt), got.Sum.DataType(), "sum %s", msg)
+		sv = scalarValue(got.SumWide)
+	} else {
+		require.Nil(t, got.SumWide, "sum %s", msg)
+	}
 	var gotSum *big.Int
 	switch v := sv.(type) {
 	case int64:

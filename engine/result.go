@@ -18,17 +18,26 @@ import (
 // Sum, Min, Max and Mean are nil when not requested or when the aggregate does
 // not apply to the column's type (the sum of a timestamp, the mean of a
 // string), and a null scalar (IsValid false) when the column has no valid
-// values. Sums follow Arrow: int64 for signed integers, uint64 for unsigned
-// integers and booleans (the number of true values), float64 for floats,
-// decimal128(38, scale) for decimals, the column's type for durations.
-// Integer and decimal sums are exact: when one does not fit its type,
-// SumOverflow is set and Sum holds the exact value as decimal128(38, scale), or
-// decimal256(76, scale) beyond 38 digits. SumExact always has the exact
+// values.
+//
+// Sum has one Go type per column type, whatever the data: *scalar.Int64 for
+// signed integers, *scalar.Uint64 for unsigned integers and booleans (the
+// number of true values), *scalar.Float64 for floats, *scalar.Decimal128 of
+// decimal128(38, scale) for decimals and *scalar.Duration of the column's type
+// for durations, as Arrow's sum. Integer and decimal sums are exact: when one
+// does not fit that type, SumOverflow is set, Sum is a null scalar of that
+// type and SumWide holds the exact value. SumExact always has the exact
 // (unscaled) integer sum.
+//
+// Mean is a float64 for every type it applies to, decimals included: the
+// exact sum over the count, rounded once. (Arrow C++'s mean of a decimal is a
+// decimal of the column's type; package gpuagg/aggcompute's mean follows
+// Arrow C++.)
 type Result struct {
 	Name string
 	Type arrow.DataType
-	// Err says why the column could not be aggregated; nothing else is set then.
+	// Err says why the column could not be aggregated; nothing else is set
+	// then. Only a column the request did not name has it (see Request).
 	Err error
 
 	Count, NullCount int64
@@ -37,6 +46,10 @@ type Result struct {
 
 	SumExact    *big.Int
 	SumOverflow bool
+	// SumWide is the exact sum when SumOverflow is set, nil otherwise:
+	// decimal128(38, scale) (scale 0 for integers) when it has at most 38
+	// digits, else decimal256(76, scale).
+	SumWide scalar.Scalar
 
 	// First and Last are the first and last non-null values (the column's
 	// type); ArgMin and ArgMax the rows (int64) of the first minimum and the
@@ -67,7 +80,8 @@ func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result
 		r.SumExact = f.Sum.Big()
 	}
 	if aggs.Has(agg.Sum) {
-		r.Sum, r.SumOverflow = sumScalar(&f, vt, has)
+		r.Sum, r.SumWide = sumScalar(&f, vt, has)
+		r.SumOverflow = r.SumWide != nil
 	}
 	if aggs.Has(agg.Min) {
 		r.Min = valueScalar(vt, has, f.Min)
@@ -127,36 +141,39 @@ func meanApplies(dt arrow.DataType) bool {
 	return false
 }
 
-func sumScalar(s *agg.Final, dt arrow.DataType, has bool) (scalar.Scalar, bool) {
+// sumScalar is the sum of a column of type dt as its sum type (sumType), and
+// when it does not fit that type a null of it and the exact value (wide).
+func sumScalar(s *agg.Final, dt arrow.DataType, has bool) (sum, wide scalar.Scalar) {
 	st := sumType(dt)
 	if st == nil {
-		return nil, false
+		return nil, nil
 	}
 	if !has {
-		return scalar.MakeNullScalar(st), false
+		return scalar.MakeNullScalar(st), nil
 	}
+	var scale int32
 	switch st.ID() {
 	case arrow.FLOAT64:
-		return scalar.NewFloat64Scalar(s.FloatSum), false
+		return scalar.NewFloat64Scalar(s.FloatSum), nil
 	case arrow.UINT64:
 		if s.Sum.FitsUint64() {
-			return scalar.NewUint64Scalar(s.Sum[0]), false
+			return scalar.NewUint64Scalar(s.Sum[0]), nil
 		}
-	case arrow.INT64, arrow.DURATION:
+	case arrow.INT64:
 		if s.Sum.FitsInt64() {
-			if st.ID() == arrow.DURATION {
-				return scalar.NewDurationScalar(arrow.Duration(int64(s.Sum[0])), st), false
-			}
-			return scalar.NewInt64Scalar(int64(s.Sum[0])), false
+			return scalar.NewInt64Scalar(int64(s.Sum[0])), nil
+		}
+	case arrow.DURATION:
+		if s.Sum.FitsInt64() {
+			return scalar.NewDurationScalar(arrow.Duration(int64(s.Sum[0])), st), nil
 		}
 	case arrow.DECIMAL128:
-		scale := st.(*arrow.Decimal128Type).Scale
+		scale = st.(*arrow.Decimal128Type).Scale
 		if d, ok := decimalScalar(s.Sum, scale); ok {
-			return d, false
+			return d, nil
 		}
-		return wideDecimalScalar(s.Sum, scale), true
 	}
-	return wideDecimalScalar(s.Sum, 0), true
+	return scalar.MakeNullScalar(st), wideDecimalScalar(s.Sum, scale)
 }
 
 var maxDecimal38 = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(38), nil), big.NewInt(1))

@@ -25,12 +25,15 @@
 //
 // Integers (counts, integer sums, integer min/max) are exact JSON integers of
 // any size; floats are the shortest form that reads back as the same float,
-// with NaN and the infinities as the strings "NaN", "Inf" and "-Inf";
+// always with a decimal point or an exponent, in scientific notation from
+// 1e16 up and below 1e-4 (Python's repr), with NaN and the infinities as the strings "NaN", "Inf" and "-Inf";
 // decimals are strings in plain notation with the column's scale; dates are
 // "YYYY-MM-DD"; timestamps RFC 3339 in UTC with as many fractional digits as
 // needed; times "HH:MM:SS" with the fractional digits of their unit;
 // durations an integer with their unit ("1500ms"); booleans sum to the number
 // of true values and have min/max true/false; strings have min/max as
-// strings, binaries as base64 strings. An aggregate that was not requested,
+// strings, binaries as text, with bytes outside printable ASCII and the
+// backslash as \xHH (DuckDB's BLOB form). In CSV, a null is an empty field and
+// an empty string "". An aggregate that was not requested,
 // does not apply to the type or has no valid values is null.
 package report

@@ -63,7 +63,7 @@ func Example() {
 	// column  type     count  null_count    sum   min    max  mean
 	// ------  -------  -----  ----------  -----  ----  -----  ----
 	// id      int64        4           0     10     1      4   2.5
-	// price   float64      3           1  24.75     3  12.25  8.25
+	// price   float64      3           1  24.75   3.0  12.25  8.25
 	// city    utf8         3           1   null  Kyiv   Oslo  null
 	// 4 rows, 1 file
 	// --- json
@@ -72,14 +72,14 @@ func Example() {
 	//   "files": 1,
 	//   "columns": [
 	//     {"name": "id", "type": "int64", "count": 4, "null_count": 0, "sum": 10, "min": 1, "max": 4, "mean": 2.5},
-	//     {"name": "price", "type": "float64", "count": 3, "null_count": 1, "sum": 24.75, "min": 3, "max": 12.25, "mean": 8.25},
+	//     {"name": "price", "type": "float64", "count": 3, "null_count": 1, "sum": 24.75, "min": 3.0, "max": 12.25, "mean": 8.25},
 	//     {"name": "city", "type": "utf8", "count": 3, "null_count": 1, "sum": null, "min": "Kyiv", "max": "Oslo", "mean": null}
 	//   ]
 	// }
 	// --- csv
 	// name,type,count,null_count,sum,min,max,mean
 	// id,int64,4,0,10,1,4,2.5
-	// price,float64,3,1,24.75,3,12.25,8.25
+	// price,float64,3,1,24.75,3.0,12.25,8.25
 	// city,utf8,3,1,,Kyiv,Oslo,
 }
 

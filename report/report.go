@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -63,6 +62,16 @@ type Report struct {
 	// was (host, pinned, or device for columns resident on the GPU) and
 	// reason says why, residency and evictions included.
 	Plan []engine.ColumnPlan
+	// Skipped, when not nil, are the inputs left out because they could
+	// not be read (--on-error skip): the JSON output lists them as
+	// "skipped" (an array, empty when none was), the table's last line
+	// counts them.
+	Skipped []Skipped
+}
+
+// Skipped is an input left out, and why.
+type Skipped struct {
+	Path, Error string
 }
 
 type row struct {
@@ -148,6 +157,19 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
+	if r.Skipped != nil {
+		b.WriteString(",\n  \"skipped\": [")
+		for i, sk := range r.Skipped {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(b, "\n    {\"path\": %s, \"error\": %s}", jsonString(sk.Path), jsonString(sk.Error))
+		}
+		if len(r.Skipped) > 0 {
+			b.WriteString("\n  ")
+		}
+		b.WriteString("]")
+	}
 	if r.Plan != nil {
 		b.WriteString(",\n  \"plan\": [")
 		for i, p := range r.Plan {
@@ -167,30 +189,48 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 	b.WriteString("\n}\n")
 }
 
+// writeCSV writes RFC 4180 CSV: a null is an empty field, an empty string
+// the quoted "" (so that the two differ), and a field with a comma, a
+// quote, a line break or a leading space is quoted.
 func writeCSV(b *bytes.Buffer, r Report, rows []row) error {
-	w := csv.NewWriter(b)
-	header := []string{"name", "type"}
+	line := func(fields []value) {
+		for i, f := range fields {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(csvField(f))
+		}
+		b.WriteByte('\n')
+	}
+	header := []value{textOf("name"), textOf("type")}
 	for _, a := range aggOrder {
 		if listed(a.agg, r.aggs()) {
-			header = append(header, a.name)
+			header = append(header, textOf(a.name))
 		}
 	}
-	if err := w.Write(header); err != nil {
-		return err
-	}
+	line(header)
 	for _, rw := range rows {
-		rec := []string{rw.name, rw.typ}
+		rec := []value{textOf(rw.name), textOf(rw.typ)}
 		for j, v := range rw.vals {
 			if listed(aggOrder[j].agg, r.aggs()) {
-				rec = append(rec, v.s) // null: empty
+				rec = append(rec, v)
 			}
 		}
-		if err := w.Write(rec); err != nil {
-			return err
-		}
+		line(rec)
 	}
-	w.Flush()
-	return w.Error()
+	return nil
+}
+
+// csvField is the CSV form of v.
+func csvField(v value) string {
+	switch {
+	case v.kind == null:
+		return ""
+	case v.kind == text && v.s == "",
+		strings.ContainsAny(v.s, ",\"\r\n") || strings.HasPrefix(v.s, " ") || strings.HasPrefix(v.s, "\t"):
+		return `"` + strings.ReplaceAll(v.s, `"`, `""`) + `"`
+	}
+	return v.s
 }
 
 // maxCell is the widest a table cell gets before it is cut.
@@ -257,7 +297,18 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 		}
 		cells = append(cells, line)
 	}
-	widths := make([]int, len(header))
+	drawTable(b, cells, 2)
+	fmt.Fprintf(b, "%s, %s", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
+	if r.Skipped != nil {
+		fmt.Fprintf(b, ", %d skipped", len(r.Skipped))
+	}
+	b.WriteByte('\n')
+}
+
+// drawTable writes cells (a header, then rows) as aligned columns under a
+// rule, the first left columns to the left, the others to the right.
+func drawTable(b *bytes.Buffer, cells [][]string, left int) {
+	widths := make([]int, len(cells[0]))
 	for _, line := range cells {
 		for c, s := range line {
 			widths[c] = max(widths[c], displayWidth(s))
@@ -270,7 +321,7 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 			if c > 0 {
 				l.WriteString("  ")
 			}
-			if c < 2 { // names and types to the left, aggregates to the right
+			if c < left {
 				l.WriteString(s + pad)
 			} else {
 				l.WriteString(pad + s)
@@ -289,7 +340,6 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 			b.WriteString(sep.String() + "\n")
 		}
 	}
-	fmt.Fprintf(b, "%s, %s\n", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
 }
 
 func plural(n int64, what string) string {

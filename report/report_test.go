@@ -27,21 +27,26 @@ func TestFormatFloat(t *testing.T) {
 		bits int
 		want string
 	}{
-		{0, 64, "0"},
-		{math.Copysign(0, -1), 64, "-0"},
-		{1, 64, "1"},
+		{0, 64, "0.0"},
+		{math.Copysign(0, -1), 64, "-0.0"},
+		{1, 64, "1.0"},
+		{42, 64, "42.0"},
 		{0.1, 64, "0.1"},
 		{-2.5, 64, "-2.5"},
-		{123456789, 64, "123456789"},
-		{1e20, 64, "100000000000000000000"},
-		{1e21, 64, "1e+21"},
+		{123456789, 64, "123456789.0"},
+		{9007199254740992, 64, "9007199254740992.0"},
+		{42578474746540770, 64, "4.257847474654077e+16"},
+		{6374628540732951412, 64, "6.374628540732952e+18"},
+		{1e16, 64, "1e+16"},
+		{1e20, 64, "1e+20"},
 		{1.5e300, 64, "1.5e+300"},
-		{1e-6, 64, "0.000001"},
-		{1e-7, 64, "1e-7"},
+		{1e-4, 64, "0.0001"},
+		{1e-5, 64, "1e-05"},
+		{1e-7, 64, "1e-07"},
 		{5e-324, 64, "5e-324"},
 		{math.MaxFloat64, 64, "1.7976931348623157e+308"},
 		{float64(float32(0.1)), 32, "0.1"},
-		{float64(float32(5.9604645e-8)), 32, "5.9604645e-8"},
+		{float64(float32(5.9604645e-8)), 32, "5.9604645e-08"},
 		{float64(float32(3.4e38)), 32, "3.4e+38"},
 	}
 	for _, c := range cases {
@@ -54,11 +59,20 @@ func TestFormatFloat(t *testing.T) {
 	}
 }
 
+func TestBinaryText(t *testing.T) {
+	for in, want := range map[string]string{
+		"ALGERIA": "ALGERIA", "日本語": "日本語", "": "",
+		"\x00\xff": `\x00\xFF`, `a\b`: `a\x5Cb`, "tab\there": `tab\x09here`, "\xe6\x97": `\xE6\x97`,
+	} {
+		assert.Equal(t, want, binaryText([]byte(in)), "%q", in)
+	}
+}
+
 func TestFloatValueSpecials(t *testing.T) {
 	assert.Equal(t, textOf("NaN"), floatValue(math.NaN(), 64))
 	assert.Equal(t, textOf("Inf"), floatValue(math.Inf(1), 64))
 	assert.Equal(t, textOf("-Inf"), floatValue(math.Inf(-1), 32))
-	assert.Equal(t, numberOf("2"), floatValue(2, 64))
+	assert.Equal(t, numberOf("2.0"), floatValue(2, 64))
 }
 
 func TestFormatDecimal(t *testing.T) {

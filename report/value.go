@@ -1,13 +1,13 @@
 package report
 
 import (
-	"encoding/base64"
 	"fmt"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
@@ -112,7 +112,7 @@ func valueType(dt arrow.DataType) arrow.DataType {
 // decimal sums in plain notation with the column's scale, durations with
 // their unit.
 func sumValue(r engine.Result) (value, error) {
-	if r.Sum == nil || !r.Sum.IsValid() {
+	if r.Sum == nil || (!r.Sum.IsValid() && !r.SumOverflow) {
 		return nullValue, nil
 	}
 	vt := valueType(r.Type)
@@ -207,17 +207,46 @@ func scalarValue(s scalar.Scalar, dt arrow.DataType) (value, error) {
 	case *scalar.LargeString:
 		return textOf(string(s.Value.Bytes())), nil
 	case *scalar.Binary:
-		return textOf(base64.StdEncoding.EncodeToString(s.Value.Bytes())), nil
+		return textOf(binaryText(s.Value.Bytes())), nil
 	case *scalar.LargeBinary:
-		return textOf(base64.StdEncoding.EncodeToString(s.Value.Bytes())), nil
+		return textOf(binaryText(s.Value.Bytes())), nil
 	}
 	return nullValue, fmt.Errorf("no output form for a %s scalar of a %s column", s.DataType(), dt)
 }
 
-// floatValue prints a float in its shortest form that reads back as the same
-// float of the given size, as a valid JSON number (the form of
-// encoding/json); NaN and the infinities are the strings "NaN", "Inf" and
-// "-Inf".
+// binaryText prints the bytes of a binary value as text, as DuckDB prints
+// a BLOB: as they are when they are text (valid UTF-8 without control
+// characters or backslashes: Impala and Spark store strings as binary),
+// else with every byte outside printable ASCII, and the backslash, as \xHH.
+func binaryText(b []byte) string {
+	plain := utf8.Valid(b)
+	for _, c := range b {
+		if c < 0x20 || c == 0x7f || c == '\\' {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return string(b)
+	}
+	var sb strings.Builder
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			fmt.Fprintf(&sb, "\\x%02X", c)
+		} else {
+			sb.WriteByte(c)
+		}
+	}
+	return sb.String()
+}
+
+// floatValue prints a float as Python's repr does (and so pyarrow and
+// DuckDB): the shortest digits that read back as the same float of the
+// given size, in plain notation with a decimal point (42.0) from 1e-4 up to
+// 1e16, in scientific notation (4.257847474654077e+16, 1e-05) outside, where
+// plain digits would pass for exact ones: a float never prints as an
+// integer, and reads back as a float in JSON. NaN and the infinities are the
+// strings "NaN", "Inf" and "-Inf".
 func floatValue(f float64, bits int) value {
 	switch {
 	case math.IsNaN(f):
@@ -231,22 +260,16 @@ func floatValue(f float64, bits int) value {
 }
 
 func formatFloat(f float64, bits int) string {
-	abs := math.Abs(f)
-	format := byte('f')
-	if abs != 0 {
-		if bits == 64 && (abs < 1e-6 || abs >= 1e21) || bits == 32 && (float32(abs) < 1e-6 || float32(abs) >= 1e21) {
-			format = 'e'
-		}
+	sci := strconv.FormatFloat(f, 'e', -1, bits) // d.ddde±XX
+	exp, _ := strconv.Atoi(sci[strings.LastIndexByte(sci, 'e')+1:])
+	if f != 0 && (exp < -4 || exp >= 16) {
+		return sci
 	}
-	b := strconv.AppendFloat(nil, f, format, -1, bits)
-	if format == 'e' {
-		// 1e-07 -> 1e-7
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
+	s := strconv.FormatFloat(f, 'f', -1, bits)
+	if !strings.Contains(s, ".") {
+		s += ".0"
 	}
-	return string(b)
+	return s
 }
 
 // formatDecimal prints unscaled * 10^-scale in plain notation with exactly

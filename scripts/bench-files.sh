@@ -28,6 +28,9 @@
 #
 #   arrowagg        --device cpu -a count,sum,min,max -f json --progress never FILE
 #   arrowagg-cuda   --device auto (and --device gpu), the same otherwise
+#   arrowagg-base   a baseline CPU build (gpu-bin/arrowagg-base, built from an
+#                   earlier commit: GPU_BUILD_BASE=<commit> scripts/gpu-build.sh),
+#                   --device cpu, the same otherwise: a change's cost, side by side
 #   duckdb          duckfiles query FILE: an in-memory DuckDB,
 #                   SELECT count(*), count(c), sum(c), min(c), max(c) ... FROM read_parquet(FILE)
 #   pyarrow         python3 scripts/bench_files.py query FILE: pq.read_table (IPC:
@@ -58,7 +61,7 @@ REPS=${REPS:-3}
 DATA=${DATA:-bench/data/files-$ROWS}
 OUT=${OUT:-bench/data/files-$ROWS-logs}
 GPU_BIN=${GPU_BIN:-gpu-bin}
-ENGINES=${ENGINES:-arrowagg arrowagg-cuda-auto arrowagg-cuda-gpu duckdb pyarrow}
+ENGINES=${ENGINES:-arrowagg arrowagg-base arrowagg-cuda-auto arrowagg-cuda-gpu duckdb pyarrow}
 FILES=${FILES:-pa-snappy.parquet pa-none.parquet pa.arrow pa-zstd.arrow duck-zstd.parquet}
 helper="$root/scripts/bench_files.py"
 
@@ -85,6 +88,7 @@ binary() {
 }
 
 cpu=$(binary arrowagg)
+base=$(binary arrowagg-base)
 cuda=$(binary arrowagg-cuda)
 duck=$(binary duckfiles)
 [ -n "$cpu" ] || note "no $GPU_BIN/arrowagg(.xz): the CPU build is skipped"
@@ -146,6 +150,7 @@ command_of() {
 	local flags=(-a count,sum,min,max -f json --progress never)
 	case $engine in
 	arrowagg) [ -n "$cpu" ] && echo "$cpu --device cpu ${flags[*]} $f" ;;
+	arrowagg-base) [ -n "$base" ] && echo "$base --device cpu ${flags[*]} $f" ;;
 	arrowagg-cuda-auto) [ -n "$cuda" ] && echo "$cuda --device auto ${flags[*]} $f" ;;
 	arrowagg-cuda-gpu) [ -n "$cuda" ] && echo "$cuda --device gpu ${flags[*]} $f" ;;
 	duckdb) [ -n "$duck" ] && [[ $f == *.parquet ]] && echo "$duck query $f" ;;

@@ -11,7 +11,9 @@
 # that run them on the GPU host unpack them first, scripts/gpu-unpack.sh), into
 # gpu-bin/ (git-ignored), under 60 MiB in all (about 100 MiB unpacked); and gpu-bin/startup/tiny.parquet and tiny.arrow, 3-row inputs of
 # the start-up check (go run ./testdata/gen -tiny). The command's test binary
-# is large, so it is built only with GPU_BUILD_CLI_TESTS=1.
+# is large, so it is built only with GPU_BUILD_CLI_TESTS=1. GPU_BUILD_BASE=<commit>
+# also builds the CPU command of that commit as arrowagg-base (the baseline
+# scripts/bench-files.sh runs beside arrowagg).
 #
 # Usage, from anywhere: scripts/gpu-build.sh   (GPU_BIN=dir to build elsewhere)
 # Then copy the repository with gpu-bin/ to the GPU host and run
@@ -23,7 +25,7 @@ out="${GPU_BIN:-$root/gpu-bin}"
 cd "$root"
 mkdir -p "$out"
 out="$(cd "$out" && pwd)"
-rm -f "$out"/*.gz "$out"/*.xz "$out"/duckfiles "$out"/*.test "$out"/arrowagg "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
+rm -f "$out"/*.gz "$out"/*.xz "$out"/duckfiles "$out"/*.test "$out"/arrowagg "$out"/arrowagg-base "$out"/arrowagg-cuda "$out"/arrowagg-ladder "$out"/arrowagg-startup "$out"/ladder "$out"/ipcgen
 rm -rf "$out/startup"
 
 flags=(-tags cuda -trimpath "-ldflags=-s -w")
@@ -34,6 +36,14 @@ go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
 go build "${flags[@]}" -o "$out/arrowagg-ladder" ./cmd/arrowagg-ladder
 go build "${flags[@]}" -o "$out/arrowagg-startup" ./cmd/arrowagg-startup
 go build -trimpath "-ldflags=-s -w" -o "$out/arrowagg" ./cmd/arrowagg
+if [ -n "${GPU_BUILD_BASE:-}" ]; then
+  # A baseline CPU build of an earlier commit, for scripts/bench-files.sh's
+  # arrowagg-base: built in a temporary worktree.
+  base="$(mktemp -d)"
+  git worktree add --detach "$base" "$GPU_BUILD_BASE" >/dev/null
+  (cd "$base" && go build -trimpath "-ldflags=-s -w" -o "$out/arrowagg-base" ./cmd/arrowagg)
+  git worktree remove --force "$base"
+fi
 go run ./testdata/gen -tiny "$out/startup"
 (cd bench && go build -trimpath "-ldflags=-s -w" -o "$out/ipcgen" ./cmd/ipcgen)
 if [ "${GPU_BUILD_CLI_TESTS:-0}" = 1 ] && compgen -G "cmd/arrowagg/*_test.go" >/dev/null; then

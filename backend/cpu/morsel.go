@@ -181,7 +181,7 @@ func (d *dictAcc[I]) one(i int) {
 	j := int64(d.idx[i])
 	if j < 0 || j >= int64(d.dict.Len) {
 		if d.err == nil {
-			d.err = fmt.Errorf("dictionary index %d out of range [0, %d) at element %d", j, d.dict.Len, i)
+			d.err = fmt.Errorf("dictionary index %d not in [0, %d) at element %d", j, d.dict.Len, i)
 		}
 		d.nulls++
 		return

@@ -99,7 +99,7 @@ func dictIndex(v *column.View, i int) (int, error) {
 		j = int64(column.Slice[uint64](v.Values)[k])
 	}
 	if j < 0 || j >= int64(v.Dict.Len) {
-		return 0, fmt.Errorf("dictionary index %d out of range [0, %d) at element %d", j, v.Dict.Len, i)
+		return 0, fmt.Errorf("dictionary index %d not in [0, %d) at element %d", j, v.Dict.Len, i)
 	}
 	return int(j), nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,11 +37,10 @@ func TestIPCFilesAnswerAsTheirStreams(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	pairs := 0
+	legacy := 0 // pre-1.0 streams (0.14.1), without the continuation marker
 	for _, f := range files {
 		if filepath.Base(filepath.Dir(f)) == "0.14.1" {
-			// pre-1.0 stream files are not detected as streams from a
-			// path (the open issue of what users meet first, point 5)
-			continue
+			legacy++
 		}
 		stream := strings.TrimSuffix(f, ".arrow_file") + ".stream"
 		if _, err := os.Stat(stream); err != nil {
@@ -56,6 +56,7 @@ func TestIPCFilesAnswerAsTheirStreams(t *testing.T) {
 		}
 	}
 	require.Greater(t, pairs, 70)
+	require.Equal(t, 9, legacy, "the pre-1.0 streams were checked")
 }
 
 // TestCorpusEndsCleanly: every file of both conformance corpora (valid,
@@ -92,6 +93,34 @@ func TestCorpusEndsCleanly(t *testing.T) {
 			got := invocation{code, stdout.String(), stderr.String()}
 			assert.Contains(t, []int{0, 2}, got.code, "%s: %s", path, got.stderr)
 			assert.NotContains(t, got.stderr, "goroutine ", path)
+			if got.code != 0 {
+				return
+			}
+			// No silent drops: every column --schema lists is aggregated
+			// or named in a note with its reason.
+			var res struct{ Columns []struct{ Name string } }
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &res))
+			var sch struct {
+				Columns []struct {
+					Name       string
+					Aggregated bool
+				}
+			}
+			stdout.Reset()
+			stderr.Reset()
+			code = run(context.Background(), []string{"--format", "json", "--schema", path},
+				env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, mem: memory.NewGoAllocator()})
+			require.Equal(t, 0, code, stderr.String())
+			require.NoError(t, json.Unmarshal(stdout.Bytes(), &sch))
+			notes := strings.Count(got.stderr, "arrowagg: note: skipping column ")
+			agg := 0
+			for _, c := range sch.Columns {
+				if c.Aggregated {
+					agg++
+				}
+			}
+			assert.Equal(t, agg, len(res.Columns), "%s: the aggregated columns", path)
+			assert.Equal(t, len(sch.Columns)-agg, notes, "%s: a note for each column left out:\n%s", path, got.stderr)
 		})
 		return nil
 	})

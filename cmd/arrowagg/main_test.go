@@ -73,6 +73,9 @@ func TestGolden(t *testing.T) {
 		{"sample.arrows.json", []string{"--format", "json", "--device", "cpu", testdata + "/sample.arrows"}, skipNote},
 		{"subset.table.txt", []string{"-c", "point,u64,price,ts_paris,elapsed", "-a", "sum,min,max", "--threads", "1", "--device", "cpu", testdata + "/sample.*"}, ""},
 		{"subset.csv", []string{"-c", "word,note,blob,color,clock_ns,day64", "-a", "count,min,max", "-f", "csv", "--device", "cpu", testdata}, ""},
+		{"schema.table.txt", []string{"--schema", testdata}, ""},
+		{"schema.json", []string{"--schema", "-f", "json", testdata + "/sample.arrows"}, ""},
+		{"schema.csv", []string{"--schema", "-f", "csv", testdata + "/sample.parquet"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {

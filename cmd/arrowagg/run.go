@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"runtime/debug"
 	"strings"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/spf13/pflag"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
@@ -57,12 +60,15 @@ type options struct {
 	format   report.Format
 	device   engine.Device
 	explain  bool
+	schema   bool
+	skipBad  bool // --on-error skip
 	noStats  bool
 	threads  int
 	progress string
 	paths    []string
 
 	gpuMemory int64 // cap on the GPU backend's device memory, bytes (0: none)
+	memory    int64 // the memory budget of reading the inputs, bytes
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -83,6 +89,54 @@ Exit status: 0 success, 1 internal error, 2 bad usage or bad input,
 130 interrupted.
 `
 
+// suggestFlag adds to the error of an unknown long flag the closest flag
+// there is, when one is close (--colums: did you mean --columns?).
+func suggestFlag(fs *pflag.FlagSet, err error) error {
+	const prefix = "unknown flag: --"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return err
+	}
+	typed := strings.TrimPrefix(msg, prefix)
+	best, bestDist := "", 3 // at most 2 edits, and under a third of the name
+	fs.VisitAll(func(f *pflag.Flag) {
+		if d := editDistance(typed, f.Name); d < bestDist && 3*d < len(f.Name) {
+			best, bestDist = f.Name, d
+		}
+	})
+	if best == "" {
+		return err
+	}
+	return fmt.Errorf("%w (did you mean --%s?)", err, best)
+}
+
+// editDistance is the edit distance of a and b: insertions, deletions,
+// substitutions and transpositions of two neighbours (--memroy is one edit
+// from --memory).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
+}
+
 // parseFlags parses args; done is set when --help or --version was handled.
 func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err error) {
 	fs := pflag.NewFlagSet("arrowagg", pflag.ContinueOnError)
@@ -93,6 +147,9 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	format := fs.StringP("format", "f", "table", "output format: table, json or csv")
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
 	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
+	memSize := fs.String("memory", "", fmt.Sprintf("memory budget for what the inputs make arrowagg allocate (decompressed pages and buffers, dictionaries, footers), a `SIZE`: work waits for memory, and an input that needs more is refused with exit status 2 (default: a quarter of the machine's memory, at most %s; here %s)", bytesize.Format(budget.DefaultMax), bytesize.Format(budget.DefaultBytes())))
+	schema := fs.Bool("schema", false, "print the columns (name, type, nullable, whether they are aggregated and why not) and the row count instead of aggregating, in --format")
+	onError := fs.String("on-error", "fail", "what an input that cannot be read does: fail (stop with its error) or skip (leave it out with a note on stderr; the output counts the files skipped)")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
 	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
@@ -101,7 +158,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	help := fs.BoolP("help", "h", false, "print this help and exit")
 
 	if err := fs.Parse(args); err != nil {
-		return opts, false, usageError{err}
+		return opts, false, usageError{suggestFlag(fs, err)}
 	}
 	if *help {
 		fmt.Fprint(stdout, usageHead+fs.FlagUsages()+usageTail)
@@ -128,6 +185,23 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	if *gpuMemory != "" {
 		if opts.gpuMemory, err = bytesize.Parse(*gpuMemory); err != nil {
 			return opts, false, usagef("--gpu-memory: %w", err)
+		}
+	}
+	opts.schema = *schema
+	switch *onError {
+	case "fail":
+	case "skip":
+		opts.skipBad = true
+	default:
+		return opts, false, usagef("--on-error: unknown mode %q (want fail or skip)", *onError)
+	}
+	opts.memory = budget.DefaultBytes()
+	if *memSize != "" {
+		if opts.memory, err = bytesize.Parse(*memSize); err != nil {
+			return opts, false, usagef("--memory: %w", err)
+		}
+		if opts.memory <= 0 {
+			return opts, false, usagef("--memory: the budget must be more than 0 bytes")
 		}
 	}
 	if *threads < 0 {
@@ -194,7 +268,7 @@ func exitCode(ctx context.Context, err error) int {
 	case ctx.Err() != nil:
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &de),
-		errors.Is(err, engine.ErrUnknownColumn), errors.Is(err, backend.ErrNoGPU):
+		errors.Is(err, engine.ErrUnknownColumn), errors.Is(err, backend.ErrNoGPU), errors.Is(err, dataset.ErrAllSkipped):
 		return exitInput
 	}
 	return exitInternal
@@ -214,7 +288,19 @@ func execute(ctx context.Context, args []string, e env) error {
 	}
 	defer eng.Close()
 
-	sources, err := dataset.Expand(opts.paths)
+	var sources []dataset.Source
+	var skipped []dataset.Skipped // (--on-error skip)
+	if opts.skipBad {
+		sources, skipped, err = dataset.ExpandSkipping(opts.paths)
+		for _, sk := range skipped {
+			fmt.Fprintf(e.stderr, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err)
+		}
+		if err == nil && len(sources) == 0 {
+			err = dataset.ErrAllSkipped
+		}
+	} else {
+		sources, err = dataset.Expand(opts.paths)
+	}
 	if err != nil {
 		return err
 	}
@@ -232,11 +318,25 @@ func execute(ctx context.Context, args []string, e env) error {
 
 	bar := newProgress(opts.progress, e.stderr, e.stderrTerminal, total)
 	defer bar.stop(false)
-	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads})
+	mem := budget.New(opts.memory, "--memory")
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		// The Go heap is collected harder as it nears the budget and the
+		// constant a run holds besides (budget's doc): garbage does not
+		// pile up on top of the budget.
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opts.memory + memoryOverhead))
+	}
+	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem, SkipBad: opts.skipBad})
 	if err != nil {
 		return err
 	}
 	defer ds.Close()
+	for _, sk := range ds.Skipped {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
+	}
+	skipped = append(skipped, ds.Skipped...)
+	if opts.schema {
+		return writeSchema(ctx, e, opts, ds, eng, len(sources), bar)
+	}
 	sel, err := ds.SelectContext(ctx, opts.columns)
 	if err != nil {
 		return err
@@ -254,7 +354,17 @@ func execute(ctx context.Context, args []string, e env) error {
 			return err
 		}
 	}
+	for _, sk := range sum.Skipped {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
+	}
+	skipped = append(skipped, sum.Skipped...)
 	r := report.Report{Rows: sum.Rows, Files: sum.Files, Aggs: opts.aggs, Columns: sum.Results}
+	if opts.skipBad {
+		r.Skipped = make([]report.Skipped, len(skipped))
+		for i, sk := range skipped {
+			r.Skipped[i] = report.Skipped{Path: sk.Path, Error: sk.Err.Error()}
+		}
+	}
 	if opts.explain && opts.format == report.JSON {
 		r.Plan = sum.Plan
 	}
@@ -263,6 +373,52 @@ func execute(ctx context.Context, args []string, e env) error {
 	}
 	return nil
 }
+
+// writeSchema prints the columns of the n sources of ds (partition keys
+// included), in order of first appearance, and their rows (--schema).
+func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, eng *engine.Engine, n int, bar *progress) error {
+	var out report.Schema
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		schema := ds.Schema(i)
+		leaves := ds.Leaves(i)
+		earlier := len(seen) > 0 // names of earlier sources are listed once
+		for _, l := range leaves {
+			if earlier && seen[l.Name] {
+				continue
+			}
+			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String(), Nullable: l.Path == nil} // (a partition key may be null)
+			fields := schema.Fields()
+			for _, k := range l.Path {
+				f := fields[k]
+				c.Nullable = c.Nullable || f.Nullable
+				if st, ok := f.Type.(*arrow.StructType); ok {
+					fields = st.Fields()
+				}
+			}
+			if l.Err != nil {
+				c.Reason = l.Err.Error()
+			}
+			out.Columns = append(out.Columns, c)
+		}
+		for _, l := range leaves {
+			seen[l.Name] = true
+		}
+	}
+	// The rows: the footers answer Parquet and IPC files; streams are read.
+	sum, err := ds.Aggregate(ctx, eng, dataset.Selection{}, dataset.AggregateOptions{})
+	if err != nil {
+		return err
+	}
+	bar.stop(true)
+	out.Rows, out.Files = sum.Rows, sum.Files
+	return report.WriteSchema(e.stdout, opts.format, out)
+}
+
+// memoryOverhead is what a run holds besides its memory budget: the Go
+// runtime, the engine, the buffers each worker keeps (at most 4 MiB each,
+// a few per worker), results.
+const memoryOverhead = 256 << 20
 
 // newEngine makes the engine of the device policy: DeviceGPU without a GPU
 // backend is an error wrapping backend.ErrNoGPU.

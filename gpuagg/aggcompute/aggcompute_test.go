@@ -46,13 +46,13 @@ func TestFunctions(t *testing.T) {
 	defer arr.Release()
 
 	require.Equal(t, int64(10), call(t, ctx, "sum", nil, arr).(*scalar.Int64).Value)
-	require.False(t, call(t, ctx, "sum", aggcompute.ScalarAggregateOptions{SkipNulls: false, MinCount: 1}, arr).IsValid())
-	require.False(t, call(t, ctx, "sum", aggcompute.ScalarAggregateOptions{SkipNulls: true, MinCount: 4}, arr).IsValid())
+	require.False(t, call(t, ctx, "sum", aggcompute.ScalarAggregateOptions{KeepNulls: true}, arr).IsValid())
+	require.False(t, call(t, ctx, "sum", aggcompute.ScalarAggregateOptions{MinCount: new(uint32(4))}, arr).IsValid())
 
 	mm := call(t, ctx, "min_max", nil, arr).(*scalar.Struct)
 	require.Equal(t, int32(-2), mm.Value[0].(*scalar.Int32).Value)
 	require.Equal(t, int32(7), mm.Value[1].(*scalar.Int32).Value)
-	nullMM := call(t, ctx, "min_max", &aggcompute.ScalarAggregateOptions{MinCount: 10}, arr).(*scalar.Struct)
+	nullMM := call(t, ctx, "min_max", &aggcompute.ScalarAggregateOptions{MinCount: new(uint32(10))}, arr).(*scalar.Struct)
 	require.False(t, nullMM.Value[0].IsValid())
 
 	require.Equal(t, int64(3), call(t, ctx, "count", nil, arr).(*scalar.Int64).Value)
@@ -106,6 +106,8 @@ func TestSumOverflowIsAnError(t *testing.T) {
 	_, err := compute.CallFunction(ctx, "sum", nil, in)
 	require.ErrorIs(t, err, aggcompute.ErrOverflow)
 	require.ErrorContains(t, err, "9223372036854775808")
+	// A sum the options make null is null, overflowed or not.
+	require.False(t, call(t, ctx, "sum", aggcompute.ScalarAggregateOptions{MinCount: new(uint32(3))}, arr).IsValid())
 }
 
 func TestRegisterTwiceFails(t *testing.T) {

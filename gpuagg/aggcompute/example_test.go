@@ -2,10 +2,13 @@ package aggcompute_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/gpuagg/aggcompute"
@@ -28,7 +31,7 @@ func Example() {
 	in := compute.NewDatum(arr)
 	defer in.Release()
 	ctx := context.Background()
-	for _, fn := range []string{"sum", "min_max", "count", "mean"} {
+	for _, fn := range []string{"sum", "min", "max", "min_max", "count", "mean"} {
 		out, err := compute.CallFunction(ctx, fn, nil, in)
 		if err != nil {
 			fmt.Println(err)
@@ -39,7 +42,82 @@ func Example() {
 	}
 	// Output:
 	// sum: 3.5
+	// min: -1e+16
+	// max: 1e+16
 	// min_max: {min:float64 = -1e+16, max:float64 = 1e+16}
 	// count: 4
 	// mean: 0.875
+}
+
+// Register adds its eleven functions to a registry, or none of them: a
+// second Register into the same registry is an error.
+func ExampleRegister() {
+	reg := compute.NewRegistry()
+	if err := aggcompute.Register(reg, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(reg.GetFunctionNames())
+	err := aggcompute.Register(reg, nil)
+	fmt.Println(errors.Is(err, aggcompute.ErrRegistered), reg.NumFunctions())
+	// Output:
+	// [arg_max arg_min count first first_last last max mean min min_max sum]
+	// true 11
+}
+
+// The zero ScalarAggregateOptions are Arrow's defaults: nulls skipped, null
+// without a valid value. KeepNulls makes a null of any null; MinCount 0 gives
+// a result without valid values, 0 for a sum and NaN for a mean.
+func ExampleScalarAggregateOptions() {
+	reg := compute.NewRegistry()
+	if err := aggcompute.Register(reg, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ectx := compute.DefaultExecCtx()
+	ectx.Registry = reg
+	ctx := compute.SetExecCtx(context.Background(), ectx)
+
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues([]int64{1, 0, 3}, []bool{true, false, true})
+	some := b.NewArray() // [1, null, 3]
+	defer some.Release()
+	b.AppendNulls(2)
+	none := b.NewArray() // [null, null]
+	defer none.Release()
+
+	show := func(what, fn string, opts compute.FunctionOptions, arr arrow.Array) {
+		in := compute.NewDatum(arr)
+		defer in.Release()
+		out, err := compute.CallFunction(ctx, fn, opts, in)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		defer out.Release()
+		v := out.(*compute.ScalarDatum).Value
+		fmt.Printf("%-19s %s (%s)\n", what+":", v, v.DataType())
+	}
+	show("sum, zero options", "sum", aggcompute.ScalarAggregateOptions{}, some)
+	show("sum, KeepNulls", "sum", aggcompute.ScalarAggregateOptions{KeepNulls: true}, some)
+	show("sum of nulls", "sum", nil, none)
+	show("sum of nulls, 0", "sum", aggcompute.ScalarAggregateOptions{MinCount: new(uint32)}, none)
+	show("mean of nulls, 0", "mean", aggcompute.ScalarAggregateOptions{MinCount: new(uint32)}, none)
+
+	// The mean of a decimal is a decimal of its type, rounded half away
+	// from zero.
+	db := array.NewDecimal128Builder(memory.DefaultAllocator, &arrow.Decimal128Type{Precision: 5, Scale: 2})
+	defer db.Release()
+	db.AppendValues([]decimal128.Num{decimal128.FromI64(100), decimal128.FromI64(125)}, nil) // 1.00, 1.25
+	decs := db.NewArray()
+	defer decs.Release()
+	show("mean of 1.00, 1.25", "mean", nil, decs)
+	// Output:
+	// sum, zero options:  4 (int64)
+	// sum, KeepNulls:     null (int64)
+	// sum of nulls:       null (int64)
+	// sum of nulls, 0:    0 (int64)
+	// mean of nulls, 0:   NaN (float64)
+	// mean of 1.00, 1.25: 1.13 (decimal(5, 2))
 }

@@ -50,3 +50,18 @@ func Parse(s string) (int64, error) {
 	}
 	return int64(f), nil
 }
+
+// Format writes n bytes for people: in GiB, MiB or KiB with one decimal
+// (1.5 GiB, 768.0 MiB) from a KiB up, else in bytes (512 B).
+func Format(n int64) string {
+	units := []struct {
+		size int64
+		name string
+	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	for _, u := range units {
+		if n >= u.size || -n >= u.size {
+			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}

@@ -59,3 +59,9 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestFormat(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 B", 512: "512 B", 1 << 10: "1.0 KiB", 768 << 20: "768.0 MiB", 3 << 29: "1.5 GiB", 1 << 40: "1.0 TiB", -(2 << 30): "-2.0 GiB"} {
+		assert.Equal(t, want, Format(n), n)
+	}
+}

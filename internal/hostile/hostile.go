@@ -24,6 +24,26 @@ type Case struct {
 	// Want is its answer.
 	Refuse string
 	Want   Answer
+	// Stdin: the command reads the file on standard input ("-", through a
+	// pipe), and a refusal names "stdin". Endless: zero bytes follow the
+	// file's for as long as the command reads them.
+	Stdin, Endless bool
+	// Cancel: the command is interrupted (SIGINT) once it is busy on the
+	// file, and must end as interrupted (exit status 130, "interrupted")
+	// soon after; Refuse and Want do not apply.
+	Cancel bool
+	// Memory, when set, is the case's memory budget in bytes (--memory):
+	// more than the default, for a case that must be busy on what the
+	// default budget refuses. Zero: the default budget.
+	Memory int64
+}
+
+// Input is how the command's messages name the case's input.
+func (c Case) Input() string {
+	if c.Stdin {
+		return "stdin"
+	}
+	return c.Path
 }
 
 // Answer is the part of `arrowagg --format json` a case checks: the rows,
@@ -70,6 +90,33 @@ var generators = []func(dir string) (Case, error){
 	func(dir string) (Case, error) { return bigPages(dir, codecGzip, 1) },
 	func(dir string) (Case, error) { return bigPages(dir, codecBrotli, 1) },
 	func(dir string) (Case, error) { return nullPages(dir, 64) },
+	func(dir string) (Case, error) { return claim(dir, ipcZstd, false) },
+	func(dir string) (Case, error) { return claim(dir, ipcZstd, true) },
+	func(dir string) (Case, error) { return claim(dir, ipcLZ4, false) },
+	func(dir string) (Case, error) { return claim(dir, ipcLZ4, true) },
+	func(dir string) (Case, error) { return ipcZeros(dir, true) },
+	func(dir string) (Case, error) { return ipcZeros(dir, false) },
+	func(dir string) (Case, error) { return endlessBody(dir) },
+	func(dir string) (Case, error) {
+		return cancelled(dir, 2<<30, func(dir string) (Case, error) { return bigPages(dir, codecZstd, 8) })
+	},
+	func(dir string) (Case, error) {
+		return cancelled(dir, 9<<29, func(dir string) (Case, error) { return ipcZeros(dir, true) })
+	},
+}
+
+// cancelled: the case g writes (into a directory of its own), as a cancel
+// case: the command is interrupted while it is busy on the file, under a
+// memory budget of memory bytes, one that lets it decompress the file's
+// large page or buffer whole.
+func cancelled(dir string, memory int64, g func(dir string) (Case, error)) (Case, error) {
+	sub := filepath.Join(dir, "cancel")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return Case{Name: "cancel"}, err
+	}
+	c, err := g(sub)
+	c.Name, c.Cancel, c.Memory, c.Refuse = "cancel-"+c.Name, true, memory, ""
+	return c, err
 }
 
 // flbaDictionary: a FIXED_LEN_BYTE_ARRAY(1) decimal column whose zstd
@@ -321,4 +368,57 @@ func zeroStream(codec int32, n int64) ([]byte, error) {
 		z = append(z, m...)
 	}
 	return z, nil
+}
+
+// claim: an IPC stream of one int32 batch whose values buffer, a few bytes
+// of zstd or lz4 (codec), claims 64 GiB uncompressed in its length prefix;
+// read from standard input when stdin is set.
+func claim(dir string, codec int, stdin bool) (Case, error) {
+	const claimed = 64 << 30
+	name := map[int]string{ipcZstd: "zstd", ipcLZ4: "lz4"}[codec]
+	c := Case{Name: fmt.Sprintf("ipc-stream-%s-64GiB-claim", name), Path: filepath.Join(dir, "claim-"+name+".arrows"),
+		Refuse: strconv.Itoa(claimed), Stdin: stdin}
+	if stdin {
+		c.Name += "-stdin"
+	}
+	var comp []byte
+	var err error
+	if codec == ipcZstd {
+		comp, err = zeros(codecZstd, 4096)
+	} else {
+		comp, err = lz4Zeros(4096)
+	}
+	if err != nil {
+		return c, err
+	}
+	return c, writeInt32IPC(c.Path, false, claimed/4, codec, claimed, comp)
+}
+
+// ipcZeros: an int32 column of 2^30 zeros, 4 GiB, in one record batch
+// whose values buffer is zstd frames of 16 MiB of zeros (a few hundred KB
+// in all): an IPC file (read in place) when file is set, else an IPC
+// stream. The buffer, decompressed, is the array aggregated: more than the
+// default memory budget, which refuses it.
+func ipcZeros(dir string, file bool) (Case, error) {
+	const values = 1 << 30
+	c := Case{Name: "ipc-stream-zstd-4GiB-zeros", Path: filepath.Join(dir, "zeros.arrows"), Refuse: "--memory"}
+	if file {
+		c.Name, c.Path = "ipc-file-zstd-4GiB-zeros", filepath.Join(dir, "zeros.arrow")
+	}
+	z, err := zeroStream(codecZstd, 4*values)
+	if err != nil {
+		return c, err
+	}
+	return c, writeInt32IPC(c.Path, file, values, ipcZstd, 4*values, z)
+}
+
+// endlessBody: an IPC stream on standard input of a schema message, then
+// the metadata of a record batch that declares a body of 1 TiB, then zero
+// bytes for as long as the command reads them: a body buffered as it
+// arrives, refused by the memory budget before it is.
+func endlessBody(dir string) (Case, error) {
+	const body = 1 << 40
+	c := Case{Name: "stdin-1TiB-body-endless", Path: filepath.Join(dir, "endless.arrows"),
+		Refuse: "--memory", Stdin: true, Endless: true}
+	return c, writeBodyHeader(c.Path, body)
 }
