@@ -3,6 +3,7 @@ module github.com/arrowagg/arrowagg
 go 1.26.8
 
 require (
+	github.com/andybalholm/brotli v1.1.0
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/google/flatbuffers v24.3.25+incompatible
@@ -18,7 +19,6 @@ require (
 
 require (
 	github.com/JohnCGriffin/overflow v0.0.0-20211019200055-46fa312c352c // indirect
-	github.com/andybalholm/brotli v1.1.0 // indirect
 	github.com/apache/thrift v0.20.0 // indirect
 	github.com/goccy/go-json v0.10.3 // indirect
 	github.com/golang/snappy v0.0.4 // indirect

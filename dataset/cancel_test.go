@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/hostile"
 )
 
 // cancelBatch is a record batch of n rows: an int64 column with nulls, a
@@ -326,6 +329,7 @@ func BenchmarkCancel(b *testing.B) {
 				cancel()
 				err := <-done
 				took := time.Since(t0)
+				b.Logf("DEBUG %d %v %v", i, took, err)
 				switch {
 				case errors.Is(err, context.Canceled):
 				case err == nil && !c.stdin:
@@ -348,6 +352,108 @@ func BenchmarkCancel(b *testing.B) {
 			b.ReportMetric(float64(worst.Microseconds())/1e3, "worst-ms-to-stop")
 			b.ReportMetric(float64(full.Microseconds())/1e3, "full-ms")
 			b.ReportMetric(float64(size)/mib, "MiB")
+		})
+	}
+}
+
+// writeZeroIPC writes an Arrow IPC file of one batch of an int64 column of
+// n zeros, its buffer compressed with zstd.
+func writeZeroIPC(t testing.TB, path string, n int) {
+	t.Helper()
+	values := memory.NewBufferBytes(make([]byte, 8*n)) // (fresh pages: not touched until compressed)
+	data := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, values}, nil, 0, 0)
+	col := array.MakeFromData(data)
+	data.Release()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "z", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, int64(n))
+	defer rec.Release()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithZstd())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+}
+
+// freeMemory frees what the last run allocated, pooled objects included
+// (a sync.Pool keeps them through one collection), and returns it to the
+// operating system: each run of a benchmark starts from the same state.
+func freeMemory() {
+	runtime.GC()
+	debug.FreeOSMemory()
+}
+
+// BenchmarkCancelLarge measures how long Dataset.Aggregate takes to return
+// after its context is cancelled in the middle of one large page or buffer
+// (files written in a temporary directory first): a Parquet file of one
+// zstd page of 1 GiB (2^28 int32 zeros, internal/hostile's large-page
+// case), and an Arrow IPC file whose one zstd buffer holds 4 GiB (2^29
+// int64 zeros). Iterations cancel at 20% to 80% of the time of a whole run
+// (full-ms); ms-to-stop is the mean time from the cancel to the return,
+// worst-ms-to-stop the worst. ns/op is left out: it is not the latency.
+func BenchmarkCancelLarge(b *testing.B) {
+	dir := b.TempDir()
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
+	require.NoError(b, err)
+	defer eng.Close()
+	cases := []struct {
+		name  string
+		write func(path string)
+	}{
+		{"parquet-zstd-1GiB-page", func(path string) { require.NoError(b, hostile.WriteZeroPages(path, "zstd", 1, 1)) }},
+		{"ipc-zstd-4GiB-buffer", func(path string) { writeZeroIPC(b, path, 1<<29) }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			path := filepath.Join(dir, c.name)
+			if _, err := os.Stat(path); err != nil {
+				c.write(path)
+			}
+			srcs, err := Expand([]string{path})
+			require.NoError(b, err)
+			freeMemory()
+			start := time.Now()
+			_, err = aggregateSources(context.Background(), b, eng, srcs, Options{})
+			require.NoError(b, err)
+			full := time.Since(start)
+			b.ResetTimer()
+			var total, worst time.Duration
+			missed := 0
+			for i := 0; i < b.N; i++ {
+				freeMemory()
+				ctx, cancel := context.WithCancel(context.Background())
+				done := make(chan error, 1)
+				go func() {
+					_, err := aggregateSources(ctx, b, eng, srcs, Options{})
+					done <- err
+				}()
+				time.Sleep(full * time.Duration(20+20*(i%4)) / 100)
+				t0 := time.Now()
+				cancel()
+				err := <-done
+				took := time.Since(t0)
+				b.Logf("DEBUG %d %v %v", i, took, err)
+				switch {
+				case errors.Is(err, context.Canceled):
+				case err == nil:
+					missed++ // it ended before the cancel came
+					continue
+				default:
+					b.Fatalf("iteration %d: Aggregate ended with %v, not cancelled", i, err)
+				}
+				total += took
+				worst = max(worst, took)
+			}
+			if missed == b.N {
+				b.Fatalf("every iteration ended before its cancel")
+			}
+			b.ReportMetric(0, "ns/op")
+			b.ReportMetric(float64(missed), "missed")
+			b.ReportMetric(float64(total.Microseconds())/1e3/float64(b.N-missed), "ms-to-stop")
+			b.ReportMetric(float64(worst.Microseconds())/1e3, "worst-ms-to-stop")
+			b.ReportMetric(float64(full.Microseconds())/1e3, "full-ms")
 		})
 	}
 }

@@ -9,7 +9,8 @@ import "github.com/arrowagg/arrowagg/budget"
 //   - A Parquet column chunk is a unit of work (budget.Run: run again from
 //     its start when memory is short): the buffers its walk and its page
 //     path grow past keepBytes (pages read, decompressed, the dictionary
-//     page copied), and, for a chunk that pqarrow decodes, what arrow-go
+//     page copied, the levels of a page read as a stream, the window of a
+//     zstd stream: pqstream.go), and, for a chunk that pqarrow decodes, what arrow-go
 //     holds for it (arrowTaskBytes, its largest page twice: read and
 //     decompressed, and its dictionary as the decoders hold it).
 //   - An IPC file's record batches are charged, in file order, with what

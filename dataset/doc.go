@@ -26,7 +26,11 @@
 // (pqlist.go). Chunk states are merged in file
 // order, so results are the same whatever the number of workers. Memory is
 // bounded by the workers and Options.DecodeBytes, not by the size of the
-// file: a worker holds one chunk's buffers at a time.
+// file: a worker holds one chunk's buffers at a time. A page of more than
+// 8 MiB (up to 1 GiB) is decompressed as a stream, a piece of 4 MiB at a
+// time, stopping between pieces when the context is done; a large PLAIN
+// page is folded from its stream a window at a time, never held whole
+// (pqstream.go). IPC buffers decompress a piece at a time too.
 //
 // A walk over each chunk's page headers checks them (and, for the chunks
 // arrow-go decodes, their dictionary indices and DELTA blocks, before

@@ -357,7 +357,7 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 			blk := footer.blocks[next]
 			next++
 			if blk.dict {
-				if err := r.dictionary(blk, dicts, charge); err != nil {
+				if err := r.dictionary(ctx, blk, dicts, charge); err != nil {
 					return nil, nil, 0, err
 				}
 				continue
@@ -390,10 +390,10 @@ func (r *ipcFileRun) run(ctx context.Context, footer *ipcFooter, prog *tracker) 
 }
 
 // dictionary decodes a dictionary batch into dicts (a delta extends the
-// dictionary of its id, another batch replaces it).
-// What it allocates is charged with charge (in file order), and held while
-// the file is read.
-func (r *ipcFileRun) dictionary(blk ipcBlock, dicts map[int64]*array.Data, charge func(string, int64) error) error {
+// dictionary of its id, another batch replaces it), stopping with ctx's
+// error when ctx is done. What it allocates is charged with charge (in file
+// order), and held while the file is read.
+func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int64]*array.Data, charge func(string, int64) error) error {
 	const dictID, dictData, dictIsDelta = 0, 1, 2
 	msg, charged, err := r.readMessage(blk, "a dictionary batch read", charge)
 	defer r.budget.Release(charged)
@@ -429,7 +429,7 @@ func (r *ipcFileRun) dictionary(blk ipcBlock, dicts map[int64]*array.Data, charg
 		r.dictCharged[int64(id)] = 0
 	}
 	r.dictCharged[int64(id)] += need
-	data, err := dec.dictionary(dt)
+	data, err := dec.dictionary(ctx, dt)
 	if err != nil {
 		return err
 	}
@@ -509,7 +509,7 @@ func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
 	if err != nil {
 		return err
 	}
-	if b.rec, err = dec.record(r.schema, r.fields); err != nil {
+	if b.rec, err = dec.record(ctx, r.schema, r.fields); err != nil {
 		return err
 	}
 	for i, col := range b.rec.Columns() {

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -166,8 +167,10 @@ type decoders struct {
 var decoderPool = sync.Pool{New: func() any { return &decoders{} }}
 
 // decompress fills out with the decompressed src; codec 0 is LZ4 frame, 1
-// zstd. The decoders run in the caller's goroutine.
-func decompress(codec uint64, src, out []byte) error {
+// zstd. The decoders run in the caller's goroutine, a piece of pieceBytes at
+// a time (a buffer may hold gigabytes), stopping with ctx's error when ctx
+// is done.
+func decompress(ctx context.Context, codec uint64, src, out []byte) error {
 	d := decoderPool.Get().(*decoders)
 	defer decoderPool.Put(d)
 	var r io.Reader
@@ -193,8 +196,20 @@ func decompress(codec uint64, src, out []byte) error {
 	default:
 		return fmt.Errorf("unknown compression codec %d", codec)
 	}
-	_, err := io.ReadFull(r, out)
-	return err
+	for read := 0; read < len(out); {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := io.ReadFull(r, out[read:min(read+pieceBytes, len(out))])
+		read += n
+		if err == io.EOF && read > 0 {
+			err = io.ErrUnexpectedEOF // (as one io.ReadFull of the whole buffer says it)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // batchDecoder decodes the arrays of one RecordBatch table.
@@ -290,7 +305,7 @@ func (d *batchDecoder) skip() { d.ibuf++ }
 
 // buffer returns the next buffer, of at least need bytes: a view of the
 // body, or decompressed memory of the allocator. nil for an empty buffer.
-func (d *batchDecoder) buffer(need int64, what string) (*memory.Buffer, error) {
+func (d *batchDecoder) buffer(ctx context.Context, need int64, what string) (*memory.Buffer, error) {
 	if d.ibuf >= d.nBufs {
 		return nil, fmt.Errorf("corrupt Arrow IPC file: %d buffers for more", d.nBufs)
 	}
@@ -320,8 +335,11 @@ func (d *batchDecoder) buffer(need int64, what string) (*memory.Buffer, error) {
 		}
 		buf = memory.NewResizableBuffer(d.mem)
 		buf.Resize(int(size))
-		if err := decompress(uint64(d.codec), raw[8:], buf.Bytes()); err != nil {
+		if err := decompress(ctx, uint64(d.codec), raw[8:], buf.Bytes()); err != nil {
 			buf.Release()
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, fmt.Errorf("corrupt Arrow IPC file: decompressing a buffer of %d bytes: %w", n, err)
 		}
 		raw = buf.Bytes()
@@ -344,8 +362,9 @@ func (d *batchDecoder) buffer(need int64, what string) (*memory.Buffer, error) {
 	return buf, nil
 }
 
-// array decodes the next array, of field f.
-func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
+// array decodes the next array, of field f, stopping with ctx's error when
+// ctx is done.
+func (d *batchDecoder) array(ctx context.Context, f *ipcField) (_ arrow.ArrayData, err error) {
 	length, nulls, err := d.node()
 	if err != nil {
 		return nil, err
@@ -366,7 +385,7 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 		d.skip()
 		bufs = append(bufs, nil)
 	} else {
-		b, err := d.buffer(bitutil.BytesForBits(int64(length)), "validity")
+		b, err := d.buffer(ctx, bitutil.BytesForBits(int64(length)), "validity")
 		if err != nil {
 			return nil, err
 		}
@@ -378,7 +397,7 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 			bufs = append(bufs, nil)
 			return nil
 		}
-		b, err := d.buffer(bitutil.BytesForBits(int64(length)*int64(bits)), "values")
+		b, err := d.buffer(ctx, bitutil.BytesForBits(int64(length)*int64(bits)), "values")
 		bufs = append(bufs, b)
 		return err
 	}
@@ -402,7 +421,7 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 			}
 		}()
 		for i := range f.children {
-			if children[i], err = d.array(&f.children[i]); err != nil {
+			if children[i], err = d.array(ctx, &f.children[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -419,13 +438,13 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 			if length > 0 {
 				need = (int64(length) + 1) * w
 			}
-			b, err := d.buffer(need, "offsets")
+			b, err := d.buffer(ctx, need, "offsets")
 			bufs = append(bufs, b)
 			if err != nil {
 				return nil, err
 			}
 		}
-		child, err := d.array(&f.children[0])
+		child, err := d.array(ctx, &f.children[0])
 		if err != nil {
 			return nil, err
 		}
@@ -440,12 +459,12 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 		if length > 0 {
 			need = (int64(length) + 1) * w
 		}
-		b, err := d.buffer(need, "offsets")
+		b, err := d.buffer(ctx, need, "offsets")
 		bufs = append(bufs, b)
 		if err != nil {
 			return nil, err
 		}
-		b, err = d.buffer(0, "data")
+		b, err = d.buffer(ctx, 0, "data")
 		bufs = append(bufs, b)
 		if err != nil {
 			return nil, err
@@ -465,8 +484,9 @@ func (d *batchDecoder) array(f *ipcField) (_ arrow.ArrayData, err error) {
 	return nil, errNotInPlace
 }
 
-// record decodes a record batch of schema with fields.
-func (d *batchDecoder) record(schema *arrow.Schema, fields []ipcField) (rec arrow.Record, err error) {
+// record decodes a record batch of schema with fields, stopping with ctx's
+// error when ctx is done.
+func (d *batchDecoder) record(ctx context.Context, schema *arrow.Schema, fields []ipcField) (rec arrow.Record, err error) {
 	cols := make([]arrow.Array, len(fields))
 	defer func() {
 		for _, c := range cols {
@@ -476,7 +496,7 @@ func (d *batchDecoder) record(schema *arrow.Schema, fields []ipcField) (rec arro
 		}
 	}()
 	for i := range fields {
-		data, err := d.array(&fields[i])
+		data, err := d.array(ctx, &fields[i])
 		if err != nil {
 			return nil, err
 		}
@@ -490,10 +510,11 @@ func (d *batchDecoder) record(schema *arrow.Schema, fields []ipcField) (rec arro
 	return array.NewRecord(schema, cols, d.length), nil
 }
 
-// dictionary decodes the values of a dictionary batch of value type dt.
-func (d *batchDecoder) dictionary(dt arrow.DataType) (*array.Data, error) {
+// dictionary decodes the values of a dictionary batch of value type dt,
+// stopping with ctx's error when ctx is done.
+func (d *batchDecoder) dictionary(ctx context.Context, dt arrow.DataType) (*array.Data, error) {
 	f := ipcField{typ: dt, dictID: -1}
-	data, err := d.array(&f)
+	data, err := d.array(ctx, &f)
 	if err != nil {
 		return nil, err
 	}

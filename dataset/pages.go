@@ -134,6 +134,9 @@ type pageScratch struct {
 	spread []byte // a window's values (or indices) at their rows
 	dict   []byte // the dictionary page's values
 	legacy []byte // BIT_PACKED levels in the hybrid's bit order
+	levels []byte // the levels of a page read as a stream
+	values []byte // a window's values of a page read as a stream
+	stream pageStream
 }
 
 func grow(b []byte, n int) []byte {
@@ -143,11 +146,14 @@ func grow(b []byte, n int) []byte {
 	return b[:n]
 }
 
-// pageValues is where a page's non-null values are: PLAIN bytes, or the
-// hybrid-encoded indices of a dictionary.
+// pageValues is where a page's non-null values are: PLAIN bytes, the
+// stream of a large PLAIN page, or the hybrid-encoded indices of a
+// dictionary.
 type pageValues struct {
-	plain []byte
-	dict  *hybrid
+	plain  []byte
+	stream *pageStream
+	left   int64 // the bytes of the stream's values left
+	dict   *hybrid
 }
 
 // pageData returns the bytes of page p of the chunk the walk of g is on,
@@ -155,11 +161,30 @@ type pageValues struct {
 // data page v2, its levels as they are, then its values). The walk checked
 // the page's sizes (pqwalk.go): the buffer is the page's uncompressed size,
 // and the bytes are valid until the walk or the page path reads the next.
-func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage) ([]byte, error) {
+// A large page is decompressed as a stream, a piece at a time, stopping with
+// ctx's error when ctx is done.
+func (s *pageScratch) pageData(ctx context.Context, g *pageGuard, codec compress.Codec, p *chunkPage) ([]byte, error) {
 	c := g.walk.c
 	unc, comp := int64(p.uncompressed), int64(p.compressed)
 	if p.typ == pageTypeDataV2 && !p.isCompressed {
 		return g.pageBytes(p.at, unc) // arrow-go reads the uncompressed size
+	}
+	levels := 0
+	if p.typ == pageTypeDataV2 {
+		levels = int(p.defBytes) + int(p.repBytes) // (checked: at most comp and unc)
+	}
+	if streamedCodec(c.codec, unc, g.zstdWindow) {
+		if comp > c.end-p.at { // (as pageBytes says it)
+			return nil, fmt.Errorf("a page of %d bytes where the column chunk has %d left", comp, c.end-p.at)
+		}
+		var err error
+		if s.page, err = growCharged(c.charge, "a page decompressed", s.page, int(unc)); err != nil {
+			return nil, err
+		}
+		if err := g.streams.decodeInPieces(ctx, c.codec, s.page, g.streams.input(c, p.at, comp), levels, g.zstdWindow); err != nil {
+			return nil, err
+		}
+		return s.page, nil
 	}
 	src, err := g.pageBytes(p.at, comp)
 	if err != nil {
@@ -170,10 +195,6 @@ func (s *pageScratch) pageData(g *pageGuard, codec compress.Codec, p *chunkPage)
 			return nil, fmt.Errorf("an uncompressed page of %d bytes said to hold %d", comp, unc)
 		}
 		return src, nil
-	}
-	levels := 0
-	if p.typ == pageTypeDataV2 {
-		levels = int(p.defBytes) + int(p.repBytes) // (checked: at most comp and unc)
 	}
 	var err2 error
 	if s.page, err2 = growCharged(c.charge, "a page decompressed", s.page, int(unc)); err2 != nil {
@@ -209,6 +230,22 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	defer func() { // the large buffers are not kept (charge.go)
 		s.page = dropCharged(c.charge, s.page)
 		s.dict = dropCharged(c.charge, s.dict)
+		s.levels = dropCharged(c.charge, s.levels)
+	}()
+	var open *pageStream // the stream of a page read as one, until it is finished
+	openAt := 0          // that page's index
+	defer func() {
+		if open == nil {
+			return
+		}
+		// A page read as a stream fails as it would decompressed whole:
+		// with the error of its decompression, if any, first.
+		if err != nil && ctx.Err() == nil {
+			if serr := open.finish(ctx); serr != nil && ctx.Err() == nil {
+				err = fmt.Errorf("page %d: %w", openAt, serr)
+			}
+		}
+		open.close()
 	}()
 	for read := 0; ; read++ { // read: the pages read so far
 		p, err := g.next(ctx)
@@ -222,15 +259,29 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			read-- // skipped, as arrow-go's page reader does
 			continue
 		}
-		data, err := s.pageData(g, codec, p)
-		if err != nil {
-			return res, fmt.Errorf("page %d: %w", p.index, err)
+		var (
+			data []byte
+			st   *pageStream // a large PLAIN page read as a stream (data: its v2 levels)
+			size int64       // the page's bytes
+		)
+		if streamedPlain(c.codec, p, g.zstdWindow) {
+			if st, data, err = s.openPage(g, p); err != nil {
+				return res, fmt.Errorf("page %d: %w", p.index, err)
+			}
+			open, openAt = st, p.index
+			size = int64(p.uncompressed)
+		} else {
+			if data, err = s.pageData(ctx, g, codec, p); err != nil {
+				return res, fmt.Errorf("page %d: %w", p.index, err)
+			}
+			size = int64(len(data))
 		}
-		res.plan.Bytes += int64(len(data))
+		res.plan.Bytes += size
 		var (
 			n    = int(p.numValues) // rows of the page
 			defs hybrid             // its definition levels (when maxDef > 0)
 			vals []byte
+			left = size // the bytes of a stream's values
 			enc  = parquet.Encoding(p.encoding)
 		)
 		w := levelBitWidth(l.maxDef)
@@ -260,17 +311,23 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			vals = data
 			if l.maxDef > 0 {
 				var err error
-				if vals, err = splitV1Levels(vals, parquet.Encoding(p.defEncoding), n, w, &defs, &s.legacy); err != nil {
+				if st != nil {
+					left, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.defEncoding), n, w, &defs)
+				} else {
+					vals, err = splitV1Levels(vals, parquet.Encoding(p.defEncoding), n, w, &defs, &s.legacy)
+				}
+				if err != nil {
 					return res, fmt.Errorf("page %d: definition levels: %w", p.index, err)
 				}
 			}
 		default: // pageTypeDataV2
 			rl, dl := int(p.repBytes), int(p.defBytes)
-			if rl < 0 || dl < 0 || rl > len(data) || dl > len(data)-rl {
-				return res, fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", p.index, rl, dl, len(data))
+			if rl < 0 || dl < 0 || int64(rl) > size || int64(dl) > size-int64(rl) {
+				return res, fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", p.index, rl, dl, size)
 			}
 			defs.reset(data[rl:rl+dl], w)
 			vals = data[rl+dl:]
+			left = size - int64(rl+dl)
 		}
 		if n < 0 || int64(n) > rows-seen {
 			return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, rows-seen)
@@ -278,7 +335,11 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		var pv pageValues
 		switch enc {
 		case parquet.Encodings.Plain:
-			pv.plain = vals
+			if st != nil {
+				pv.stream, pv.left = st, left
+			} else {
+				pv.plain = vals
+			}
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			if !hasDict {
 				return res, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", p.index)
@@ -296,6 +357,13 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		if err := s.aggregatePage(ctx, eng, l, &res, &pv, &defs, n, seen, &dict, ordered); err != nil {
 			return res, fmt.Errorf("page %d: %w", p.index, err)
 		}
+		if st != nil {
+			if err := st.finish(ctx); err != nil {
+				return res, fmt.Errorf("page %d: %w", p.index, err)
+			}
+			st.close()
+			open = nil
+		}
 		seen += int64(n)
 	}
 	if seen != rows {
@@ -312,7 +380,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 	// values: a view of pageWindow non-null values each (the CPU backend's
 	// morsels of the page's values, as a view of the whole page would have),
 	// however many nulls lie between them.
-	byValues := pv.plain != nil && !ordered
+	byValues := (pv.plain != nil || pv.stream != nil) && !ordered
 	for lo := 0; lo < n; {
 		m := min(pageWindow, n-lo)
 		// k: the non-null values of rows [lo, lo+m); spread: whether the
@@ -347,6 +415,18 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 				return fmt.Errorf("dictionary indices: %w", err)
 			}
 			v.Values, v.IndexKind, v.Dict, ew = s.idx, column.Int32, dict, 4
+		} else if pv.stream != nil {
+			// A window of values at a time from the stream, into a buffer
+			// of a window.
+			if pv.left < int64(k*width) {
+				return fmt.Errorf("%d bytes of values left for %d values of %d bytes", pv.left, k, width)
+			}
+			s.values = grow(s.values, k*width)
+			if err := pv.stream.read(ctx, s.values); err != nil {
+				return err
+			}
+			v.Values = s.values
+			pv.left -= int64(k * width)
 		} else {
 			if len(pv.plain) < k*width {
 				return fmt.Errorf("%d bytes of values left for %d values of %d bytes", len(pv.plain), k, width)

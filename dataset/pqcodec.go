@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,7 +63,10 @@ func (g *pageGuard) checkCodec(c *guardChunk, pos, comp, unc int64) error {
 // their blocks can hold unc bytes. A walk that meets bytes the decoder
 // rejects stops there (as the decoder does, before allocating anything
 // for them).
+//
+// It records in g.zstdWindow the largest window the frames need.
 func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
+	g.zstdWindow = 0
 	end := pos + comp
 	var declared, most int64
 	for pos < end {
@@ -105,6 +109,7 @@ func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
 		if fcs == 2 {
 			size += 256
 		}
+		g.zstdWindow = max(g.zstdWindow, zstdFrameWindow(b[5], single, size))
 		if fcs > 0 {
 			if size > uint64(unc-declared) {
 				return fmt.Errorf("zstd frames of %d bytes or more in a page said to hold %d", uint64(declared)+size, unc)
@@ -149,6 +154,17 @@ func (g *pageGuard) checkZstd(c *guardChunk, pos, comp, unc int64) error {
 	return nil
 }
 
+// zstdFrameWindow is the window a zstd frame needs (as klauspost/compress's
+// decoder sizes it): its content size, of size bytes, when it is a single
+// segment, else what its window descriptor wd says.
+func zstdFrameWindow(wd byte, single bool, size uint64) int64 {
+	if single {
+		return int64(min(max(size, 1<<10), 1<<62))
+	}
+	base := int64(1) << (10 + wd>>3)
+	return base + base/8*int64(wd&7)
+}
+
 // readBody reads n bytes of the chunk at pos.
 func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
 	var err error
@@ -162,11 +178,22 @@ func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
 }
 
 // decompress returns the unc bytes of a page whose comp bytes at pos are
-// levels bytes as they are, then compressed ones.
-func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out []byte, err error) {
+// levels bytes as they are, then compressed ones. A large page is
+// decompressed as a stream (streamedCodec), its compressed bytes read from
+// the file, a piece at a time, stopping with ctx's error when ctx is done.
+func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, unc, levels int64) (out []byte, err error) {
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
 		return nil, err
+	}
+	if streamedCodec(c.codec, unc, g.zstdWindow) {
+		if g.out, err = growCharged(c.charge, "a page decompressed", g.out, int(unc)); err != nil {
+			return nil, err
+		}
+		if err := g.streams.decodeInPieces(ctx, c.codec, g.out, g.streams.input(c, pos, comp), int(levels), g.zstdWindow); err != nil {
+			return nil, err
+		}
+		return g.out, nil
 	}
 	src, err := g.readBody(c, pos, comp)
 	if err != nil {
@@ -187,23 +214,32 @@ func (g *pageGuard) decompress(c *guardChunk, pos, comp, unc, levels int64) (out
 // however many workers there are, the others wait for one of its 4 block
 // decoders. A decoder of concurrency 1 per worker decodes in the worker's
 // goroutine (DecodeAll, synchronous, starting no goroutine: nothing to
-// close), into the page's buffer when the frame declares its size, as the
-// page path's pages do.
+// close), into the page's buffer, as the page path's pages do.
+//
+// It decodes no more than the buffer holds: a frame that does not declare
+// its size (the walk's checkZstd bounds those that do) can hold blocks of
+// 128 KiB in 4 bytes each, and DecodeAll would grow its output for all of
+// them (2.6 GiB allocated for 16 KB of such blocks in a page said to hold
+// 1 MiB).
 type zstdDecoder struct {
 	d *zstd.Decoder
 }
 
-// decode appends the decompressed src to dst[:0]; a nil decoder is made on
-// first use.
+// errZstdPastPage is the error of decode for a page whose frames decode to
+// more bytes than its buffer.
+var errZstdPastPage = zstd.ErrDecoderSizeExceeded
+
+// decode decompresses src into dst[:0], and fails with errZstdPastPage
+// past len(dst); a nil decoder is made on first use.
 func (z *zstdDecoder) decode(dst, src []byte) ([]byte, error) {
 	if z.d == nil {
-		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
+		d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecodeAllCapLimit(true))
 		if err != nil {
 			return nil, err
 		}
 		z.d = d
 	}
-	return z.d.DecodeAll(src, dst[:0])
+	return z.d.DecodeAll(src, dst[:0:len(dst)])
 }
 
 // decodePage decompresses a page whose bytes src are levels bytes as they
@@ -227,6 +263,9 @@ func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder
 	if name == compress.Codecs.Zstd {
 		var derr error
 		if dec, derr = zd.decode(dst, src[levels:]); derr != nil {
+			if errors.Is(derr, errZstdPastPage) {
+				return fmt.Errorf("a page said to hold %d bytes decompresses to more", len(out))
+			}
 			return fmt.Errorf("corrupt %s page (%v)", name, derr) // as arrow-go's codec panics with it
 		}
 	} else {

@@ -185,6 +185,12 @@ type pageGuard struct {
 	idx    []int32
 	legacy []byte
 	zstd   zstdDecoder // decodes the zstd pages of the walk and of the page path
+	// streams decode the large pages of the walk and of the page path
+	// (pqstream.go).
+	streams streamDecoders
+	// zstdWindow is the largest window of the zstd frames of the page
+	// checked last (checkZstd).
+	zstdWindow int64
 	// allNull says whether the chunk that check walked last is all nulls
 	// (nullPage): no decoder need read it.
 	allNull bool
@@ -262,6 +268,7 @@ func (g *pageGuard) end() {
 	g.body = dropCharged(c, g.body)
 	g.out = dropCharged(c, g.out)
 	g.win = dropCharged(c, g.win)[:0]
+	g.streams.release()
 	g.walk.c = nil
 }
 
@@ -286,12 +293,12 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 		return nil, fmt.Errorf("page %d: %w", index, err)
 	}
 	at := w.pos + int64(n)
-	if err := g.checkPage(c, index, &h, at, &w.dict); err != nil {
+	if err := g.checkPage(ctx, c, index, &h, at, &w.dict); err != nil {
 		return nil, fmt.Errorf("page %d: %w", index, err)
 	}
 	w.largest = max(w.largest, int64(h.uncompressed))
 	if w.allNull && (h.typ == pageTypeData || h.typ == pageTypeDataV2) {
-		if w.allNull, err = g.nullPage(c, &h, at); err != nil {
+		if w.allNull, err = g.nullPage(ctx, c, &h, at); err != nil {
 			return nil, fmt.Errorf("page %d: %w", index, err)
 		}
 	}
@@ -342,7 +349,7 @@ func (g *pageGuard) pageBytes(pos, n int64) ([]byte, error) {
 }
 
 // checkPage checks the page of header h whose bytes start at pos.
-func (g *pageGuard) checkPage(c *guardChunk, page int, h *pageHeader, pos int64, dict *int64) error {
+func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *pageHeader, pos int64, dict *int64) error {
 	unc, comp := int64(h.uncompressed), int64(h.compressed)
 	if unc < 0 || comp < 0 {
 		return fmt.Errorf("corrupt page header (%d bytes compressed, %d uncompressed)", comp, unc)
@@ -392,7 +399,7 @@ func (g *pageGuard) checkPage(c *guardChunk, page int, h *pageHeader, pos int64,
 		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) {
 			return nil
 		}
-		data, err := g.decompress(c, pos, comp, unc, 0)
+		data, err := g.decompress(ctx, c, pos, comp, unc, 0)
 		if err != nil {
 			return err
 		}
@@ -441,7 +448,7 @@ func (g *pageGuard) checkPage(c *guardChunk, page int, h *pageHeader, pos int64,
 		var data []byte
 		var err error
 		if h.isCompressed {
-			data, err = g.decompress(c, pos, comp, unc, levels)
+			data, err = g.decompress(ctx, c, pos, comp, unc, levels)
 		} else {
 			data, err = g.readBody(c, pos, unc)
 		}
@@ -504,14 +511,14 @@ const nullPageValues = 1 << 20
 // instead. Pages of fewer than nullPageValues values, or of a bit per value or more (all of those holding values,
 // whatever their encoding) are left to the decoders: they cost in
 // proportion to their bytes.
-func (g *pageGuard) nullPage(c *guardChunk, h *pageHeader, pos int64) (bool, error) {
+func (g *pageGuard) nullPage(ctx context.Context, c *guardChunk, h *pageHeader, pos int64) (bool, error) {
 	n, unc, comp := int64(h.numValues), int64(h.uncompressed), int64(h.compressed)
 	if n < nullPageValues || n <= 8*unc+64 {
 		return false, nil
 	}
 	var defs hybrid
 	if h.typ == pageTypeData {
-		data, err := g.decompress(c, pos, comp, unc, 0)
+		data, err := g.decompress(ctx, c, pos, comp, unc, 0)
 		if err != nil {
 			return false, err
 		}

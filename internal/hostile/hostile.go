@@ -271,31 +271,58 @@ var brotliPageBytes int64 = 1 << 30
 // bigPages: an int32 column of pages pages of 2^28 zeros each (1 GiB
 // decompressed; brotliPageBytes for brotli), compressed with codec.
 func bigPages(dir string, codec int32, pages int) (Case, error) {
-	names := map[int32]string{codecZstd: "zstd", codecGzip: "gzip", codecBrotli: "brotli"}
-	c := Case{Name: fmt.Sprintf("%s-%dx1GiB-pages", names[codec], pages), Path: filepath.Join(dir, fmt.Sprintf("pages-%s.parquet", names[codec]))}
+	c := Case{Name: fmt.Sprintf("%s-%dx1GiB-pages", codecNames[codec], pages), Path: filepath.Join(dir, fmt.Sprintf("pages-%s.parquet", codecNames[codec]))}
 	values := int64(1 << 28)
 	if codec == codecBrotli {
 		values = brotliPageBytes / 4
 	}
 	rows := int64(pages) * values
 	c.Want = Answer{Rows: rows, Columns: []Column{{Name: "z", Count: rows, Sum: "0", Min: "0", Max: "0"}}}
+	return c, zeroPages(c.Path, codec, values, 1, pages)
+}
+
+// codecNames are the names of the codecs of the large-page cases.
+var codecNames = map[int32]string{codecZstd: "zstd", codecGzip: "gzip", codecBrotli: "brotli"}
+
+// WriteZeroPages writes at path the file of the large-page cases, for
+// benchmarks: a required int32 column z of rowGroups row groups of pages
+// pages each, every page 2^28 zeros (1 GiB decompressed) compressed with
+// codec ("zstd", "gzip" or "brotli"), in members (frames) of 16 MiB for
+// gzip and zstd.
+func WriteZeroPages(path, codec string, rowGroups, pages int) error {
+	for c, name := range codecNames {
+		if name == codec {
+			return zeroPages(path, c, 1<<28, rowGroups, pages)
+		}
+	}
+	return fmt.Errorf("no large-page case of codec %q", codec)
+}
+
+// zeroPages writes a required int32 column z of rowGroups row groups of
+// pages pages of values zeros each, compressed with codec.
+func zeroPages(path string, codec int32, values int64, rowGroups, pages int) error {
 	z, err := zeroStream(codec, 4*values)
 	if err != nil {
-		return c, err
+		return err
 	}
-	p, err := newPQ(c.Path)
+	p, err := newPQ(path)
 	if err != nil {
-		return c, err
+		return err
 	}
-	ch := chunk{typ: typeInt32, path: []string{"z"}, codec: codec, values: rows, uncompSize: rows * 4}
-	for i := 0; i < pages; i++ {
-		at, size := p.rawPage(pageData, int32(values), encPlain, int32(4*values), z)
-		if i == 0 {
-			ch.dataOff = at
+	rows := int64(pages) * values
+	rgs := make([]rowGroup, rowGroups)
+	for g := range rgs {
+		ch := chunk{typ: typeInt32, path: []string{"z"}, codec: codec, values: rows, uncompSize: rows * 4}
+		for i := 0; i < pages; i++ {
+			at, size := p.rawPage(pageData, int32(values), encPlain, int32(4*values), z)
+			if i == 0 {
+				ch.dataOff = at
+			}
+			ch.size += size
 		}
-		ch.size += size
+		rgs[g] = rowGroup{rows: rows, chunks: []chunk{ch}}
 	}
-	return c, p.finish([]element{group("schema", repRequired, 1), leaf("z", typeInt32, repRequired)}, rows, []rowGroup{{rows: rows, chunks: []chunk{ch}}})
+	return p.finish([]element{group("schema", repRequired, 1), leaf("z", typeInt32, repRequired)}, int64(rowGroups)*rows, rgs)
 }
 
 // nullPages: a string column of pages pages of 2^31-1 nulls each (a few

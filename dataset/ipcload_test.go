@@ -1,0 +1,180 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+	"github.com/pierrec/lz4/v4"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ipcCompressed is data compressed as an Arrow IPC buffer of codec (0: LZ4
+// frame, 1: zstd), without the length in front.
+func ipcCompressed(t *testing.T, codec uint64, data []byte) []byte {
+	var b bytes.Buffer
+	if codec == 0 {
+		w := lz4.NewWriter(&b)
+		_, err := w.Write(data)
+		require.NoError(t, err)
+		require.NoError(t, w.Close())
+		return b.Bytes()
+	}
+	enc, err := zstd.NewWriter(nil)
+	require.NoError(t, err)
+	defer enc.Close()
+	return enc.EncodeAll(data, nil)
+}
+
+// ipcTestData is random bytes, then zeros.
+func ipcTestData(n int) []byte {
+	r := rand.New(rand.NewPCG(8, 9))
+	data := make([]byte, n)
+	for i := range data[:n/2] {
+		data[i] = byte(r.Uint32())
+	}
+	return data
+}
+
+// A compressed IPC buffer decompressed a piece at a time gives the bytes
+// and the errors of one read of the whole buffer: whole, truncated,
+// damaged, or declaring another size.
+func TestIPCDecompressInPieces(t *testing.T) {
+	data := ipcTestData(1<<20 + 17)
+	ctx := context.Background()
+	for _, codec := range []uint64{0, 1} {
+		comp := ipcCompressed(t, codec, data)
+		damaged := bytes.Clone(comp)
+		damaged[len(damaged)/2] ^= 0x33
+		inputs := map[string]struct {
+			src []byte
+			n   int
+		}{
+			"whole":    {comp, len(data)},
+			"less":     {comp, len(data) - 1000},
+			"more":     {comp, len(data) + 1},
+			"cut":      {comp[:len(comp)/2], len(data)},
+			"cut-head": {comp[:3], len(data)},
+			"damaged":  {damaged, len(data)},
+		}
+		for name, in := range inputs {
+			t.Run(fmt.Sprintf("codec-%d/%s", codec, name), func(t *testing.T) {
+				setStreamSizes(t, streamPageBytes, 1<<62)
+				want := make([]byte, in.n)
+				wantErr := decompress(ctx, codec, in.src, want)
+				setStreamSizes(t, streamPageBytes, 4099)
+				got := make([]byte, in.n)
+				gotErr := decompress(ctx, codec, in.src, got)
+				if wantErr != nil {
+					require.Error(t, gotErr)
+					assert.Equal(t, wantErr.Error(), gotErr.Error())
+					return
+				}
+				require.NoError(t, gotErr)
+				assert.True(t, bytes.Equal(want, got), "other bytes")
+			})
+		}
+	}
+}
+
+// countCtx is done from the call of its Err after the first n.
+type countCtx struct {
+	context.Context
+	n, calls int
+	cancel   context.CancelFunc
+}
+
+func (c *countCtx) Err() error {
+	if c.calls++; c.calls > c.n {
+		c.cancel()
+	}
+	return c.Context.Err()
+}
+
+// A cancel while a compressed IPC buffer decompresses stops it within the
+// piece it comes in: the pieces after it are not decompressed.
+func TestIPCDecompressCancel(t *testing.T) {
+	const piece = 1 << 16
+	setStreamSizes(t, streamPageBytes, piece)
+	data := ipcTestData(64 * piece)
+	for _, codec := range []uint64{0, 1} {
+		comp := ipcCompressed(t, codec, data)
+		for _, k := range []int{0, 1, 17, 63} {
+			ctx, cancel := context.WithCancel(context.Background())
+			out := make([]byte, len(data))
+			err := decompress(&countCtx{Context: ctx, n: k, cancel: cancel}, codec, comp, out)
+			cancel()
+			require.ErrorIs(t, err, context.Canceled, "codec %d, cancelled in piece %d", codec, k)
+			assert.True(t, bytes.Equal(data[:k*piece], out[:k*piece]), "codec %d: the %d pieces before the cancel", codec, k)
+			assert.Equal(t, make([]byte, len(out)-k*piece), out[k*piece:], "codec %d: the pieces after piece %d", codec, k)
+		}
+	}
+}
+
+// A cancel while a batch's compressed buffer decompresses stops the IPC
+// file's aggregation there, with the context's error, and frees the
+// buffers.
+func TestIPCFileCancelInBuffer(t *testing.T) {
+	setStreamSizes(t, streamPageBytes, 4<<10)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewInt64Builder(mem)
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 1 << 20 {
+		b.Append(int64(r.Uint64()))
+	}
+	col := b.NewArray()
+	b.Release()
+	defer col.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{col}, int64(col.Len()))
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "zstd.arrow")
+	writeIPCRecordsOf(t, path, rec, ipc.WithZstd())
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Done after some hundred of the buffer's 2048 pieces: the run asks
+	// for the context's error about 2100 times in all (each piece, and
+	// every step around the batch).
+	cctx := &lockedCtx{countCtx: countCtx{Context: ctx, n: 300, cancel: cancel}}
+	sum, err := aggregateSources(cctx, t, newEngine(t, mem), srcs, Options{Mem: mem, Workers: 2})
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Nil(t, sum)
+	assert.Less(t, cctx.calls, 400, "checks of the context: it went on decompressing")
+}
+
+// lockedCtx is a countCtx that several goroutines may ask.
+type lockedCtx struct {
+	mu sync.Mutex
+	countCtx
+}
+
+func (c *lockedCtx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.countCtx.Err()
+}
+
+// writeIPCRecordsOf writes rec as an Arrow IPC file.
+func writeIPCRecordsOf(t *testing.T, path string, rec arrow.Record, opts ...ipc.Option) {
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := ipc.NewFileWriter(f, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+}
