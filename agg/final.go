@@ -164,10 +164,10 @@ func (f *Final) Mean(scale int32) (mean float64, ok bool) {
 // divided by 10^(2·scale) for a decimal column (scale: its scale; 0
 // otherwise). Integer, decimal and boolean sums are exact, so is their
 // variance before the rounding; floats' are compensated (README's
-// Exactness). A float column with an infinity or a NaN has a NaN variance,
-// one whose squares overflow float64 (values beyond about ±1.3e154) an
-// infinite one. ok is false with fewer than two values and for strings and
-// binaries.
+// Exactness). A float column with an infinity or a NaN, or whose sum
+// overflows, has a NaN variance, one whose squares overflow float64 (values
+// beyond about ±1.3e154) an infinite one. ok is false with fewer than two
+// values and for strings and binaries.
 func (f *Final) Variance(scale int32) (v float64, ok bool) {
 	num, den, special, ok := f.moments(scale)
 	if !ok || special != 0 || math.IsNaN(special) {

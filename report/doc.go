@@ -23,6 +23,9 @@
 //	{"rows": <int>, "files": <int>, "columns": [
 //	  {"name", "type", "count", "null_count", "sum", "min", "max", "mean"}, ...]}
 //
+// with, only when requested, "stddev", "variance" (floats), "approx_distinct"
+// (an integer) and the ordered aggregates after "mean".
+//
 // Integers (counts, integer sums, integer min/max) are exact JSON integers of
 // any size; floats are the shortest form that reads back as the same float,
 // always with a decimal point or an exponent, in scientific notation from

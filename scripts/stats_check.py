@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 """Compares arrowagg's statistics with pyarrow.compute on a generated file.
 
-Writes (once) a Parquet file of ROWS rows with a fixed seed: integers and
+Writes (once) a Parquet file (an Arrow IPC file when FILE ends in .arrow,
+which arrowagg reads in place: with --device gpu its columns go to the GPU,
+where Parquet pages are folded on the CPU in every build) of ROWS rows with
+a fixed seed: integers and
 floats of several scales (a float column of a large mean and a small
 spread among them), 5% nulls, strings and booleans; runs each given arrowagg
 binary on it with its flags and
@@ -58,8 +61,22 @@ def write(path, rows):
         "flag": pa.array(rng.random(rows) < 0.3, mask=nulls()),
     }
     tmp = path + ".tmp"
-    pq.write_table(pa.table(cols), tmp, row_group_size=1 << 20)
+    table = pa.table(cols)
+    if path.endswith(".arrow"):
+        with pa.OSFile(tmp, "wb") as sink:
+            with pa.ipc.new_file(sink, table.schema) as w:
+                for batch in table.to_batches(max_chunksize=1 << 20):
+                    w.write_batch(batch)
+    else:
+        pq.write_table(table, tmp, row_group_size=1 << 20)
     os.replace(tmp, path)
+
+
+def read(path):
+    if path.endswith(".arrow"):
+        with pa.memory_map(path) as src:
+            return pa.ipc.open_file(src).read_all()
+    return pq.read_table(path)
 
 
 def rel(a, b):
@@ -110,7 +127,7 @@ def main():
     path, rows = sys.argv[1], int(sys.argv[2])
     if not os.path.exists(path):
         write(path, rows)
-    table = pq.read_table(path)
+    table = read(path)
     runs, cur = [], []
     for a in sys.argv[3:]:
         if a == "--":
