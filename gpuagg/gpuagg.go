@@ -124,6 +124,11 @@ const (
 	Last      = agg.Last
 	ArgMin    = agg.ArgMin
 	ArgMax    = agg.ArgMax
+	// The statistics asked for by name: the sample standard deviation and
+	// variance (ddof 1) and the HyperLogLog estimate of distinct values.
+	Stddev         = agg.Stddev
+	Variance       = agg.Variance
+	ApproxDistinct = agg.ApproxDistinct
 
 	// AllAggs is the default set: every unordered aggregate.
 	AllAggs = agg.Default
