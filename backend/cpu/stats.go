@@ -322,6 +322,15 @@ func (q *squares) total() agg.Uint320 {
 // fits 64 bits (a type narrower than 64 bits).
 func magnitude[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](x T) (uint64, bool) {
 	narrow := unsafe.Sizeof(x) < 8
+	if T(0)-1 > 0 { // unsigned
+		return uint64(x), narrow
+	}
+	if narrow {
+		// Without a branch: a random sign is a coin toss for a predictor
+		// (the compiler's code for int64 below has none already).
+		s := int64(x) >> 63
+		return uint64((int64(x) ^ s) - s), narrow
+	}
 	if x < 0 {
 		return -uint64(int64(x)), narrow
 	}
@@ -360,46 +369,50 @@ func (a *intStats[T]) addCount(i int, c uint64) {
 	}
 }
 
-func (a *intStats[T]) one(x T) {
-	if a.moments {
-		m, narrow := magnitude(x)
-		if narrow {
-			a.q.add(0, m*m)
-		} else {
-			a.q.add(bits.Mul64(m, m))
-		}
-	}
-	if a.sk != nil {
-		sketchAdd(a.sk, a.ex, hashOf(x))
-	}
-}
-
 func (a *intStats[T]) dense(i, j int) {
 	v := a.vals[i:j]
 	if a.moments {
-		var q, r squares // two sets of pieces: independent adds
+		// The pieces in local variables (registers), two sets of them for
+		// independent adds.
+		q := &a.q
+		p0, p1, p2, p3 := q.p0, q.p1, q.p2, q.p3
+		var r0, r1, r2, r3 uint64
 		k := 0
 		if _, narrow := magnitude(T(0)); narrow {
 			for ; k+2 <= len(v); k += 2 {
 				m0, _ := magnitude(v[k])
 				m1, _ := magnitude(v[k+1])
-				q.add(0, m0*m0)
-				r.add(0, m1*m1)
+				s0, s1 := m0*m0, m1*m1
+				p0 += s0 & 0xffffffff
+				p1 += s0 >> 32
+				r0 += s1 & 0xffffffff
+				r1 += s1 >> 32
 			}
 		} else {
 			for ; k+2 <= len(v); k += 2 {
 				m0, _ := magnitude(v[k])
 				m1, _ := magnitude(v[k+1])
-				q.add(bits.Mul64(m0, m0))
-				r.add(bits.Mul64(m1, m1))
+				h0, l0 := bits.Mul64(m0, m0)
+				h1, l1 := bits.Mul64(m1, m1)
+				p0 += l0 & 0xffffffff
+				p1 += l0 >> 32
+				p2 += h0 & 0xffffffff
+				p3 += h0 >> 32
+				r0 += l1 & 0xffffffff
+				r1 += l1 >> 32
+				r2 += h1 & 0xffffffff
+				r3 += h1 >> 32
 			}
 		}
 		for ; k < len(v); k++ {
 			m, _ := magnitude(v[k])
-			q.add(bits.Mul64(m, m))
+			h, l := bits.Mul64(m, m)
+			p0 += l & 0xffffffff
+			p1 += l >> 32
+			p2 += h & 0xffffffff
+			p3 += h >> 32
 		}
-		q.merge(r)
-		a.q.merge(q)
+		q.p0, q.p1, q.p2, q.p3 = p0+r0, p1+r1, p2+r2, p3+r3
 	}
 	if sk := a.sk; sk != nil {
 		regs, ex := &sk.Registers, a.ex
@@ -417,12 +430,26 @@ func (a *intStats[T]) dense(i, j int) {
 func (a *intStats[T]) sparse(base int, w uint64) {
 	v := a.vals[base:]
 	if a.moments {
-		q := a.q
-		for m := w; m != 0; m &= m - 1 {
-			x, _ := magnitude(v[bits.TrailingZeros64(m)])
-			q.add(bits.Mul64(x, x))
+		q := &a.q
+		p0, p1, p2, p3 := q.p0, q.p1, q.p2, q.p3
+		if _, narrow := magnitude(T(0)); narrow {
+			for m := w; m != 0; m &= m - 1 {
+				x, _ := magnitude(v[bits.TrailingZeros64(m)])
+				s := x * x
+				p0 += s & 0xffffffff
+				p1 += s >> 32
+			}
+		} else {
+			for m := w; m != 0; m &= m - 1 {
+				x, _ := magnitude(v[bits.TrailingZeros64(m)])
+				h, l := bits.Mul64(x, x)
+				p0 += l & 0xffffffff
+				p1 += l >> 32
+				p2 += h & 0xffffffff
+				p3 += h >> 32
+			}
 		}
-		a.q = q
+		q.p0, q.p1, q.p2, q.p3 = p0, p1, p2, p3
 	}
 	if sk := a.sk; sk != nil {
 		regs, ex := &sk.Registers, a.ex
