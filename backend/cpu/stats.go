@@ -295,21 +295,6 @@ type squares struct {
 	p0, p1, p2, p3 uint64 // the pieces of weight 1, 2^32, 2^64, 2^96
 }
 
-// add adds hi·2^64 + lo.
-func (q *squares) add(hi, lo uint64) {
-	q.p0 += lo & 0xffffffff
-	q.p1 += lo >> 32
-	q.p2 += hi & 0xffffffff
-	q.p3 += hi >> 32
-}
-
-func (q *squares) merge(o squares) {
-	q.p0 += o.p0
-	q.p1 += o.p1
-	q.p2 += o.p2
-	q.p3 += o.p3
-}
-
 // total is the exact sum.
 func (q *squares) total() agg.Uint320 {
 	return agg.Uint320{q.p0}.
