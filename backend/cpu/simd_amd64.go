@@ -113,3 +113,51 @@ func kernelFloat32(vals []float32, valid []byte, l *floatLanes) bool {
 	float32AVX512(unsafe.SliceData(vals), len(vals), morselQuarter(len(vals)), unsafe.SliceData(valid), l)
 	return true
 }
+
+// The sketch hashes (agg.HashInt of each value widened to 64 bits,
+// agg.HashFloat of floats) of n values, n a multiple of 8, into out.
+
+//go:noescape
+func hash64AVX512(vals *uint64, n int, out *uint64)
+
+//go:noescape
+func hashInt32AVX512(vals *int32, n int, out *uint64)
+
+//go:noescape
+func hashUint32AVX512(vals *uint32, n int, out *uint64)
+
+//go:noescape
+func hashFloat64AVX512(vals *float64, n int, out *uint64)
+
+//go:noescape
+func hashFloat32AVX512(vals *float32, n int, out *uint64)
+
+// kernelHashes writes the sketch hashes of vals[:n] into out[:n], n the
+// length of vals rounded down to a multiple of 8, and returns n; 0 where
+// there is no kernel for T or the CPU has no AVX-512. Signed values hash
+// sign-extended, unsigned ones zero-extended, floats as agg.HashFloat.
+func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, out []uint64) int {
+	if simdLevel < simdAVX512 {
+		return 0
+	}
+	n := min(len(vals), len(out)) &^ 7
+	if n == 0 {
+		return 0
+	}
+	var zero T
+	switch any(zero).(type) {
+	case int64, uint64:
+		hash64AVX512((*uint64)(unsafe.Pointer(unsafe.SliceData(vals))), n, unsafe.SliceData(out))
+	case int32:
+		hashInt32AVX512((*int32)(unsafe.Pointer(unsafe.SliceData(vals))), n, unsafe.SliceData(out))
+	case uint32:
+		hashUint32AVX512((*uint32)(unsafe.Pointer(unsafe.SliceData(vals))), n, unsafe.SliceData(out))
+	case float64:
+		hashFloat64AVX512((*float64)(unsafe.Pointer(unsafe.SliceData(vals))), n, unsafe.SliceData(out))
+	case float32:
+		hashFloat32AVX512((*float32)(unsafe.Pointer(unsafe.SliceData(vals))), n, unsafe.SliceData(out))
+	default:
+		return 0
+	}
+	return n
+}

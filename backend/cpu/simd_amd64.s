@@ -781,3 +781,80 @@ DATA nibblemask<>+488(SB)/8, $-1
 DATA nibblemask<>+496(SB)/8, $-1
 DATA nibblemask<>+504(SB)/8, $-1
 GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
+
+// The sketch hashes of approx_distinct (agg.HashInt, agg.HashFloat), 8
+// values an iteration: n (a multiple of 8) values at vals, their 64-bit
+// hashes to out. SplitMix64's finalizer: z = x + gamma; z = (z ^ z>>30) * m1;
+// z = (z ^ z>>27) * m2; z ^ z>>31.
+
+#define MIXCONSTS \
+	MOVQ         $0x9e3779b97f4a7c15, AX \
+	VPBROADCASTQ AX, Z28                 \
+	MOVQ         $0xbf58476d1ce4e5b9, AX \
+	VPBROADCASTQ AX, Z29                 \
+	MOVQ         $0x94d049bb133111eb, AX \
+	VPBROADCASTQ AX, Z30
+
+#define MIX(Z, T) \
+	VPADDQ  Z28, Z, Z     \
+	VPSRLQ  $30, Z, T     \
+	VPXORQ  T, Z, Z       \
+	VPMULLQ Z29, Z, Z     \
+	VPSRLQ  $27, Z, T     \
+	VPXORQ  T, Z, Z       \
+	VPMULLQ Z30, Z, Z     \
+	VPSRLQ  $31, Z, T     \
+	VPXORQ  T, Z, Z
+
+// CANONFLOAT makes the float64 lanes of Z hash as agg.HashFloat: ±0 as +0,
+// every NaN as the canonical NaN (Z31: zero, Z27: the canonical NaN).
+#define CANONFLOAT(Z) \
+	VCMPPD    $0, Z31, Z, K1   \
+	VPXORQ    Z, Z, K1, Z      \
+	VCMPPD    $3, Z, Z, K2     \
+	VMOVDQU64 Z27, K2, Z
+
+#define HASHLOOP(LOAD, STRIDE, CANON) \
+	MOVQ vals+0(FP), SI     \
+	MOVQ n+8(FP), CX        \
+	MOVQ out+16(FP), DI     \
+	MIXCONSTS               \
+	MOVQ         $0x7ff8000000000000, AX \
+	VPBROADCASTQ AX, Z27    \
+	VPXORQ       Z31, Z31, Z31 \
+	SHRQ $3, CX             \
+	JZ   hdone              \
+hloop:                      \
+	LOAD 0(SI), Z0          \
+	CANON                   \
+	MIX(Z0, Z1)             \
+	VMOVDQU64 Z0, 0(DI)     \
+	ADDQ $STRIDE, SI        \
+	ADDQ $64, DI            \
+	DECQ CX                 \
+	JNZ  hloop              \
+hdone:                      \
+	VZEROUPPER              \
+	RET
+
+#define NOCANON
+
+// func hash64AVX512(vals *uint64, n int, out *uint64)
+TEXT ·hash64AVX512(SB), NOSPLIT, $0-24
+	HASHLOOP(VMOVDQU64, 64, NOCANON)
+
+// func hashInt32AVX512(vals *int32, n int, out *uint64)
+TEXT ·hashInt32AVX512(SB), NOSPLIT, $0-24
+	HASHLOOP(VPMOVSXDQ, 32, NOCANON)
+
+// func hashUint32AVX512(vals *uint32, n int, out *uint64)
+TEXT ·hashUint32AVX512(SB), NOSPLIT, $0-24
+	HASHLOOP(VPMOVZXDQ, 32, NOCANON)
+
+// func hashFloat64AVX512(vals *float64, n int, out *uint64)
+TEXT ·hashFloat64AVX512(SB), NOSPLIT, $0-24
+	HASHLOOP(VMOVDQU64, 64, CANONFLOAT(Z0))
+
+// func hashFloat32AVX512(vals *float32, n int, out *uint64)
+TEXT ·hashFloat32AVX512(SB), NOSPLIT, $0-24
+	HASHLOOP(VCVTPS2PD, 32, CANONFLOAT(Z0))

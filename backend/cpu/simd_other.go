@@ -14,3 +14,8 @@ func kernelInt32([]int32, []byte, *intLanes) bool       { return false }
 func kernelUint32([]uint32, []byte, *intLanes) bool     { return false }
 func kernelFloat64([]float64, []byte, *floatLanes) bool { return false }
 func kernelFloat32([]float32, []byte, *floatLanes) bool { return false }
+
+// kernelHashes: no kernel (see simd_amd64.go).
+func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, out []uint64) int {
+	return 0
+}

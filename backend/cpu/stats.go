@@ -70,7 +70,12 @@ type statsAccs struct {
 	byt    bytesStats
 	counts dictCounts
 	set    exactSet
+	hashes hashBuf
 }
+
+// hashBuf holds the sketch hashes of a run of values, computed by the SIMD
+// kernels (kernelHashes) before the registers are raised.
+type hashBuf [512]uint64
 
 // sketchOf returns a zeroed sketch for a morsel when need asks for one,
 // with the set of its exact hashes reset.
@@ -139,34 +144,34 @@ func (m *statsAccs) acc(v *column.View, need statsNeed) (statsAcc, error) {
 	sk, ex := m.sketchOf(need)
 	switch v.Kind {
 	case column.Int8:
-		m.i8 = intStats[int8]{vals: column.Values[int8](v), moments: need.moments, sk: sk, ex: ex}
+		m.i8 = intStats[int8]{vals: column.Values[int8](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.i8, nil
 	case column.Int16:
-		m.i16 = intStats[int16]{vals: column.Values[int16](v), moments: need.moments, sk: sk, ex: ex}
+		m.i16 = intStats[int16]{vals: column.Values[int16](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.i16, nil
 	case column.Int32:
-		m.i32 = intStats[int32]{vals: column.Values[int32](v), moments: need.moments, sk: sk, ex: ex}
+		m.i32 = intStats[int32]{vals: column.Values[int32](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.i32, nil
 	case column.Int64:
-		m.i64 = intStats[int64]{vals: column.Values[int64](v), moments: need.moments, sk: sk, ex: ex}
+		m.i64 = intStats[int64]{vals: column.Values[int64](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.i64, nil
 	case column.Uint8:
-		m.u8 = intStats[uint8]{vals: column.Values[uint8](v), moments: need.moments, sk: sk, ex: ex}
+		m.u8 = intStats[uint8]{vals: column.Values[uint8](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.u8, nil
 	case column.Uint16:
-		m.u16 = intStats[uint16]{vals: column.Values[uint16](v), moments: need.moments, sk: sk, ex: ex}
+		m.u16 = intStats[uint16]{vals: column.Values[uint16](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.u16, nil
 	case column.Uint32:
-		m.u32 = intStats[uint32]{vals: column.Values[uint32](v), moments: need.moments, sk: sk, ex: ex}
+		m.u32 = intStats[uint32]{vals: column.Values[uint32](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.u32, nil
 	case column.Uint64:
-		m.u64 = intStats[uint64]{vals: column.Values[uint64](v), moments: need.moments, sk: sk, ex: ex}
+		m.u64 = intStats[uint64]{vals: column.Values[uint64](v), moments: need.moments, sk: sk, ex: ex, hb: &m.hashes}
 		return &m.u64, nil
 	case column.Float32:
-		m.f32.reset(column.Values[float32](v), need.moments, sk, ex)
+		m.f32.reset(column.Values[float32](v), need.moments, sk, ex, &m.hashes)
 		return &m.f32, nil
 	case column.Float64:
-		m.f64.reset(column.Values[float64](v), need.moments, sk, ex)
+		m.f64.reset(column.Values[float64](v), need.moments, sk, ex, &m.hashes)
 		return &m.f64, nil
 	case column.Decimal128:
 		words := column.Slice[uint64](v.Values)
@@ -278,6 +283,62 @@ func sketchAdd(k *agg.Sketch, e *exactSet, h uint64) {
 	e.add(h)
 }
 
+// sketchDense folds the sketch hashes of vals into k and e: through the
+// SIMD kernels where there are some, the rest with hash.
+func sketchDense[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](k *agg.Sketch, e *exactSet, hb *hashBuf, vals []T, hash func(T) uint64) {
+	regs := &k.Registers
+	for len(vals) >= 8 {
+		n := kernelHashes(vals[:min(len(vals), len(hb))], hb[:])
+		if n == 0 {
+			break
+		}
+		for _, h := range hb[:n] {
+			r, rank := agg.SketchSlot(h)
+			setMax(regs, r, rank)
+			if !e.full {
+				e.add(h)
+			}
+		}
+		vals = vals[n:]
+	}
+	for _, x := range vals {
+		h := hash(x)
+		r, rank := agg.SketchSlot(h)
+		setMax(regs, r, rank)
+		if !e.full {
+			e.add(h)
+		}
+	}
+}
+
+// sketchSparse folds the sketch hashes of the values vals[k] of the set
+// bits k of w into k and e (the 64 values hashed by the SIMD kernels where
+// there are some and 64 values are there).
+func sketchSparse[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](sk *agg.Sketch, e *exactSet, hb *hashBuf, vals []T, w uint64, hash func(T) uint64) {
+	regs := &sk.Registers
+	if len(vals) >= 64 && kernelHashes(vals[:64], hb[:64]) == 64 {
+		for ; w != 0; w &= w - 1 {
+			h := hb[bits.TrailingZeros64(w)]
+			r, rank := agg.SketchSlot(h)
+			setMax(regs, r, rank)
+			if !e.full {
+				e.add(h)
+			}
+		}
+		return
+	}
+	for ; w != 0; w &= w - 1 {
+		h := hash(vals[bits.TrailingZeros64(w)])
+		r, rank := agg.SketchSlot(h)
+		setMax(regs, r, rank)
+		if !e.full {
+			e.add(h)
+		}
+	}
+}
+
+func floatHash[T float32 | float64](x T) uint64 { return agg.HashFloat(float64(x)) }
+
 // setMax raises register r to rank without a branch: on a fresh sketch
 // whether a rank raises its register is a coin toss, which a branch
 // mispredicts.
@@ -338,6 +399,7 @@ type intStats[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64]
 	moments bool
 	sk      *agg.Sketch
 	ex      *exactSet
+	hb      *hashBuf
 	q       squares
 	counted agg.Uint320 // the squares of addCount
 }
@@ -399,16 +461,8 @@ func (a *intStats[T]) dense(i, j int) {
 		}
 		q.p0, q.p1, q.p2, q.p3 = p0+r0, p1+r1, p2+r2, p3+r3
 	}
-	if sk := a.sk; sk != nil {
-		regs, ex := &sk.Registers, a.ex
-		for _, x := range v {
-			h := hashOf(x)
-			r, rank := agg.SketchSlot(h)
-			setMax(regs, r, rank)
-			if !ex.full {
-				ex.add(h)
-			}
-		}
+	if a.sk != nil {
+		sketchDense(a.sk, a.ex, a.hb, v, hashOf[T])
 	}
 }
 
@@ -436,16 +490,8 @@ func (a *intStats[T]) sparse(base int, w uint64) {
 		}
 		q.p0, q.p1, q.p2, q.p3 = p0, p1, p2, p3
 	}
-	if sk := a.sk; sk != nil {
-		regs, ex := &sk.Registers, a.ex
-		for m := w; m != 0; m &= m - 1 {
-			h := hashOf(v[bits.TrailingZeros64(m)])
-			r, rank := agg.SketchSlot(h)
-			setMax(regs, r, rank)
-			if !ex.full {
-				ex.add(h)
-			}
-		}
+	if a.sk != nil {
+		sketchSparse(a.sk, a.ex, a.hb, v, w, hashOf[T])
 	}
 }
 
@@ -474,6 +520,7 @@ type floatStats[T float32 | float64] struct {
 	moments bool
 	sk      *agg.Sketch
 	ex      *exactSet
+	hb      *hashBuf
 	careful bool
 	s, c    [floatSqLanes]float64
 	special float64
@@ -482,8 +529,8 @@ type floatStats[T float32 | float64] struct {
 // floatSqLanes is the number of lanes of the float squares.
 const floatSqLanes = 8
 
-func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch, ex *exactSet) {
-	*a = floatStats[T]{vals: vals, moments: moments, sk: sk, ex: ex}
+func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch, ex *exactSet, hb *hashBuf) {
+	*a = floatStats[T]{vals: vals, moments: moments, sk: sk, ex: ex, hb: hb}
 }
 
 // squareFast adds x² to lane k without looking for non-finite values.
@@ -553,16 +600,8 @@ func (a *floatStats[T]) dense(i, j int) {
 			}
 		}
 	}
-	if sk := a.sk; sk != nil {
-		regs, ex := &sk.Registers, a.ex
-		for _, xt := range a.vals[i:j] {
-			h := agg.HashFloat(float64(xt))
-			r, rank := agg.SketchSlot(h)
-			setMax(regs, r, rank)
-			if !ex.full {
-				ex.add(h)
-			}
-		}
+	if a.sk != nil {
+		sketchDense(a.sk, a.ex, a.hb, a.vals[i:j], floatHash[T])
 	}
 }
 
@@ -578,16 +617,8 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 			}
 		}
 	}
-	if sk := a.sk; sk != nil {
-		regs, ex := &sk.Registers, a.ex
-		for ; w != 0; w &= w - 1 {
-			h := agg.HashFloat(float64(v[bits.TrailingZeros64(w)]))
-			r, rank := agg.SketchSlot(h)
-			setMax(regs, r, rank)
-			if !ex.full {
-				ex.add(h)
-			}
-		}
+	if a.sk != nil {
+		sketchSparse(a.sk, a.ex, a.hb, v, w, floatHash[T])
 	}
 }
 
