@@ -215,7 +215,11 @@ func (m *morselAccs) foldDictStats(s *agg.State, v *column.View, lo, hi int) err
 	if v.Dict.Len <= 4*(hi-lo) {
 		h := &m.st.counts
 		h.reset(v.Dict.Len)
-		if _, err := visitIndices(v, h, lo, hi); err != nil {
+		if v.Dict.Validity == nil {
+			// The indices were checked by the morsel's fold: count them
+			// straight.
+			countIndices(v, h.n, lo, hi)
+		} else if _, err := visitIndices(v, h, lo, hi); err != nil {
 			return err
 		}
 		for i, c := range h.n {
@@ -260,6 +264,50 @@ func (u *dictCounts) dense(i, j int) {
 func (u *dictCounts) sparse(base int, w uint64) {
 	for ; w != 0; w &= w - 1 {
 		u.n[base+bits.TrailingZeros64(w)]++
+	}
+}
+
+// idxCounts counts the valid indices of a dictionary view whose values are
+// all valid (and whose indices are in range: the morsel's fold checked them).
+type idxCounts[I int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64] struct {
+	idx []I
+	n   []uint32
+}
+
+func (c *idxCounts[I]) dense(i, j int) {
+	n := c.n
+	for _, x := range c.idx[i:j] {
+		n[x]++
+	}
+}
+
+func (c *idxCounts[I]) sparse(base int, w uint64) {
+	idx := c.idx[base:]
+	for ; w != 0; w &= w - 1 {
+		c.n[idx[bits.TrailingZeros64(w)]]++
+	}
+}
+
+// countIndices counts into n the uses of each dictionary value by the valid
+// indices of elements [lo, hi) of v.
+func countIndices(v *column.View, n []uint32, lo, hi int) {
+	switch v.IndexKind {
+	case column.Int8:
+		visit(&idxCounts[int8]{column.Values[int8](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Int16:
+		visit(&idxCounts[int16]{column.Values[int16](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Int32:
+		visit(&idxCounts[int32]{column.Values[int32](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Int64:
+		visit(&idxCounts[int64]{column.Values[int64](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Uint8:
+		visit(&idxCounts[uint8]{column.Values[uint8](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Uint16:
+		visit(&idxCounts[uint16]{column.Values[uint16](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Uint32:
+		visit(&idxCounts[uint32]{column.Values[uint32](v), n}, v.Validity, v.ValidityOffset, lo, hi)
+	case column.Uint64:
+		visit(&idxCounts[uint64]{column.Values[uint64](v), n}, v.Validity, v.ValidityOffset, lo, hi)
 	}
 }
 
