@@ -161,3 +161,67 @@ func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 	}
 	return n
 }
+
+// The sums of squares of n values (a multiple of 8), nulls (the clear bits
+// of valid; nil: none) left out, into the lanes at out (read and written).
+
+//go:noescape
+func squaresInt64AVX512(vals *int64, n int, valid *byte, out *intSqLanes)
+
+//go:noescape
+func squaresUint64AVX512(vals *uint64, n int, valid *byte, out *intSqLanes)
+
+//go:noescape
+func squaresInt32AVX512(vals *int32, n int, valid *byte, out *intSqLanes)
+
+//go:noescape
+func squaresUint32AVX512(vals *uint32, n int, valid *byte, out *intSqLanes)
+
+//go:noescape
+func floatSquares64AVX512(vals *float64, n int, valid *byte, out *floatSqLanes)
+
+//go:noescape
+func floatSquares32AVX512(vals *float32, n int, valid *byte, out *floatSqLanes)
+
+// kernelIntSquares folds the squares of vals[:n] (n: the length rounded
+// down to a multiple of 8; valid: their validity from bit 0, nil for all
+// valid) into out and returns n; 0 where there is no kernel.
+func kernelIntSquares[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](vals []T, valid []byte, out *intSqLanes) int {
+	n := len(vals) &^ 7
+	if simdLevel < simdAVX512 || n == 0 {
+		return 0
+	}
+	p, vp := unsafe.Pointer(unsafe.SliceData(vals)), unsafe.SliceData(valid)
+	var zero T
+	switch any(zero).(type) {
+	case int64:
+		squaresInt64AVX512((*int64)(p), n, vp, out)
+	case uint64:
+		squaresUint64AVX512((*uint64)(p), n, vp, out)
+	case int32:
+		squaresInt32AVX512((*int32)(p), n, vp, out)
+	case uint32:
+		squaresUint32AVX512((*uint32)(p), n, vp, out)
+	default:
+		return 0
+	}
+	return n
+}
+
+// kernelFloatSquares is kernelIntSquares for floats: lane k of out takes
+// elements 8j+k.
+func kernelFloatSquares[T float32 | float64](vals []T, valid []byte, out *floatSqLanes) int {
+	n := len(vals) &^ 7
+	if simdLevel < simdAVX512 || n == 0 {
+		return 0
+	}
+	p, vp := unsafe.Pointer(unsafe.SliceData(vals)), unsafe.SliceData(valid)
+	var zero T
+	switch any(zero).(type) {
+	case float64:
+		floatSquares64AVX512((*float64)(p), n, vp, out)
+	case float32:
+		floatSquares32AVX512((*float32)(p), n, vp, out)
+	}
+	return n
+}

@@ -837,6 +837,138 @@ hdone:                      \
 	VZEROUPPER              \
 	RET
 
+// ---- sums of squares (stddev, variance) -----------------------------------
+//
+// The squares of n (a multiple of 8) values at vals, 8 an iteration; valid
+// is nil when every value is valid, else bit b of byte i is the validity of
+// element 8i+b. Nulls load as 0 and leave the lanes unchanged.
+//
+// Integers: the 8 lanes of four 64-bit sums of 32-bit pieces at out (read
+// and written), of weights 1, 2^32, 2^64 and 2^96 (cpu.squares): |x| = a·2^32
+// + b, x² = a²·2^64 + 2ab·2^32 + b², each product cut into its 32-bit halves.
+// Exact for 2^32 values a lane. Z20-Z23: the pieces; Z24: 2^32-1.
+//
+// Floats: lane k of out's sums s and compensations c takes elements 8j+k, in
+// the order and with the operations of floatStats.squareFast: p = x*x, e =
+// fma(x, x, -p), t = s + p, z = t - s, c += ((s - (t - z)) + (p - z)) + e,
+// s = t (masked: nulls leave their lanes as they are). Z20: s, Z21: c.
+
+#define SQMASK \
+	TESTQ   DI, DI   \
+	JZ      sqall    \
+	KMOVB   0(DI), K1 \
+	INCQ    DI       \
+	JMP     sqload   \
+sqall:               \
+	KXNORB  K1, K1, K1 \
+sqload:
+
+#define INTSQ(LOADZ, STRIDE, ABS) \
+	MOVQ vals+0(FP), SI           \
+	MOVQ n+8(FP), CX              \
+	MOVQ valid+16(FP), DI         \
+	MOVQ out+24(FP), DX           \
+	VMOVDQU64 0(DX), Z20          \
+	VMOVDQU64 64(DX), Z21         \
+	VMOVDQU64 128(DX), Z22        \
+	VMOVDQU64 192(DX), Z23        \
+	MOVQ $0xffffffff, AX          \
+	VPBROADCASTQ AX, Z24          \
+	SHRQ $3, CX                   \
+	JZ   sqdone                   \
+sqloop:                           \
+	SQMASK                        \
+	LOADZ 0(SI), K1, Z0           \
+	ABS                           \
+	VPSRLQ   $32, Z0, Z1          \
+	VPMULUDQ Z0, Z0, Z2           \
+	VPMULUDQ Z1, Z0, Z3           \
+	VPMULUDQ Z1, Z1, Z4           \
+	VPANDQ   Z24, Z2, Z5          \
+	VPADDQ   Z5, Z20, Z20         \
+	VPSRLQ   $32, Z2, Z5          \
+	VPADDQ   Z5, Z21, Z21         \
+	VPANDQ   Z24, Z3, Z5          \
+	VPADDQ   Z5, Z5, Z5           \
+	VPADDQ   Z5, Z21, Z21         \
+	VPSRLQ   $32, Z3, Z5          \
+	VPADDQ   Z5, Z5, Z5           \
+	VPADDQ   Z5, Z22, Z22         \
+	VPANDQ   Z24, Z4, Z5          \
+	VPADDQ   Z5, Z22, Z22         \
+	VPSRLQ   $32, Z4, Z5          \
+	VPADDQ   Z5, Z23, Z23         \
+	ADDQ $STRIDE, SI              \
+	DECQ CX                       \
+	JNZ  sqloop                   \
+sqdone:                           \
+	VMOVDQU64 Z20, 0(DX)          \
+	VMOVDQU64 Z21, 64(DX)         \
+	VMOVDQU64 Z22, 128(DX)        \
+	VMOVDQU64 Z23, 192(DX)        \
+	VZEROUPPER                    \
+	RET
+
+#define SQABS VPABSQ Z0, Z0
+#define SQNOABS
+
+// func squaresInt64AVX512(vals *int64, n int, valid *byte, out *intSqLanes)
+TEXT ·squaresInt64AVX512(SB), NOSPLIT, $0-32
+	INTSQ(VMOVDQU64.Z, 64, SQABS)
+
+// func squaresUint64AVX512(vals *uint64, n int, valid *byte, out *intSqLanes)
+TEXT ·squaresUint64AVX512(SB), NOSPLIT, $0-32
+	INTSQ(VMOVDQU64.Z, 64, SQNOABS)
+
+// func squaresInt32AVX512(vals *int32, n int, valid *byte, out *intSqLanes)
+TEXT ·squaresInt32AVX512(SB), NOSPLIT, $0-32
+	INTSQ(VPMOVSXDQ.Z, 32, SQABS)
+
+// func squaresUint32AVX512(vals *uint32, n int, valid *byte, out *intSqLanes)
+TEXT ·squaresUint32AVX512(SB), NOSPLIT, $0-32
+	INTSQ(VPMOVZXDQ.Z, 32, SQNOABS)
+
+#define FLTSQ(LOADZ, STRIDE) \
+	MOVQ vals+0(FP), SI           \
+	MOVQ n+8(FP), CX              \
+	MOVQ valid+16(FP), DI         \
+	MOVQ out+24(FP), DX           \
+	VMOVUPD 0(DX), Z20            \
+	VMOVUPD 64(DX), Z21           \
+	SHRQ $3, CX                   \
+	JZ   sqdone                   \
+sqloop:                           \
+	SQMASK                        \
+	LOADZ 0(SI), K1, Z0           \
+	VMULPD      Z0, Z0, Z1        \
+	VMOVAPD     Z1, Z2            \
+	VFMSUB231PD Z0, Z0, Z2        \
+	VADDPD      Z1, Z20, Z3       \
+	VSUBPD      Z20, Z3, Z4       \
+	VSUBPD      Z4, Z3, Z5        \
+	VSUBPD      Z5, Z20, Z5       \
+	VSUBPD      Z4, Z1, Z6        \
+	VADDPD      Z6, Z5, Z5        \
+	VADDPD      Z2, Z5, Z5        \
+	VADDPD      Z5, Z21, K1, Z21  \
+	VMOVAPD     Z3, K1, Z20       \
+	ADDQ $STRIDE, SI              \
+	DECQ CX                       \
+	JNZ  sqloop                   \
+sqdone:                           \
+	VMOVUPD Z20, 0(DX)            \
+	VMOVUPD Z21, 64(DX)           \
+	VZEROUPPER                    \
+	RET
+
+// func floatSquares64AVX512(vals *float64, n int, valid *byte, out *floatSqLanes)
+TEXT ·floatSquares64AVX512(SB), NOSPLIT, $0-32
+	FLTSQ(VMOVUPD.Z, 64)
+
+// func floatSquares32AVX512(vals *float32, n int, valid *byte, out *floatSqLanes)
+TEXT ·floatSquares32AVX512(SB), NOSPLIT, $0-32
+	FLTSQ(VCVTPS2PD.Z, 32)
+
 #define NOCANON
 
 // func hash64AVX512(vals *uint64, n int, out *uint64)

@@ -19,3 +19,13 @@ func kernelFloat32([]float32, []byte, *floatLanes) bool { return false }
 func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, out []uint64) int {
 	return 0
 }
+
+// kernelIntSquares: no kernel (see simd_amd64.go).
+func kernelIntSquares[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](vals []T, valid []byte, out *intSqLanes) int {
+	return 0
+}
+
+// kernelFloatSquares: no kernel (see simd_amd64.go).
+func kernelFloatSquares[T float32 | float64](vals []T, valid []byte, out *floatSqLanes) int {
+	return 0
+}

@@ -194,7 +194,22 @@ func (m *morselAccs) foldStats(s *agg.State, v *column.View, lo, hi int) error {
 	if err != nil {
 		return err
 	}
-	visit(a, v.Validity, v.ValidityOffset, lo, hi)
+	k, ok := a.(squaresKernel)
+	n := 0
+	if ok && m.need.moments {
+		var valid []byte
+		if v.Validity != nil {
+			valid = alignedBits(v.Validity, v.ValidityOffset, lo, hi, &m.vbits)
+		}
+		n = k.kernelSquares(lo, hi, valid)
+	}
+	if n > 0 {
+		// The squares of [lo, lo+n) are folded: the sketch's alone there.
+		k.setMoments(false)
+		visit(a, v.Validity, v.ValidityOffset, lo, lo+n)
+		k.setMoments(true)
+	}
+	visit(a, v.Validity, v.ValidityOffset, lo+n, hi)
 	if c, ok := a.(careful); ok && c.needsCareful() {
 		c.setCareful()
 		visit(a, v.Validity, v.ValidityOffset, lo, hi)
@@ -397,6 +412,26 @@ func setMax(regs *[agg.SketchRegisters]uint8, r uint32, rank uint8) {
 	regs[r] = uint8(old + d)
 }
 
+// intSqLanes are the SIMD kernels' lanes of the integer squares: the four
+// pieces of squares (weights 1, 2^32, 2^64, 2^96), 8 lanes each (the
+// kernels' memory layout: keep it).
+type intSqLanes [4][8]uint64
+
+// floatSqLanes are the lanes of the float squares: the compensated sums
+// (s[k], c[k]) of lane k (the kernels' memory layout: keep it).
+type floatSqLanes struct {
+	s, c [sqLanes]float64
+}
+
+// squaresKernel is implemented by the stats accumulators whose squares have
+// SIMD kernels: kernelSquares folds the squares of elements [lo, lo+n) (n:
+// hi-lo rounded down to a multiple of 8; valid: their validity from bit 0,
+// nil for all valid) and returns n, 0 where there is no kernel.
+type squaresKernel interface {
+	kernelSquares(lo, hi int, valid []byte) int
+	setMoments(on bool)
+}
+
 // squares accumulates exact sums of 128-bit squares without carry chains:
 // each square is cut into four 32-bit pieces, summed apart in 64 bits (exact
 // for 2^32 squares, far more than a morsel).
@@ -450,6 +485,21 @@ type intStats[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64]
 	hb      *hashBuf
 	q       squares
 	counted agg.Uint320 // the squares of addCount
+}
+
+func (a *intStats[T]) setMoments(on bool) { a.moments = on }
+
+// kernelSquares implements squaresKernel.
+func (a *intStats[T]) kernelSquares(lo, hi int, valid []byte) int {
+	var l intSqLanes
+	n := kernelIntSquares(a.vals[lo:hi], valid, &l)
+	for k := range l[0] {
+		a.q.p0 += l[0][k]
+		a.q.p1 += l[1][k]
+		a.q.p2 += l[2][k]
+		a.q.p3 += l[3][k]
+	}
+	return n
 }
 
 func (a *intStats[T]) addCount(i int, c uint64) {
@@ -554,15 +604,16 @@ func (a *intStats[T]) attach(s *agg.State) {
 	}
 }
 
-// floatStats folds the squares of floats in floatSqLanes lanes, element i
-// of the view (counted from the view's first element) in lane i mod
-// floatSqLanes: each square as an error-free product x² = p + e (e from an
-// FMA), p added to the lane with an error-free two-sum and e to its
-// compensation, in element order. When a lane ends the morsel not finite
+// floatStats folds the squares of floats in sqLanes lanes, element i of
+// the view (counted from the view's first element) in lane i mod sqLanes:
+// each square as an error-free product x² = p + e (e from an FMA), p added
+// to the lane with an error-free two-sum and e to its compensation, in
+// element order (the SIMD kernels do the same operations in the same order,
+// 8 lanes at once: kernelSquares). When a lane ends the morsel not finite
 // (an infinity or a NaN among the values, an overflow), the morsel's
-// squares are folded again on the careful path, which keeps the squares
-// and lane sums that are not finite apart in special (the lane starting
-// again from 0, as agg adds non-finite partial sums).
+// squares are folded again on the careful path (the Go loops), which keeps
+// the squares and lane sums that are not finite apart in special (the lane
+// starting again from 0, as agg adds non-finite partial sums).
 type floatStats[T float32 | float64] struct {
 	vals    []T
 	moments bool
@@ -570,12 +621,23 @@ type floatStats[T float32 | float64] struct {
 	ex      *exactSet
 	hb      *hashBuf
 	careful bool
-	s, c    [floatSqLanes]float64
+	l       floatSqLanes
 	special float64
 }
 
-// floatSqLanes is the number of lanes of the float squares.
-const floatSqLanes = 8
+func (a *floatStats[T]) setMoments(on bool) { a.moments = on }
+
+// kernelSquares implements squaresKernel (the fast path only: the careful
+// one is the Go loops').
+func (a *floatStats[T]) kernelSquares(lo, hi int, valid []byte) int {
+	if a.careful || lo%sqLanes != 0 {
+		return 0
+	}
+	return kernelFloatSquares(a.vals[lo:hi], valid, &a.l)
+}
+
+// sqLanes is the number of lanes of the float squares.
+const sqLanes = 8
 
 func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch, ex *exactSet, hb *hashBuf) {
 	*a = floatStats[T]{vals: vals, moments: moments, sk: sk, ex: ex, hb: hb}
@@ -585,50 +647,50 @@ func (a *floatStats[T]) reset(vals []T, moments bool, sk *agg.Sketch, ex *exactS
 func (a *floatStats[T]) squareFast(k int, x float64) {
 	p := x * x
 	e := math.FMA(x, x, -p)
-	s := a.s[k]
+	s := a.l.s[k]
 	t := s + p
 	z := t - s
-	a.c[k] += (s - (t - z)) + (p - z) + e
-	a.s[k] = t
+	a.l.c[k] += (s - (t - z)) + (p - z) + e
+	a.l.s[k] = t
 }
 
 // squareCareful adds x² to lane k, keeping non-finite squares and sums apart.
 func (a *floatStats[T]) squareCareful(k int, x float64) {
 	p := x * x
-	s := a.s[k]
+	s := a.l.s[k]
 	t := s + p
 	if t-t != 0 { // not finite: p or the lane's sum
 		a.special += t
-		a.s[k] = 0
+		a.l.s[k] = 0
 		return
 	}
 	e := math.FMA(x, x, -p)
 	z := t - s
-	a.c[k] += (s - (t - z)) + (p - z) + e
-	a.s[k] = t
+	a.l.c[k] += (s - (t - z)) + (p - z) + e
+	a.l.s[k] = t
 }
 
-// addCount adds c·x² of value i to lane i mod floatSqLanes (c·x² as an
+// addCount adds c·x² of value i to lane i mod sqLanes (c·x² as an
 // error-free product of c and x²'s leading part, the error of x² times c
 // into the compensation), on the careful path.
 func (a *floatStats[T]) addCount(i int, c uint64) {
 	x := float64(a.vals[i])
 	if a.moments {
-		k := i & (floatSqLanes - 1)
+		k := i & (sqLanes - 1)
 		cf := float64(c) // exact: c is at most a morsel's length
 		p := x * x
 		e := math.FMA(x, x, -p)
 		pc := cf * p
-		s := a.s[k]
+		s := a.l.s[k]
 		t := s + pc
 		if t-t != 0 {
 			a.special += t
-			a.s[k] = 0
+			a.l.s[k] = 0
 		} else {
 			ec := math.FMA(cf, p, -pc) + cf*e
 			z := t - s
-			a.c[k] += (s - (t - z)) + (pc - z) + ec
-			a.s[k] = t
+			a.l.c[k] += (s - (t - z)) + (pc - z) + ec
+			a.l.s[k] = t
 		}
 	}
 	if a.sk != nil {
@@ -640,11 +702,11 @@ func (a *floatStats[T]) dense(i, j int) {
 	if a.moments {
 		if a.careful {
 			for k, xt := range a.vals[i:j] {
-				a.squareCareful((i+k)&(floatSqLanes-1), float64(xt))
+				a.squareCareful((i+k)&(sqLanes-1), float64(xt))
 			}
 		} else {
 			for k, xt := range a.vals[i:j] {
-				a.squareFast((i+k)&(floatSqLanes-1), float64(xt))
+				a.squareFast((i+k)&(sqLanes-1), float64(xt))
 			}
 		}
 	}
@@ -659,9 +721,9 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 		for m := w; m != 0; m &= m - 1 {
 			k := bits.TrailingZeros64(m)
 			if a.careful {
-				a.squareCareful((base+k)&(floatSqLanes-1), float64(v[k]))
+				a.squareCareful((base+k)&(sqLanes-1), float64(v[k]))
 			} else {
-				a.squareFast((base+k)&(floatSqLanes-1), float64(v[k]))
+				a.squareFast((base+k)&(sqLanes-1), float64(v[k]))
 			}
 		}
 	}
@@ -672,8 +734,8 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 
 // needsCareful reports whether a lane ended the fast path not finite.
 func (a *floatStats[T]) needsCareful() bool {
-	for k := range a.s {
-		if !isFinite(a.s[k]) || !isFinite(a.c[k]) {
+	for k := range a.l.s {
+		if !isFinite(a.l.s[k]) || !isFinite(a.l.c[k]) {
 			return true
 		}
 	}
@@ -683,12 +745,12 @@ func (a *floatStats[T]) needsCareful() bool {
 // setCareful restarts the squares on the careful path (the sketch is kept:
 // it was folded once).
 func (a *floatStats[T]) setCareful() {
-	a.s, a.c, a.special, a.careful = [floatSqLanes]float64{}, [floatSqLanes]float64{}, 0, true
+	a.l, a.special, a.careful = floatSqLanes{}, 0, true
 }
 
 func (a *floatStats[T]) attach(s *agg.State) {
 	if a.moments {
-		s.SetFloatSquares(a.s[:], a.c[:], a.special)
+		s.SetFloatSquares(a.l.s[:], a.l.c[:], a.special)
 	}
 	if a.sk != nil {
 		a.ex.finish(a.sk)
