@@ -15,6 +15,12 @@
 //     sparse loops.
 //   - bits.go: validity bitmaps, visited by words.
 //   - ordered.go: first, last, arg_min and arg_max of a morsel.
+//   - stats.go: the statistics asked for by name — the sums of squares of
+//     stddev and variance and the HyperLogLog sketch of approx_distinct —
+//     folded in each morsel's visit after the other aggregates, while the
+//     morsel is in cache (SIMD kernels for the squares and the hashes of
+//     64- and 32-bit values); nothing of it runs unless a state asks.
 //   - simd_amd64.go, simd_amd64.s, simd_other.go: the AVX2 and AVX-512
-//     kernels of the dense loops, chosen at start (build tag noasm: none).
+//     kernels of the dense loops and of the statistics, chosen at start
+//     (build tag noasm: none).
 package cpu
