@@ -48,6 +48,12 @@ func (g *pageGuard) checkCodec(c *guardChunk, pos, comp, unc int64) error {
 		return g.checkZstd(c, pos, comp, unc)
 	case compress.Codecs.Brotli:
 		// no size stored: maxPageBytes caps it
+	case compress.Codecs.Lz4, lz4Raw:
+		// An LZ4 block (Hadoop-framed or not) decodes into the page's
+		// buffer, allocating nothing: its size is bounded by the ratio.
+		if unc > lz4MaxRatio*comp+lz4MaxRatio {
+			return fmt.Errorf("%d bytes of %s said to hold %d", comp, c.codec, unc)
+		}
 	default:
 		_, err := compress.GetCodec(c.codec)
 		if err == nil {

@@ -31,6 +31,8 @@ import (
 //     UNCOMPRESSED, the length SNAPPY stores in front, at most 1032 times
 //     the bytes for GZIP (deflate's largest ratio), at most what the blocks
 //     of the ZSTD frames can hold, whose content sizes add up to no more;
+//     at most 255 times the bytes (and 255) for LZ4 and LZ4_RAW (pqlz4.go),
+//     whose blocks decode into the page's buffer;
 //     BROTLI stores no size: its pages are only capped by maxPageBytes, as
 //     every page is;
 //   - a dictionary page holds its values (at least 4 bytes each for
