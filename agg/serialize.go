@@ -65,7 +65,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if b[0] != stateVersion && b[0] != 2 {
 		return fmt.Errorf("%w: version %d, want %d", ErrState, b[0], stateVersion)
 	}
-	if column.Family(b[1]) > column.FamilyBytes {
+	if column.Family(b[1]) > column.FamilyCounts {
 		return fmt.Errorf("%w: family %d", ErrState, b[1])
 	}
 	n := identity(column.Family(b[1]))
@@ -101,6 +101,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if len(p) < 1 {
 		return fmt.Errorf("%w: truncated", ErrState)
 	}
+	if b[0] == 2 && n.Family == column.FamilyCounts { // (version 3 came first)
+		return fmt.Errorf("%w: family %d in version 2", ErrState, b[1])
+	}
 	if b[0] == 2 { // a flag byte for the ordered aggregates
 		n.Tracks = Default
 		if p[0] == 1 {
@@ -109,7 +112,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 		p = p[1:]
 	} else {
 		t, k := binary.Uvarint(p)
-		if k <= 0 || t > uint64(All) || Set(t) != Tracking(Set(t)) {
+		if k <= 0 || t > uint64(All) || Set(t) != Tracking(Set(t)) || !Answers(n.Family).Has(Set(t)) {
 			return fmt.Errorf("%w: tracked aggregates %#x", ErrState, t)
 		}
 		n.Tracks, p = Set(t), p[k:]

@@ -69,13 +69,24 @@ type State struct {
 }
 
 // New returns the empty state of a family that tracks the aggregates of set
-// (Normalize: the default set when empty), with what they need (Tracking).
-// Merged with a partial state, it gives that partial state, tracking what
-// both track.
+// (Normalize: the default set when empty), with what they need (Tracking),
+// that the family answers (Answers). Merged with a partial state, it gives
+// that partial state, tracking what both track.
 func New(f column.Family, set Set) State {
 	s := identity(f)
-	s.Tracks = Tracking(set)
+	s.Tracks = Tracking(set) & Answers(f)
 	return s
+}
+
+// Answers is what a state of family f can answer: every aggregate, but
+// count and null_count alone for column.FamilyCounts, whose values are
+// neither ordered nor summed. The others are not known (a front end prints
+// them as nulls), whatever is asked.
+func Answers(f column.Family) Set {
+	if f == column.FamilyCounts {
+		return Count | NullCount
+	}
+	return All
 }
 
 // Tracking is what a state must track to answer the aggregates of set
@@ -96,10 +107,10 @@ func Tracking(set Set) Set {
 // Ordered reports whether the state tracks the ordered aggregates.
 func (s *State) Ordered() bool { return s.Tracks.Any(Ordered) }
 
-// identity is the empty state of a family that tracks everything: the
-// identity of Merge.
+// identity is the empty state of a family that tracks everything the family
+// answers: the identity of Merge.
 func identity(f column.Family) State {
-	s := State{Family: f, Tracks: All, FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
+	s := State{Family: f, Tracks: Answers(f), FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
 	switch f {
 	case column.FamilySigned:
 		s.Min[0], s.Max[0] = uint64(math.MaxInt64), 1<<63

@@ -250,3 +250,38 @@ func TestFinalize(t *testing.T) {
 	_, ok = ef.Mean(0)
 	require.False(t, ok, "no mean without values")
 }
+
+// A state of the counts family (lists, maps, ... whose values are neither
+// ordered nor summed) tracks count and null_count alone, whatever is asked:
+// the rest is not answered, never reported as zero.
+func TestCountsFamily(t *testing.T) {
+	for _, set := range []Set{0, Default, All, Sum | Min, First, Count} {
+		s := New(column.FamilyCounts, set)
+		require.Equal(t, Count|NullCount, s.Tracks, "%s", set)
+		require.False(t, s.Ordered())
+		a, b := Counts(column.FamilyCounts, 5, 2), Nulls(column.FamilyCounts, 3)
+		s.Merge(&a)
+		s.Merge(&b)
+		f := s.Finalize(set)
+		require.Equal(t, Normalize(set)&(Count|NullCount), f.Set, "%s", set)
+		require.Equal(t, int64(5), f.Count)
+		require.Equal(t, int64(5), f.NullCount)
+
+		var back State
+		require.NoError(t, back.UnmarshalBinary(marshal(t, s)))
+		require.Equal(t, s, back)
+	}
+	require.Equal(t, Count|NullCount, Answers(column.FamilyCounts))
+	require.Equal(t, All, Answers(column.FamilySigned))
+
+	// A serialized counts state that claims more is refused.
+	s := New(column.FamilyCounts, 0)
+	b := marshal(t, s)
+	tracks := binary.AppendUvarint(nil, uint64(Count|NullCount))
+	bad := append(append([]byte{}, b[:len(b)-len(tracks)]...), binary.AppendUvarint(nil, uint64(Default))...)
+	var back State
+	require.ErrorIs(t, back.UnmarshalBinary(bad), ErrState)
+	v2 := append([]byte{2}, b[1:len(b)-len(tracks)]...)
+	require.ErrorIs(t, back.UnmarshalBinary(append(v2, 0)), ErrState, "no version 2 state is of the counts family")
+	require.ErrorIs(t, back.UnmarshalBinary(append([]byte{stateVersion, byte(column.FamilyCounts + 1)}, b[2:]...)), ErrState)
+}

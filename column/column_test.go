@@ -25,13 +25,40 @@ func TestKindOf(t *testing.T) {
 		require.NoError(t, err, tc.dt)
 		require.Equal(t, tc.kind, k, tc.dt)
 	}
-	for _, dt := range []arrow.DataType{arrow.ListOf(arrow.PrimitiveTypes.Int8), arrow.FixedWidthTypes.Float16,
-		arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int8), arrow.FixedWidthTypes.MonthInterval,
-		&arrow.Decimal256Type{Precision: 40, Scale: 0}} {
+	union := arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})
+	for _, dt := range []arrow.DataType{union, arrow.DenseUnionOf([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, []arrow.UnionTypeCode{3}),
+		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: union},
+		extensionOf(union)} {
 		k, err := KindOf(dt)
 		require.ErrorIs(t, err, arrow.ErrNotImplemented, dt)
 		require.Equal(t, Unsupported, k)
 	}
+}
+
+// Types whose values no backend orders or sums are counted: Opaque, of the
+// counts family.
+func TestKindOfOpaque(t *testing.T) {
+	for _, dt := range []arrow.DataType{
+		arrow.ListOf(arrow.PrimitiveTypes.Int8), arrow.LargeListOf(arrow.BinaryTypes.String),
+		arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float64), arrow.ListViewOf(arrow.PrimitiveTypes.Int32),
+		arrow.LargeListViewOf(arrow.PrimitiveTypes.Int32), arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int8),
+		arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64), arrow.FixedWidthTypes.Float16,
+		&arrow.Decimal256Type{Precision: 40, Scale: 0}, &arrow.FixedSizeBinaryType{ByteWidth: 16},
+		arrow.BinaryTypes.StringView, arrow.BinaryTypes.BinaryView, arrow.FixedWidthTypes.MonthInterval,
+		arrow.FixedWidthTypes.DayTimeInterval, arrow.FixedWidthTypes.MonthDayNanoInterval, arrow.Null,
+		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.ListOf(arrow.PrimitiveTypes.Int8)},
+		arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8}),
+		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8})},
+		extensionOf(arrow.PrimitiveTypes.Int64), extensionOf(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8})),
+	} {
+		k, err := KindOf(dt)
+		require.NoError(t, err, dt)
+		require.Equal(t, Opaque, k, dt)
+		require.Equal(t, FamilyCounts, k.Family(), dt)
+		require.Zero(t, k.Width(), dt)
+	}
+	require.Equal(t, "opaque", Opaque.String())
+	require.Equal(t, "counts", FamilyCounts.String())
 }
 
 // A leaf whose name an earlier leaf has is not aggregated, and says why
@@ -65,9 +92,9 @@ func TestLeaves(t *testing.T) {
 	require.Equal(t, "a, s.x, s.t.y, s.l, e", Names(leaves))
 	require.Equal(t, []int{1, 1, 0}, leaves[2].Path)
 	require.True(t, leaves[2].Supported())
-	require.False(t, leaves[3].Supported())
-	require.ErrorContains(t, leaves[3].Err, `column "s.l"`)
-	require.ErrorIs(t, leaves[3].Err, arrow.ErrNotImplemented)
+	require.True(t, leaves[3].Supported(), "a list in a struct is a leaf, counted")
+	require.Equal(t, Opaque, leaves[3].Kind)
+	require.Equal(t, []int{1, 2}, leaves[3].Path)
 	require.False(t, leaves[4].Supported())
 	require.ErrorIs(t, leaves[4].Err, arrow.ErrNotImplemented)
 	_, ok := Find(leaves, "s.t.y")

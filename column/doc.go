@@ -4,21 +4,25 @@
 // The map of the package:
 //
 //   - Kind is a column's storage kind (Int8 ... Uint64, Float32, Float64,
-//     Bool, Decimal128, Binary, LargeBinary; Unsupported), with its element
-//     Width and its Family (signed, unsigned, float, bool, decimal, bytes),
-//     the unit the backends specialize their loops and kernels on. KindOf maps an Arrow
-//     type to its kind, IndexKind a dictionary's index type (kind.go).
+//     Bool, Decimal128, Binary, LargeBinary; Opaque for the values only
+//     counted: lists, maps, run-end encoded, float16, decimal256, views, ...;
+//     Unsupported), with its element Width and its Family (signed,
+//     unsigned, float, bool, decimal, bytes, counts), the unit the backends
+//     specialize their loops and kernels on. KindOf maps an Arrow type to its
+//     kind, IndexKind a dictionary's index type (kind.go).
 //   - View is the layout of one contiguous column chunk: the values buffer
 //     with its element offset and length, the validity bitmap with its bit
 //     offset, the offsets of binary columns, and for dictionary arrays the
 //     indices and the dictionary's own View; Row numbers its first element
-//     in the whole stream for the ordered aggregates. ViewOf makes one from a
-//     flat array; Slice and Values reinterpret its buffers as Go slices
-//     without copying (view.go).
+//     in the whole stream for the ordered aggregates; an Opaque view has the
+//     validity alone (for run-end encoded arrays, the runs' expanded).
+//     ViewOf makes one from an array that is not a struct; Slice and Values
+//     reinterpret its buffers as Go slices without copying (view.go).
 //   - Leaf is one aggregatable column of a schema. Leaves flattens a schema
 //     into its leaves, struct fields recursively with dotted names ("a.b"),
-//     and reports list, map, union and other nested types as unsupported, per
-//     column (Leaf.Err), without failing the whole request; Find and Names
+//     lists and maps being leaves of their own (Opaque), and reports unions
+//     as unsupported, per column (Leaf.Err), without failing the whole
+//     request; Find and Names
 //     look leaves up. Extract sets a Column, the View of one leaf in one
 //     record batch, folding the nulls of enclosing structs into the leaf's
 //     validity (leaves.go).

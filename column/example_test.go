@@ -11,8 +11,9 @@ import (
 )
 
 // Leaves flattens a schema into the columns a backend aggregates: struct
-// fields become dotted leaves, and a nested type no backend handles is a
-// leaf with Err set rather than a failure of the whole schema.
+// fields become dotted leaves, a list is a leaf whose nulls are counted, and
+// a type no backend handles (a union) is a leaf with Err set rather than a
+// failure of the whole schema.
 func ExampleLeaves() {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -22,6 +23,7 @@ func ExampleLeaves() {
 		)},
 		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String)},
 		{Name: "name", Type: arrow.BinaryTypes.String},
+		{Name: "either", Type: arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})},
 	}, nil)
 	leaves := column.Leaves(schema)
 	for _, l := range leaves {
@@ -37,8 +39,9 @@ func ExampleLeaves() {
 	// id    path [0]: kind int64 (signed)
 	// pos.x path [1 0]: kind float32 (float)
 	// pos.y path [1 1]: kind float32 (float)
-	// tags  path [2]: column "tags": type list<item: utf8, nullable> is not supported
+	// tags  path [2]: kind opaque (counts)
 	// name  path [3]: kind binary (bytes)
+	// either path [4]: column "either": type sparse_union<i: type=int8=0> is not supported
 	// find pos.y: true [1 1]
 }
 

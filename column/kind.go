@@ -26,10 +26,15 @@ const (
 	Decimal128
 	Binary      // 32-bit offsets: string, binary
 	LargeBinary // 64-bit offsets: large_string, large_binary
+	// Opaque values are counted, never ordered nor summed: lists, maps,
+	// run-end encoded columns, float16, decimal256, views and the other
+	// types no backend folds the values of. Their views carry the validity
+	// alone (no Values); see KindOf.
+	Opaque
 )
 
 var kindNames = [...]string{"unsupported", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-	"float32", "float64", "bool", "decimal128", "binary", "large_binary"}
+	"float32", "float64", "bool", "decimal128", "binary", "large_binary", "opaque"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -39,7 +44,8 @@ func (k Kind) String() string {
 }
 
 // Width is the size in bytes of one value of a fixed-width kind (0 for bool,
-// whose values are bits, and for the variable-width kinds).
+// whose values are bits, for the variable-width kinds and for Opaque, whose
+// values are not read).
 func (k Kind) Width() int {
 	switch k {
 	case Int8, Uint8:
@@ -68,9 +74,12 @@ const (
 	FamilyBool
 	FamilyDecimal
 	FamilyBytes
+	// FamilyCounts is the family of Opaque values: its states know count
+	// and null_count alone.
+	FamilyCounts
 )
 
-var familyNames = [...]string{"none", "signed", "unsigned", "float", "bool", "decimal", "bytes"}
+var familyNames = [...]string{"none", "signed", "unsigned", "float", "bool", "decimal", "bytes", "counts"}
 
 func (f Family) String() string {
 	if int(f) < len(familyNames) {
@@ -94,13 +103,23 @@ func (k Kind) Family() Family {
 		return FamilyDecimal
 	case Binary, LargeBinary:
 		return FamilyBytes
+	case Opaque:
+		return FamilyCounts
 	}
 	return FamilyNone
 }
 
 // KindOf returns the storage kind of values of type dt. For a dictionary type it
-// is the kind of the dictionary's values (see IndexKind for the indices). It
-// returns Unsupported, with a reason, for types no backend aggregates: an
+// is the kind of the dictionary's values (see IndexKind for the indices).
+// Types whose values arrowagg neither orders nor sums but whose nulls it
+// counts are Opaque: lists (list, large_list, fixed_size_list, list_view,
+// large_list_view), maps, run-end encoded columns, float16, decimal256,
+// fixed_size_binary, string_view and binary_view, intervals, null, and
+// extension types over any of the types KindOf accepts. A struct is Opaque
+// too, counted by its own validity, where it is the value type of a
+// dictionary or the storage of an extension type (Leaves flattens struct
+// columns into their fields). It returns Unsupported, with a reason, for
+// unions, whose nulls are their children's (no validity of their own): an
 // error that wraps arrow.ErrNotImplemented.
 func KindOf(dt arrow.DataType) (Kind, error) {
 	switch t := dt.(type) {
@@ -109,6 +128,12 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 			return Unsupported, err
 		}
 		return KindOf(t.ValueType)
+	case arrow.ExtensionType:
+		// Counted by the storage's validity.
+		if _, err := KindOf(t.StorageType()); err != nil {
+			return Unsupported, notImplemented(fmt.Sprintf("type %s (storage %s) is not supported", dt, t.StorageType()))
+		}
+		return Opaque, nil
 	}
 	switch dt.ID() {
 	case arrow.INT8:
@@ -139,6 +164,11 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 		return Binary, nil
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		return LargeBinary, nil
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.MAP,
+		arrow.RUN_END_ENCODED, arrow.FLOAT16, arrow.DECIMAL256, arrow.FIXED_SIZE_BINARY, arrow.STRING_VIEW,
+		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL,
+		arrow.STRUCT:
+		return Opaque, nil
 	}
 	return Unsupported, notImplemented(fmt.Sprintf("type %s is not supported", dt))
 }

@@ -25,9 +25,10 @@ type Leaf struct {
 func (l Leaf) Supported() bool { return l.Err == nil }
 
 // Leaves flattens a schema into its leaf columns, in schema order. Struct fields
-// are flattened recursively with dotted names; any other nested type (list, map,
-// union, ...) is one leaf with Err set, as is a leaf whose name an earlier
-// leaf has (names select columns). It takes time and memory linear in
+// are flattened recursively with dotted names; any other nested type is one
+// leaf: a list or a map is an Opaque leaf (counted), a union a leaf with Err
+// set (KindOf), as is a leaf whose name an earlier leaf has (names select
+// columns). It takes time and memory linear in
 // the size of the schema and of its leaves' names and paths; LeavesContext
 // bounds the schema and can be cancelled.
 func Leaves(schema *arrow.Schema) []Leaf {

@@ -2,6 +2,7 @@ package column
 
 import (
 	"fmt"
+	"sort"
 	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -15,7 +16,9 @@ import (
 // Element i of the view (0 <= i < Len) is value Offset+i of Values and validity
 // bit ValidityOffset+i of Validity. A nil Validity means every element is valid.
 // For dictionary arrays Values holds the indices (IndexKind) and Dict the
-// dictionary's values; Kind is then the kind of the dictionary values.
+// dictionary's values; Kind is then the kind of the dictionary values. An
+// Opaque view has no Values (but a dictionary's indices): only its validity
+// is read.
 type View struct {
 	Type      arrow.DataType // logical type of the values (value type for dictionaries)
 	Kind      Kind           // storage kind of the values
@@ -111,10 +114,31 @@ func Values[T Number](v *View) []T {
 	return all[v.Offset : v.Offset+v.Len : v.Offset+v.Len]
 }
 
-// ViewOf returns the view of a flat (non-nested) array. It fails for types no
-// backend aggregates. The view borrows the array's buffers: keep the array
-// alive (retained) while the view is in use.
+// ViewOf returns the view of an array. It fails for types no backend
+// aggregates. The view borrows the array's buffers: keep the array alive
+// (retained) while the view is in use.
+//
+// An Opaque view has the array's validity and no values. Its nulls are the
+// logical ones: those of the values of a run-end encoded array, expanded over
+// their runs (in a bitmap the view owns), every element of a null array, the
+// storage's of an extension array. A struct array's view is Opaque, of its
+// own validity (what a dictionary of structs counts): the fields of a struct
+// column are leaves of their own (see Leaves and Extract).
 func ViewOf(arr arrow.Array) (View, error) {
+	switch a := arr.(type) {
+	case *array.RunEndEncoded:
+		return runEndView(a)
+	case *array.Null:
+		v := View{Type: a.DataType(), Kind: Opaque, Len: a.Len(), NullCount: a.Len()}
+		if v.Len > 0 {
+			v.Validity = make([]byte, bitutil.BytesForBits(int64(v.Len)))
+		}
+		return v, nil
+	case array.ExtensionArray:
+		return extensionView(a)
+	case *array.Struct: // its own validity: a dictionary's values, an extension's storage
+		return structView(a)
+	}
 	data := arr.Data()
 	dt := arr.DataType()
 	v := View{Type: dt, Len: arr.Len(), NullCount: arr.NullN(), Offset: data.Offset(), ValidityOffset: data.Offset()}
@@ -148,13 +172,136 @@ func ViewOf(arr arrow.Array) (View, error) {
 		return View{}, err
 	}
 	v.Kind = k
-	if k == Binary || k == LargeBinary {
+	switch k {
+	case Opaque:
+		return v, v.check()
+	case Binary, LargeBinary:
 		v.Offsets = bufBytes(data, 1)
 		v.Values = bufBytes(data, 2)
-	} else {
+	default:
 		v.Values = bufBytes(data, 1)
 	}
 	return v, v.check()
+}
+
+// extensionView is the Opaque view of an extension array: its storage's
+// validity.
+func extensionView(a array.ExtensionArray) (View, error) {
+	if _, err := KindOf(a.DataType()); err != nil {
+		return View{}, err
+	}
+	v, err := ViewOf(a.Storage())
+	if err != nil {
+		return View{}, err
+	}
+	// (arrow-go makes no extension arrays over dictionaries.)
+	v.Type, v.Kind, v.Values, v.Offsets = a.DataType(), Opaque, nil, nil
+	return v, nil
+}
+
+// structView is the Opaque view of a struct array's own validity (not its
+// fields').
+func structView(a *array.Struct) (View, error) {
+	data := a.Data()
+	v := View{Type: a.DataType(), Kind: Opaque, Len: a.Len(), NullCount: a.NullN(), Offset: data.Offset(), ValidityOffset: data.Offset()}
+	if v.NullCount > 0 {
+		if v.Validity = bufBytes(data, 0); v.Validity == nil {
+			return View{}, fmt.Errorf("array of type %s has %d nulls but no validity bitmap", v.Type, v.NullCount)
+		}
+	}
+	return v, v.check()
+}
+
+// runEndView is the Opaque view of a run-end encoded array: an element is
+// null where the value of its run is (a null, or a valid dictionary index
+// to a null). The validity bitmap is made here, a bit per element.
+func runEndView(a *array.RunEndEncoded) (View, error) {
+	v := View{Type: a.DataType(), Kind: Opaque, Len: a.Len()}
+	if v.Len == 0 {
+		return v, nil
+	}
+	ends, err := runEnds(a.RunEndsArr())
+	if err != nil {
+		return View{}, err
+	}
+	vals := a.Values()
+	if ends.len() > vals.Len() {
+		return View{}, fmt.Errorf("run-end encoded array of %d runs but %d values", ends.len(), vals.Len())
+	}
+	off, n := int64(a.Data().Offset()), int64(v.Len)
+	bits := make([]byte, bitutil.BytesForBits(n))
+	// The first run that ends after the array's offset, then the runs in
+	// order until the array's end.
+	j := sort.Search(ends.len(), func(j int) bool { return ends.at(j) > off })
+	pos := int64(0) // elements of the array covered so far
+	for ; pos < n && j < ends.len(); j++ {
+		end := ends.at(j) - off
+		if end <= pos {
+			return View{}, fmt.Errorf("run-end encoded array: run end %d after %d", ends.at(j), pos+off)
+		}
+		end = min(end, n)
+		if logicallyNull(vals, j) {
+			v.NullCount += int(end - pos)
+		} else {
+			bitutil.SetBitsTo(bits, pos, end-pos, true)
+		}
+		pos = end
+	}
+	if pos < n {
+		return View{}, fmt.Errorf("run-end encoded array: the runs end at %d, the array at %d", pos+off, n+off)
+	}
+	if v.NullCount > 0 {
+		v.Validity = bits
+	}
+	return v, nil
+}
+
+// logicallyNull reports whether element i of arr is null: null in its
+// validity, any element of a null array, a valid dictionary index to a null.
+func logicallyNull(arr arrow.Array, i int) bool {
+	switch a := arr.(type) {
+	case *array.Null:
+		return true
+	case *array.Dictionary:
+		if a.IsNull(i) {
+			return true
+		}
+		j := a.GetValueIndex(i)
+		d := a.Dictionary()
+		return j < 0 || j >= d.Len() || logicallyNull(d, j)
+	}
+	return arr.IsNull(i)
+}
+
+// runEndArray is the run ends of a run-end encoded array, of any width.
+type runEndArray struct {
+	i16 []int16
+	i32 []int32
+	i64 []int64
+}
+
+func runEnds(arr arrow.Array) (runEndArray, error) {
+	switch a := arr.(type) {
+	case *array.Int16:
+		return runEndArray{i16: a.Int16Values()}, nil
+	case *array.Int32:
+		return runEndArray{i32: a.Int32Values()}, nil
+	case *array.Int64:
+		return runEndArray{i64: a.Int64Values()}, nil
+	}
+	return runEndArray{}, fmt.Errorf("run ends of type %s", arr.DataType())
+}
+
+func (r runEndArray) len() int { return len(r.i16) + len(r.i32) + len(r.i64) }
+
+func (r runEndArray) at(j int) int64 {
+	switch {
+	case r.i16 != nil:
+		return int64(r.i16[j])
+	case r.i32 != nil:
+		return int64(r.i32[j])
+	}
+	return int64(r.i64[j])
 }
 
 func bufBytes(data arrow.ArrayData, i int) []byte {
@@ -186,6 +333,8 @@ func (v *View) check() error {
 	switch {
 	case v.Dict != nil:
 		return need("index", len(v.Values), end*int64(v.IndexKind.Width()))
+	case v.Kind == Opaque: // no values read
+		return nil
 	case v.Kind == Bool:
 		return need("values", len(v.Values), bitutil.BytesForBits(end))
 	case v.Kind == Binary || v.Kind == LargeBinary:

@@ -109,8 +109,8 @@ func TestAggregateMatchesGeneratedRows(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, int64(f.Rows), sum.Rows)
 			assert.Equal(t, 1, sum.Files)
-			require.Len(t, sel.Skipped, 1)
-			assert.Equal(t, "tags", sel.Skipped[0].Name)
+			require.Empty(t, sel.Skipped)
+			assert.Equal(t, "tags", sel.Leaves[len(sel.Leaves)-1].Name, "the list column is counted")
 			want := inMemory(t, mem, f, sel.Leaves)
 			assert.Equal(t, jsonOf(t, int64(f.Rows), 1, want), jsonOf(t, sum.Rows, sum.Files, sum.Results))
 			require.Len(t, sum.Plan, len(sel.Leaves))
@@ -136,7 +136,7 @@ func TestAggregateUnionByName(t *testing.T) {
 	}
 	assert.Equal(t, int64(total), sum.Rows)
 	assert.Equal(t, len(testdatagen.Files), sum.Files)
-	assert.Len(t, sel.Leaves, 27)
+	assert.Len(t, sel.Leaves, 28)
 
 	perFile := map[string]engine.Result{}
 	for _, f := range testdatagen.Files {
@@ -177,8 +177,10 @@ func TestSelect(t *testing.T) {
 	assert.ErrorIs(t, err, engine.ErrUnknownColumn)
 	assert.True(t, strings.HasPrefix(err.Error(), filepath.Join(testdata, "sample.arrow")+`: unknown column "nope" (columns: i8, i16,`), err.Error())
 
-	_, err = d.Select([]string{"tags"})
-	assert.EqualError(t, err, filepath.Join(testdata, "sample.arrow")+`: column "tags": type list<item: int32, nullable> is not supported`)
+	sel, err = d.Select([]string{"tags"})
+	require.NoError(t, err)
+	require.Len(t, sel.Leaves, 1)
+	assert.Equal(t, column.Opaque, sel.Leaves[0].Kind)
 }
 
 func writeIPC(t *testing.T, path string, rec arrow.Record) {
@@ -293,11 +295,11 @@ func TestParquetLeaves(t *testing.T) {
 		case "point.b":
 			pointB = i
 			pick = append(pick, l)
-		case "u64", "i8", "price", "ts_paris", "point.a":
+		case "u64", "i8", "price", "ts_paris", "point.a", "tags":
 			pick = append(pick, l)
 		}
 	}
-	leaves, err := parquetLeaves(pqf, pick, []int{10, 11, 12, 13, 14, 15}, true)
+	leaves, err := parquetLeaves(pqf, pick, []int{10, 11, 12, 13, 14, 15, 16}, true)
 	require.NoError(t, err)
 	got := map[string]parquetLeaf{}
 	for k, l := range leaves {
@@ -307,10 +309,18 @@ func TestParquetLeaves(t *testing.T) {
 	// Parquet leaf columns: u64 is leaf 7, point.b the one after point.a.
 	assert.Equal(t, 7, got["u64"].col)
 	assert.Equal(t, pointB, got["point.b"].col)
-	for name, paged := range map[string]bool{"u64": true, "ts_paris": true, "point.a": true, "i8": false, "price": false, "point.b": false} {
+	// tags, a list, is counted from the levels of the last leaf column, its
+	// element (pqarrow's SchemaField of a list says ColIndex 0).
+	assert.Equal(t, pqf.meta.Schema.NumColumns()-1, got["tags"].col)
+	require.NotNil(t, got["tags"].list)
+	assert.Equal(t, int16(1), got["tags"].list.RepLevel)
+	for name, l := range got {
+		assert.Equal(t, name == "tags", l.list != nil, name)
+	}
+	for name, paged := range map[string]bool{"u64": true, "ts_paris": true, "point.a": true, "i8": false, "price": false, "point.b": false, "tags": false} {
 		assert.Equal(t, paged, got[name].page != nil, name)
 	}
-	leaves, err = parquetLeaves(pqf, pick, []int{0, 1, 2, 3, 4, 5}, false)
+	leaves, err = parquetLeaves(pqf, pick, []int{0, 1, 2, 3, 4, 5, 6}, false)
 	require.NoError(t, err)
 	for _, l := range leaves {
 		assert.Nil(t, l.page, l.name)

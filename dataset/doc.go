@@ -18,9 +18,12 @@
 // page, and nulls are counted from the encoded definition levels; the
 // engine folds them a morsel at a time, where its planner puts each window.
 // Any other column (narrow integers, decimals, booleans, strings, INT96
-// timestamps, DELTA encodings, nested columns, or every column with
+// timestamps, DELTA encodings, leaves of structs, or every column with
 // Options.ArrowDecode) is decoded into Arrow arrays through pqarrow, batch by
-// batch, and aggregated by the engine. Chunk states are merged in file
+// batch, and aggregated by the engine. Lists and maps, whose count and
+// null_count alone are aggregated, are counted from the definition and
+// repetition levels of the first leaf column under them, batch by batch
+// (pqlist.go). Chunk states are merged in file
 // order, so results are the same whatever the number of workers. Memory is
 // bounded by the workers and Options.DecodeBytes, not by the size of the
 // file: a worker holds one chunk's buffers at a time. A page of more than

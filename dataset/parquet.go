@@ -55,6 +55,10 @@ type parquetLeaf struct {
 	typ   arrow.DataType
 	page  *pageLeaf  // how to aggregate it from its pages; nil: decode it into Arrow arrays
 	stats *statsLeaf // the row groups answered from their statistics (stats.go); nil: none
+	// list, for a list or a map (a leaf that is no Parquet leaf column),
+	// is its levels: it is counted from the levels of col, the first
+	// Parquet leaf column under it (pqlist.go).
+	list *file.LevelInfo
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -72,6 +76,18 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 		sf := &pqf.manifest.Fields[l.Path[0]]
 		for _, i := range l.Path[1:] {
 			sf = &sf.Children[i]
+		}
+		if len(sf.Children) > 0 { // (pqarrow's lists and maps say ColIndex 0: IsLeaf)
+			first := sf
+			for len(first.Children) > 0 {
+				first = &first.Children[0]
+			}
+			if !first.IsLeaf() || sf.Field == nil {
+				return nil, fmt.Errorf("column %q has no Parquet leaf column", l.Name)
+			}
+			levels := sf.LevelInfo
+			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels}
+			continue
 		}
 		if !sf.IsLeaf() {
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
@@ -354,7 +370,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 				return res, err
 			}
 		}
-		if wk.guard.allNull && cc.NumValues() == rows { // (pqwalk.go's nullPage)
+		if wk.guard.allNull && l.list == nil && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
 		}
 		// What arrow-go holds to decode the chunk: its batches and scratch,
@@ -362,6 +378,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		// hold it.
 		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost); err != nil {
 			return res, err
+		}
+		if l.list != nil {
+			return r.listChunk(ctx, fr, rg, l, rows)
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
 	}

@@ -17,7 +17,7 @@ import (
 )
 
 // nestedRecord builds a record with a struct column whose struct-level nulls
-// hide child values, a list column and a plain column.
+// hide child values, a list column, a plain column and a union.
 func nestedRecord(t *testing.T, mem memory.Allocator) arrow.Record {
 	t.Helper()
 	const n = 10
@@ -32,8 +32,12 @@ func nestedRecord(t *testing.T, mem memory.Allocator) arrow.Record {
 	for i := 0; i < n; i++ {
 		ab.Append(int64(i * 10))
 		cb.Append(fmt.Sprintf("v%d", 9-i))
-		lb.Append(true)
-		lb.ValueBuilder().(*array.Int32Builder).Append(int32(i))
+		if i%4 == 1 { // rows 1, 5 and 9
+			lb.AppendNull()
+		} else {
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Int32Builder).Append(int32(i))
+		}
 		xb.Append(float32(i) / 2)
 	}
 	a, c, l, x := ab.NewArray(), cb.NewArray(), lb.NewArray(), xb.NewArray()
@@ -61,12 +65,17 @@ func nestedRecord(t *testing.T, mem memory.Allocator) arrow.Record {
 	outer, err := array.NewStructArrayWithNulls([]arrow.Array{a, inner}, []string{"a", "b"}, outerBits, 2, 0)
 	require.NoError(t, err)
 	defer outer.Release()
+	u, _, err := array.FromJSON(mem, arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true}}, []arrow.UnionTypeCode{0}),
+		strings.NewReader(`[[0, 1], [0, null], [0, 2], [0, 3], [0, 4], [0, 5], [0, 6], [0, 7], [0, 8], [0, 9]]`))
+	require.NoError(t, err)
+	defer u.Release()
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "s", Type: outer.DataType(), Nullable: true},
 		{Name: "l", Type: l.DataType(), Nullable: true},
 		{Name: "x", Type: x.DataType(), Nullable: true},
+		{Name: "u", Type: u.DataType(), Nullable: true},
 	}, nil)
-	return array.NewRecord(schema, []arrow.Array{outer, l, x}, n)
+	return array.NewRecord(schema, []arrow.Array{outer, l, x, u}, n)
 }
 
 func TestStructLeavesAndUnsupported(t *testing.T) {
@@ -77,8 +86,8 @@ func TestStructLeavesAndUnsupported(t *testing.T) {
 	e := cpuEngine(t, mem, 2)
 	res, err := e.AggregateRecord(context.Background(), rec, Request{})
 	require.NoError(t, err)
-	require.Len(t, res, 4)
-	require.Equal(t, []string{"s.a", "s.b.c", "l", "x"}, []string{res[0].Name, res[1].Name, res[2].Name, res[3].Name})
+	require.Len(t, res, 5)
+	require.Equal(t, []string{"s.a", "s.b.c", "l", "x", "u"}, []string{res[0].Name, res[1].Name, res[2].Name, res[3].Name, res[4].Name})
 
 	// s.a: rows 3 and 7 are null through the struct.
 	require.NoError(t, res[0].Err)
@@ -92,12 +101,20 @@ func TestStructLeavesAndUnsupported(t *testing.T) {
 	require.Equal(t, "v0", scalarValue(res[1].Min))
 	require.Equal(t, "v9", scalarValue(res[1].Max))
 
-	// The list column is reported, not aggregated.
-	require.Error(t, res[2].Err)
-	require.Contains(t, res[2].Err.Error(), "not supported")
+	// The list column is counted; its other aggregates are not known.
+	require.NoError(t, res[2].Err)
+	require.Equal(t, int64(7), res[2].Count)
+	require.Equal(t, int64(3), res[2].NullCount)
 	require.Nil(t, res[2].Sum)
+	require.Nil(t, res[2].Min)
+	require.Nil(t, res[2].Mean)
 
 	require.Equal(t, float64(45)/2, scalarValue(res[3].Sum))
+
+	// The union is reported, not aggregated.
+	require.Error(t, res[4].Err)
+	require.Contains(t, res[4].Err.Error(), "not supported")
+	require.Nil(t, res[4].Sum)
 
 	// Asking for unknown columns is an error naming the columns there are.
 	_, err = e.AggregateRecord(context.Background(), rec, Request{Columns: []string{"s.zz"}})

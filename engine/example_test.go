@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -57,13 +58,28 @@ func ExampleEngine_AggregateArray() {
 	_, err = eng.AggregateArray(ctx, two, agg.Sum)
 	fmt.Println("struct of two leaves:", errors.Is(err, arrow.ErrNotImplemented))
 
+	// A column of a type only counted (null, lists, maps, ...): its count
+	// and null_count, and no sum.
 	nulls := array.NewNull(3)
 	defer nulls.Release()
-	_, err = eng.AggregateArray(ctx, nulls, agg.Count)
-	fmt.Println("null type:", errors.Is(err, arrow.ErrNotImplemented), err)
+	r, err = eng.AggregateArray(ctx, nulls, agg.Sum|agg.Count|agg.NullCount)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("null type:", r.Count, r.NullCount, r.Sum)
+
+	u, _, err := array.FromJSON(memory.DefaultAllocator, arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}},
+		[]arrow.UnionTypeCode{0}), strings.NewReader(`[[0, 1]]`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer u.Release()
+	_, err = eng.AggregateArray(ctx, u, agg.Count)
+	fmt.Println("union:", errors.Is(err, arrow.ErrNotImplemented), err)
 	// Output:
 	// int64: 3 8
 	// struct of one leaf: 2 7
 	// struct of two leaves: true
-	// null type: true column "": type null is not supported
+	// null type: 0 3 <nil>
+	// union: true column "": type sparse_union<i: type=int8=0> is not supported
 }

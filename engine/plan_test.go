@@ -31,7 +31,7 @@ type fakeGPU struct {
 
 func (f *fakeGPU) Name() string { return "gpu" }
 func (f *fakeGPU) Handles(v *column.View) bool {
-	return v.Kind.Family() != column.FamilyBytes && v.Dict == nil
+	return v.Kind.Family() != column.FamilyBytes && v.Kind != column.Opaque && v.Dict == nil
 }
 func (f *fakeGPU) Close() error                         { return nil }
 func (f *fakeGPU) SupportsOrdered() bool                { return true }

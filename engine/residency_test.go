@@ -318,7 +318,8 @@ func TestResidencyMatchesEngine(t *testing.T) {
 	require.NoError(t, err)
 	requireSameResults(t, want, got, "nested")
 	require.Equal(t, "device", plan[0].LocationName())
-	require.Contains(t, plan[2].Reason, "not supported")
+	require.Equal(t, "host", plan[2].LocationName(), "a list is counted on the CPU")
+	require.Contains(t, plan[4].Reason, "not supported")
 
 	tbl.Release()
 	for _, rec := range recs {

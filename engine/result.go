@@ -17,8 +17,9 @@ import (
 //
 // Sum, Min, Max and Mean are nil when not requested or when the aggregate does
 // not apply to the column's type (the sum of a timestamp, the mean of a
-// string), and a null scalar (IsValid false) when the column has no valid
-// values.
+// string; all but count and null_count of the columns only counted, lists,
+// maps and the other column.Opaque kinds), and a null scalar (IsValid false)
+// when the column has no valid values.
 //
 // Sum has one Go type per column type, whatever the data: *scalar.Int64 for
 // signed integers, *scalar.Uint64 for unsigned integers and booleans (the
@@ -53,8 +54,8 @@ type Result struct {
 
 	// First and Last are the first and last non-null values (the column's
 	// type); ArgMin and ArgMax the rows (int64) of the first minimum and the
-	// first maximum. Set when requested; null scalars when there is no valid
-	// value.
+	// first maximum. Set when requested and they apply (not to the columns
+	// only counted); null scalars when there is no valid value.
 	First, Last    scalar.Scalar
 	ArgMin, ArgMax scalar.Scalar
 

@@ -3,8 +3,12 @@ package cpu
 import (
 	"context"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -89,4 +93,81 @@ func BenchmarkDecimalExtremes(b *testing.B) {
 			}
 		})
 	}
+}
+
+// Opaque views (lists, maps, ... : validity only, no values) are counted
+// whatever the state was asked for, the ordered aggregates included: the
+// state of their family tracks the counts alone.
+func TestOpaqueCounted(t *testing.T) {
+	const n = 2*MorselSize + 501
+	valid := make([]byte, (n+5+7)/8)
+	want := int64(0)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := 0; i < n; i++ {
+		if rng.IntN(3) != 0 {
+			valid[(i+5)/8] |= 1 << ((i + 5) % 8)
+			want++
+		}
+	}
+	v := column.View{Type: arrow.ListOf(arrow.PrimitiveTypes.Int8), Kind: column.Opaque, Len: n, NullCount: n - int(want),
+		Validity: valid, ValidityOffset: 5}
+	noNulls := column.View{Type: v.Type, Kind: column.Opaque, Len: n}
+	for _, set := range []agg.Set{0, agg.All, agg.Count} {
+		s, all := agg.New(column.FamilyCounts, set), agg.New(column.FamilyCounts, set)
+		cpu := &CPU{Threads: 2}
+		require.NoError(t, cpu.Update(context.Background(), []*column.View{&v, &noNulls}, []*agg.State{&s, &all}), "%s", set)
+		require.Equal(t, want, s.Count)
+		require.Equal(t, int64(n)-want, s.NullCount)
+		require.Equal(t, int64(n), all.Count)
+		require.Zero(t, all.NullCount)
+		require.Equal(t, agg.Count|agg.NullCount, s.Tracks)
+	}
+}
+
+// A dictionary of Opaque values counts a valid index to a null value as a
+// null, like every dictionary.
+func TestOpaqueDictionaryCounted(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	values, _, err := array.FromJSON(mem, arrow.ListOf(arrow.PrimitiveTypes.Int32), strings.NewReader(`[[1], null, []]`))
+	require.NoError(t, err)
+	defer values.Release()
+	ib := array.NewInt32Builder(mem)
+	defer ib.Release()
+	const n = MorselSize + 300
+	var wantValid int64
+	for i := 0; i < n; i++ {
+		switch i % 5 {
+		case 0:
+			ib.AppendNull()
+		case 1:
+			ib.Append(1) // the null list
+		default:
+			ib.Append(int32(i % 2 * 2))
+			wantValid++
+		}
+	}
+	idx := ib.NewArray()
+	defer idx.Release()
+	dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: values.DataType()}, idx, values)
+	defer dict.Release()
+	sl := array.NewSlice(dict, 7, n)
+	defer sl.Release()
+	for _, a := range []arrow.Array{dict, sl} {
+		v, err := column.ViewOf(a)
+		require.NoError(t, err)
+		want := int64(0)
+		for i := 0; i < a.Len(); i++ {
+			d := a.(*array.Dictionary)
+			if d.IsValid(i) && d.Dictionary().IsValid(d.GetValueIndex(i)) {
+				want++
+			}
+		}
+		s := agg.New(column.FamilyCounts, 0)
+		require.NoError(t, (&CPU{Threads: 3}).Update(context.Background(), []*column.View{&v}, []*agg.State{&s}))
+		require.Equal(t, want, s.Count)
+		require.Equal(t, int64(a.Len())-want, s.NullCount)
+		require.Equal(t, column.FamilyCounts, s.Family)
+	}
+	require.Positive(t, wantValid)
 }

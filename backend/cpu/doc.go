@@ -7,7 +7,9 @@
 //     Done, the two halves of Update for a caller that must run the CPU
 //     beside another backend and change no state unless both succeed.
 //   - morsel.go: MorselSize; one morsel of a view folded into a state by
-//     the accumulator of its kind, dictionaries through their indices.
+//     the accumulator of its kind, dictionaries through their indices;
+//     Opaque values (the counts family) are counted, never read. States
+//     that track only counts read validity only (cpu.go, countsOnly).
 //   - update.go: the accumulators of each family (signed, unsigned, float
 //     with compensated lanes, decimal, bool, bytes) and their dense and
 //     sparse loops.

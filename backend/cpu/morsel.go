@@ -38,6 +38,7 @@ type morselAccs struct {
 	dec  decimalAcc
 	bool boolAcc
 	byt  bytesAcc
+	cnt  countAcc
 
 	vbits []byte // scratch of alignedBits
 
@@ -140,6 +141,8 @@ func (m *morselAccs) valueAcc(v *column.View) (accumulator, error) {
 	case column.Binary, column.LargeBinary:
 		m.byt = bytesAcc{v: v}
 		return &m.byt, nil
+	case column.Opaque:
+		return &m.cnt, nil
 	}
 	return nil, fmt.Errorf("no CPU update for %s (%s)", v.Type, v.Kind)
 }
@@ -252,4 +255,16 @@ func visitIndices(v *column.View, a visitor, lo, hi int) (int64, error) {
 		return visitDict[uint64](v, a, lo, hi)
 	}
 	return 0, fmt.Errorf("dictionary index kind %s is not an integer", v.IndexKind)
+}
+
+// countAcc is the accumulator of Opaque values, which are counted and
+// never read: a dictionary of them visits its indices, a null dictionary
+// value making a null (countsOnly folds the others from their validity).
+type countAcc struct{}
+
+func (*countAcc) dense(int, int)     {}
+func (*countAcc) sparse(int, uint64) {}
+
+func (*countAcc) flush(count, nulls int64) agg.State {
+	return agg.Counts(column.FamilyCounts, count, nulls)
 }

@@ -1,0 +1,82 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
+)
+
+// listReason is the plan's reason for the lists and maps of a Parquet file,
+// counted from their levels.
+const listReason = "parquet list levels counted on the cpu"
+
+// listChunk counts the lists (or maps) of leaf l in row group rg: a row's
+// list is null where its definition level says that it, or a struct
+// around it, is null, which the levels of any Parquet leaf column under
+// it tell; l.col is the first. That column is read by a leaf reader of its
+// own (newLeafFileReader: in this goroutine, never through pqarrow's
+// nested readers), batch by batch, and the lists' validity made from its
+// levels as pqarrow's list reader makes it (file.DefRepLevelsToListInfo,
+// with the list's levels); the values it decodes are not read. Each batch
+// of lists is an Opaque view folded by the engine.
+func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
+	start := time.Now()
+	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
+	if err != nil {
+		return chunkResult{}, err
+	}
+	if cr == nil {
+		return chunkResult{}, fmt.Errorf("no reader for Parquet leaf column %d", l.col)
+	}
+	defer cr.Release()
+	res := chunkResult{state: agg.New(column.FamilyCounts, r.aggs),
+		plan: engine.ColumnPlan{Source: engine.SourceArrow, Reason: listReason}} // on the CPU, in host memory
+	batch := r.batchRows(rg, l, rows)
+	valid := make([]byte, bitutil.BytesForBits(batch))
+	for done := int64(0); done < rows; {
+		if err := ctx.Err(); err != nil {
+			return chunkResult{}, err
+		}
+		n := min(batch, rows-done)
+		if err := cr.LoadBatch(n); err != nil {
+			return chunkResult{}, err
+		}
+		defs, err := cr.GetDefLevels()
+		if err != nil {
+			return chunkResult{}, err
+		}
+		reps, err := cr.GetRepLevels()
+		if err != nil {
+			return chunkResult{}, err
+		}
+		if len(reps) != len(defs) {
+			return chunkResult{}, fmt.Errorf("%d repetition levels for %d definition levels", len(reps), len(defs))
+		}
+		out := file.ValidityBitmapInputOutput{ReadUpperBound: n, ValidBits: valid}
+		if err := file.DefRepLevelsToListInfo(defs, reps, *l.list, &out, nil); err != nil {
+			return chunkResult{}, err
+		}
+		if out.Read == 0 || out.Read > n {
+			return chunkResult{}, fmt.Errorf("decoded %d rows where %d were left", out.Read, rows-done)
+		}
+		v := column.View{Type: l.typ, Kind: column.Opaque, Len: int(out.Read), NullCount: int(out.NullCount), Row: done}
+		if v.NullCount > 0 {
+			v.Validity = valid
+		}
+		if err := r.eng.UpdateView(ctx, &v, &res.state); err != nil {
+			return chunkResult{}, err
+		}
+		res.plan.Bytes += v.ByteSize()
+		done += out.Read
+	}
+	res.plan.Measured = time.Since(start)
+	return res, nil
+}
