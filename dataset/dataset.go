@@ -591,7 +591,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err
 		}
-		src.rows = fi.parquet.meta.NumRows
+		src.rows = run.rows
 		prog.finish()
 	} else {
 		// IPC files are read in place from their footer; streams, and
