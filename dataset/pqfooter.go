@@ -50,11 +50,13 @@ func checkParquetFooter(ctx context.Context, s Source) (int64, *footerFix, error
 	if err := readFull(f, footer, size-8-n); err != nil {
 		return 0, nil, err
 	}
-	unknown, err := walkFooter(ctx, footer)
-	if err != nil || len(unknown) == 0 || string(tail[4:]) != "PAR1" {
+	unknown, maps, err := walkFooter(ctx, footer)
+	if err != nil || len(unknown)+len(maps) == 0 || string(tail[4:]) != "PAR1" {
 		return n, nil, err
 	}
-	return n, hideLogicalTypes(footer, unknown), nil
+	fix := hideLogicalTypes(footer, unknown)
+	mapsAsLists(fix.footer, maps)
+	return n, fix, nil
 }
 
 // knownLogicalTypes are the members of the thrift LogicalType union that
@@ -73,6 +75,45 @@ func logicalTypeName(id int16) string {
 		return "GEOGRAPHY"
 	}
 	return fmt.Sprintf("unknown (LogicalType union member %d)", id)
+}
+
+// The values of SchemaElement fields that mapsAsLists looks at.
+const (
+	repetitionOptional = 1
+	convertedMap       = 1 // ConvertedType MAP
+	convertedList      = 3 // ConvertedType LIST
+	logicalMap         = 2 // LogicalType's MAP member
+	logicalList        = 3 // LogicalType's LIST member
+)
+
+// schemaElementAt is what the footer walk keeps of a schema element: its
+// repetition type, converted type (-1: none; its zigzag byte at
+// convertedAt), logical type member (-1: none; its field header at
+// memberAt) and number of children.
+type schemaElementAt struct {
+	repetition  int32
+	converted   int32
+	convertedAt int
+	member      int16
+	memberAt    int
+	children    int32
+}
+
+// mapsAsLists rewrites, in footer, the MAP annotations of maps to LIST
+// ones (converted type and logical type, each in place: one byte), so that
+// arrow-go reads each as the list of key-value structs it is: a map whose
+// keys are optional, which the format forbids but Presto, Trino and Athena
+// wrote, and which arrow-go refuses ("MAP keys must be required"). The
+// list's count and null count are the map's.
+func mapsAsLists(footer []byte, maps []schemaElementAt) {
+	for _, m := range maps {
+		if m.converted == convertedMap && m.convertedAt >= 0 && footer[m.convertedAt] == 2*convertedMap {
+			footer[m.convertedAt] = 2 * convertedList // (zigzag)
+		}
+		if m.member == logicalMap && footer[m.memberAt]>>4 == logicalMap {
+			footer[m.memberAt] = logicalList<<4 | footer[m.memberAt]&0x0f
+		}
+	}
 }
 
 // logicalTypeField is where a schema element's logicalType field lies in
@@ -133,13 +174,13 @@ const footerCheckEvery = 4096
 // checkFooterBytes checks the thrift FileMetaData in b (see
 // checkParquetFooter).
 func checkFooterBytes(ctx context.Context, b []byte) error {
-	_, err := walkFooter(ctx, b)
+	_, _, err := walkFooter(ctx, b)
 	return err
 }
 
 // walkFooter checks the thrift FileMetaData in b (see checkParquetFooter)
 // and returns its schema elements of logical types arrow-go does not know.
-func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, _ error) {
+func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, optionalKeyMaps []schemaElementAt, _ error) {
 	c := &compact{b: b}
 	var limitErr error
 	fail := func(err error) {
@@ -147,7 +188,8 @@ func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, _ 
 		c.fail(err)
 	}
 	schemaSeen := false
-	var names []string // the names of the elements from the root down to the last one
+	var last [3]schemaElementAt // the last three elements walked
+	var names []string          // the names of the elements from the root down to the last one
 	names = append(names, "")
 	var leaves, rowGroups int64 = 0, -1
 	c.fields(func(id int16, typ byte) {
@@ -180,8 +222,14 @@ func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, _ 
 				var children int32
 				var name string
 				lt := logicalTypeField{member: -1, end: -1}
+				el := schemaElementAt{repetition: -1, converted: -1, convertedAt: -1}
 				c.fields(func(id int16, typ byte) {
 					switch {
+					case id == 3:
+						c.int32Field(typ, &el.repetition)
+					case id == 6 && typ == ctI32:
+						el.convertedAt = c.pos
+						el.converted = c.i32()
 					case id == 5:
 						c.int32Field(typ, &children)
 					case id == 4 && typ == ctBinary:
@@ -194,7 +242,7 @@ func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, _ 
 					case id == 10 && typ == ctStruct: // logicalType: a union
 						lt = logicalTypeField{hdrAt: c.hdrAt, hdrPrev: c.hdrPrev, member: -1}
 						c.fields(func(id int16, typ byte) {
-							lt.member = id
+							lt.member, el.memberAt = id, c.hdrAt
 							c.skip(typ, false, 3)
 						})
 						lt.end = c.pos
@@ -207,6 +255,14 @@ func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, _ 
 				}
 				if i > 0 && len(open) <= len(names) {
 					names = append(names[:len(open)], name)
+				}
+				el.member, el.children = lt.member, children
+				last[0], last[1], last[2] = last[1], last[2], el
+				if m := last[0]; (m.converted == convertedMap || m.member == logicalMap) && last[1].children > 0 && last[2].repetition == repetitionOptional {
+					// A MAP whose keys are optional (Presto, Trino, Athena),
+					// which arrow-go refuses: read as the list of key-value
+					// structs it is.
+					optionalKeyMaps = append(optionalKeyMaps, m)
 				}
 				if lt.member >= 0 && !knownLogicalTypes[lt.member] && lt.end == c.pos-1 {
 					// the element's last field (its stop right after it)
@@ -265,12 +321,12 @@ func walkFooter(ctx context.Context, b []byte) (unknown []unknownLogicalType, _ 
 		}
 	})
 	if limitErr != nil {
-		return nil, limitErr
+		return nil, nil, limitErr
 	}
 	if rowGroups > 0 && leaves > 0 && rowGroups*leaves > MaxColumnChunks {
-		return nil, limitError(fmt.Sprintf("number of Parquet column chunks (%d row groups of %d columns)", rowGroups, leaves), rowGroups*leaves, "MaxColumnChunks", MaxColumnChunks)
+		return nil, nil, limitError(fmt.Sprintf("number of Parquet column chunks (%d row groups of %d columns)", rowGroups, leaves), rowGroups*leaves, "MaxColumnChunks", MaxColumnChunks)
 	}
-	return unknown, nil // (a footer arrow-go cannot read is its error to tell)
+	return unknown, optionalKeyMaps, nil // (a footer arrow-go cannot read is its error to tell)
 }
 
 // listHeader reads the header of a thrift list: its length and its

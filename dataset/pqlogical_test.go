@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
 )
 
 // Columns of logical types arrow-go v17 does not know (GEOMETRY,
@@ -71,4 +73,22 @@ func TestHideLogicalTypes(t *testing.T) {
 	fix = hideLogicalTypes(long, []unknownLogicalType{{field: logicalTypeField{hdrAt: 0}}})
 	assert.Equal(t, []byte{0x0c, 120, 0x00}, fix.footer)
 	assert.Len(t, fix.unknown, 1)
+}
+
+// incorrect_map_schema.parquet: a MAP of optional keys (as Presto wrote
+// them), which arrow-go refuses, is counted as the list of key-value
+// structs it is: one map, not null.
+func TestMapOfOptionalKeys(t *testing.T) {
+	got, sum := aggregateFile(t, memory.DefaultAllocator, []string{parquetTesting(t, "incorrect_map_schema.parquet")}, Options{}, agg.Default)
+	assert.EqualValues(t, 1, sum.Rows)
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "my_map list<key_value: struct<key: utf8, value: utf8>, nullable> count=1 nulls=0")
+}
+
+// mapsAsLists rewrites a MAP's converted type and logical type member to
+// LIST, in place.
+func TestMapsAsLists(t *testing.T) {
+	footer := []byte{2, 0x2c}
+	mapsAsLists(footer, []schemaElementAt{{converted: convertedMap, convertedAt: 0, member: logicalMap, memberAt: 1}})
+	assert.Equal(t, []byte{6, 0x3c}, footer)
 }
