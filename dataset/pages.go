@@ -2,8 +2,10 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 
@@ -53,6 +55,10 @@ type pageLeaf struct {
 	// FIXED_LEN_BYTE_ARRAY values, widened to Decimal128 a window at a time.
 	// (An Opaque leaf is counted from its levels: its values are not read.)
 	flba int
+	// int96: the values are INT96 timestamps, converted to the int64
+	// nanoseconds of pqarrow's timestamp[ns] a window at a time, refusing
+	// those outside its range (pqarrow wraps them around).
+	int96 bool
 }
 
 // width is the bytes of a value of l in the pages (0 for an Opaque leaf,
@@ -60,6 +66,9 @@ type pageLeaf struct {
 func (l *pageLeaf) width() int {
 	if l.flba > 0 {
 		return l.flba
+	}
+	if l.int96 {
+		return 12
 	}
 	return l.kind.Width()
 }
@@ -114,6 +123,10 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 	if phys == parquet.Types.FixedLenByteArray {
 		return flbaPageLeaf(md, col, dt)
 	}
+	int96 := false
+	if ts, ok := dt.(*arrow.TimestampType); ok && phys == parquet.Types.Int96 && ts.Unit == arrow.Nanosecond {
+		phys, int96 = parquet.Types.Int64, true // (read as the nanoseconds it holds)
+	}
 	found := false
 	for _, id := range pageKinds[phys] {
 		found = found || dt.ID() == id
@@ -143,7 +156,7 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 			}
 		}
 	}
-	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel()}, nil
+	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel(), int96: int96}, nil
 }
 
 // flbaPageLeaf returns the page path of FIXED_LEN_BYTE_ARRAY leaf column col
@@ -189,6 +202,43 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 		return pageLeaf{}, fmt.Errorf("%w: FIXED_LEN_BYTE_ARRAY without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged)
 	}
 	return pl, nil
+}
+
+// julianUnixEpoch is the Julian day of 1970-01-01.
+const julianUnixEpoch = 2440588
+
+// int96Nanos writes the k INT96 timestamps of src (the nanoseconds of the
+// day, an int64, then the Julian day, an int32, little-endian) as int64
+// nanoseconds since the Unix epoch into dst, and fails on the first one
+// outside their range (timestamp[ns]: 1677-09-21 to 2262-04-11), naming it:
+// pqarrow would wrap it around into another instant.
+func int96Nanos(dst, src []byte, k int) error {
+	const dayNanos = 86400 * int64(time.Second)
+	for i := 0; i < k; i++ {
+		v := src[i*12 : i*12+12]
+		nanos := int64(binary.LittleEndian.Uint64(v))
+		days := int64(int32(binary.LittleEndian.Uint32(v[8:]))) - julianUnixEpoch
+		hi, lo := bits.Mul64(uint64(abs64(days)), uint64(dayNanos))
+		ns := int64(lo)
+		if days < 0 {
+			ns = -ns
+		}
+		sum := ns + nanos
+		if hi != 0 || lo > math.MaxInt64 || (nanos > 0 && sum < ns) || (nanos < 0 && sum > ns) {
+			at := time.Unix(days*86400+nanos/int64(time.Second), nanos%int64(time.Second)).UTC()
+			return fmt.Errorf("INT96 timestamp %s does not fit timestamp[ns] (%s to %s), which arrow-go reads INT96 as",
+				at.Format(time.RFC3339Nano), time.Unix(0, math.MinInt64).UTC().Format(time.RFC3339Nano), time.Unix(0, math.MaxInt64).UTC().Format(time.RFC3339Nano))
+		}
+		binary.LittleEndian.PutUint64(dst[i*8:], uint64(sum))
+	}
+	return nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
 }
 
 // widenDecimals writes the k big-endian two's complement values of w bytes
@@ -415,12 +465,19 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if l.flba > 0 {
 				ew = 16
 			}
+			if l.int96 {
+				ew = 8
+			}
 			var err error
 			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*ew); err != nil {
 				return res, err
 			}
 			if l.flba > 0 {
 				widenDecimals(s.dict, data, width, n)
+			} else if l.int96 {
+				if err := int96Nanos(s.dict, data, n); err != nil {
+					return res, fmt.Errorf("page %d: the dictionary: %w", p.index, err)
+				}
 			} else {
 				copy(s.dict, data[:n*width])
 			}
@@ -574,6 +631,13 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			s.wide = grow(s.wide, 16*k)
 			widenDecimals(s.wide, v.Values, width, k)
 			v.Values, ew = s.wide, 16
+		}
+		if l.int96 && pv.dict == nil {
+			s.wide = grow(s.wide, 8*k)
+			if err := int96Nanos(s.wide, v.Values, k); err != nil {
+				return err
+			}
+			v.Values, ew = s.wide, 8
 		}
 		if spread {
 			s.spread = grow(s.spread, m*ew)
