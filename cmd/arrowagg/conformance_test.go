@@ -48,9 +48,9 @@ const conformanceTimeout = 2 * time.Minute
 
 // expectation is a row of expectations.tsv.
 type expectation struct {
-	file, column                 string
+	file, column                string
 	count, nulls, min, max, sum string // "-": not checked
-	source                       string
+	source                      string
 }
 
 // refusal is a row of refusals.tsv.
