@@ -84,6 +84,9 @@ type fileInfo struct {
 	// partitions are the values of the source's partition keys (its
 	// path's key=value directories), also among its leaves.
 	partitions map[string]partitionValue
+	// unknownTypes, for a Parquet file, are its columns of logical types
+	// arrow-go does not know (checkParquetFooter): left out with a note.
+	unknownTypes *footerFix
 }
 
 // Open reads the schema of every source (the footer of a Parquet file, the
@@ -160,14 +163,16 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 		// The footer is checked against the limits before arrow-go
 		// decodes it (limits.go).
 		var n int64
-		if n, err = checkParquetFooter(ctx, s); err != nil {
+		var fix *footerFix
+		if n, fix, err = checkParquetFooter(ctx, s); err != nil {
 			return err
 		}
 		if err := d.opts.Budget.Pin(ctx, "the decoded footer", footerMemory*n); err != nil {
 			return err
 		}
 		fi.pinned = footerMemory * n
-		fi.schema, fi.parquet, err = probeParquet(s)
+		fi.schema, fi.parquet, err = probeParquetFixed(s, fix)
+		fi.unknownTypes = fix
 	case s.Format == IPCFile:
 		fi.schema, err = probeIPCFile(ctx, s)
 	case s.Format == IPCStream:
@@ -182,6 +187,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
+	fi.unknownTypes.skipLeaves(fi.leaves)
 	fi.index = column.NewIndex(fi.leaves)
 	return nil
 }
@@ -585,7 +591,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		if err := run.run(ctx, src, prog); err != nil {
 			return nil, err
 		}
-		src.rows = fi.parquet.meta.NumRows
+		src.rows = run.rows
 		prog.finish()
 	} else {
 		// IPC files are read in place from their footer; streams, and

@@ -2,8 +2,10 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
 
@@ -49,17 +51,42 @@ type pageLeaf struct {
 	typ    arrow.DataType
 	kind   column.Kind
 	maxDef int16
+	// flba, for a Decimal128 leaf, is the bytes of its big-endian
+	// FIXED_LEN_BYTE_ARRAY values, widened to Decimal128 a window at a time.
+	// (An Opaque leaf is counted from its levels: its values are not read.)
+	flba int
+	// int96: the values are INT96 timestamps, converted to the int64
+	// nanoseconds of pqarrow's timestamp[ns] a window at a time, refusing
+	// those outside its range (pqarrow wraps them around).
+	int96 bool
 }
 
-// pageEncodings are the encodings the page path decodes: values PLAIN or
-// dictionary-encoded, levels RLE or BIT_PACKED.
+// width is the bytes of a value of l in the pages (0 for an Opaque leaf,
+// whose values are not read).
+func (l *pageLeaf) width() int {
+	if l.flba > 0 {
+		return l.flba
+	}
+	if l.int96 {
+		return 12
+	}
+	return l.kind.Width()
+}
+
+// pageEncodings are the encodings the page path decodes: values PLAIN,
+// dictionary-encoded or BYTE_STREAM_SPLIT, levels RLE or BIT_PACKED.
 var pageEncodings = map[parquet.Encoding]bool{
 	parquet.Encodings.Plain:     true,
 	parquet.Encodings.PlainDict: true,
 	parquet.Encodings.RLEDict:   true,
 	parquet.Encodings.RLE:       true,
 	parquet.Encodings.BitPacked: true,
+	encByteStreamSplit:          true,
 }
+
+// encByteStreamSplit is the BYTE_STREAM_SPLIT encoding (the thrift enum's
+// 9; arrow-go v17's Encodings has no name for it, nor a decoder).
+const encByteStreamSplit = parquet.Encoding(9)
 
 // pageKinds are, per physical type, the Arrow types pqarrow reads from it as
 // the very same bits (timestamps whatever their time zone).
@@ -93,6 +120,13 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 		return notPaged("repeated column")
 	}
 	phys := descr.PhysicalType()
+	if phys == parquet.Types.FixedLenByteArray {
+		return flbaPageLeaf(md, col, dt)
+	}
+	int96 := false
+	if ts, ok := dt.(*arrow.TimestampType); ok && phys == parquet.Types.Int96 && ts.Unit == arrow.Nanosecond {
+		phys, int96 = parquet.Types.Int64, true // (read as the nanoseconds it holds)
+	}
 	found := false
 	for _, id := range pageKinds[phys] {
 		found = found || dt.ID() == id
@@ -122,7 +156,108 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 			}
 		}
 	}
-	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel()}, nil
+	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel(), int96: int96}, nil
+}
+
+// flbaPageLeaf returns the page path of FIXED_LEN_BYTE_ARRAY leaf column col
+// (of Arrow type dt), which takes those arrow-go v17 cannot decode: the
+// chunks of BYTE_STREAM_SPLIT pages. A decimal's values are widened to
+// Decimal128; those of an Opaque type (float16, fixed_size_binary, ...) are
+// counted from the levels, their values not read.
+func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLeaf, error) {
+	descr := md.Schema.Column(col)
+	kind, err := column.KindOf(dt)
+	if err != nil {
+		return pageLeaf{}, fmt.Errorf("%w: %v", errNotPaged, err)
+	}
+	pl := pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel()}
+	switch {
+	case kind == column.Opaque:
+	case kind == column.Decimal128 && descr.TypeLength() >= 1 && descr.TypeLength() <= 16:
+		pl.flba = descr.TypeLength()
+	default:
+		return pageLeaf{}, fmt.Errorf("%w: FIXED_LEN_BYTE_ARRAY read as %s", errNotPaged, dt)
+	}
+	split := false
+	for rg := 0; rg < len(md.RowGroups); rg++ {
+		rgm := md.RowGroup(rg)
+		if col >= rgm.NumColumns() {
+			return pageLeaf{}, fmt.Errorf("%w: row group %d has %d columns", errNotPaged, rg, rgm.NumColumns())
+		}
+		cc, err := rgm.ColumnChunk(col)
+		if err != nil {
+			return pageLeaf{}, fmt.Errorf("%w: row group %d: %v", errNotPaged, rg, err)
+		}
+		if cc.CryptoMetadata() != nil {
+			return pageLeaf{}, fmt.Errorf("%w: encrypted column", errNotPaged)
+		}
+		for _, e := range cc.Encodings() {
+			if !pageEncodings[e] {
+				return pageLeaf{}, fmt.Errorf("%w: encoding %s", errNotPaged, e)
+			}
+			split = split || e == encByteStreamSplit
+		}
+	}
+	if !split {
+		return pageLeaf{}, fmt.Errorf("%w: FIXED_LEN_BYTE_ARRAY without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged)
+	}
+	return pl, nil
+}
+
+// julianUnixEpoch is the Julian day of 1970-01-01.
+const julianUnixEpoch = 2440588
+
+// int96Nanos writes the k INT96 timestamps of src (the nanoseconds of the
+// day, an int64, then the Julian day, an int32, little-endian) as int64
+// nanoseconds since the Unix epoch into dst, and fails on the first one
+// outside their range (timestamp[ns]: 1677-09-21 to 2262-04-11), naming it:
+// pqarrow would wrap it around into another instant.
+func int96Nanos(dst, src []byte, k int) error {
+	const dayNanos = 86400 * int64(time.Second)
+	for i := 0; i < k; i++ {
+		v := src[i*12 : i*12+12]
+		nanos := int64(binary.LittleEndian.Uint64(v))
+		days := int64(int32(binary.LittleEndian.Uint32(v[8:]))) - julianUnixEpoch
+		hi, lo := bits.Mul64(uint64(abs64(days)), uint64(dayNanos))
+		ns := int64(lo)
+		if days < 0 {
+			ns = -ns
+		}
+		sum := ns + nanos
+		if hi != 0 || lo > math.MaxInt64 || (nanos > 0 && sum < ns) || (nanos < 0 && sum > ns) {
+			at := time.Unix(days*86400+nanos/int64(time.Second), nanos%int64(time.Second)).UTC()
+			return fmt.Errorf("INT96 timestamp %s does not fit timestamp[ns] (%s to %s), which arrow-go reads INT96 as",
+				at.Format(time.RFC3339Nano), time.Unix(0, math.MinInt64).UTC().Format(time.RFC3339Nano), time.Unix(0, math.MaxInt64).UTC().Format(time.RFC3339Nano))
+		}
+		binary.LittleEndian.PutUint64(dst[i*8:], uint64(sum))
+	}
+	return nil
+}
+
+func abs64(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// widenDecimals writes the k big-endian two's complement values of w bytes
+// of src as little-endian Decimal128 values (16 bytes each) into dst.
+func widenDecimals(dst, src []byte, w, k int) {
+	for i := 0; i < k; i++ {
+		v := src[i*w : (i+1)*w]
+		d := dst[i*16 : (i+1)*16]
+		fill := byte(0)
+		if v[0]&0x80 != 0 {
+			fill = 0xff
+		}
+		for j := range d {
+			d[j] = fill
+		}
+		for j := 0; j < w; j++ {
+			d[j] = v[w-1-j]
+		}
+	}
 }
 
 // pageScratch is the buffers of one worker's page path, reused chunk after
@@ -136,6 +271,8 @@ type pageScratch struct {
 	legacy []byte // BIT_PACKED levels in the hybrid's bit order
 	levels []byte // the levels of a page read as a stream
 	values []byte // a window's values of a page read as a stream
+	wide   []byte // a window's decimals widened to 16 bytes
+	valid2 []byte // a window's validity, each bit twice (16-byte values as pairs of words)
 	stream pageStream
 }
 
@@ -147,13 +284,38 @@ func grow(b []byte, n int) []byte {
 }
 
 // pageValues is where a page's non-null values are: PLAIN bytes, the
-// stream of a large PLAIN page, or the hybrid-encoded indices of a
-// dictionary.
+// stream of a large PLAIN page, the hybrid-encoded indices of a
+// dictionary, or the byte streams of BYTE_STREAM_SPLIT values.
 type pageValues struct {
 	plain  []byte
 	stream *pageStream
 	left   int64 // the bytes of the stream's values left
 	dict   *hybrid
+	split  *byteStreams
+}
+
+// byteStreams are the values of a BYTE_STREAM_SPLIT page: byte b of value i
+// is at b*n+i, n the page's values (its bytes over the value's width).
+type byteStreams struct {
+	b    []byte
+	n    int // values of the page
+	next int // the next value to read
+}
+
+// read gathers the next len(out)/width values into out, PLAIN-laid.
+func (bs *byteStreams) read(out []byte, width int) error {
+	k := len(out) / width
+	if k > bs.n-bs.next {
+		return fmt.Errorf("%d BYTE_STREAM_SPLIT values left for %d values", bs.n-bs.next, k)
+	}
+	for b := 0; b < width; b++ {
+		src := bs.b[b*bs.n+bs.next : b*bs.n+bs.next+k]
+		for i, v := range src {
+			out[i*width+b] = v
+		}
+	}
+	bs.next += k
+	return nil
 }
 
 // pageData returns the bytes of page p of the chunk the walk of g is on,
@@ -221,7 +383,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	if err != nil {
 		return res, err
 	}
-	width := l.kind.Width()
+	width := l.width()
 	var dict column.View
 	hasDict := false
 	var seen int64 // rows of the pages so far
@@ -296,14 +458,29 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
 				return res, fmt.Errorf("dictionary page of encoding %s", enc)
 			}
-			if n < 0 || n > len(data)/width {
+			if n < 0 || (width > 0 && n > len(data)/width) {
 				return res, fmt.Errorf("dictionary page of %d values in %d bytes", n, len(data))
 			}
+			ew := width // the bytes of a value of the view
+			if l.flba > 0 {
+				ew = 16
+			}
+			if l.int96 {
+				ew = 8
+			}
 			var err error
-			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*width); err != nil {
+			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*ew); err != nil {
 				return res, err
 			}
-			copy(s.dict, data[:n*width])
+			if l.flba > 0 {
+				widenDecimals(s.dict, data, width, n)
+			} else if l.int96 {
+				if err := int96Nanos(s.dict, data, n); err != nil {
+					return res, fmt.Errorf("page %d: the dictionary: %w", p.index, err)
+				}
+			} else {
+				copy(s.dict, data[:n*width])
+			}
 			dict = column.View{Type: l.typ, Kind: l.kind, Len: n, Values: s.dict}
 			hasDict = true
 			continue
@@ -340,6 +517,14 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			} else {
 				pv.plain = vals
 			}
+		case encByteStreamSplit:
+			if width == 0 { // values not read
+				break
+			}
+			if st != nil || len(vals)%width != 0 {
+				return res, fmt.Errorf("page %d: BYTE_STREAM_SPLIT values of %d bytes, not a multiple of %d", p.index, len(vals), width)
+			}
+			pv.split = &byteStreams{b: vals, n: len(vals) / width}
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			if !hasDict {
 				return res, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", p.index)
@@ -375,7 +560,10 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 // aggregatePage folds the n rows of one data page, whose first row is row
 // base of the chunk.
 func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) error {
-	width := l.kind.Width()
+	width := l.width()
+	if l.kind == column.Opaque {
+		return s.countPage(ctx, eng, l, res, defs, n, base)
+	}
 	// Windows of PLAIN values, when no rows are kept, are cut by their
 	// values: a view of pageWindow non-null values each (the CPU backend's
 	// morsels of the page's values, as a view of the whole page would have),
@@ -415,6 +603,12 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 				return fmt.Errorf("dictionary indices: %w", err)
 			}
 			v.Values, v.IndexKind, v.Dict, ew = s.idx, column.Int32, dict, 4
+		} else if pv.split != nil {
+			s.values = grow(s.values, k*width)
+			if err := pv.split.read(s.values, width); err != nil {
+				return err
+			}
+			v.Values = s.values
 		} else if pv.stream != nil {
 			// A window of values at a time from the stream, into a buffer
 			// of a window.
@@ -433,17 +627,63 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			}
 			v.Values, pv.plain = pv.plain[:k*width], pv.plain[k*width:]
 		}
+		if l.flba > 0 && pv.dict == nil {
+			s.wide = grow(s.wide, 16*k)
+			widenDecimals(s.wide, v.Values, width, k)
+			v.Values, ew = s.wide, 16
+		}
+		if l.int96 && pv.dict == nil {
+			s.wide = grow(s.wide, 8*k)
+			if err := int96Nanos(s.wide, v.Values, k); err != nil {
+				return err
+			}
+			v.Values, ew = s.wide, 8
+		}
 		if spread {
 			s.spread = grow(s.spread, m*ew)
-			if ew == 4 {
+			switch ew {
+			case 4:
 				spreadValues(column.Slice[uint32](v.Values), s.valid, m, column.Slice[uint32](s.spread))
-			} else {
+			case 16:
+				s.valid2 = grow(s.valid2, int(bitutil.BytesForBits(int64(2*m))))
+				for i := 0; i < m; i++ {
+					set := bitutil.BitIsSet(s.valid, i)
+					bitutil.SetBitTo(s.valid2, 2*i, set)
+					bitutil.SetBitTo(s.valid2, 2*i+1, set)
+				}
+				spreadValues(column.Slice[uint64](v.Values), s.valid2, 2*m, column.Slice[uint64](s.spread))
+			default:
 				spreadValues(column.Slice[uint64](v.Values), s.valid, m, column.Slice[uint64](s.spread))
 			}
 			v.Values, v.Len, v.Validity, v.NullCount = s.spread, m, s.valid, m-k
 		} else {
 			res.state.AddNulls(int64(m - k))
 		}
+		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// countPage counts the n rows of one data page of an Opaque leaf, whose
+// first row is row base of the chunk, from its definition levels: its values
+// are not read.
+func (s *pageScratch) countPage(ctx context.Context, eng *engine.Engine, l *pageLeaf, res *chunkResult, defs *hybrid, n int, base int64) error {
+	for lo := 0; lo < n; {
+		m := min(pageWindow, n-lo)
+		v := column.View{Type: l.typ, Kind: column.Opaque, Len: m, Row: base + int64(lo)}
+		if l.maxDef > 0 {
+			s.valid = grow(s.valid, int(bitutil.BytesForBits(int64(m))))
+			k, err := defs.bitmap(l.maxDef, m, s.valid)
+			if err != nil {
+				return fmt.Errorf("definition levels: %w", err)
+			}
+			if k < m {
+				v.Validity, v.NullCount = s.valid, m-k
+			}
+		}
+		lo += m
 		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
 			return err
 		}

@@ -122,6 +122,8 @@ type parquetRun struct {
 	// useStats answers the chunks whose row-group statistics give the
 	// aggregates from them (stats.go).
 	useStats bool
+	// rows is the file's rows, those of its row groups (planTasks).
+	rows int64
 }
 
 // worker is what one worker reuses from task to task.
@@ -183,9 +185,12 @@ func (r *parquetRun) planTasks() (taskPlan, error) {
 		}
 		p.starts[rg+1] = p.starts[rg] + n
 	}
-	if p.starts[nrg] != md.NumRows {
+	if p.starts[nrg] != md.NumRows && md.NumRows != 0 {
+		// (A footer that says 0, as some writers leave it, is read as its
+		// row groups say, as Arrow C++ reads it.)
 		return p, fmt.Errorf("the row groups have %d rows, the footer says %d", p.starts[nrg], md.NumRows)
 	}
+	r.rows = p.starts[nrg]
 	r.planStats()
 	// Progress: the compressed bytes of the chunks merged.
 	p.sizes = make([]int64, p.tasks)

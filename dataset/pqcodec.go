@@ -23,6 +23,12 @@ const zstdMaxBlock = 128 << 10
 // checkCodec checks that comp compressed bytes at pos can decode to unc
 // bytes, and that the decoder allocates no more.
 func (g *pageGuard) checkCodec(c *guardChunk, pos, comp, unc int64) error {
+	if comp == 0 && unc == 0 {
+		// No bytes, decompressed to none (an empty data page v2 of nulls
+		// holds its levels only: writers leave out the compressed form of
+		// nothing, which Arrow C++ does not decompress).
+		return nil
+	}
 	switch c.codec {
 	case compress.Codecs.Uncompressed:
 		if comp != unc {
@@ -48,6 +54,12 @@ func (g *pageGuard) checkCodec(c *guardChunk, pos, comp, unc int64) error {
 		return g.checkZstd(c, pos, comp, unc)
 	case compress.Codecs.Brotli:
 		// no size stored: maxPageBytes caps it
+	case compress.Codecs.Lz4, lz4Raw:
+		// An LZ4 block (Hadoop-framed or not) decodes into the page's
+		// buffer, allocating nothing: its size is bounded by the ratio.
+		if unc > lz4MaxRatio*comp+lz4MaxRatio {
+			return fmt.Errorf("%d bytes of %s said to hold %d", comp, c.codec, unc)
+		}
 	default:
 		_, err := compress.GetCodec(c.codec)
 		if err == nil {
@@ -208,6 +220,28 @@ func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, un
 	return g.out, nil
 }
 
+// emptyCodec is one of arrow-go's codecs that decodes no bytes to none
+// (where none are expected):
+// arrow-go's page reader decompresses the empty values of a data page v2
+// of nulls, which its snappy and gzip codecs take for corrupt bytes (a
+// panic). Registered over arrow-go's own for the codecs with a framing.
+type emptyCodec struct{ compress.Codec }
+
+func (c emptyCodec) Decode(dst, src []byte) []byte {
+	if len(src) == 0 && len(dst) == 0 {
+		return dst[:0]
+	}
+	return c.Codec.Decode(dst, src)
+}
+
+func init() {
+	for _, name := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Zstd} {
+		if c, err := compress.GetCodec(name); err == nil {
+			compress.RegisterCodec(name, emptyCodec{c})
+		}
+	}
+}
+
 // zstdDecoder is a worker's own zstd decoder. arrow-go's zstd codec decodes
 // every page of the process with one klauspost/compress decoder, whose
 // concurrency is min(4, GOMAXPROCS): at most 4 pages decompress at once
@@ -249,6 +283,9 @@ func (z *zstdDecoder) decode(dst, src []byte) ([]byte, error) {
 // zstd pages are decoded by zd (arrow-go's codec decodes the others).
 func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder, out, src []byte, levels int) (err error) {
 	copy(out, src[:levels])
+	if len(src) == levels && len(out) == levels {
+		return nil // nothing compressed, nothing to decompress (checkCodec)
+	}
 	dst := out[levels:]
 	if dst == nil {
 		// (nil would make the gzip and brotli codecs read all there is)

@@ -62,6 +62,11 @@ type compact struct {
 	b   []byte
 	pos int
 	err error // the first error; errHeaderShort when the bytes ran out
+	// hdrAt is where the header of the field fields called back last
+	// starts, hdrPrev the id of the field before it (the base of a short
+	// header's delta).
+	hdrAt   int
+	hdrPrev int16
 }
 
 func (c *compact) fail(err error) {
@@ -124,10 +129,12 @@ func (c *compact) i32() int32 {
 func (c *compact) fields(field func(id int16, typ byte)) {
 	var last int16
 	for {
+		at := c.pos
 		b := c.byte()
 		if c.err != nil || b == ctStop {
 			return
 		}
+		c.hdrAt, c.hdrPrev = at, last
 		id := last + int16(b>>4)
 		if b>>4 == 0 {
 			id = int16(c.i32()) // (as the thrift library reads an i16)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
@@ -31,6 +32,8 @@ import (
 //     UNCOMPRESSED, the length SNAPPY stores in front, at most 1032 times
 //     the bytes for GZIP (deflate's largest ratio), at most what the blocks
 //     of the ZSTD frames can hold, whose content sizes add up to no more;
+//     at most 255 times the bytes (and 255) for LZ4 and LZ4_RAW (pqlz4.go),
+//     whose blocks decode into the page's buffer;
 //     BROTLI stores no size: its pages are only capped by maxPageBytes, as
 //     every page is;
 //   - a dictionary page holds its values (at least 4 bytes each for
@@ -396,6 +399,9 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		if err := g.checkCodec(c, pos, comp, unc); err != nil {
 			return err
 		}
+		if err := checkDecodable(c, h); err != nil {
+			return err
+		}
 		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) {
 			return nil
 		}
@@ -442,6 +448,9 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 				return err
 			}
 		}
+		if err := checkDecodable(c, h); err != nil {
+			return err
+		}
 		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) {
 			return nil
 		}
@@ -465,6 +474,18 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		}
 		return g.checkCodec(c, pos, comp, unc)
 	}
+}
+
+// checkDecodable refuses a data page of header h that arrow-go's decoders
+// cannot decode, in a chunk they read (c.decoded): BYTE_STREAM_SPLIT, which
+// arrow-go v17 has no decoder for (its record reader then reads no rows and
+// says nothing). The page path decodes it for flat FLOAT, DOUBLE, INT32,
+// INT64 and FIXED_LEN_BYTE_ARRAY columns (pages.go).
+func checkDecodable(c *guardChunk, h *pageHeader) error {
+	if c.decoded && parquet.Encoding(h.encoding) == encByteStreamSplit {
+		return fmt.Errorf("%w: BYTE_STREAM_SPLIT encoding of a %s column read through arrow-go (only flat FLOAT, DOUBLE, INT32, INT64 and FIXED_LEN_BYTE_ARRAY columns are decoded)", arrow.ErrNotImplemented, c.phys)
+	}
+	return nil
 }
 
 // plainBits is the fewest bits a PLAIN value of physical type phys takes.

@@ -108,13 +108,27 @@ func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
 
 // probeParquet reads the footer and the Arrow schema of a Parquet file.
 func probeParquet(s Source) (_ *arrow.Schema, _ *parquetFile, err error) {
+	return probeParquetFixed(s, nil)
+}
+
+// probeParquetFixed is probeParquet, the footer being fix's when there is
+// one (checkParquetFooter).
+func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFile, err error) {
 	defer recoverTo(&err)
 	f, err := s.open()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	pf, err := file.NewParquetReader(f, file.WithReadProps(parquetReadProps(nil)))
+	opts := []file.ReadOption{file.WithReadProps(parquetReadProps(nil))}
+	if fix != nil {
+		md, err := metadata.NewFileMetaData(fix.footer, nil)
+		if err != nil {
+			return nil, nil, fmt.Errorf("reading the Parquet footer: %w", err)
+		}
+		opts = append(opts, file.WithMetadata(md))
+	}
+	pf, err := file.NewParquetReader(f, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Parquet footer: %w", err)
 	}
