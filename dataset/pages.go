@@ -274,6 +274,9 @@ type pageScratch struct {
 	wide   []byte // a window's decimals widened to 16 bytes
 	valid2 []byte // a window's validity, each bit twice (16-byte values as pairs of words)
 	stream pageStream
+	// stats are the statistics asked for by name (stddev, variance,
+	// approx_distinct), folded with the default aggregates.
+	stats agg.Set
 }
 
 func grow(b []byte, n int) []byte {
@@ -370,13 +373,15 @@ func (s *pageScratch) pageData(ctx context.Context, g *pageGuard, codec compress
 
 // aggregateChunk folds the pages of column chunk c, of rows rows, reading
 // them as the walk of g checks them: one page header read per page.
-func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, aggs agg.Set) (res chunkResult, err error) {
+func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() { res.plan.Measured = time.Since(start) }()
-	ordered := aggs.Any(agg.Ordered)
 	// The default aggregates always (the pages are read anyway), and the
-	// ordered ones and the statistics when asked for.
-	set := agg.Default | aggs&(agg.Ordered|agg.Moments|agg.ApproxDistinct)
+	// ordered ones and the statistics (s.stats) when asked for.
+	set := agg.Default | s.stats&(agg.Moments|agg.ApproxDistinct)
+	if ordered {
+		set |= agg.Ordered
+	}
 	res.state = agg.New(l.kind.Family(), set)
 	res.plan = engine.ColumnPlan{Source: engine.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	codec, err := compress.GetCodec(c.codec)

@@ -404,5 +404,6 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, errors.New("an encrypted column chunk") // (pageLeafOf leaves those to pqarrow)
 	}
 	c.charge = charge
-	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs)
+	wk.pages.stats = r.aggs & (agg.Moments | agg.ApproxDistinct)
+	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
 }

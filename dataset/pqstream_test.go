@@ -365,10 +365,10 @@ func TestStreamCancelStopsWithinAPiece(t *testing.T) {
 
 				// Uncancelled, the stream gives the whole page's results.
 				c, l, rows := firstChunk(t, path, col, arrow.PrimitiveTypes.Float64, nil)
-				want, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &c, &l, rows, agg.Default)
+				want, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &c, &l, rows, false)
 				require.NoError(t, err)
 				setStreamSizes(t, 1<<62, piece)
-				whole, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &c, &l, rows, agg.Default)
+				whole, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &c, &l, rows, false)
 				setStreamSizes(t, 1<<20, piece)
 				require.NoError(t, err)
 				assert.Equal(t, whole.state, want.state)
@@ -382,7 +382,7 @@ func TestStreamCancelStopsWithinAPiece(t *testing.T) {
 				})
 				cr.at = (c.end - c.off) / 2
 				sctx := &stopCtx{Context: ctx, streamed: streamed, atStop: -1}
-				_, err = s.aggregateChunk(sctx, eng, &g, &c, &l, rows, agg.Default)
+				_, err = s.aggregateChunk(sctx, eng, &g, &c, &l, rows, false)
 				require.ErrorIs(t, err, context.Canceled)
 				require.GreaterOrEqual(t, cr.atCancel, int64(0), "cancelled")
 				require.GreaterOrEqual(t, sctx.atStop, int64(0), "stopped")
@@ -526,7 +526,7 @@ func TestZstdPageDecodingPastItsSize(t *testing.T) {
 		gc := guardChunk{f: bytes.NewReader(data), end: int64(len(data)), values: unc / 4, codec: compress.Codecs.Zstd, phys: parquet.Types.Int32}
 		l := pageLeaf{typ: arrow.PrimitiveTypes.Int32, kind: column.Int32}
 		runtime.ReadMemStats(&before)
-		_, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &gc, &l, unc/4, agg.Default)
+		_, err := (&pageScratch{}).aggregateChunk(context.Background(), eng, &pageGuard{}, &gc, &l, unc/4, false)
 		runtime.ReadMemStats(&after)
 		require.EqualError(t, err, "page 0: "+want, "pages streamed past %d bytes", page)
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated, pages streamed past %d bytes", page)
