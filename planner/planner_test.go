@@ -227,3 +227,23 @@ func TestCPUWherever(t *testing.T) {
 		}
 	}
 }
+
+// A column whose type the GPU handles but not an aggregate asked for
+// (approx_distinct) goes to the CPU, resident or pinned or forced, and says
+// why; tiny ones too, without a calibration.
+func TestPlanCPUAggs(t *testing.T) {
+	cal := h100Host()
+	cols := []Column{
+		{Name: "resident", Bytes: 1 << 30, Location: Device, GPUCapable: true, CPUAggs: true},
+		{Name: "pinned", Bytes: 1 << 30, Location: Pinned, GPUCapable: true, CPUAggs: true},
+	}
+	for _, force := range []Force{Auto, ForceGPU} {
+		for i, d := range Plan(cols, cal, Options{Force: force}) {
+			require.Equal(t, CPU, d.Backend, "%s: %s", cols[i].Name, d.Reason())
+			require.Contains(t, d.Reason(), "does not compute an aggregate asked for")
+		}
+	}
+	plan, ok := PlanTiny([]Column{{Name: "tiny", Bytes: 64, GPUCapable: true, CPUAggs: true}}, 4)
+	require.True(t, ok)
+	require.Contains(t, plan[0].Reason(), "does not compute an aggregate asked for")
+}
