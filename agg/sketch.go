@@ -149,8 +149,7 @@ func mergeSketches(a, b *Sketch) *Sketch {
 	case a == nil:
 		return b
 	}
-	out := *a
-	out.exact = slices.Clone(a.exact)
+	out := *a // (Merge makes a new slice of exact hashes: a's is not written)
 	out.Merge(b)
 	return &out
 }
