@@ -365,7 +365,7 @@ func (s *pageScratch) pageData(ctx context.Context, g *pageGuard, codec compress
 	if s.page, err2 = growCharged(c.charge, "a page decompressed", s.page, int(unc)); err2 != nil {
 		return nil, err2
 	}
-	if err := decodePage(codec, c.codec, &g.zstd, s.page, src, levels); err != nil {
+	if err := decodeOneShot(ctx, codec, c.codec, &g.zstd, s.page, src, levels, func() { s.page, g.win, g.body = nil, nil, nil }); err != nil {
 		return nil, err
 	}
 	return s.page, nil

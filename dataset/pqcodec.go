@@ -214,10 +214,37 @@ func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, un
 	if g.out, err = growCharged(c.charge, "a page decompressed", g.out, int(unc)); err != nil {
 		return nil, err
 	}
-	if err := decodePage(codec, c.codec, &g.zstd, g.out, src, int(levels)); err != nil {
+	if err := decodeOneShot(ctx, codec, c.codec, &g.zstd, g.out, src, int(levels), func() { g.out, g.body, g.win = nil, nil, nil }); err != nil {
 		return nil, err
 	}
 	return g.out, nil
+}
+
+// decodeOneShot is decodePage for the pages that have no stream (snappy,
+// LZ4, zstd of very large windows): a large one (over streamPageBytes) is
+// decoded by a goroutine of its own, and a cancel returns at once; the
+// goroutine finishes the page (a fraction of a second) into buffers the
+// caller gives up (abandon drops its references; a fresh zstd decoder
+// replaces zd), then they are garbage. Small pages decode in the caller.
+func decodeOneShot(ctx context.Context, codec compress.Codec, name compress.Compression, zd *zstdDecoder, out, src []byte, levels int, abandon func()) error {
+	if int64(len(out)) <= streamPageBytes {
+		return decodePage(codec, name, zd, out, src, levels)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	z := *zd // the goroutine's own: a cancel leaves it to it
+	go func() { done <- decodePage(codec, name, &z, out, src, levels) }()
+	select {
+	case err := <-done:
+		*zd = z // (a decoder made on first use)
+		return err
+	case <-ctx.Done():
+		abandon()
+		*zd = zstdDecoder{}
+		return ctx.Err()
+	}
 }
 
 // emptyCodec is one of arrow-go's codecs that decodes no bytes to none

@@ -532,3 +532,43 @@ func TestZstdPageDecodingPastItsSize(t *testing.T) {
 		assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(64<<20), "bytes allocated, pages streamed past %d bytes", page)
 	}
 }
+
+// blockingCodec decodes when it is released, after saying it started.
+type blockingCodec struct {
+	compress.Codec
+	started, release chan struct{}
+}
+
+func (b blockingCodec) Decode(dst, src []byte) []byte {
+	close(b.started)
+	<-b.release
+	for i := range dst {
+		dst[i] = 7
+	}
+	return dst
+}
+
+// A large page of a codec without a stream (snappy, LZ4) decodes in a
+// goroutine of its own: a cancel returns at once, the caller gives up the
+// buffers the goroutine still writes; a page that is let finish is decoded.
+func TestOneShotCancel(t *testing.T) {
+	snappy, err := compress.GetCodec(compress.Codecs.Snappy)
+	require.NoError(t, err)
+	out := make([]byte, streamPageBytes+1)
+	bc := blockingCodec{Codec: snappy, started: make(chan struct{}), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-bc.started; cancel() }()
+	abandoned := false
+	var zd zstdDecoder
+	err = decodeOneShot(ctx, bc, compress.Codecs.Snappy, &zd, out, []byte{1}, 0, func() { abandoned = true })
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.True(t, abandoned, "the caller gives up its buffers")
+	close(bc.release) // the goroutine finishes into the abandoned buffer
+
+	bc = blockingCodec{Codec: snappy, started: make(chan struct{}), release: make(chan struct{})}
+	close(bc.release)
+	out = make([]byte, streamPageBytes+1)
+	err = decodeOneShot(context.Background(), bc, compress.Codecs.Snappy, &zd, out, []byte{1}, 0, func() { t.Fatal("abandoned") })
+	require.NoError(t, err)
+	assert.Equal(t, byte(7), out[len(out)-1])
+}
