@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -458,4 +459,42 @@ func BenchmarkCancelLarge(b *testing.B) {
 			b.ReportMetric(float64(full.Microseconds())/1e3, "full-ms")
 		})
 	}
+}
+
+// busyReader is a batch reader whose next is busy (as Arrow's reader is,
+// decompressing a large buffer whole) until it is released.
+type busyReader struct {
+	started, release, closed chan struct{}
+}
+
+func (r *busyReader) next(ctx context.Context) (arrow.Record, error) {
+	close(r.started)
+	<-r.release
+	return nil, io.EOF
+}
+func (r *busyReader) abort()       {}
+func (r *busyReader) close() error { close(r.closed); return nil }
+
+// After a cancel, stopping the prefetcher returns within stopGrace even
+// while the reader is busy; the reader is closed once it is done.
+func TestPrefetchStopAfterCancel(t *testing.T) {
+	r := &busyReader{started: make(chan struct{}), release: make(chan struct{}), closed: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := startPrefetch(ctx, r)
+	<-r.started
+	cancel()
+	returned := make(chan struct{})
+	go func() { p.stop(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(100 * stopGrace): // (a bound far past the grace: not a timing assertion)
+		t.Fatal("stop waited for the busy reader")
+	}
+	select {
+	case <-r.closed:
+		t.Fatal("closed while busy")
+	default:
+	}
+	close(r.release)
+	<-r.closed // closed once done
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -425,10 +426,17 @@ type prefetcher struct {
 	wg   sync.WaitGroup
 	r    batchReader
 	once sync.Once
+	ctx  context.Context
 }
 
+// stopGrace is how long stop waits, once the context is cancelled, for the
+// goroutine to end: one in Arrow's reader decompressing a large buffer
+// (whole, in Arrow's codec) is left to end on its own, and frees what it
+// holds then.
+const stopGrace = 50 * time.Millisecond
+
 func startPrefetch(ctx context.Context, r batchReader) *prefetcher {
-	p := &prefetcher{ch: make(chan batch, 1), quit: make(chan struct{}), r: r}
+	p := &prefetcher{ch: make(chan batch, 1), quit: make(chan struct{}), r: r, ctx: ctx}
 	p.wg.Add(1)
 	go func() {
 		defer p.wg.Done()
@@ -459,18 +467,33 @@ func startPrefetch(ctx context.Context, r batchReader) *prefetcher {
 // returns. The goroutine ends soon: a read of standard input is aborted, and
 // one of a file (a regular file) reads at most maxRead bytes before it sees
 // that the context ended.
+//
+// After a cancel, it returns within stopGrace: a goroutine still inside
+// Arrow's reader (decompressing a buffer of up to the memory budget, whole)
+// finishes on its own, then releases and closes everything.
 func (p *prefetcher) stop() error {
 	var err error
 	p.once.Do(func() {
 		close(p.quit)
 		p.r.abort()
-		for b := range p.ch {
-			if b.rec != nil {
-				b.rec.Release()
+		done := make(chan error, 1)
+		go func() {
+			for b := range p.ch {
+				if b.rec != nil {
+					b.rec.Release()
+				}
 			}
+			p.wg.Wait()
+			done <- p.r.close()
+		}()
+		if p.ctx.Err() == nil {
+			err = <-done
+			return
 		}
-		p.wg.Wait()
-		err = p.r.close()
+		select {
+		case err = <-done:
+		case <-time.After(stopGrace): // left to end on its own
+		}
 	})
 	return err
 }
