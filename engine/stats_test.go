@@ -221,10 +221,10 @@ var statsTypes = func() []arrow.DataType {
 func TestStatsAgainstOracle(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 20261125))
 	ctx := context.Background()
-	for _, dt := range statsTypes {
+	for ti, dt := range statsTypes {
 		for _, n := range propertySizes {
 			for _, nf := range nullDensities {
-				if n > 100000 && (testing.Short() || nf != 0.5) {
+				if n > 100000 && (testing.Short() || nf != 0.5 || raceEnabled && ti > 0) {
 					continue
 				}
 				name := fmt.Sprintf("%s/n=%d/nulls=%g", dt, n, nf)
@@ -285,10 +285,10 @@ func TestFloatVarianceBound(t *testing.T) {
 	dists := []dist{{0, 1}, {1e9, 1e-3}, {-3e6, 1}, {1e15, 1e3}, {1, 1e100}, {0, 1e-150}}
 	types := []arrow.DataType{arrow.PrimitiveTypes.Float64, arrow.PrimitiveTypes.Float32,
 		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.PrimitiveTypes.Float64}}
-	for _, dt := range types {
-		for _, ds := range dists {
+	for ti, dt := range types {
+		for di, ds := range dists {
 			for _, n := range []int{2, 3, 64, 65, 1000, 70000, 300007} {
-				if n > 70000 && testing.Short() {
+				if n > 70000 && (testing.Short() || raceEnabled && ti+di > 0) {
 					continue
 				}
 				name := fmt.Sprintf("%s/mean=%g/spread=%g/n=%d", dt, ds.mean, ds.spread, n)
