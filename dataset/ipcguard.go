@@ -77,6 +77,9 @@ func (g *ipcGuard) allocator(mem memory.Allocator) *guardAllocator {
 }
 
 func (a *guardAllocator) check(size int) {
+	if size < 0 { // a length read from corrupt metadata: never handed on
+		panic(fmt.Sprintf("corrupt Arrow IPC data: an allocation of %d bytes", size))
+	}
 	if a.g == nil { // only tracking
 		return
 	}
