@@ -19,7 +19,7 @@ test:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/gen
-	$(GO) test -race ./...
+	$(GO) test -race -timeout 30m ./...
 	cd bench && $(GO) vet ./internal/... ./cmd/ipcgen && $(GO) test -race ./internal/... ./cmd/ipcgen
 	$(MAKE) fuzz-short
 
