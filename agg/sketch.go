@@ -86,6 +86,22 @@ func (k *Sketch) Add(h uint64) {
 	k.exact = slices.Insert(k.exact, i, h)
 }
 
+// Overflowed reports whether more than SketchExact distinct hashes were
+// folded into k: its exact hashes are gone, and a hash whose rank is at
+// most its register's changes nothing of k (nor of any merge with k).
+func (k *Sketch) Overflowed() bool { return k.overflow }
+
+// Clone returns a new sketch of the same hashes as k, to fold more into:
+// the sketch of k's values and those folded later.
+func (k *Sketch) Clone() *Sketch {
+	c := new(Sketch)
+	c.Registers, c.overflow = k.Registers, k.overflow
+	if !k.overflow {
+		c.exact = slices.Clone(k.exact)
+	}
+	return c
+}
+
 // SetExact records the distinct hashes of the values folded into the
 // registers, when they are known (overflow false: hashes are all of them,
 // distinct, in any order; SetExact sorts them); with overflow, that there

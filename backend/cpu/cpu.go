@@ -36,10 +36,11 @@ type task struct {
 // states, until Commit merges them and Done hands the scratch back.
 type Scratch struct {
 	views   []*column.View
-	ordered []bool      // per view: its state tracks the ordered aggregates
-	counts  []bool      // per view: its state tracks the counts alone
-	noSum   []bool      // per view: its state does not track the sum
-	needs   []statsNeed // per view: the statistics its state asks for
+	ordered []bool        // per view: its state tracks the ordered aggregates
+	counts  []bool        // per view: its state tracks the counts alone
+	noSum   []bool        // per view: its state does not track the sum
+	needs   []statsNeed   // per view: the statistics its state asks for
+	seeds   []*agg.Sketch // per view: its state's sketch when Compute began
 	tasks   []task
 	states  []agg.State
 	accs    []morselAccs
@@ -59,12 +60,14 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*agg.St
 // Done returns the scratch of a Compute to the pool.
 func (c *CPU) Done(sc *Scratch) {
 	clear(sc.views) // drop references to the caller's data
+	clear(sc.seeds)
 	c.scratch.Put(sc)
 }
 
-// Compute aggregates the morsels of views (states give their Ordered flags)
-// into the scratch's morsel states, leaving the states alone; Commit merges
-// them in. The caller hands the scratch back with Done, also when Compute
+// Compute aggregates the morsels of views (states give their Ordered flags,
+// and their sketches seed the morsels': statsAccs.sketchOf) into the
+// scratch's morsel states, leaving the states alone; Commit merges them into
+// the same states. The caller hands the scratch back with Done, also when Compute
 // fails. The engine runs it beside a GPU's share of a batch, so that a failed
 // batch changes no state at all.
 func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.State) (*Scratch, error) {
@@ -74,11 +77,18 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 	}
 	sc.views = append(sc.views[:0], views...) // the workers read the scratch copy
 	sc.ordered, sc.counts, sc.noSum, sc.needs = sc.ordered[:0], sc.counts[:0], sc.noSum[:0], sc.needs[:0]
+	sc.seeds = sc.seeds[:0]
 	for i, s := range states {
 		sc.ordered = append(sc.ordered, s.Ordered())
 		sc.counts = append(sc.counts, countsOnly(s, views[i]))
 		sc.noSum = append(sc.noSum, !s.Tracks.Has(agg.Sum))
-		sc.needs = append(sc.needs, needOf(s, views[i].Kind.Family()))
+		need := needOf(s, views[i].Kind.Family())
+		sc.needs = append(sc.needs, need)
+		var seed *agg.Sketch
+		if need.sketch {
+			seed = s.Sketch
+		}
+		sc.seeds = append(sc.seeds, seed)
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
@@ -138,8 +148,12 @@ func countsOnly(s *agg.State, v *column.View) bool {
 const pollEvery = 4
 
 // run aggregates tasks w, w+stride, ... (a static, size-based assignment).
+// The sketch of each morsel is seeded by the worker's previous morsel of the
+// same column, the first by the column's state.
 func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 	accs := &sc.accs[w]
+	defer func() { accs.st.seed = nil }()
+	col := -1
 	for k, t := 0, w; t < len(sc.tasks); k, t = k+1, t+stride {
 		// Counted per worker: every worker looks at the context, whatever
 		// its share of the task indices.
@@ -162,8 +176,14 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 		}
 		*st = newState(fam)
 		accs.noSum, accs.need = sc.noSum[tk.col], sc.needs[tk.col]
+		if tk.col != col {
+			col, accs.st.seed = tk.col, sc.seeds[tk.col]
+		}
 		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
 			return err
+		}
+		if st.Sketch != nil {
+			accs.st.seed = st.Sketch
 		}
 		if sc.ordered[tk.col] {
 			if err := orderedMorsel(st, v, tk.lo, tk.hi); err != nil {

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	xcpu "golang.org/x/sys/cpu"
+
+	"github.com/arrowagg/arrowagg/agg"
 )
 
 // simdLevel is the instruction set the update loops use: the best the CPU and
@@ -160,6 +162,59 @@ func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 		return 0
 	}
 	return n
+}
+
+// The sketch hashes of the valid values among n (a multiple of 8) at vals
+// (valid nil: all of them) whose rank exceeds their register in regs, into
+// out (in order); returns their number.
+
+//go:noescape
+func raise64AVX512(vals *uint64, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+
+//go:noescape
+func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+
+//go:noescape
+func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+
+//go:noescape
+func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+
+//go:noescape
+func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+
+// kernelRaises hashes the values vals[:n] (n: the length of vals rounded
+// down to a multiple of 8, at most len(out)) whose bit in valid is set
+// (bit i of valid: element i; nil: all of them) and writes to out, in
+// order, those of their hashes that would raise their register in regs
+// (as regs is before the call: a register raised by an earlier hash of
+// the same call still lets a lower rank through); returns n and the number
+// written. n is 0 where there is no kernel for T or no AVX-512.
+func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, valid []byte, regs *[agg.SketchRegisters]uint8, out []uint64) (n, m int) {
+	if simdLevel < simdAVX512 {
+		return 0, 0
+	}
+	n = min(len(vals), len(out)) &^ 7
+	if n == 0 {
+		return 0, 0
+	}
+	p, vp, o := unsafe.Pointer(unsafe.SliceData(vals)), unsafe.SliceData(valid), unsafe.SliceData(out)
+	var zero T
+	switch any(zero).(type) {
+	case int64, uint64:
+		m = raise64AVX512((*uint64)(p), n, vp, regs, o)
+	case int32:
+		m = raiseInt32AVX512((*int32)(p), n, vp, regs, o)
+	case uint32:
+		m = raiseUint32AVX512((*uint32)(p), n, vp, regs, o)
+	case float64:
+		m = raiseFloat64AVX512((*float64)(p), n, vp, regs, o)
+	case float32:
+		m = raiseFloat32AVX512((*float32)(p), n, vp, regs, o)
+	default:
+		return 0, 0
+	}
+	return n, m
 }
 
 // The sums of squares of n values (a multiple of 8), nulls (the clear bits

@@ -837,6 +837,82 @@ hdone:                      \
 	VZEROUPPER              \
 	RET
 
+// ---- the sketch's register filter (approx_distinct) -----------------------
+//
+// Of n (a multiple of 8) values at vals, 8 an iteration, those whose bit in
+// valid is set (valid nil: every value; bit b of byte i is element 8i+b)
+// are hashed as by HASHLOOP; the register of each hash (its top 14 bits) is
+// gathered from the 16 KiB at regs (the aligned dword that holds it, then
+// its byte), and the hashes whose rank (one plus the leading zeros of the
+// bits below, with the 1<<13 stop bit of agg.SketchSlot) exceeds their
+// register's value as it was before the call are compressed to out, in
+// order; their number is returned. The caller raises those registers: any
+// other hash would leave its register as it is.
+//
+// Z23: 1, Z24: 0xff, Z25: 3, Z26: 1<<13; K3: the values' validity; K1: the
+// gather's mask (cleared by the gather); K2: the hashes that raise.
+
+#define RAISELOOP(LOADZ, STRIDE, CANON) \
+	MOVQ vals+0(FP), SI     \
+	MOVQ n+8(FP), CX        \
+	MOVQ valid+16(FP), R8   \
+	MOVQ regs+24(FP), DX    \
+	MOVQ out+32(FP), DI     \
+	MIXCONSTS               \
+	MOVQ         $0x7ff8000000000000, AX \
+	VPBROADCASTQ AX, Z27    \
+	VPXORQ       Z31, Z31, Z31 \
+	MOVQ         $0x2000, AX \
+	VPBROADCASTQ AX, Z26    \
+	MOVQ         $3, AX     \
+	VPBROADCASTQ AX, Z25    \
+	MOVQ         $0xff, AX  \
+	VPBROADCASTQ AX, Z24    \
+	MOVQ         $1, AX     \
+	VPBROADCASTQ AX, Z23    \
+	XORQ AX, AX             \
+	SHRQ $3, CX             \
+	JZ   rdone              \
+rloop:                      \
+	TESTQ  R8, R8           \
+	JZ     rall             \
+	KMOVB  0(R8), K3        \
+	INCQ   R8               \
+	JMP    rload            \
+rall:                       \
+	KXNORB K3, K3, K3       \
+rload:                      \
+	LOADZ 0(SI), K3, Z0     \
+	CANON                   \
+	MIX(Z0, Z1)             \
+	VPSRLQ    $50, Z0, Z2   \
+	VPSLLQ    $14, Z0, Z3   \
+	VPORQ     Z26, Z3, Z3   \
+	VPLZCNTQ  Z3, Z3        \
+	VPADDQ    Z23, Z3, Z3   \
+	VPSRLQ    $2, Z2, Z4    \
+	KMOVB     K3, K1        \
+	VPXORD    Y5, Y5, Y5    \
+	VPGATHERQD (DX)(Z4*4), K1, Y5 \
+	VPMOVZXDQ Y5, Z5        \
+	VPANDQ    Z25, Z2, Z6   \
+	VPSLLQ    $3, Z6, Z6    \
+	VPSRLVQ   Z6, Z5, Z5    \
+	VPANDQ    Z24, Z5, Z5   \
+	VPCMPUQ   $6, Z5, Z3, K3, K2 \
+	VPCOMPRESSQ Z0, K2, Z7  \
+	VMOVDQU64 Z7, (DI)(AX*8) \
+	KMOVB     K2, BX        \
+	POPCNTL   BX, BX        \
+	ADDQ      BX, AX        \
+	ADDQ $STRIDE, SI        \
+	DECQ CX                 \
+	JNZ  rloop              \
+rdone:                      \
+	MOVQ AX, ret+40(FP)     \
+	VZEROUPPER              \
+	RET
+
 // ---- sums of squares (stddev, variance) -----------------------------------
 //
 // The squares of n (a multiple of 8) values at vals, 8 an iteration; valid
@@ -990,3 +1066,23 @@ TEXT ·hashFloat64AVX512(SB), NOSPLIT, $0-24
 // func hashFloat32AVX512(vals *float32, n int, out *uint64)
 TEXT ·hashFloat32AVX512(SB), NOSPLIT, $0-24
 	HASHLOOP(VCVTPS2PD, 32, CANONFLOAT(Z0))
+
+// func raise64AVX512(vals *uint64, n int, valid *byte, regs *[16384]uint8, out *uint64) int
+TEXT ·raise64AVX512(SB), NOSPLIT, $0-48
+	RAISELOOP(VMOVDQU64.Z, 64, NOCANON)
+
+// func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[16384]uint8, out *uint64) int
+TEXT ·raiseInt32AVX512(SB), NOSPLIT, $0-48
+	RAISELOOP(VPMOVSXDQ.Z, 32, NOCANON)
+
+// func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[16384]uint8, out *uint64) int
+TEXT ·raiseUint32AVX512(SB), NOSPLIT, $0-48
+	RAISELOOP(VPMOVZXDQ.Z, 32, NOCANON)
+
+// func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[16384]uint8, out *uint64) int
+TEXT ·raiseFloat64AVX512(SB), NOSPLIT, $0-48
+	RAISELOOP(VMOVDQU64.Z, 64, CANONFLOAT(Z0))
+
+// func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[16384]uint8, out *uint64) int
+TEXT ·raiseFloat32AVX512(SB), NOSPLIT, $0-48
+	RAISELOOP(VCVTPS2PD.Z, 32, CANONFLOAT(Z0))

@@ -2,6 +2,8 @@
 
 package cpu
 
+import "github.com/arrowagg/arrowagg/agg"
+
 // simdLevel is the instruction set the update loops use: the Go loops here.
 var simdLevel = simdNone
 
@@ -18,6 +20,11 @@ func kernelFloat32([]float32, []byte, *floatLanes) bool { return false }
 // kernelHashes: no kernel (see simd_amd64.go).
 func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, out []uint64) int {
 	return 0
+}
+
+// kernelRaises: no kernel (see simd_amd64.go).
+func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, valid []byte, regs *[agg.SketchRegisters]uint8, out []uint64) (n, m int) {
+	return 0, 0
 }
 
 // kernelIntSquares: no kernel (see simd_amd64.go).

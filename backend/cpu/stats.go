@@ -71,20 +71,35 @@ type statsAccs struct {
 	counts dictCounts
 	set    exactSet
 	hashes hashBuf
+
+	// seed: a sketch whose hashes the morsel's state will be merged with
+	// (the column's state before the call, or this worker's previous
+	// morsel of the column), nil for none.
+	seed *agg.Sketch
 }
 
 // hashBuf holds the sketch hashes of a run of values, computed by the SIMD
 // kernels (kernelHashes) before the registers are raised.
 type hashBuf [512]uint64
 
-// sketchOf returns a zeroed sketch for a morsel when need asks for one,
-// with the set of its exact hashes reset.
+// sketchOf returns the sketch for a morsel when need asks for one, with
+// the set of its exact hashes reset: a new one, or, when the seed has
+// overflowed its exact hashes, a clone of the seed, whose registers let
+// through only the hashes that raise them and whose exact hashes are moot
+// (the set starts full). A morsel's state is merged with its seed's
+// hashes in every case (the seed's own state, or the state it came from,
+// is merged into the same state), and a merge keeps the larger register
+// and the union of hashes: the merged state is the same either way.
 func (m *statsAccs) sketchOf(need statsNeed) (*agg.Sketch, *exactSet) {
-	if need.sketch {
-		m.set.reset()
-		return new(agg.Sketch), &m.set
+	if !need.sketch {
+		return nil, nil
 	}
-	return nil, nil
+	m.set.reset()
+	if m.seed != nil && m.seed.Overflowed() {
+		m.set.full = true
+		return m.seed.Clone(), &m.set
+	}
+	return new(agg.Sketch), &m.set
 }
 
 // exactSet collects the distinct hashes of a morsel while there are at
@@ -347,11 +362,23 @@ func sketchAdd(k *agg.Sketch, e *exactSet, h uint64) {
 }
 
 // sketchDense folds the sketch hashes of vals into k and e: through the
-// SIMD kernels where there are some, the rest with hash.
+// SIMD kernels where there are some, the rest with hash. While e collects
+// the exact hashes, every hash is folded; once it is full, only those that
+// raise their register (kernelRaises picks them).
 func sketchDense[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](k *agg.Sketch, e *exactSet, hb *hashBuf, vals []T, hash func(T) uint64) {
 	regs := &k.Registers
 	for len(vals) >= 8 {
-		n := kernelHashes(vals[:min(len(vals), len(hb))], hb[:])
+		chunk := vals[:min(len(vals), len(hb))]
+		if e.full {
+			n, m := kernelRaises(chunk, nil, regs, hb[:])
+			if n == 0 {
+				break
+			}
+			raise(regs, hb[:m])
+			vals = vals[n:]
+			continue
+		}
+		n := kernelHashes(chunk, hb[:])
 		if n == 0 {
 			break
 		}
@@ -374,21 +401,38 @@ func sketchDense[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint
 	}
 }
 
+// raise folds hashes into the registers alone.
+func raise(regs *[agg.SketchRegisters]uint8, hashes []uint64) {
+	for _, h := range hashes {
+		r, rank := agg.SketchSlot(h)
+		setMax(regs, r, rank)
+	}
+}
+
 // sketchSparse folds the sketch hashes of the values vals[k] of the set
 // bits k of w into k and e (the 64 values hashed by the SIMD kernels where
-// there are some and 64 values are there).
+// there are some and 64 values are there; once e is full, only the hashes
+// that raise their register).
 func sketchSparse[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](sk *agg.Sketch, e *exactSet, hb *hashBuf, vals []T, w uint64, hash func(T) uint64) {
 	regs := &sk.Registers
-	if len(vals) >= 64 && kernelHashes(vals[:64], hb[:64]) == 64 {
-		for ; w != 0; w &= w - 1 {
-			h := hb[bits.TrailingZeros64(w)]
-			r, rank := agg.SketchSlot(h)
-			setMax(regs, r, rank)
-			if !e.full {
-				e.add(h)
+	if len(vals) >= 64 {
+		if e.full {
+			valid := [8]byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24), byte(w >> 32), byte(w >> 40), byte(w >> 48), byte(w >> 56)}
+			if n, m := kernelRaises(vals[:64], valid[:], regs, hb[:64]); n == 64 {
+				raise(regs, hb[:m])
+				return
 			}
+		} else if kernelHashes(vals[:64], hb[:64]) == 64 {
+			for ; w != 0; w &= w - 1 {
+				h := hb[bits.TrailingZeros64(w)]
+				r, rank := agg.SketchSlot(h)
+				setMax(regs, r, rank)
+				if !e.full {
+					e.add(h)
+				}
+			}
+			return
 		}
-		return
 	}
 	for ; w != 0; w &= w - 1 {
 		h := hash(vals[bits.TrailingZeros64(w)])
