@@ -132,7 +132,9 @@ func BenchmarkFused(b *testing.B) {
 // BenchmarkStats measures the statistics asked for by name beside the
 // default six, on one goroutine, over benchN values with 10% nulls: the
 // six alone, with stddev and variance (moments), with approx_distinct
-// (sketch), and all of them.
+// (sketch), and all of them; per value, the wall time (ns/value) and the
+// CPU time of the goroutine's thread (cpu-ns/value: on a loaded host, the
+// steadier of the two).
 func BenchmarkStats(b *testing.B) {
 	ctx := context.Background()
 	sets := []struct {
@@ -155,9 +157,12 @@ func BenchmarkStats(b *testing.B) {
 		}
 		for _, set := range sets {
 			b.Run(tc.name+"-nulls10/"+set.name, func(b *testing.B) {
-				c := &CPU{Threads: 1}
+				c := &CPU{Threads: 1} // one worker: it runs on this goroutine
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
 				b.SetBytes(v.ByteSize())
 				b.ResetTimer()
+				cpu0, known := threadCPU()
 				for i := 0; i < b.N; i++ {
 					s := agg.New(v.Kind.Family(), set.set)
 					views, states := [1]*column.View{&v}, [1]*agg.State{&s}
@@ -165,7 +170,11 @@ func BenchmarkStats(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+				cpu1, _ := threadCPU()
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/benchN, "ns/value")
+				if known {
+					b.ReportMetric(float64((cpu1-cpu0).Nanoseconds())/float64(b.N)/benchN, "cpu-ns/value")
+				}
 			})
 		}
 		arr.Release()

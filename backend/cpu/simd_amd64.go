@@ -165,32 +165,34 @@ func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 }
 
 // The sketch hashes of the valid values among n (a multiple of 8) at vals
-// (valid nil: all of them) whose rank exceeds their register in regs, into
-// out (in order); returns their number.
+// (valid nil: all of them) that may raise their register in regs (every
+// register at least floor), into out (in order); returns their number.
 
 //go:noescape
-func raise64AVX512(vals *uint64, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+func raise64AVX512(vals *uint64, n int, valid *byte, regs *[agg.SketchRegisters]uint8, floor uint8, out *uint64) int
 
 //go:noescape
-func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, floor uint8, out *uint64) int
 
 //go:noescape
-func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, floor uint8, out *uint64) int
 
 //go:noescape
-func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[agg.SketchRegisters]uint8, floor uint8, out *uint64) int
 
 //go:noescape
-func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, out *uint64) int
+func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[agg.SketchRegisters]uint8, floor uint8, out *uint64) int
 
 // kernelRaises hashes the values vals[:n] (n: the length of vals rounded
 // down to a multiple of 8, at most len(out)) whose bit in valid is set
 // (bit i of valid: element i; nil: all of them) and writes to out, in
-// order, those of their hashes that would raise their register in regs
-// (as regs is before the call: a register raised by an earlier hash of
-// the same call still lets a lower rank through); returns n and the number
-// written. n is 0 where there is no kernel for T or no AVX-512.
-func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, valid []byte, regs *[agg.SketchRegisters]uint8, out []uint64) (n, m int) {
+// order, those of their hashes that may raise their register in regs, all
+// of whose registers are at least floor: every hash whose rank exceeds its
+// register as regs is before the call, and perhaps a few more (a rank of
+// 51 where the register is 51 already; a register raised by an earlier hash
+// of the same call); returns n and the number written. n is 0 where there
+// is no kernel for T or no AVX-512.
+func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, valid []byte, regs *[agg.SketchRegisters]uint8, floor uint8, out []uint64) (n, m int) {
 	if simdLevel < simdAVX512 {
 		return 0, 0
 	}
@@ -202,19 +204,33 @@ func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 	var zero T
 	switch any(zero).(type) {
 	case int64, uint64:
-		m = raise64AVX512((*uint64)(p), n, vp, regs, o)
+		m = raise64AVX512((*uint64)(p), n, vp, regs, floor, o)
 	case int32:
-		m = raiseInt32AVX512((*int32)(p), n, vp, regs, o)
+		m = raiseInt32AVX512((*int32)(p), n, vp, regs, floor, o)
 	case uint32:
-		m = raiseUint32AVX512((*uint32)(p), n, vp, regs, o)
+		m = raiseUint32AVX512((*uint32)(p), n, vp, regs, floor, o)
 	case float64:
-		m = raiseFloat64AVX512((*float64)(p), n, vp, regs, o)
+		m = raiseFloat64AVX512((*float64)(p), n, vp, regs, floor, o)
 	case float32:
-		m = raiseFloat32AVX512((*float32)(p), n, vp, regs, o)
+		m = raiseFloat32AVX512((*float32)(p), n, vp, regs, floor, o)
 	default:
 		return 0, 0
 	}
 	return n, m
+}
+
+// minRegisterAVX512 is the smallest of the registers.
+//
+//go:noescape
+func minRegisterAVX512(regs *[agg.SketchRegisters]uint8) uint8
+
+// sketchFloor is a lower bound of every register of regs for kernelRaises:
+// the smallest of them where the kernel runs, else 0.
+func sketchFloor(regs *[agg.SketchRegisters]uint8) uint8 {
+	if simdLevel < simdAVX512 {
+		return 0
+	}
+	return minRegisterAVX512(regs)
 }
 
 // The sums of squares of n values (a multiple of 8), nulls (the clear bits

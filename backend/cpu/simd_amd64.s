@@ -841,35 +841,35 @@ hdone:                      \
 //
 // Of n (a multiple of 8) values at vals, 8 an iteration, those whose bit in
 // valid is set (valid nil: every value; bit b of byte i is element 8i+b)
-// are hashed as by HASHLOOP; the register of each hash (its top 14 bits) is
-// gathered from the 16 KiB at regs (the aligned dword that holds it, then
-// its byte), and the hashes whose rank (one plus the leading zeros of the
-// bits below, with the 1<<13 stop bit of agg.SketchSlot) exceeds their
-// register's value as it was before the call are compressed to out, in
-// order; their number is returned. The caller raises those registers: any
-// other hash would leave its register as it is.
+// are hashed as by HASHLOOP, and those of their hashes that may raise their
+// register are compressed to out, in order; their number is returned. The
+// caller raises the registers: any other hash would leave its register as
+// it is. A hash h may raise its register (its top 14 bits) when z, the
+// number of leading zeros of h<<14, is at least floor (every register is
+// at least floor, and h's rank is min(z, 50)+1) and at least the register's
+// value as it was before the call, gathered from the 16 KiB at regs (the
+// aligned dword that holds it, rotated to its byte). An iteration whose
+// hashes all fall below floor skips the gather.
 //
-// Z23: 1, Z24: 0xff, Z25: 3, Z26: 1<<13; K3: the values' validity; K1: the
-// gather's mask (cleared by the gather); K2: the hashes that raise.
+// Z22: floor, Z24: 0xff, Z25: 3; K3: the values' validity; K1, K4: those
+// at or above floor (the gather clears K1); K2: the hashes that may raise.
 
 #define RAISELOOP(LOADZ, STRIDE, CANON) \
 	MOVQ vals+0(FP), SI     \
 	MOVQ n+8(FP), CX        \
 	MOVQ valid+16(FP), R8   \
 	MOVQ regs+24(FP), DX    \
-	MOVQ out+32(FP), DI     \
+	MOVQ out+40(FP), DI     \
 	MIXCONSTS               \
 	MOVQ         $0x7ff8000000000000, AX \
 	VPBROADCASTQ AX, Z27    \
 	VPXORQ       Z31, Z31, Z31 \
-	MOVQ         $0x2000, AX \
-	VPBROADCASTQ AX, Z26    \
+	MOVBQZX      floor+32(FP), AX \
+	VPBROADCASTQ AX, Z22    \
 	MOVQ         $3, AX     \
 	VPBROADCASTQ AX, Z25    \
 	MOVQ         $0xff, AX  \
 	VPBROADCASTQ AX, Z24    \
-	MOVQ         $1, AX     \
-	VPBROADCASTQ AX, Z23    \
 	XORQ AX, AX             \
 	SHRQ $3, CX             \
 	JZ   rdone              \
@@ -885,13 +885,14 @@ rload:                      \
 	LOADZ 0(SI), K3, Z0     \
 	CANON                   \
 	MIX(Z0, Z1)             \
-	VPSRLQ    $50, Z0, Z2   \
 	VPSLLQ    $14, Z0, Z3   \
-	VPORQ     Z26, Z3, Z3   \
 	VPLZCNTQ  Z3, Z3        \
-	VPADDQ    Z23, Z3, Z3   \
+	VPCMPUQ   $5, Z22, Z3, K3, K1 \
+	KORTESTB  K1, K1        \
+	JZ        rnext         \
+	KMOVB     K1, K4        \
+	VPSRLQ    $50, Z0, Z2   \
 	VPSRLQ    $2, Z2, Z4    \
-	KMOVB     K3, K1        \
 	VPXORD    Y5, Y5, Y5    \
 	VPGATHERQD (DX)(Z4*4), K1, Y5 \
 	VPMOVZXDQ Y5, Z5        \
@@ -899,17 +900,18 @@ rload:                      \
 	VPSLLQ    $3, Z6, Z6    \
 	VPSRLVQ   Z6, Z5, Z5    \
 	VPANDQ    Z24, Z5, Z5   \
-	VPCMPUQ   $6, Z5, Z3, K3, K2 \
+	VPCMPUQ   $5, Z5, Z3, K4, K2 \
 	VPCOMPRESSQ Z0, K2, Z7  \
 	VMOVDQU64 Z7, (DI)(AX*8) \
 	KMOVB     K2, BX        \
 	POPCNTL   BX, BX        \
 	ADDQ      BX, AX        \
+rnext:                      \
 	ADDQ $STRIDE, SI        \
 	DECQ CX                 \
 	JNZ  rloop              \
 rdone:                      \
-	MOVQ AX, ret+40(FP)     \
+	MOVQ AX, ret+48(FP)     \
 	VZEROUPPER              \
 	RET
 
@@ -1067,22 +1069,49 @@ TEXT ·hashFloat64AVX512(SB), NOSPLIT, $0-24
 TEXT ·hashFloat32AVX512(SB), NOSPLIT, $0-24
 	HASHLOOP(VCVTPS2PD, 32, CANONFLOAT(Z0))
 
-// func raise64AVX512(vals *uint64, n int, valid *byte, regs *[16384]uint8, out *uint64) int
-TEXT ·raise64AVX512(SB), NOSPLIT, $0-48
+// func raise64AVX512(vals *uint64, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
+TEXT ·raise64AVX512(SB), NOSPLIT, $0-56
 	RAISELOOP(VMOVDQU64.Z, 64, NOCANON)
 
-// func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[16384]uint8, out *uint64) int
-TEXT ·raiseInt32AVX512(SB), NOSPLIT, $0-48
+// func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
+TEXT ·raiseInt32AVX512(SB), NOSPLIT, $0-56
 	RAISELOOP(VPMOVSXDQ.Z, 32, NOCANON)
 
-// func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[16384]uint8, out *uint64) int
-TEXT ·raiseUint32AVX512(SB), NOSPLIT, $0-48
+// func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
+TEXT ·raiseUint32AVX512(SB), NOSPLIT, $0-56
 	RAISELOOP(VPMOVZXDQ.Z, 32, NOCANON)
 
-// func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[16384]uint8, out *uint64) int
-TEXT ·raiseFloat64AVX512(SB), NOSPLIT, $0-48
+// func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
+TEXT ·raiseFloat64AVX512(SB), NOSPLIT, $0-56
 	RAISELOOP(VMOVDQU64.Z, 64, CANONFLOAT(Z0))
 
-// func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[16384]uint8, out *uint64) int
-TEXT ·raiseFloat32AVX512(SB), NOSPLIT, $0-48
+// func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
+TEXT ·raiseFloat32AVX512(SB), NOSPLIT, $0-56
 	RAISELOOP(VCVTPS2PD.Z, 32, CANONFLOAT(Z0))
+
+// func minRegisterAVX512(regs *[16384]uint8) uint8
+TEXT ·minRegisterAVX512(SB), NOSPLIT, $0-9
+	MOVQ      regs+0(FP), SI
+	VMOVDQU64 0(SI), Z0
+	MOVQ      $255, CX
+mloop:
+	ADDQ      $64, SI
+	VPMINUB   0(SI), Z0, Z0
+	DECQ      CX
+	JNZ       mloop
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPMINUB   Y1, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPMINUB   X1, X0, X0
+	VPSRLDQ   $8, X0, X1
+	VPMINUB   X1, X0, X0
+	VPSRLDQ   $4, X0, X1
+	VPMINUB   X1, X0, X0
+	VPSRLDQ   $2, X0, X1
+	VPMINUB   X1, X0, X0
+	VPSRLDQ   $1, X0, X1
+	VPMINUB   X1, X0, X0
+	VMOVD     X0, AX
+	MOVB      AX, ret+8(FP)
+	VZEROUPPER
+	RET

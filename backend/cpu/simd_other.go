@@ -23,9 +23,12 @@ func kernelHashes[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 }
 
 // kernelRaises: no kernel (see simd_amd64.go).
-func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, valid []byte, regs *[agg.SketchRegisters]uint8, out []uint64) (n, m int) {
+func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T, valid []byte, regs *[agg.SketchRegisters]uint8, floor uint8, out []uint64) (n, m int) {
 	return 0, 0
 }
+
+// sketchFloor: 0, a bound of any registers (see simd_amd64.go).
+func sketchFloor(*[agg.SketchRegisters]uint8) uint8 { return 0 }
 
 // kernelIntSquares: no kernel (see simd_amd64.go).
 func kernelIntSquares[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](vals []T, valid []byte, out *intSqLanes) int {

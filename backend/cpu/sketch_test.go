@@ -19,7 +19,8 @@ import (
 )
 
 // kernelRaises writes exactly the hashes of the valid values whose rank
-// exceeds their register, in order, on random registers and validity.
+// exceeds their register, in order, on random registers (their floor found
+// by sketchFloor) and validity.
 func TestKernelRaises(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	r := rand.New(rand.NewPCG(seed, 3))
@@ -46,6 +47,15 @@ func TestKernelRaises(t *testing.T) {
 		floor := r.IntN(8)
 		for i := range regs {
 			regs[i] = uint8(floor + r.IntN(3))
+		}
+		if round%4 == 2 {
+			regs[r.IntN(len(regs))] = uint8(floor / 2) // one register lower
+		}
+		low := slices.Min(regs[:])
+		if simdLevel >= simdAVX512 {
+			require.Equal(t, low, sketchFloor(&regs))
+		} else {
+			require.Zero(t, sketchFloor(&regs))
 		}
 		var valid []byte
 		if round%2 == 1 {
@@ -74,23 +84,23 @@ func TestKernelRaises(t *testing.T) {
 			}
 			require.Equal(t, want, out[:m:m], "%s: %s", name, msg)
 		}
-		n, m := kernelRaises(i64, valid, &regs, out)
+		n, m := kernelRaises(i64, valid, &regs, low, out)
 		check("int64", n, m, func(i int) uint64 { return agg.HashInt(uint64(i64[i])) })
-		n, m = kernelRaises(u64, valid, &regs, out)
+		n, m = kernelRaises(u64, valid, &regs, low, out)
 		check("uint64", n, m, func(i int) uint64 { return agg.HashInt(u64[i]) })
-		n, m = kernelRaises(i32, valid, &regs, out)
+		n, m = kernelRaises(i32, valid, &regs, low, out)
 		check("int32", n, m, func(i int) uint64 { return agg.HashInt(uint64(int64(i32[i]))) })
-		n, m = kernelRaises(u32, valid, &regs, out)
+		n, m = kernelRaises(u32, valid, &regs, low, out)
 		check("uint32", n, m, func(i int) uint64 { return agg.HashInt(uint64(u32[i])) })
-		n, m = kernelRaises(f64, valid, &regs, out)
+		n, m = kernelRaises(f64, valid, &regs, low, out)
 		check("float64", n, m, func(i int) uint64 { return agg.HashFloat(f64[i]) })
-		n, m = kernelRaises(f32, valid, &regs, out)
+		n, m = kernelRaises(f32, valid, &regs, low, out)
 		check("float32", n, m, func(i int) uint64 { return agg.HashFloat(float64(f32[i])) })
 	}
-	n16, _ := kernelRaises(make([]int16, 64), nil, new([agg.SketchRegisters]uint8), out)
+	n16, _ := kernelRaises(make([]int16, 64), nil, new([agg.SketchRegisters]uint8), 0, out)
 	require.Zero(t, n16, "no kernel for int16")
 	withSIMD(simdNone, func() {
-		n, _ := kernelRaises(i64, nil, new([agg.SketchRegisters]uint8), out)
+		n, _ := kernelRaises(i64, nil, new([agg.SketchRegisters]uint8), 0, out)
 		require.Zero(t, n)
 	})
 }

@@ -96,8 +96,9 @@ func (m *statsAccs) sketchOf(need statsNeed) (*agg.Sketch, *exactSet) {
 	}
 	m.set.reset()
 	if m.seed != nil && m.seed.Overflowed() {
-		m.set.full = true
-		return m.seed.Clone(), &m.set
+		k := m.seed.Clone()
+		m.set.full, m.set.floor = true, sketchFloor(&k.Registers)
+		return k, &m.set
 	}
 	return new(agg.Sketch), &m.set
 }
@@ -109,13 +110,17 @@ type exactSet struct {
 	list []uint64 // the distinct hashes, in order of arrival
 	zero bool     // hash 0 was seen
 	full bool     // more than agg.SketchExact distinct hashes
+
+	// floor: every register of the morsel's sketch is at least floor
+	// (kernelRaises skips the hashes of a rank at most floor).
+	floor uint8
 }
 
 func (e *exactSet) reset() {
 	if len(e.list) > 0 {
 		clear(e.tab[:])
 	}
-	e.list, e.zero, e.full = e.list[:0], false, false
+	e.list, e.zero, e.full, e.floor = e.list[:0], false, false, 0
 }
 
 // add records hash h (a no-op once full).
@@ -370,7 +375,7 @@ func sketchDense[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint
 	for len(vals) >= 8 {
 		chunk := vals[:min(len(vals), len(hb))]
 		if e.full {
-			n, m := kernelRaises(chunk, nil, regs, hb[:])
+			n, m := kernelRaises(chunk, nil, regs, e.floor, hb[:])
 			if n == 0 {
 				break
 			}
@@ -418,7 +423,7 @@ func sketchSparse[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 	if len(vals) >= 64 {
 		if e.full {
 			valid := [8]byte{byte(w), byte(w >> 8), byte(w >> 16), byte(w >> 24), byte(w >> 32), byte(w >> 40), byte(w >> 48), byte(w >> 56)}
-			if n, m := kernelRaises(vals[:64], valid[:], regs, hb[:64]); n == 64 {
+			if n, m := kernelRaises(vals[:64], valid[:], regs, e.floor, hb[:64]); n == 64 {
 				raise(regs, hb[:m])
 				return
 			}
