@@ -147,6 +147,21 @@ func (s *State) SetSketch(k *Sketch) {
 	}
 }
 
+// SeedSketch starts the sketch of s, a state fresh from New that tracks
+// approx_distinct, as k: the sketch of a partial state that s will be
+// merged with (into the same state, in any order), once k has overflowed
+// its exact hashes (else it does nothing). The merge is then the same as
+// without the seed, since sketches merge by the larger register and the
+// union of hashes, and the backends' loops skip the hashes that k's
+// registers already hold (backend/cpu). s alone is no longer the partial
+// state of its own values: finalize it only merged with k's state. k is
+// shared, never written.
+func (s *State) SeedSketch(k *Sketch) {
+	if k != nil && k.overflow && s.Tracks.Has(ApproxDistinct) && s.Sketch == nil {
+		s.Sketch = k
+	}
+}
+
 // Bytes is the partial state of strings or binaries whose bytewise extremes
 // are min and max (copied: the arguments may be borrowed).
 func Bytes(count, nulls int64, min, max []byte) State {

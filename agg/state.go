@@ -15,8 +15,9 @@ import (
 // (Final: finalize), which the front ends turn into Arrow scalars.
 //
 // The fields are exported to be read; only this package writes them, through
-// New, the constructors, Merge, AddNulls, SetPositions, ShiftRows and
-// UnmarshalBinary (a test of this package enforces it across the module).
+// New, the constructors, Merge, AddNulls, SetPositions, ShiftRows,
+// SeedSketch and UnmarshalBinary (a test of this package enforces it across
+// the module).
 //
 // Merge is associative and has New as identity, so partial states of
 // chunks, files, devices or machines can be combined in any grouping; the

@@ -277,6 +277,13 @@ type pageScratch struct {
 	// stats are the statistics asked for by name (stddev, variance,
 	// approx_distinct), folded with the default aggregates.
 	stats agg.Set
+	// sketches: per leaf, the sketch of the last chunk of it this worker
+	// folded (one file's chunks: the scratch is a run's), once it has
+	// overflowed its exact hashes. It seeds the state of the leaf's next
+	// chunk (agg.State.SeedSketch: every chunk of a leaf is merged into the
+	// same state), so that the CPU backend skips the hashes that cannot
+	// raise a register.
+	sketches map[*pageLeaf]*agg.Sketch
 }
 
 func grow(b []byte, n int) []byte {
@@ -383,6 +390,15 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		set |= agg.Ordered
 	}
 	res.state = agg.New(l.kind.Family(), set)
+	res.state.SeedSketch(s.sketches[l])
+	defer func() {
+		if k := res.state.Sketch; err == nil && k != nil && k.Overflowed() {
+			if s.sketches == nil {
+				s.sketches = make(map[*pageLeaf]*agg.Sketch)
+			}
+			s.sketches[l] = k
+		}
+	}()
 	res.plan = engine.ColumnPlan{Source: engine.SourcePages, Reason: pageReason} // on the CPU, in host memory
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
