@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"weak"
 
 	"github.com/zeebo/xxh3"
 )
@@ -57,6 +58,11 @@ type Sketch struct {
 	Registers [SketchRegisters]uint8
 	exact     []uint64 // sorted distinct hashes, while !overflow
 	overflow  bool     // more than SketchExact distinct hashes were folded
+	// from is the sketch this one was cloned from (Clone), whose
+	// registers it holds or raised: a merge of the two is this one once
+	// both have overflowed (weak: a sketch keeps no chain of the sketches
+	// before it alive).
+	from weak.Pointer[Sketch]
 }
 
 // SketchSlot is the register and the rank of hash h.
@@ -95,7 +101,7 @@ func (k *Sketch) Overflowed() bool { return k.overflow }
 // the sketch of k's values and those folded later.
 func (k *Sketch) Clone() *Sketch {
 	c := new(Sketch)
-	c.Registers, c.overflow = k.Registers, k.overflow
+	c.Registers, c.overflow, c.from = k.Registers, k.overflow, weak.Make(k)
 	if !k.overflow {
 		c.exact = slices.Clone(k.exact)
 	}
@@ -164,6 +170,10 @@ func mergeSketches(a, b *Sketch) *Sketch {
 		return a
 	case a == nil:
 		return b
+	case a.overflow && b.overflow && b.from == weak.Make(a):
+		return b // b is a's clone with more hashes: the union
+	case a.overflow && b.overflow && a.from == weak.Make(b):
+		return a
 	}
 	out := *a // (Merge makes a new slice of exact hashes: a's is not written)
 	out.Merge(b)

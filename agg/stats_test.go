@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -434,4 +435,66 @@ func TestSerializeStats(t *testing.T) {
 func finalized(s State, set Set) *Final {
 	f := s.Finalize(set)
 	return &f
+}
+
+// A clone of a sketch with more hashes folded in merges with the original
+// as the sketch of all the hashes: the clone itself once both overflowed
+// (no copy), a full merge before; a state seeded with an overflowed sketch
+// (SeedSketch) merged with the seed's state is the state of all the values,
+// and a seed that has not overflowed is ignored.
+func TestSketchCloneAndSeed(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{10, SketchExact, 5000} {
+		first := make([]uint64, n)
+		for i := range first {
+			first[i] = r.Uint64()
+		}
+		more := []uint64{r.Uint64(), r.Uint64(), first[0]}
+		a := sketchOf(first)
+		b := a.Clone()
+		require.Equal(t, a.Registers, b.Registers)
+		require.Equal(t, a.Overflowed(), b.Overflowed())
+		for _, h := range more {
+			b.Add(h)
+		}
+		whole := sketchOf(append(slices.Clone(first), more...))
+		m := mergeSketches(a, b)
+		require.Equal(t, whole.Registers, m.Registers, "n=%d", n)
+		require.Equal(t, whole.exact, m.exact, "n=%d", n)
+		require.Equal(t, whole.overflow, m.overflow, "n=%d", n)
+		if n > SketchExact {
+			require.Same(t, b, m, "the clone is the union")
+			require.Same(t, b, mergeSketches(b, a))
+		} else {
+			require.NotSame(t, b, m)
+		}
+		require.Equal(t, sketchOf(first).Registers, a.Registers, "the original is not written")
+
+		// Seeding: the seeded state of the more hashes, merged with the
+		// seed's state.
+		seedState := Signed(int64(n), 0, Int192{}, 0, 0)
+		seedState.SetSketch(a)
+		s := New(column.FamilySigned, ApproxDistinct)
+		s.SeedSketch(a)
+		if n <= SketchExact {
+			require.Nil(t, s.Sketch, "a seed that has not overflowed is ignored")
+			continue
+		}
+		require.Same(t, a, s.Sketch)
+		part := Signed(int64(len(more)), 0, Int192{}, 0, 0)
+		part.SetSketch(b)
+		s.Merge(&part)
+		total := New(column.FamilySigned, ApproxDistinct)
+		total.Merge(&seedState)
+		total.Merge(&s)
+		require.Equal(t, whole.Registers, total.Sketch.Registers)
+		require.True(t, total.Sketch.Overflowed())
+	}
+	big := make([]uint64, 2*SketchExact)
+	for i := range big {
+		big[i] = r.Uint64()
+	}
+	s := New(column.FamilySigned, Sum)
+	s.SeedSketch(sketchOf(big))
+	require.Nil(t, s.Sketch, "a state that does not track approx_distinct takes no seed")
 }

@@ -839,20 +839,27 @@ hdone:                      \
 
 // ---- the sketch's register filter (approx_distinct) -----------------------
 //
-// Of n (a multiple of 8) values at vals, 8 an iteration, those whose bit in
-// valid is set (valid nil: every value; bit b of byte i is element 8i+b)
-// are hashed as by HASHLOOP, and those of their hashes that may raise their
-// register are compressed to out, in order; their number is returned. The
-// caller raises the registers: any other hash would leave its register as
-// it is. A hash h may raise its register (its top 14 bits) when z, the
-// number of leading zeros of h<<14, is at least floor (every register is
-// at least floor, and h's rank is min(z, 50)+1) and at least the register's
-// value as it was before the call, gathered from the 16 KiB at regs (the
-// aligned dword that holds it, rotated to its byte). An iteration whose
-// hashes all fall below floor skips the gather.
+// Of n (a multiple of 8) values at vals, those whose bit in valid is set
+// (valid nil: every value; bit b of byte i is element 8i+b) are hashed as by
+// HASHLOOP, and those of their hashes that may raise their register are
+// compressed to out, in order; their number is returned. The caller raises
+// the registers: any other hash would leave its register as it is. A hash h
+// may raise its register (its top 14 bits) when z, the number of leading
+// zeros of h<<14, is at least floor (every register is at least floor, and
+// h's rank is min(z, 50)+1) and at least the register's value as it was
+// before the call.
 //
-// Z22: floor, Z24: 0xff, Z25: 3; K3: the values' validity; K1, K4: those
-// at or above floor (the gather clears K1); K2: the hashes that may raise.
+// Two passes: the first, 8 values an iteration, compresses to out the
+// hashes whose z is at least floor (on a sketch that has seen many values,
+// few); the second, 8 of those an iteration, gathers their registers from
+// the 16 KiB at regs (the aligned dword that holds each, shifted to its
+// byte) and compresses in place the hashes whose z is at least their
+// register. Each 64-byte store writes out at or below the slots the pass
+// has read, and below n.
+//
+// Z22: floor, Z24: 0xff, Z25: 3; K3: the values' validity; K1: the first
+// pass's hashes, the gather's mask (which the gather clears); K5: the
+// second pass's hashes; K2: those that may raise.
 
 #define RAISELOOP(LOADZ, STRIDE, CANON) \
 	MOVQ vals+0(FP), SI     \
@@ -888,11 +895,34 @@ rload:                      \
 	VPSLLQ    $14, Z0, Z3   \
 	VPLZCNTQ  Z3, Z3        \
 	VPCMPUQ   $5, Z22, Z3, K3, K1 \
-	KORTESTB  K1, K1        \
-	JZ        rnext         \
-	KMOVB     K1, K4        \
+	VPCOMPRESSQ Z0, K1, Z7  \
+	VMOVDQU64 Z7, (DI)(AX*8) \
+	KMOVB     K1, BX        \
+	POPCNTL   BX, BX        \
+	ADDQ      BX, AX        \
+	ADDQ $STRIDE, SI        \
+	DECQ CX                 \
+	JNZ  rloop              \
+	XORQ R9, R9             \
+	XORQ R10, R10           \
+gloop:                      \
+	MOVQ AX, CX             \
+	SUBQ R9, CX             \
+	JLE  gdone              \
+	KXNORB K5, K5, K5       \
+	CMPQ CX, $8             \
+	JGE  gload              \
+	MOVQ $1, R11            \
+	SHLQ CX, R11            \
+	DECQ R11                \
+	KMOVB R11, K5           \
+gload:                      \
+	VMOVDQU64.Z (DI)(R9*8), K5, Z0 \
+	VPSLLQ    $14, Z0, Z3   \
+	VPLZCNTQ  Z3, Z3        \
 	VPSRLQ    $50, Z0, Z2   \
 	VPSRLQ    $2, Z2, Z4    \
+	KMOVB     K5, K1        \
 	VPXORD    Y5, Y5, Y5    \
 	VPGATHERQD (DX)(Z4*4), K1, Y5 \
 	VPMOVZXDQ Y5, Z5        \
@@ -900,16 +930,16 @@ rload:                      \
 	VPSLLQ    $3, Z6, Z6    \
 	VPSRLVQ   Z6, Z5, Z5    \
 	VPANDQ    Z24, Z5, Z5   \
-	VPCMPUQ   $5, Z5, Z3, K4, K2 \
+	VPCMPUQ   $5, Z5, Z3, K5, K2 \
 	VPCOMPRESSQ Z0, K2, Z7  \
-	VMOVDQU64 Z7, (DI)(AX*8) \
+	VMOVDQU64 Z7, (DI)(R10*8) \
 	KMOVB     K2, BX        \
 	POPCNTL   BX, BX        \
-	ADDQ      BX, AX        \
-rnext:                      \
-	ADDQ $STRIDE, SI        \
-	DECQ CX                 \
-	JNZ  rloop              \
+	ADDQ      BX, R10       \
+	ADDQ      $8, R9        \
+	JMP       gloop         \
+gdone:                      \
+	MOVQ R10, AX            \
 rdone:                      \
 	MOVQ AX, ret+48(FP)     \
 	VZEROUPPER              \

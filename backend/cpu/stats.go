@@ -214,22 +214,32 @@ func (m *morselAccs) foldStats(s *agg.State, v *column.View, lo, hi int) error {
 	if err != nil {
 		return err
 	}
-	k, ok := a.(squaresKernel)
-	n := 0
-	if ok && m.need.moments {
+	// The kernels fold the squares of [lo, lo+nq) and the sketch of [lo,
+	// lo+nk); the Go loops the rest, each statistic where its kernel did not.
+	k, ok := a.(statsKernel)
+	nq, nk := 0, 0
+	if ok {
 		var valid []byte
 		if v.Validity != nil {
 			valid = alignedBits(v.Validity, v.ValidityOffset, lo, hi, &m.vbits)
 		}
-		n = k.kernelSquares(lo, hi, valid)
+		if m.need.moments {
+			nq = k.kernelSquares(lo, hi, valid)
+		}
+		if m.need.sketch {
+			nk = k.kernelSketch(lo, hi, valid)
+		}
 	}
-	if n > 0 {
-		// The squares of [lo, lo+n) are folded: the sketch's alone there.
-		k.setMoments(false)
-		visit(a, v.Validity, v.ValidityOffset, lo, lo+n)
-		k.setMoments(true)
+	short, long := min(nq, nk), max(nq, nk)
+	if long > short {
+		// One statistic alone on [lo+short, lo+long).
+		k.setMoments(m.need.moments && nq < nk)
+		k.setSketch(m.need.sketch && nk < nq)
+		visit(a, v.Validity, v.ValidityOffset, lo+short, lo+long)
+		k.setMoments(m.need.moments)
+		k.setSketch(m.need.sketch)
 	}
-	visit(a, v.Validity, v.ValidityOffset, lo+n, hi)
+	visit(a, v.Validity, v.ValidityOffset, lo+long, hi)
 	if c, ok := a.(careful); ok && c.needsCareful() {
 		c.setCareful()
 		visit(a, v.Validity, v.ValidityOffset, lo, hi)
@@ -472,13 +482,39 @@ type floatSqLanes struct {
 	s, c [sqLanes]float64
 }
 
-// squaresKernel is implemented by the stats accumulators whose squares have
-// SIMD kernels: kernelSquares folds the squares of elements [lo, lo+n) (n:
-// hi-lo rounded down to a multiple of 8; valid: their validity from bit 0,
-// nil for all valid) and returns n, 0 where there is no kernel.
-type squaresKernel interface {
+// statsKernel is implemented by the stats accumulators whose statistics
+// have SIMD kernels: kernelSquares folds the squares of elements [lo, lo+n)
+// and kernelSketch their sketch (n: hi-lo rounded down to a multiple of 8;
+// valid: their validity from bit 0, nil for all valid), each returning n,
+// or 0 where it has no kernel (kernelSketch: also while the morsel's exact
+// hashes are collected); setMoments and setSketch turn the Go loops'
+// statistics on and off (on: only those the morsel asks for).
+type statsKernel interface {
 	kernelSquares(lo, hi int, valid []byte) int
+	kernelSketch(lo, hi int, valid []byte) int
 	setMoments(on bool)
+	setSketch(on bool)
+}
+
+// kernelSketch folds the sketch of vals, valid (bit i: element i; nil: all
+// valid), into k with kernelRaises, all but the last len(vals) mod 8 values,
+// and returns their number; 0 where there is no kernel. The exact hashes
+// must be full (moot).
+func kernelSketch[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](k *agg.Sketch, floor uint8, hb *hashBuf, vals []T, valid []byte) int {
+	done := 0
+	for len(vals)-done >= 8 {
+		var vb []byte
+		if valid != nil {
+			vb = valid[done/8:] // done: a multiple of 8
+		}
+		n, m := kernelRaises(vals[done:min(len(vals), done+len(hb))], vb, &k.Registers, floor, hb[:])
+		if n == 0 {
+			break
+		}
+		raise(&k.Registers, hb[:m])
+		done += n
+	}
+	return done
 }
 
 // squares accumulates exact sums of 128-bit squares without carry chains:
@@ -529,6 +565,7 @@ func hashOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](x
 type intStats[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64] struct {
 	vals    []T
 	moments bool
+	noSk    bool // the Go loops leave the sketch alone (setSketch)
 	sk      *agg.Sketch
 	ex      *exactSet
 	hb      *hashBuf
@@ -537,8 +574,17 @@ type intStats[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64]
 }
 
 func (a *intStats[T]) setMoments(on bool) { a.moments = on }
+func (a *intStats[T]) setSketch(on bool)  { a.noSk = !on }
 
-// kernelSquares implements squaresKernel.
+// kernelSketch implements statsKernel.
+func (a *intStats[T]) kernelSketch(lo, hi int, valid []byte) int {
+	if a.sk == nil || !a.ex.full {
+		return 0
+	}
+	return kernelSketch(a.sk, a.ex.floor, a.hb, a.vals[lo:hi], valid)
+}
+
+// kernelSquares implements statsKernel.
 func (a *intStats[T]) kernelSquares(lo, hi int, valid []byte) int {
 	var l intSqLanes
 	n := kernelIntSquares(a.vals[lo:hi], valid, &l)
@@ -608,7 +654,7 @@ func (a *intStats[T]) dense(i, j int) {
 		}
 		q.p0, q.p1, q.p2, q.p3 = p0+r0, p1+r1, p2+r2, p3+r3
 	}
-	if a.sk != nil {
+	if a.sk != nil && !a.noSk {
 		sketchDense(a.sk, a.ex, a.hb, v, hashOf[T])
 	}
 }
@@ -637,7 +683,7 @@ func (a *intStats[T]) sparse(base int, w uint64) {
 		}
 		q.p0, q.p1, q.p2, q.p3 = p0, p1, p2, p3
 	}
-	if a.sk != nil {
+	if a.sk != nil && !a.noSk {
 		sketchSparse(a.sk, a.ex, a.hb, v, w, hashOf[T])
 	}
 }
@@ -666,6 +712,7 @@ func (a *intStats[T]) attach(s *agg.State) {
 type floatStats[T float32 | float64] struct {
 	vals    []T
 	moments bool
+	noSk    bool // the Go loops leave the sketch alone (setSketch)
 	sk      *agg.Sketch
 	ex      *exactSet
 	hb      *hashBuf
@@ -675,8 +722,17 @@ type floatStats[T float32 | float64] struct {
 }
 
 func (a *floatStats[T]) setMoments(on bool) { a.moments = on }
+func (a *floatStats[T]) setSketch(on bool)  { a.noSk = !on }
 
-// kernelSquares implements squaresKernel (the fast path only: the careful
+// kernelSketch implements statsKernel.
+func (a *floatStats[T]) kernelSketch(lo, hi int, valid []byte) int {
+	if a.sk == nil || !a.ex.full {
+		return 0
+	}
+	return kernelSketch(a.sk, a.ex.floor, a.hb, a.vals[lo:hi], valid)
+}
+
+// kernelSquares implements statsKernel (the fast path only: the careful
 // one is the Go loops').
 func (a *floatStats[T]) kernelSquares(lo, hi int, valid []byte) int {
 	if a.careful || lo%sqLanes != 0 {
@@ -759,7 +815,7 @@ func (a *floatStats[T]) dense(i, j int) {
 			}
 		}
 	}
-	if a.sk != nil {
+	if a.sk != nil && !a.noSk {
 		sketchDense(a.sk, a.ex, a.hb, a.vals[i:j], floatHash[T])
 	}
 }
@@ -776,7 +832,7 @@ func (a *floatStats[T]) sparse(base int, w uint64) {
 			}
 		}
 	}
-	if a.sk != nil {
+	if a.sk != nil && !a.noSk {
 		sketchSparse(a.sk, a.ex, a.hb, v, w, floatHash[T])
 	}
 }
