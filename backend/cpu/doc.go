@@ -19,7 +19,9 @@
 //     stddev and variance and the HyperLogLog sketch of approx_distinct —
 //     folded in each morsel's visit after the other aggregates, while the
 //     morsel is in cache (SIMD kernels for the squares and the hashes of
-//     64- and 32-bit values); nothing of it runs unless a state asks.
+//     64- and 32-bit values, which raise only the registers a hash can
+//     raise once the sketch is seeded); nothing of it runs unless a state
+//     asks.
 //   - simd_amd64.go, simd_amd64.s, simd_other.go: the AVX2 and AVX-512
 //     kernels of the dense loops and of the statistics, chosen at start
 //     (build tag noasm: none).

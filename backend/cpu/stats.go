@@ -24,6 +24,20 @@ import (
 // are error-free products (an FMA gives each product's rounding error)
 // summed with error-free two-sums in the canonical lanes of the float sums,
 // so a morsel's squares are the same bits whatever path folded its sums.
+//
+// The sketch: a hash changes a register only when its rank exceeds the
+// register. While a morsel collects its exact hashes (at most
+// agg.SketchExact), every hash is folded; once a sketch has overflowed them,
+// only the hashes that raise their register matter, and a morsel whose seed
+// (the column state's sketch, or the worker's previous morsel of the
+// column: statsAccs.sketchOf) has overflowed starts from a clone of the
+// seed, so that its registers are warm: the AVX-512 kernel (kernelRaises)
+// hashes the morsel's values, drops those whose rank is at most every
+// register (the floor, the smallest register), gathers the registers of the
+// others, and hands the Go loop only the hashes that raise them — on a
+// column of many distinct values, a small part of them. The registers are
+// those of agg.Sketch.Add, hash by hash (tested); the Go loops (no AVX-512)
+// fold every hash.
 
 // statsNeed is what a morsel's state asks of the statistics.
 type statsNeed struct {
