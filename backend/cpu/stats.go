@@ -479,6 +479,7 @@ func floatHash[T float32 | float64](x T) uint64 { return agg.HashFloat(float64(x
 // whether a rank raises its register is a coin toss, which a branch
 // mispredicts.
 func setMax(regs *[agg.SketchRegisters]uint8, r uint32, rank uint8) {
+	r &= agg.SketchRegisters - 1 // (r is below: no bounds check)
 	old := int32(regs[r])
 	d := int32(rank) - old
 	d &= ^(d >> 31)
