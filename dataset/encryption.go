@@ -3,8 +3,8 @@ package dataset
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
