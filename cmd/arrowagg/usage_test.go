@@ -136,6 +136,12 @@ func TestEncryptedFile(t *testing.T) {
 		"float_field,float32,50,0,1347.5000323057175,0.0,53.9,26.95000064611435\n"+
 		"double_field,float64,50,0,1361.1110975000001,0.0,54.4444439,27.22222195\n", got.stdout)
 
+	// Its INT96 column (Julian days 2 and up) is checked as plaintext ones
+	// are, not wrapped around by pqarrow.
+	got = runIn(t, context.Background(), env{}, "-c", "int96_field", "--footer-key", "text:0123456789012345", pq)
+	assert.Equal(t, exitInput, got.code)
+	assert.Contains(t, got.stderr, `column "int96_field": INT96 timestamp -4713-11-26T00:00:04.294967296Z does not fit timestamp[ns]`)
+
 	got = runIn(t, context.Background(), env{}, "-c", "float_field", pq)
 	assert.Equal(t, exitInput, got.code)
 	assert.Equal(t, "arrowagg: "+pq+": encrypted Parquet file: its footer is encrypted, and the footer key is missing (--footer-key)\n", got.stderr)
