@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 var (
@@ -199,4 +200,38 @@ func TestParseKey(t *testing.T) {
 		_, err := ParseKey(s)
 		assert.ErrorContains(t, err, msg, s)
 	}
+}
+
+// The encrypted chunks pqarrow decodes are charged to the budget at a bound
+// of their pages (read, decrypted and decompressed), as the other chunks it
+// decodes are at their largest page: a budget that cannot hold that is
+// refused, a larger one answers as with all the memory it wants, and comes
+// back whole.
+func TestBudgetEncryptedChunks(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const rows = 2 << 20 // chunks of "f" of more than 5 MiB
+	rec := bigRecord(mem, rows)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "enc.parquet")
+	enc := parquet.NewFileEncryptionProperties(string(testFooterKey), parquet.WithEncryptedColumns(parquet.ColumnPathToEncryptionPropsMap{
+		"f": parquet.NewColumnEncryptionProperties("f", parquet.WithKey(string(testKeyA)))}))
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false),
+		parquet.WithMaxRowGroupLength(rows / 2), parquet.WithEncryptionProperties(enc)}})
+	keys := &Keys{Footer: testFooterKey, Columns: map[string][]byte{"f": testKeyA}}
+	want, _ := aggregateFile(t, mem, []string{path}, Options{Keys: keys, Budget: budget.New(1<<40, "")}, agg.Default)
+
+	small := budget.New(24<<20, "--memory")
+	_, _, err := aggregatePaths(context.Background(), t, mem, []string{path}, []string{"f"}, Options{Keys: keys, Budget: small})
+	var be *budget.Error
+	require.ErrorAs(t, err, &be)
+	assert.ErrorContains(t, err, "a column chunk decoded")
+	assert.ErrorContains(t, err, "the budget is 24.0 MiB (--memory)")
+	assert.Zero(t, small.Used())
+
+	b := budget.New(128<<20, "")
+	got, _ := aggregateFile(t, mem, []string{path}, Options{Keys: keys, Budget: b, Workers: 4}, agg.Default)
+	assert.Equal(t, want, got)
+	assert.GreaterOrEqual(t, b.Peak(), int64(arrowTaskBytes+3*(4<<20)), "the encrypted chunk's pages were charged")
+	assert.Zero(t, b.Used())
 }
