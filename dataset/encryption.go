@@ -250,11 +250,12 @@ func validKeyLen(n int) bool { return n == 16 || n == 24 || n == 32 }
 // chunk of leaf column col in row group rg (md: the file's footer). In an
 // encrypted chunk, AES-GCM failing to authenticate is a wrong key, and a
 // key missing (which Aggregate checks before, missingColumnKeys) a missing
-// one; any other failure there is encryptedChunkError's. Elsewhere it is
-// panicError's, corrupt data.
+// one; any other failure there is encryptedChunkError's, but a fault of the
+// mapped file (a file changed while it is read). Elsewhere it is
+// faultError's.
 func chunkPanicError(p any, md *metadata.FileMetaData, rg, col int) error {
 	if !chunkEncrypted(md, rg, col) {
-		return panicError(p)
+		return faultError(p)
 	}
 	s := fmt.Sprint(p)
 	switch {
@@ -262,6 +263,9 @@ func chunkPanicError(p any, md *metadata.FileMetaData, rg, col int) error {
 		return wrongKey("the key given does not decrypt the column chunk (AES-GCM authentication failed): a wrong key, or an altered file")
 	case strings.Contains(s, "hidden column"), strings.Contains(s, "no footer key"):
 		return missingKey("the key of the column chunk is missing")
+	}
+	if err := faultError(p); errors.Is(err, errFileChanged) {
+		return err
 	}
 	return encryptedChunkError(panicError(p))
 }

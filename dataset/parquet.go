@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -125,6 +126,10 @@ type parquetRun struct {
 	useStats bool
 	// rows is the file's rows, those of its row groups (planTasks).
 	rows int64
+	// mapped is the file mapped into memory (mapped.go), from which the
+	// page path reads its pages in place; nil when it reads them with
+	// ReadAt.
+	mapped []byte
 }
 
 // worker is what one worker reuses from task to task.
@@ -161,12 +166,19 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 		return err
 	}
 	defer f.Close()
+	m, err := mapSource(f, f.Size())
+	if err != nil {
+		return err
+	}
+	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
+	r.mapped = m.mapped
 	var fr *pqarrow.FileReader
 	if !r.pqf.crypt.encrypted { // (else each worker opens its own: work)
 		if fr, err = r.openLeafReader(f); err != nil {
 			return err
 		}
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, min(r.workers, plan.tasks))
@@ -175,7 +187,17 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	for w := 0; w < workers; w++ {
 		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
-	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
+	if err := r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog); err != nil {
+		if parent.Err() == nil {
+			if uerr := m.unchanged(); uerr != nil {
+				// (What the read met, bytes missing or faults, is the
+				// file's change, not corrupt bytes.)
+				return fmt.Errorf("%w; reading it: %w", uerr, err)
+			}
+		}
+		return err
+	}
+	return m.unchanged()
 }
 
 // taskPlan is what run works out before it reads a chunk. Task t is the
@@ -264,6 +286,14 @@ func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileRead
 	return nil, nil
 }
 
+// openWorkerReader is openLeafReader for one worker of an encrypted file
+// (of size bytes), on a reader of f of its own; a panic of arrow-go is an
+// error.
+func (r *parquetRun) openWorkerReader(f io.ReaderAt, size int64) (fr *pqarrow.FileReader, err error) {
+	defer recoverTo(&err)
+	return r.openLeafReader(io.NewSectionReader(f, 0, size))
+}
+
 // taskDone is the outcome of task t.
 type taskDone struct {
 	t   int
@@ -276,6 +306,7 @@ type taskDone struct {
 // outcome to results, until tasks is closed. f is the file, of size bytes;
 // fr reads the chunks decoded into Arrow arrays.
 func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, tasks <-chan int, results chan<- taskDone) {
+	debug.SetPanicOnFault(true) // the mapped file's faults: errors of the chunk (mapped.go)
 	var wk worker
 	var frErr error // (opening this worker's reader of an encrypted file)
 	for t := range tasks {
@@ -283,7 +314,7 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 		rg, l := r.task(t)
 		var ok bool
 		if r.pqf.crypt.encrypted && fr == nil && frErr == nil && r.isArrow(t) {
-			fr, frErr = r.openLeafReader(io.NewSectionReader(f, 0, size))
+			fr, frErr = r.openWorkerReader(f, size)
 			if fr != nil {
 				wk.meta = fr.ParquetReader().MetaData()
 			}
