@@ -143,12 +143,12 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 		if col >= rgm.NumColumns() {
 			return notPaged("row group %d has %d columns", rg, rgm.NumColumns())
 		}
+		if chunkEncrypted(md, rg, col) { // (before arrow-go decrypts its metadata)
+			return notPaged("encrypted column")
+		}
 		cc, err := rgm.ColumnChunk(col)
 		if err != nil {
 			return notPaged("row group %d: %v", rg, err)
-		}
-		if cc.CryptoMetadata() != nil {
-			return notPaged("encrypted column")
 		}
 		for _, e := range cc.Encodings() {
 			if !pageEncodings[e] {
@@ -184,12 +184,12 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 		if col >= rgm.NumColumns() {
 			return pageLeaf{}, fmt.Errorf("%w: row group %d has %d columns", errNotPaged, rg, rgm.NumColumns())
 		}
+		if chunkEncrypted(md, rg, col) { // (before arrow-go decrypts its metadata)
+			return pageLeaf{}, fmt.Errorf("%w: encrypted column", errNotPaged)
+		}
 		cc, err := rgm.ColumnChunk(col)
 		if err != nil {
 			return pageLeaf{}, fmt.Errorf("%w: row group %d: %v", errNotPaged, rg, err)
-		}
-		if cc.CryptoMetadata() != nil {
-			return pageLeaf{}, fmt.Errorf("%w: encrypted column", errNotPaged)
 		}
 		for _, e := range cc.Encodings() {
 			if !pageEncodings[e] {
