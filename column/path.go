@@ -323,7 +323,8 @@ func validSpans(spans []span, arr arrow.Array) []span {
 }
 
 // childSpans is the spans of the child array (of n elements) that the
-// valid entries of list a in spans cover, adjacent ones merged.
+// entries of list a in spans (valid entries: validSpans) cover, adjacent
+// ones merged.
 func childSpans(spans []span, a array.ListLike, n int64) ([]span, error) {
 	var out []span
 	add := func(lo, hi int64) error {
@@ -340,18 +341,18 @@ func childSpans(spans []span, a array.ListLike, n int64) ([]span, error) {
 		out = append(out, span{lo, hi})
 		return nil
 	}
-	_, monotone := a.(*array.List)
-	if _, ok := a.(*array.LargeList); ok {
-		monotone = true
+	monotone := true // the entries' ranges follow each other: a span's is from its first's start to its last's end
+	if _, ok := a.(*array.ListView); ok {
+		monotone = false
 	}
-	if _, ok := a.(*array.Map); ok {
-		monotone = true
+	if _, ok := a.(*array.LargeListView); ok {
+		monotone = false
 	}
 	for _, s := range spans {
 		if s.lo == s.hi {
 			continue
 		}
-		if monotone && a.NullN() == 0 { // the entries' ranges follow each other
+		if monotone {
 			lo, _ := a.ValueOffsets(int(s.lo))
 			_, hi := a.ValueOffsets(int(s.hi - 1))
 			if err := add(lo, hi); err != nil {
@@ -360,11 +361,7 @@ func childSpans(spans []span, a array.ListLike, n int64) ([]span, error) {
 			continue
 		}
 		for i := s.lo; i < s.hi; i++ {
-			if a.IsNull(int(i)) {
-				continue
-			}
-			lo, hi := a.ValueOffsets(int(i))
-			if err := add(lo, hi); err != nil {
+			if err := add(a.ValueOffsets(int(i))); err != nil {
 				return nil, err
 			}
 		}
