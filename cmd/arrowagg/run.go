@@ -376,7 +376,7 @@ func execute(ctx context.Context, args []string, e env) error {
 
 // elementReason is the --schema reason of the element columns of lists and
 // maps, aggregated only when named.
-const elementReason = "elements of a list or map: aggregated when named with -c"
+const elementReason = "an element column: aggregated when named with -c"
 
 // writeSchema prints the columns of the n sources of ds (partition keys
 // included), in order of first appearance, and their rows (--schema).
