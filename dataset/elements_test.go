@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/require"
@@ -303,4 +304,129 @@ func ints(r engine.Result) [5]int64 {
 		return v
 	}
 	return [5]int64{r.Count, r.NullCount, num(r.Sum), num(r.Min), num(r.Max)}
+}
+
+// TestElementPages: the page path folds the elements of integer and float
+// leaves in lists (levels v1 and v2, dictionary and PLAIN pages, many small
+// pages, snappy and zstd) as pqarrow's reading and the engine on the arrays
+// do, the ordered aggregates' nulls spread over the elements included.
+func TestElementPages(t *testing.T) {
+	r, seed := seededRand(t)
+	recs := elementRecords(t, r, 2, 400)
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	names := elementNames(elementSchema)
+	acc, err := newEngine(t, memory.DefaultAllocator).NewAccumulator(elementSchema, engine.Request{Columns: names, Aggs: elementAggs})
+	require.NoError(t, err)
+	for _, rec := range recs {
+		require.NoError(t, acc.Add(context.Background(), rec))
+	}
+	want := resultsJSON(t, acc.Results(), elementAggs)
+	paged := map[string]bool{"tags[]": true, "m{value}": true, "grid[][]": true, "s.l[]": true, "mm{value}[]": true}
+	small := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(300), parquet.WithDataPageSize(512), parquet.WithBatchSize(64)}
+	for _, props := range [][]parquet.WriterProperty{
+		append(small, parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true)),
+		append(small, parquet.WithCompression(compress.Codecs.Zstd), parquet.WithDictionaryDefault(false), parquet.WithDataPageVersion(parquet.DataPageV2)),
+		append(small, parquet.WithDictionaryDefault(true), parquet.WithDataPageVersion(parquet.DataPageV2)),
+		{parquet.WithDictionaryDefault(false)}, // one page a chunk
+	} {
+		path := filepath.Join(t.TempDir(), "e.parquet")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		w, err := pqarrow.NewFileWriter(elementSchema, f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+		require.NoError(t, err)
+		for _, rec := range recs {
+			require.NoError(t, w.Write(rec))
+		}
+		require.NoError(t, w.Close())
+		for _, opts := range []Options{{Workers: 2}, {ArrowDecode: true}} {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			sum, sel, err := aggregatePathsAggs(t, mem, []string{path}, names, opts, elementAggs)
+			require.NoError(t, err)
+			require.Len(t, sel.Leaves, len(names))
+			require.Equal(t, want, resultsJSON(t, sum.Results, elementAggs), "%+v seed=%d", opts, seed)
+			for _, p := range sum.Plan {
+				require.Equal(t, paged[p.Name] && !opts.ArrowDecode, p.Reason == pageReason, "%s: %s", p.Name, p.Reason)
+			}
+			mem.AssertSize(t, 0)
+		}
+	}
+}
+
+// aggregatePathsAggs is aggregatePaths with the aggregates aggs.
+func aggregatePathsAggs(t *testing.T, mem memory.Allocator, in []string, columns []string, opts Options, aggs agg.Set) (*Summary, Selection, error) {
+	t.Helper()
+	srcs, err := Expand(in)
+	require.NoError(t, err)
+	opts.Mem = mem
+	d, err := Open(context.Background(), srcs, opts)
+	require.NoError(t, err)
+	defer d.Close()
+	sel, err := d.Select(columns)
+	require.NoError(t, err)
+	sum, err := d.Aggregate(context.Background(), newEngine(t, mem), sel, AggregateOptions{Aggs: aggs})
+	return sum, sel, err
+}
+
+// TestElementLargePage: a PLAIN page of elements over streamPageBytes is
+// read as a stream, its repetition levels skipped there too (v1 pages put
+// them before the definition levels), as pqarrow reads it.
+func TestElementLargePage(t *testing.T) {
+	const rows = 300_000 // four elements a row: 9.6 MB of int64 in one page
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewListBuilder(mem, arrow.PrimitiveTypes.Int64)
+	defer b.Release()
+	vb := b.ValueBuilder().(*array.Int64Builder)
+	for i := 0; i < rows; i++ {
+		if i%97 == 5 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(true)
+		for k := 0; k < 4; k++ {
+			if (i+k)%89 == 3 {
+				vb.AppendNull()
+			} else {
+				vb.Append(int64(i*4+k) - 600_000)
+			}
+		}
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: arr.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{arr}, rows)
+	defer rec.Release()
+	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
+		path := filepath.Join(t.TempDir(), "large.parquet")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithDataPageSize(64<<20), parquet.WithDataPageVersion(v),
+			parquet.WithDictionaryDefault(false), parquet.WithMaxRowGroupLength(rows)), pqarrow.DefaultWriterProps())
+		require.NoError(t, err)
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+		pf, err := file.OpenParquetFile(path, false)
+		require.NoError(t, err)
+		pr, err := pf.RowGroup(0).GetColumnPageReader(0)
+		require.NoError(t, err)
+		pages := 0
+		for pr.Next() {
+			pages++
+			require.Greater(t, int64(len(pr.Page().Data())), int64(streamPageBytes), "one page, streamed")
+		}
+		require.NoError(t, pf.Close())
+		require.Equal(t, 1, pages)
+		for _, aggs := range []agg.Set{agg.Default, agg.Default | agg.Ordered} {
+			want, err := newEngine(t, mem).AggregateRecord(context.Background(), rec, engine.Request{Columns: []string{"l[]"}, Aggs: aggs})
+			require.NoError(t, err)
+			sum, _, err := aggregatePathsAggs(t, mem, []string{path}, []string{"l[]"}, Options{}, aggs)
+			require.NoError(t, err)
+			require.Equal(t, pageReason, sum.Plan[0].Reason)
+			require.Equal(t, resultsJSON(t, want, aggs), resultsJSON(t, sum.Results, aggs), "v%d", v)
+		}
+	}
 }

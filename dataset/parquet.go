@@ -97,8 +97,12 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
 		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type, elem: l.Repeated > 0}
-		if paged && !out[k].elem {
-			if pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type); err == nil {
+		if paged {
+			pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type)
+			if out[k].elem {
+				pl, err = elemPageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type, sf.LevelInfo.RepeatedAncestorDefLevel)
+			}
+			if err == nil {
 				out[k].page = &pl
 			}
 		}
@@ -392,6 +396,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			return r.listChunk(ctx, fr, rg, l, rows)
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
+	}
+	if l.elem { // the pages hold levels, elements or not, of any number of rows
+		rows = cc.NumValues()
 	}
 	if cc.NumValues() != rows {
 		return res, fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
