@@ -525,7 +525,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		case pageTypeData:
 			vals = data
 			var repBytes int64 // a stream's bytes of repetition levels
-			if l.maxRep > 0 { // before the definition levels; not read
+			if l.maxRep > 0 {  // before the definition levels; not read
 				var reps hybrid
 				var err error
 				if st != nil {
