@@ -524,8 +524,10 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			continue
 		case pageTypeData:
 			vals = data
-			var repBytes int64 // a stream's bytes of repetition levels
-			if l.maxRep > 0 {  // before the definition levels; not read
+			// The repetition levels, before the definition levels, are
+			// not read (repBytes: their bytes in a stream).
+			var repBytes int64
+			if l.maxRep > 0 {
 				var reps hybrid
 				var err error
 				if st != nil {
