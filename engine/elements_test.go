@@ -292,3 +292,32 @@ func TestElementPathErrors(t *testing.T) {
 	require.Equal(t, []int{2, 0, 0}, ls[2].Path)
 	require.Equal(t, 1, ls[0].Repeated)
 }
+
+// Resident data keeps the columns of the rows: an accumulator of element
+// columns refuses it (it would fold another column), and folds the batches.
+func TestElementColumnsNotResident(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	e := residentEngine(t, newFakeResident(), mem, DeviceGPU)
+	rz, err := e.NewResidency(1 << 30)
+	require.NoError(t, err)
+	arr, _, err := array.FromJSON(mem, arrow.ListOf(arrow.PrimitiveTypes.Int64), strings.NewReader(`[[1, 2], null, [3]]`))
+	require.NoError(t, err)
+	defer arr.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arr.DataType(), Nullable: true}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{arr}, 3)
+	defer rec.Release()
+	tbl := array.NewTableFromRecords(schema, []arrow.Record{rec})
+	defer tbl.Release()
+	res, err := rz.UploadTable(ctx, tbl)
+	require.NoError(t, err)
+	defer res.Release()
+	acc, err := e.NewAccumulator(schema, Request{Columns: []string{"x[]"}})
+	require.NoError(t, err)
+	err = acc.AddResident(ctx, res)
+	require.ErrorIs(t, err, arrow.ErrNotImplemented)
+	require.ErrorContains(t, err, `column "x[]"`)
+	require.NoError(t, acc.Add(ctx, rec))
+	require.Equal(t, int64(3), acc.Results()[0].Count)
+}

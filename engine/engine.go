@@ -170,8 +170,12 @@ func (e *Engine) Device() Device { return e.device }
 // leaf (Columns empty), it is that column's Result.Err and the others are
 // aggregated.
 type Request struct {
-	// Columns are leaf names (dotted for struct fields); empty means every
-	// leaf of the schema, unsupported ones included with their Err set.
+	// Columns are leaf names (dotted for struct fields), or paths of the
+	// elements of lists and maps ("tags[]", "m{key}", "m{value}",
+	// "items[].price": column.ResolveElement), whose values are the
+	// elements that exist and whose ordered aggregates number elements;
+	// empty means every leaf of the schema (no element columns),
+	// unsupported ones included with their Err set.
 	// Naming an unknown column is an error wrapping ErrUnknownColumn, naming
 	// an unsupported one an error wrapping arrow.ErrNotImplemented.
 	Columns []string
