@@ -51,8 +51,10 @@ func listElem(t arrow.DataType) (arrow.Field, bool) {
 // Repeated is the number of lists and maps it lies in. found is false, and
 // err nil, for a name that is no such path (a plain column name, or one
 // that no column starts); err says why a path that starts at a column does
-// not apply to it ("column "tags" (int64) is not a list"). An element that
-// is a struct is an error too: its fields are the columns.
+// not apply to it ("column "tags" is int64, not a list"). An element that
+// is a struct is an error too: its fields are the columns. A name that is
+// also a leaf's (a column named "x[]") is that leaf's: callers look the
+// leaves up first.
 func ResolveElement(schema *arrow.Schema, name string) (l Leaf, found bool, err error) {
 	if !strings.ContainsAny(name, "[{") {
 		return Leaf{}, false, nil
