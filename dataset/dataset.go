@@ -281,8 +281,9 @@ func (s Selection) Names() []string {
 // Select resolves the columns to aggregate, matched by name across the
 // sources. With no names it selects every supported leaf of every source, in
 // order of first appearance, and lists the unsupported ones in Skipped. A
-// name is a leaf (dotted for struct fields) or a struct column, which stands
-// for its supported leaves; a name no source has is an error wrapping
+// name is a leaf (dotted for struct fields), the elements of a list or a
+// map ("tags[]", "m{key}": column.ResolveElement), or a struct column or
+// struct elements ("items[]"), which stand for their supported leaves; a name no source has is an error wrapping
 // engine.ErrUnknownColumn. A selected column has one type in every source
 // that has it (else an *Error names both sources); in a source without it,
 // its values are null. It takes time linear in the leaves of the sources
@@ -356,7 +357,11 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 					found = true
 					break
 				}
-				if group := structLeaves(fi.leaves, name); len(group) > 0 {
+				group := structLeaves(fi.leaves, name)
+				if len(group) == 0 && strings.ContainsAny(name, "[{") { // struct elements: their fields
+					group = elementFields(column.ElementLeaves(fi.schema), name)
+				}
+				if len(group) > 0 {
 					for _, l := range group {
 						if l.Supported() {
 							add(l, i)
@@ -443,6 +448,26 @@ func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
 	var out []column.Leaf
 	for _, l := range leaves {
 		if strings.HasPrefix(l.Name, name+".") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// elementFields returns the element leaves of the fields of the struct
+// elements name ("items[]": "items[].price", "items[].tags", but not
+// "items[].tags[]", as a struct's name stands for its fields).
+func elementFields(elems []column.Leaf, name string) []column.Leaf {
+	group := structLeaves(elems, name)
+	depth := 0
+	for i, l := range group {
+		if i == 0 || l.Repeated < depth {
+			depth = l.Repeated
+		}
+	}
+	out := group[:0]
+	for _, l := range group {
+		if l.Repeated == depth {
 			out = append(out, l)
 		}
 	}

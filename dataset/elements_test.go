@@ -282,6 +282,17 @@ func TestElementsCorpus(t *testing.T) {
 		got := aggregateNamed(t, []string{path}, names, Options{}, elementAggs)
 		require.Equal(t, resultsJSON(t, want, elementAggs), resultsJSON(t, got, elementAggs), name)
 	}
+	// A struct element's name stands for its fields, not for the elements
+	// of lists among them.
+	srcs, err := Expand([]string{filepath.Join(corpusDir, "parquet-testing", "data", "nullable.impala.parquet")})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{})
+	require.NoError(t, err)
+	sel, err := d.Select([]string{"nested_struct.C.d[][]", "nested_struct.g{value}.H"})
+	require.NoError(t, err)
+	require.Equal(t, []string{"nested_struct.C.d[][].E", "nested_struct.C.d[][].F", "nested_struct.g{value}.H.i"}, sel.Names())
+	require.NoError(t, d.Close())
+
 	// Documented: old_list_structure.md, [[1, 2], [3, 4]]; map_no_value.md,
 	// maps of keys 1 to 9 with null values, and the lists of those keys.
 	dir := filepath.Join(corpusDir, "parquet-testing", "data")
