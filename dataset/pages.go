@@ -306,6 +306,9 @@ type pageScratch struct {
 	wide   []byte // a window's decimals widened to 16 bytes
 	valid2 []byte // a window's validity, each bit twice (16-byte values as pairs of words)
 	stream pageStream
+	// mapped is the mapped file whose pages are read (nil: none): a view
+	// of values that lie in it goes to the GPU as a copy (mapped.go).
+	mapped []byte
 	// stats are the statistics asked for by name (stddev, variance,
 	// approx_distinct), folded with the default aggregates.
 	stats agg.Set
@@ -427,6 +430,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	var elems int64 // an element column's elements so far
 	g.begin(c)
 	defer g.end()
+	s.mapped = c.mapped
 	defer func() { // the large buffers are not kept (charge.go)
 		s.page = dropCharged(c.charge, s.page)
 		s.dict = dropCharged(c.charge, s.dict)
@@ -738,6 +742,11 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			v.Values, v.Len, v.Validity, v.NullCount = s.spread, e, s.valid, e-k
 		} else {
 			res.state.AddNulls(int64(e - k))
+		}
+		if s.mapped != nil && within(v.Values, s.mapped) && eng.PlanView(ctx, &v, &res.state).GPUFraction > 0 {
+			s.values = grow(s.values, len(v.Values))
+			copy(s.values, v.Values)
+			v.Values = s.values
 		}
 		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
 			return 0, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -132,6 +133,10 @@ type parquetRun struct {
 	useStats bool
 	// rows is the file's rows, those of its row groups (planTasks).
 	rows int64
+	// mapped is the file mapped into memory (mapped.go), from which the
+	// page path reads its pages in place; nil when it reads them with
+	// ReadAt.
+	mapped []byte
 }
 
 // worker is what one worker reuses from task to task.
@@ -155,10 +160,17 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 		return err
 	}
 	defer f.Close()
+	m, err := mapSource(f, f.Size())
+	if err != nil {
+		return err
+	}
+	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
+	r.mapped = m.mapped
 	fr, err := r.openLeafReader(f)
 	if err != nil {
 		return err
 	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, min(r.workers, plan.tasks))
@@ -167,7 +179,17 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	for w := 0; w < workers; w++ {
 		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
-	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
+	if err := r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog); err != nil {
+		if parent.Err() == nil {
+			if uerr := m.unchanged(); uerr != nil {
+				// (What the read met, bytes missing or faults, is the
+				// file's change, not corrupt bytes.)
+				return fmt.Errorf("%w; reading it: %w", uerr, err)
+			}
+		}
+		return err
+	}
+	return m.unchanged()
 }
 
 // taskPlan is what run works out before it reads a chunk. Task t is the
@@ -259,6 +281,7 @@ type taskDone struct {
 // outcome to results, until tasks is closed. f is the file, of size bytes;
 // fr reads the chunks decoded into Arrow arrays.
 func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, tasks <-chan int, results chan<- taskDone) {
+	debug.SetPanicOnFault(true) // the mapped file's faults: errors of the chunk (mapped.go)
 	var wk worker
 	for t := range tasks {
 		d := taskDone{t: t}
@@ -353,7 +376,7 @@ func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, pl
 func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, charge *budget.Charge, rg int, l *parquetLeaf) (res chunkResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = panicError(p)
+			err = faultError(p)
 		}
 		if err != nil {
 			err = fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
