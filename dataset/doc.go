@@ -34,6 +34,11 @@
 // page is folded from its stream a window at a time, never held whole
 // (pqstream.go). IPC buffers decompress a piece at a time too.
 //
+// Encrypted Parquet files (modular encryption) are read given their keys
+// (Options.Keys, encryption.go): arrow-go decrypts the footer, and pqarrow
+// decodes the encrypted chunks, each worker on a reader of its own; a key
+// missing or wrong is a *KeyError naming it.
+//
 // A walk over each chunk's page headers checks them (and, for the chunks
 // arrow-go decodes, their dictionary indices and DELTA blocks, before
 // arrow-go reads the chunk) against what the file justifies (pqwalk.go); the

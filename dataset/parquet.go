@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -60,6 +61,10 @@ type parquetLeaf struct {
 	// is its levels: it is counted from the levels of col, the first
 	// Parquet leaf column under it (pqlist.go).
 	list *file.LevelInfo
+	// elem: the leaf is an element column (column.Leaf.Repeated > 0), whose
+	// values are the elements of lists; its states count elements, not
+	// rows (pqlist.go).
+	elem bool
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -87,15 +92,19 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 				return nil, fmt.Errorf("column %q has no Parquet leaf column", l.Name)
 			}
 			levels := sf.LevelInfo
-			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels}
+			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels, elem: l.Repeated > 0}
 			continue
 		}
 		if !sf.IsLeaf() {
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
-		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type}
+		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type, elem: l.Repeated > 0}
 		if paged {
-			if pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type); err == nil {
+			pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type)
+			if out[k].elem {
+				pl, err = elemPageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type, sf.LevelInfo.RepeatedAncestorDefLevel)
+			}
+			if err == nil {
 				out[k].page = &pl
 			}
 		}
@@ -135,6 +144,10 @@ type parquetRun struct {
 type worker struct {
 	pages pageScratch
 	guard pageGuard // walks and checks chunks' pages (pqwalk.go)
+	// meta, for an encrypted file, is the footer as the worker's own
+	// reader decoded it, which decrypts the metadata of its encrypted
+	// chunks (openLeafReader).
+	meta *metadata.FileMetaData
 }
 
 // run aggregates every chunk of the leaves into src, whose rows are the
@@ -147,6 +160,15 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil || plan.tasks == 0 {
 		return err
 	}
+	if r.pqf.crypt.encrypted {
+		cols := make([]int, len(r.leaves))
+		for i, l := range r.leaves {
+			cols[i] = l.col
+		}
+		if err := missingColumnKeys(r.pqf.meta, cols, r.pqf.keys); err != nil {
+			return err
+		}
+	}
 	f, err := r.src.open()
 	if err != nil {
 		return err
@@ -158,9 +180,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	}
 	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
 	r.mapped = m.mapped
-	fr, err := r.openLeafReader(f)
-	if err != nil {
-		return err
+	var fr *pqarrow.FileReader
+	if !r.pqf.crypt.encrypted { // (else each worker opens its own: work)
+		if fr, err = r.openLeafReader(f); err != nil {
+			return err
+		}
 	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
@@ -242,12 +266,21 @@ func (r *parquetRun) isArrow(t int) bool {
 
 // openLeafReader opens the pqarrow reader of the leaves decoded into Arrow
 // arrays (newLeafFileReader); nil when every leaf is aggregated from its
-// pages or its statistics.
+// pages or its statistics. The reader of an encrypted file decodes its
+// footer again, with decryption properties of its own: arrow-go's
+// decryptors are not safe for concurrent use, so each worker has one
+// (work).
 func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileReader, error) {
 	md := r.pqf.meta
 	for _, l := range r.leaves {
 		if l.page == nil && !l.stats.all() {
-			pf, err := file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+			var pf *file.Reader
+			var err error
+			if r.pqf.crypt.encrypted {
+				pf, err = r.pqf.openReader(f, md)
+			} else {
+				pf, err = file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+			}
 			if err != nil {
 				return nil, fmt.Errorf("opening the Parquet file: %w", err)
 			}
@@ -259,6 +292,14 @@ func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileRead
 		}
 	}
 	return nil, nil
+}
+
+// openWorkerReader is openLeafReader for one worker of an encrypted file
+// (of size bytes), on a reader of f of its own; a panic of arrow-go is an
+// error.
+func (r *parquetRun) openWorkerReader(f io.ReaderAt, size int64) (fr *pqarrow.FileReader, err error) {
+	defer recoverTo(&err)
+	return r.openLeafReader(io.NewSectionReader(f, 0, size))
 }
 
 // taskDone is the outcome of task t.
@@ -275,11 +316,20 @@ type taskDone struct {
 func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, tasks <-chan int, results chan<- taskDone) {
 	debug.SetPanicOnFault(true) // the mapped file's faults: errors of the chunk (mapped.go)
 	var wk worker
+	var frErr error // (opening this worker's reader of an encrypted file)
 	for t := range tasks {
 		d := taskDone{t: t}
 		rg, l := r.task(t)
 		var ok bool
-		if d.res, ok = r.statsChunk(rg, l); !ok {
+		if r.pqf.crypt.encrypted && fr == nil && frErr == nil && r.isArrow(t) {
+			fr, frErr = r.openWorkerReader(f, size)
+			if fr != nil {
+				wk.meta = fr.ParquetReader().MetaData()
+			}
+		}
+		if frErr != nil {
+			d.err = frErr
+		} else if d.res, ok = r.statsChunk(rg, l); !ok {
 			d.err = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) error {
 				var err error
 				d.res, err = r.chunk(ctx, f, size, fr, &wk, c, rg, l)
@@ -368,13 +418,20 @@ func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, pl
 func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, charge *budget.Charge, rg int, l *parquetLeaf) (res chunkResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = faultError(p)
+			err = chunkPanicError(p, r.pqf.meta, rg, l.col)
+		}
+		if errors.Is(err, errShortDecode) && chunkEncrypted(r.pqf.meta, rg, l.col) {
+			err = encryptedChunkError(err)
 		}
 		if err != nil {
 			err = fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
 		}
 	}()
-	rgm := r.pqf.meta.RowGroup(rg)
+	md := r.pqf.meta
+	if wk.meta != nil && chunkEncrypted(md, rg, l.col) {
+		md = wk.meta // (which decrypts the chunk's metadata in this worker: openLeafReader)
+	}
+	rgm := md.RowGroup(rg)
 	rows := rgm.NumRows()
 	if l.col >= rgm.NumColumns() {
 		return res, fmt.Errorf("the row group has %d columns", rgm.NumColumns())
@@ -384,12 +441,12 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, err
 	}
 	if l.page == nil {
-		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true)
+		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true) // (ok: not encrypted)
 		if err != nil {
 			return res, err
 		}
-		// An encrypted chunk is left to arrow-go, which cannot read it
-		// without keys: its pages are not known.
+		// An encrypted chunk is left to arrow-go, which decrypts its page
+		// headers: its pages are not known, only bounded.
 		var largest int64
 		wk.guard.allNull = false
 		if ok {
@@ -397,8 +454,15 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			if largest, err = wk.guard.check(ctx, &c); err != nil {
 				return res, err
 			}
+		} else {
+			largest, c.dictCost = encryptedChunkCost(md, cc, l.col)
 		}
-		if wk.guard.allNull && l.list == nil && cc.NumValues() == rows { // (pqwalk.go's nullPage)
+		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
+			if err := checkEncryptedInt96(ctx, fr.ParquetReader(), rg, l.col); err != nil {
+				return res, err
+			}
+		}
+		if wk.guard.allNull && l.list == nil && !l.elem && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
 		}
 		// What arrow-go holds to decode the chunk: its batches and scratch,
@@ -411,6 +475,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			return r.listChunk(ctx, fr, rg, l, rows)
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
+	}
+	if l.elem { // the pages hold levels, elements or not, of any number of rows
+		rows = cc.NumValues()
 	}
 	if cc.NumValues() != rows {
 		return res, fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
