@@ -40,8 +40,9 @@ const (
 // writersTable makes the table t: its column i orders the rows and is not
 // written. Most values are a small pseudo-random integer k (|k| < 2^15)
 // times a constant, so that the compressed files stay small while the
-// values span their types (the int64 sums pass 2^63, the uint64 values lie
-// above 2^63, the DECIMAL(38,10) values above 2^64).
+// values span their types (the int64 values reach within 2^48 of their
+// bounds and their sums pass 2^63, the uint64 values reach 2^64-1, the
+// DECIMAL(38,10) values' unscaled integers pass 2^64).
 var writersTable = `CREATE TABLE t AS SELECT i,
   CASE WHEN i % 23 = 5 THEN NULL ELSE (((i * 2654435761) % 65521 - 32760) * 65536 + i % 16)::INTEGER END AS i32,
   CASE WHEN i % 29 = 7 THEN NULL ELSE ((i % 13) * 1000 - 6000)::INTEGER END AS i32_dict,
