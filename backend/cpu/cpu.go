@@ -36,10 +36,11 @@ type task struct {
 // states, until Commit merges them and Done hands the scratch back.
 type Scratch struct {
 	views   []*column.View
-	ordered []bool      // per view: its state tracks the ordered aggregates
-	counts  []bool      // per view: its state tracks the counts alone
-	noSum   []bool      // per view: its state does not track the sum
-	needs   []statsNeed // per view: the statistics its state asks for
+	ordered []bool         // per view: its state tracks the ordered aggregates
+	counts  []bool         // per view: its state tracks the counts alone
+	noSum   []bool         // per view: its state does not track the sum
+	needs   []statsNeed    // per view: the statistics its state asks for
+	wide    []*column.View // per view: its dictionary widened, for a dictionary of narrow values (widen.go)
 	tasks   []task
 	states  []agg.State
 	accs    []morselAccs
@@ -59,6 +60,7 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*agg.St
 // Done returns the scratch of a Compute to the pool.
 func (c *CPU) Done(sc *Scratch) {
 	clear(sc.views) // drop references to the caller's data
+	clear(sc.wide)
 	c.scratch.Put(sc)
 }
 
@@ -79,6 +81,14 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 		sc.counts = append(sc.counts, countsOnly(s, views[i]))
 		sc.noSum = append(sc.noSum, !s.Tracks.Has(agg.Sum))
 		sc.needs = append(sc.needs, needOf(s, views[i].Kind.Family()))
+	}
+	sc.wide = sc.wide[:0]
+	for i, v := range views {
+		var w *column.View
+		if v.Dict != nil && narrow(v) && !sc.counts[i] {
+			w = widenDict(v.Dict)
+		}
+		sc.wide = append(sc.wide, w)
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
@@ -162,11 +172,20 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 		}
 		*st = newState(fam)
 		accs.noSum, accs.need = sc.noSum[tk.col], sc.needs[tk.col]
-		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
+		lo, hi := tk.lo, tk.hi
+		if sc.wide[tk.col] != nil { // a dictionary of narrow values
+			w := *v
+			w.Dict = sc.wide[tk.col]
+			v = &w
+		} else if narrow(v) {
+			w := widenMorsel(v, lo, hi, &accs.wide)
+			v, lo, hi = &w, 0, hi-lo
+		}
+		if err := accs.updateMorsel(st, v, lo, hi); err != nil {
 			return err
 		}
 		if sc.ordered[tk.col] {
-			if err := orderedMorsel(st, v, tk.lo, tk.hi); err != nil {
+			if err := orderedMorsel(st, v, lo, hi); err != nil {
 				return err
 			}
 		}

@@ -41,6 +41,7 @@ type morselAccs struct {
 	cnt  countAcc
 
 	vbits []byte // scratch of alignedBits
+	wide  []byte // scratch of widenMorsel: a morsel of narrow values widened
 
 	// noSum: the morsel's state does not track the sum, so the loops that
 	// pay for it per value (the 192-bit decimal sum) skip it; the SIMD
