@@ -189,7 +189,7 @@ func probeIPCFile(ctx context.Context, src Source) (_ *arrow.Schema, err error) 
 		return nil, err
 	}
 	defer s.close()
-	return s.rdr.Schema(), nil
+	return s.schema, nil
 }
 
 func openIPCFile(ctx context.Context, src Source, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
@@ -261,7 +261,12 @@ func pump(src io.Reader) (*io.PipeReader, func()) {
 }
 
 type ipcStreamReader struct {
-	rdr    *ipc.Reader
+	rdr *ipc.Reader
+	// schema is the stream's schema: rdr's, with the decimal32 and
+	// decimal64 fields the guard rewrote retyped back (narrowSchema), which
+	// next does to each record too.
+	schema *arrow.Schema
+	narrow bool
 	alloc  *guardAllocator // rdr's
 	closer io.Closer       // the file, if any
 	stop   func()
@@ -309,6 +314,7 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 		return nil, err
 	}
 	s.rdr = rdr
+	s.schema, s.narrow = narrowSchema(rdr.Schema(), guard.narrow), len(guard.narrow) > 0
 	return s, nil
 }
 
@@ -361,6 +367,9 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		}
 	}
 	rec.Retain()
+	if s.narrow {
+		rec = narrowRecord(rec, s.schema)
+	}
 	s.batch++
 	return rec, nil
 }
