@@ -69,11 +69,14 @@ func narrowSchemaMessage(meta []byte) ([]narrowField, error) {
 // fields of the Schema table schema as fixed_size_binary fields, and
 // returns them (checkSchema has checked the table's vectors).
 func rewriteNarrowDecimals(schema fbTable) ([]narrowField, error) {
+	return narrowWalk{seen: map[int64]*column.NarrowDecimalType{}, budget: int64(len(schema.b)) / 4}.schema(schema)
+}
+
+func (w narrowWalk) schema(schema fbTable) ([]narrowField, error) {
 	start, n, ok := schema.vector(fbSchemaFields, 4)
 	if !ok {
 		return nil, errCorruptSchema
 	}
-	w := narrowWalk{seen: map[int64]*column.NarrowDecimalType{}, budget: int64(len(schema.b)) / 4}
 	for k := int64(0); k < n; k++ {
 		f, ok := schema.elem(start, k)
 		if !ok {
@@ -92,6 +95,9 @@ type narrowWalk struct {
 	out    []narrowField
 	seen   map[int64]*column.NarrowDecimalType // Decimal tables rewritten, by position (a table may be shared)
 	budget int64                               // fields visited, at most (children may be shared)
+	// widen: the fields are rewritten as decimal128 (their bit width), not
+	// as fixed_size_binary (widenStoredDecimals).
+	widen bool
 }
 
 func (w *narrowWalk) field(f fbTable, depth int) error {
@@ -102,7 +108,7 @@ func (w *narrowWalk) field(f fbTable, depth int) error {
 	if !ok {
 		return errCorruptSchema
 	}
-	if tagAt != 0 && f.b[tagAt] == fbTypeDecimal {
+	if tag, ok := f.uint(tagAt, 1); tagAt != 0 && ok && tag == fbTypeDecimal {
 		if err := w.decimal(f, tagAt); err != nil {
 			return err
 		}
@@ -140,9 +146,11 @@ func (w *narrowWalk) decimal(f fbTable, tagAt int64) error {
 	nt, done := w.seen[at]
 	if !done {
 		width := int32(128) // absent: the default
-		if bitsAt, ok := dec.field(fbDecimalBitWidth); !ok {
+		bitsAt, ok := dec.field(fbDecimalBitWidth)
+		if !ok {
 			return errCorruptSchema
-		} else if bitsAt != 0 {
+		}
+		if bitsAt != 0 {
 			bits, ok := dec.uint(bitsAt, 4)
 			if !ok {
 				return errCorruptSchema
@@ -150,6 +158,12 @@ func (w *narrowWalk) decimal(f fbTable, tagAt int64) error {
 			width = int32(bits)
 		}
 		if width != 32 && width != 64 {
+			return nil
+		}
+		if w.widen {
+			// decimal128: the same precision and scale.
+			binary.LittleEndian.PutUint32(dec.b[bitsAt:], 128)
+			w.out = append(w.out, narrowField{path: append([]int(nil), w.path...)})
 			return nil
 		}
 		precAt, ok := dec.field(fbDecimalPrecision)
@@ -264,4 +278,41 @@ func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 		return out
 	}
 	return array.NewData(dt, d.Len(), d.Buffers(), d.Children(), d.NullN(), d.Offset())
+}
+
+// widenStoredDecimals rewrites, in place, the decimal32 and decimal64 fields
+// of the Arrow schema a Parquet writer stored in the footer (stream, an IPC
+// stream whose schema message checkStoredSchema has checked) as decimal128
+// of the same precision and scale, and reports whether there were any.
+// Arrow C++ 18 and later stores them for INT32 and INT64 DECIMAL columns;
+// pqarrow, which reads those as decimal128, refuses the whole schema
+// otherwise ("invalid decimal bitwidth").
+func widenStoredDecimals(stream []byte) (bool, error) {
+	meta := stream
+	if len(meta) >= 4 && binary.LittleEndian.Uint32(meta) == continuation {
+		meta = meta[4:]
+	}
+	if len(meta) < 4 {
+		return false, nil
+	}
+	n := int64(binary.LittleEndian.Uint32(meta))
+	if n <= 0 || n > int64(len(meta))-4 {
+		return false, nil
+	}
+	meta = meta[4 : 4+n]
+	const msgHeaderType, msgHeader = 1, 2
+	msg, ok := fbRoot(meta)
+	if !ok {
+		return false, nil
+	}
+	if kind, ok := msg.scalar(msgHeaderType, 1); !ok || kind != headerSchema {
+		return false, nil
+	}
+	at, present, ok := msg.ref(msgHeader)
+	if !ok || !present {
+		return false, nil
+	}
+	w := narrowWalk{seen: map[int64]*column.NarrowDecimalType{}, budget: int64(len(meta)) / 4, widen: true}
+	out, err := w.schema(fbTable{b: meta, pos: at})
+	return len(out) > 0, err
 }

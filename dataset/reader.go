@@ -149,7 +149,10 @@ func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFil
 
 // checkStoredSchema checks the Arrow schema a Parquet writer may store in
 // the footer (an IPC schema message, base64-encoded, decoded as pqarrow
-// does) through the IPC guard before pqarrow reads it.
+// does) through the IPC guard before pqarrow reads it. Its decimal32 and
+// decimal64 fields, which pqarrow refuses, are rewritten in kv as
+// decimal128 (widenStoredDecimals): pqarrow reads their INT32 and INT64
+// values as decimal128 of the same precision and scale.
 func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 	serialized := kv.FindValue("ARROW:schema")
 	if serialized == nil {
@@ -165,7 +168,20 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 			return nil // pqarrow says what is wrong
 		}
 	}
-	return checkStreamSchema(io.NewSectionReader(bytes.NewReader(decoded), 0, int64(len(decoded))))
+	if err := checkStreamSchema(io.NewSectionReader(bytes.NewReader(decoded), 0, int64(len(decoded)))); err != nil {
+		return err
+	}
+	widened, err := widenStoredDecimals(decoded)
+	if err != nil || !widened {
+		return err
+	}
+	// pqarrow reads the footer's metadata: the value, rewritten.
+	if len(*serialized)%4 == 0 {
+		*serialized = base64.StdEncoding.EncodeToString(decoded)
+	} else {
+		*serialized = base64.RawStdEncoding.EncodeToString(decoded)
+	}
+	return nil
 }
 
 // --- Arrow IPC file ----------------------------------------------------------
