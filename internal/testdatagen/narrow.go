@@ -206,7 +206,7 @@ func schemaMessage(fields []narrowField) []byte {
 	b.StartObject(4) // Schema
 	b.PrependUOffsetTSlot(1, vec, 0)
 	sc := b.EndObject()
-	b.StartObject(5) // Message
+	b.StartObject(5)            // Message
 	b.PrependInt16Slot(0, 4, 0) // V5
 	b.PrependByteSlot(1, 1, 0)  // Schema
 	b.PrependUOffsetTSlot(2, sc, 0)
