@@ -160,12 +160,6 @@ func (w *narrowWalk) decimal(f fbTable, tagAt int64) error {
 		if width != 32 && width != 64 {
 			return nil
 		}
-		if w.widen {
-			// decimal128: the same precision and scale.
-			binary.LittleEndian.PutUint32(dec.b[bitsAt:], 128)
-			w.out = append(w.out, narrowField{path: append([]int(nil), w.path...)})
-			return nil
-		}
 		precAt, ok := dec.field(fbDecimalPrecision)
 		if !ok || precAt+4 > int64(len(dec.b)) {
 			return errCorruptSchema
@@ -182,20 +176,27 @@ func (w *narrowWalk) decimal(f fbTable, tagAt int64) error {
 		if nt, err = column.NewNarrowDecimalType(width, prec, int32(scale)); err != nil {
 			return err
 		}
-		// The Decimal table read as a FixedSizeBinary table: its field 0,
-		// the precision, is the byteWidth.
-		binary.LittleEndian.PutUint32(dec.b[precAt:], uint32(width/8))
+		if w.widen {
+			// decimal128: the same precision and scale.
+			binary.LittleEndian.PutUint32(dec.b[bitsAt:], 128)
+		} else {
+			// The Decimal table read as a FixedSizeBinary table: its
+			// field 0, the precision, is the byteWidth.
+			binary.LittleEndian.PutUint32(dec.b[precAt:], uint32(width/8))
+		}
 		w.seen[at] = nt
 	}
-	f.b[tagAt] = fbTypeFixedSizeBinary
+	if !w.widen {
+		f.b[tagAt] = fbTypeFixedSizeBinary
+	}
 	w.out = append(w.out, narrowField{path: append([]int(nil), w.path...), typ: nt})
 	return nil
 }
 
 // narrowSchema is schema, as arrow-go's reader read it from a rewritten
-// schema message, with the types of the fields of narrow as they were
-// (column.NarrowDecimalType); fields under a type other than a struct keep
-// the fixed_size_binary type.
+// schema message (or pqarrow from a rewritten stored schema), with the types
+// of the fields of narrow as they were (column.NarrowDecimalType); fields
+// under a type other than a struct keep the type the reader gave them.
 func narrowSchema(schema *arrow.Schema, narrow []narrowField) *arrow.Schema {
 	if len(narrow) == 0 {
 		return schema
@@ -209,9 +210,9 @@ func narrowSchema(schema *arrow.Schema, narrow []narrowField) *arrow.Schema {
 	return arrow.NewSchemaWithEndian(fields, &md, schema.Endianness())
 }
 
-// narrowType is dt with the fixed_size_binary type at path (child indices)
-// replaced by nt, where the path goes through structs (and dictionaries)
-// alone.
+// narrowType is dt with the fixed_size_binary (or decimal128 of the same
+// precision and scale) type at path (child indices) replaced by nt, where
+// the path goes through structs (and dictionaries) alone.
 func narrowType(dt arrow.DataType, path []int, nt *column.NarrowDecimalType) arrow.DataType {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
@@ -223,6 +224,10 @@ func narrowType(dt arrow.DataType, path []int, nt *column.NarrowDecimalType) arr
 		}
 	case *arrow.FixedSizeBinaryType:
 		if len(path) == 0 && t.ByteWidth == int(nt.BitWidth/8) {
+			return nt
+		}
+	case *arrow.Decimal128Type: // pqarrow's, of a Parquet column (widenStoredDecimals)
+		if len(path) == 0 && t.Precision == nt.Precision && t.Scale == nt.Scale {
 			return nt
 		}
 	case *arrow.StructType:
@@ -283,36 +288,38 @@ func retype(d arrow.ArrayData, dt arrow.DataType) arrow.ArrayData {
 // widenStoredDecimals rewrites, in place, the decimal32 and decimal64 fields
 // of the Arrow schema a Parquet writer stored in the footer (stream, an IPC
 // stream whose schema message checkStoredSchema has checked) as decimal128
-// of the same precision and scale, and reports whether there were any.
-// Arrow C++ 18 and later stores them for INT32 and INT64 DECIMAL columns;
-// pqarrow, which reads those as decimal128, refuses the whole schema
-// otherwise ("invalid decimal bitwidth").
-func widenStoredDecimals(stream []byte) (bool, error) {
+// of the same precision and scale, and returns them. Arrow C++ 18 and later
+// stores them for INT32 and INT64 DECIMAL columns; pqarrow, which reads
+// those as decimal128, refuses the whole schema otherwise ("invalid decimal
+// bitwidth"). The schema pqarrow then makes is retyped with narrowSchema:
+// the page path reads their INT32 and INT64 values as the decimal32 and
+// decimal64 values they are, and pqarrow's decimal128 arrays aggregate
+// into states of the same family.
+func widenStoredDecimals(stream []byte) ([]narrowField, error) {
 	meta := stream
 	if len(meta) >= 4 && binary.LittleEndian.Uint32(meta) == continuation {
 		meta = meta[4:]
 	}
 	if len(meta) < 4 {
-		return false, nil
+		return nil, nil
 	}
 	n := int64(binary.LittleEndian.Uint32(meta))
 	if n <= 0 || n > int64(len(meta))-4 {
-		return false, nil
+		return nil, nil
 	}
 	meta = meta[4 : 4+n]
 	const msgHeaderType, msgHeader = 1, 2
 	msg, ok := fbRoot(meta)
 	if !ok {
-		return false, nil
+		return nil, nil
 	}
 	if kind, ok := msg.scalar(msgHeaderType, 1); !ok || kind != headerSchema {
-		return false, nil
+		return nil, nil
 	}
 	at, present, ok := msg.ref(msgHeader)
 	if !ok || !present {
-		return false, nil
+		return nil, nil
 	}
 	w := narrowWalk{seen: map[int64]*column.NarrowDecimalType{}, budget: int64(len(meta)) / 4, widen: true}
-	out, err := w.schema(fbTable{b: meta, pos: at})
-	return len(out) > 0, err
+	return w.schema(fbTable{b: meta, pos: at})
 }

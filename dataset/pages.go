@@ -134,6 +134,11 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 	for _, id := range pageKinds[phys] {
 		found = found || dt.ID() == id
 	}
+	if _, ok := dt.(*column.NarrowDecimalType); ok {
+		// decimal32 and decimal64: INT32 and INT64 values as they are
+		// (the kind's width and the physical size are checked below).
+		found = phys == parquet.Types.Int32 || phys == parquet.Types.Int64
+	}
 	if !found {
 		return notPaged("%s read as %s", phys, dt)
 	}

@@ -133,7 +133,8 @@ func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFil
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Parquet footer: %w", err)
 	}
-	if err := checkStoredSchema(pf.MetaData().KeyValueMetadata()); err != nil {
+	narrow, err := checkStoredSchema(pf.MetaData().KeyValueMetadata())
+	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Arrow schema stored in the Parquet footer: %w", err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
@@ -144,6 +145,7 @@ func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFil
 	if err != nil {
 		return nil, nil, fmt.Errorf("converting the Parquet schema to Arrow: %w", err)
 	}
+	schema = narrowSchema(schema, narrow)
 	return schema, &parquetFile{meta: pf.MetaData(), manifest: fr.Manifest}, nil
 }
 
@@ -151,12 +153,11 @@ func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFil
 // the footer (an IPC schema message, base64-encoded, decoded as pqarrow
 // does) through the IPC guard before pqarrow reads it. Its decimal32 and
 // decimal64 fields, which pqarrow refuses, are rewritten in kv as
-// decimal128 (widenStoredDecimals): pqarrow reads their INT32 and INT64
-// values as decimal128 of the same precision and scale.
-func checkStoredSchema(kv metadata.KeyValueMetadata) error {
+// decimal128 (widenStoredDecimals), and returned.
+func checkStoredSchema(kv metadata.KeyValueMetadata) ([]narrowField, error) {
 	serialized := kv.FindValue("ARROW:schema")
 	if serialized == nil {
-		return nil
+		return nil, nil
 	}
 	var decoded []byte
 	var err error
@@ -165,15 +166,15 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 	}
 	if len(decoded) == 0 || err != nil {
 		if decoded, err = base64.RawStdEncoding.DecodeString(*serialized); err != nil {
-			return nil // pqarrow says what is wrong
+			return nil, nil // pqarrow says what is wrong
 		}
 	}
 	if err := checkStreamSchema(io.NewSectionReader(bytes.NewReader(decoded), 0, int64(len(decoded)))); err != nil {
-		return err
+		return nil, err
 	}
-	widened, err := widenStoredDecimals(decoded)
-	if err != nil || !widened {
-		return err
+	narrow, err := widenStoredDecimals(decoded)
+	if err != nil || len(narrow) == 0 {
+		return nil, err
 	}
 	// pqarrow reads the footer's metadata: the value, rewritten.
 	if len(*serialized)%4 == 0 {
@@ -181,7 +182,7 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 	} else {
 		*serialized = base64.RawStdEncoding.EncodeToString(decoded)
 	}
-	return nil
+	return narrow, nil
 }
 
 // --- Arrow IPC file ----------------------------------------------------------
