@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 	"github.com/stretchr/testify/assert"
@@ -113,6 +115,18 @@ func TestNarrowDecimalIPCCorpus(t *testing.T) {
 				}
 			}
 		}
+		// The file is read in place: its schema lays out.
+		srcs, err := Expand([]string{filepath.Join(dir, "generated_decimal"+bits+".arrow_file")})
+		require.NoError(t, err)
+		sc, err := probeIPCFile(context.Background(), srcs[0])
+		require.NoError(t, err)
+		f, err := srcs[0].open()
+		require.NoError(t, err)
+		footer, err := readIPCFooter(f, srcs[0].Size)
+		f.Close()
+		require.NoError(t, err)
+		_, err = ipcLayout(sc, footer.schema, map[int64]arrow.DataType{})
+		require.NoError(t, err, "in place")
 		for _, ext := range []string{".arrow_file", ".stream"} {
 			path := filepath.Join(dir, "generated_decimal"+bits+ext)
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
