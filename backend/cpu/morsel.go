@@ -40,8 +40,9 @@ type morselAccs struct {
 	byt  bytesAcc
 	cnt  countAcc
 
-	vbits []byte // scratch of alignedBits
-	wide  []byte // scratch of widenMorsel: a morsel of narrow values widened
+	vbits    []byte   // scratch of alignedBits
+	gathered []uint64 // scratch of gatherDict (8-byte aligned)
+	wide     []byte   // scratch of widenMorsel: a morsel of narrow values widened
 
 	// noSum: the morsel's state does not track the sum, so the loops that
 	// pay for it per value (the 192-bit decimal sum) skip it; the SIMD
@@ -224,6 +225,28 @@ func visitDict[I int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
 }
 
 func (m *morselAccs) updateDict(s *agg.State, v *column.View, lo, hi int) error {
+	if gatherable(v) {
+		// The values the indices point at, gathered in order, fold as a
+		// dense column: its kernels, not a call per index.
+		g, err := m.gatherDict(v, lo, hi)
+		if err != nil {
+			return err
+		}
+		a, err := m.valueAcc(&g)
+		if err != nil {
+			return err
+		}
+		n := m.fold(a, &g, 0, g.Len)
+		if c, ok := a.(careful); ok && c.needsCareful() {
+			c.setCareful()
+			visit(a, nil, 0, 0, g.Len)
+		}
+		*s = a.flush(n, int64(hi-lo)-n)
+		if m.need.any() {
+			return m.foldStats(s, v, lo, hi)
+		}
+		return nil
+	}
 	a, err := m.valueAcc(v.Dict)
 	if err != nil {
 		return err
