@@ -203,6 +203,9 @@ func narrowSchema(schema *arrow.Schema, narrow []narrowField) *arrow.Schema {
 	}
 	fields := append([]arrow.Field(nil), schema.Fields()...)
 	for _, nf := range narrow {
+		if nf.path[0] >= len(fields) {
+			continue // (not the schema the fields were found in)
+		}
 		f := &fields[nf.path[0]]
 		f.Type = narrowType(f.Type, nf.path[1:], nf.typ)
 	}
