@@ -8,8 +8,8 @@ import "github.com/arrowagg/arrowagg/budget"
 //     Close.
 //   - A Parquet column chunk is a unit of work (budget.Run: run again from
 //     its start when memory is short): the buffers its walk and its page
-//     path grow past keepBytes (pages read, decompressed, the dictionary
-//     page copied, the levels of a page read as a stream, the window of a
+//     path grow past keepBytes (pages read when the file is not mapped,
+//     pages decompressed, the dictionary page copied, the levels of a page read as a stream, the window of a
 //     zstd stream: pqstream.go), and, for a chunk that pqarrow decodes, what arrow-go
 //     holds for it (arrowTaskBytes, its largest page twice: read and
 //     decompressed, and its dictionary as the decoders hold it).

@@ -53,6 +53,13 @@ type Options struct {
 	// Summary.Skipped (their rows are not counted). Cancellation still ends
 	// everything.
 	SkipBad bool
+	// Keys are the keys of encrypted Parquet files (Parquet modular
+	// encryption), for every Parquet file of the dataset: the footer key,
+	// column keys by column path, an AAD prefix (see Keys). Without them
+	// (nil) an encrypted file is an error saying which keys it needs (a
+	// *KeyError, wrapping ErrMissingKey); a wrong key is one wrapping
+	// ErrWrongKey. Plaintext files are read as ever.
+	Keys *Keys
 	// ArrowDecode decodes every Parquet column into Arrow arrays through
 	// pqarrow, even those Aggregate would otherwise fold from their pages
 	// (slower; for comparisons).
@@ -171,7 +178,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 			return err
 		}
 		fi.pinned = footerMemory * n
-		fi.schema, fi.parquet, err = probeParquetFixed(s, fix)
+		fi.schema, fi.parquet, err = probeParquetFixed(s, fix, d.opts.Keys)
 		fi.unknownTypes = fix
 	case s.Format == IPCFile:
 		fi.schema, err = probeIPCFile(ctx, s)

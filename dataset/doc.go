@@ -13,8 +13,10 @@
 // column whose Parquet values are its Arrow values bit for bit (flat int32,
 // int64, uint32, uint64, float, double, date32, time and timestamp columns,
 // PLAIN or dictionary-encoded, data pages v1 or v2, any codec) is aggregated
-// from its decompressed pages, in place: PLAIN values are folded where they
-// lie in the page, dictionary pages as dictionary views over the dictionary
+// from its decompressed pages, in place: a file of the file system is
+// mapped into memory and its pages read where they lie (mapped.go: a file
+// truncated or rewritten while it is read is an error, never a crash),
+// PLAIN values are folded where they lie in the page, dictionary pages as dictionary views over the dictionary
 // page, and nulls are counted from the encoded definition levels; the
 // engine folds them a morsel at a time, where its planner puts each window.
 // Any other column (narrow integers, decimals, booleans, strings, INT96
@@ -31,6 +33,11 @@
 // time, stopping between pieces when the context is done; a large PLAIN
 // page is folded from its stream a window at a time, never held whole
 // (pqstream.go). IPC buffers decompress a piece at a time too.
+//
+// Encrypted Parquet files (modular encryption) are read given their keys
+// (Options.Keys, encryption.go): arrow-go decrypts the footer, and pqarrow
+// decodes the encrypted chunks, each worker on a reader of its own; a key
+// missing or wrong is a *KeyError naming it.
 //
 // A walk over each chunk's page headers checks them (and, for the chunks
 // arrow-go decodes, their dictionary indices and DELTA blocks, before

@@ -74,11 +74,17 @@ func Detect(head, tail []byte, size int64) (Format, error) {
 		case bytes.HasSuffix(tail, parquetMagic):
 			return Parquet, nil
 		case bytes.HasSuffix(tail, parquetEncrypted):
-			return Unknown, errors.New("encrypted Parquet files are not supported")
+			return Unknown, errors.New("corrupt Parquet file: PAR1 at the start, PARE (an encrypted footer) at the end")
 		}
 		return Unknown, errors.New("truncated or corrupt Parquet file: no PAR1 magic at the end")
-	case bytes.HasPrefix(head, parquetEncrypted):
-		return Unknown, errors.New("encrypted Parquet files are not supported")
+	case bytes.HasPrefix(head, parquetEncrypted): // (encrypted footer mode)
+		switch {
+		case size >= 0 && size < 12:
+			return Unknown, fmt.Errorf("truncated Parquet file (%d bytes)", size)
+		case bytes.HasSuffix(tail, parquetEncrypted):
+			return Parquet, nil
+		}
+		return Unknown, errors.New("truncated or corrupt encrypted Parquet file: no PARE magic at the end")
 	case bytes.HasPrefix(head, arrowMagic):
 		// magic, padding, at least one stream message, footer, footer length, magic
 		if (size < 0 || size >= int64(2*len(arrowMagic)+2+4)) && bytes.HasSuffix(tail, arrowMagic) {

@@ -7,9 +7,6 @@ import (
 	"io"
 	"sort"
 	"sync"
-	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 )
@@ -150,56 +147,34 @@ func readIPCFooter(r io.ReaderAt, size int64) (*ipcFooter, error) {
 	return ft, nil
 }
 
-// ipcData is the bytes of an open IPC file: the file mapped into memory, or
-// read block by block with positioned reads into reused buffers.
+// ipcData is the bytes of an open IPC file: the file mapped into memory
+// (mapped.go), or read block by block with positioned reads into reused
+// buffers.
 type ipcData struct {
-	src     *sourceBytes
-	f       io.ReaderAt // src
-	size    int64
-	mapped  []byte // the whole file; nil when read with ReadAt
-	modTime time.Time
+	*mappedFile
+	src  *sourceBytes
+	f    io.ReaderAt // src
+	size int64
 
 	mu   sync.Mutex
 	free [][]byte // reusable read buffers
 	mem  memory.Allocator
 }
 
-// useMmap maps IPC files into memory when true; false reads every block
-// with ReadAt (tests run both).
-var useMmap = true
-
 // openIPCData opens the IPC file s (of s.Size bytes, as found when the
-// inputs were expanded) and maps it when it is a file of the file system,
-// unless useMmap is off or the mapping fails.
+// inputs were expanded) and maps it when it is a file of the file system
+// (mapSource).
 func openIPCData(s Source, mem memory.Allocator) (*ipcData, error) {
 	src, err := s.open()
 	if err != nil {
 		return nil, err
 	}
-	size := s.Size
-	d := &ipcData{src: src, f: src, size: size, mem: mem}
-	f := src.file
-	if f == nil {
-		return d, nil
-	}
-	fi, err := f.Stat()
+	m, err := mapSource(src, s.Size)
 	if err != nil {
 		src.Close()
 		return nil, err
 	}
-	if fi.Size() != size {
-		src.Close()
-		return nil, fmt.Errorf("the file changed while it was read: %d bytes, %d before", fi.Size(), size)
-	}
-	d.modTime = fi.ModTime()
-	if useMmap && size > 0 && int64(int(size)) == size {
-		if m, err := unix.Mmap(int(f.Fd()), 0, int(size), unix.PROT_READ, unix.MAP_SHARED); err == nil {
-			_ = unix.Madvise(m, unix.MADV_SEQUENTIAL)
-			_ = unix.Madvise(m, unix.MADV_WILLNEED)
-			d.mapped = m
-		}
-	}
-	return d, nil
+	return &ipcData{mappedFile: m, src: src, f: src, size: s.Size, mem: mem}, nil
 }
 
 // read returns bytes [off, off+n) of the file, which the caller checked to
@@ -237,41 +212,16 @@ func (d *ipcData) read(off, n int64) (b []byte, done func(), err error) {
 	if _, err := d.f.ReadAt(b, off); err != nil {
 		done()
 		if errors.Is(err, io.EOF) {
-			err = errIPCChanged
+			err = errFileChanged
 		}
 		return nil, nil, err
 	}
 	return b, done, nil
 }
 
-// errIPCChanged is the error of a file that changed (was truncated) while it
-// was read.
-var errIPCChanged = errors.New("the file changed while it was read (truncated or rewritten)")
-
-// unchanged checks that the file still has the size and modification time
-// it had when it was opened: bytes rewritten while it was read would
-// otherwise make a wrong answer.
-func (d *ipcData) unchanged() error {
-	if d.src.file == nil { // not a file: the program vouches for its bytes
-		return nil
-	}
-	fi, err := d.src.file.Stat()
-	if err != nil {
-		return err
-	}
-	if fi.Size() != d.size || !fi.ModTime().Equal(d.modTime) {
-		return errIPCChanged
-	}
-	return nil
-}
-
 // close unmaps and closes the file; nothing may use its bytes afterwards.
 func (d *ipcData) close() error {
-	var err error
-	if d.mapped != nil {
-		err = unix.Munmap(d.mapped)
-		d.mapped = nil
-	}
+	err := d.unmap()
 	d.mu.Lock()
 	for _, b := range d.free {
 		d.mem.Free(b)

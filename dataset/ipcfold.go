@@ -108,7 +108,7 @@ func (p *ipcPool) close(stop bool) {
 }
 
 // runGuarded runs f, turning a panic into an error: a memory fault of the
-// mapped file (it was truncated) into errIPCChanged.
+// mapped file (it was truncated) into errFileChanged.
 func runGuarded(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -116,13 +116,6 @@ func runGuarded(f func() error) (err error) {
 		}
 	}()
 	return f()
-}
-
-func faultError(p any) error {
-	if f, ok := p.(interface{ Addr() uintptr }); ok {
-		return fmt.Errorf("%w: a memory fault at %#x reading the mapped file", errIPCChanged, f.Addr())
-	}
-	return panicError(p)
 }
 
 // ipcFileBatch is one record batch on its way through the pool.

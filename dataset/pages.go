@@ -151,12 +151,12 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 		if col >= rgm.NumColumns() {
 			return notPaged("row group %d has %d columns", rg, rgm.NumColumns())
 		}
+		if chunkEncrypted(md, rg, col) { // (before arrow-go decrypts its metadata)
+			return notPaged("encrypted column")
+		}
 		cc, err := rgm.ColumnChunk(col)
 		if err != nil {
 			return notPaged("row group %d: %v", rg, err)
-		}
-		if cc.CryptoMetadata() != nil {
-			return notPaged("encrypted column")
 		}
 		for _, e := range cc.Encodings() {
 			if !pageEncodings[e] {
@@ -195,12 +195,12 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 		if col >= rgm.NumColumns() {
 			return pageLeaf{}, fmt.Errorf("%w: row group %d has %d columns", errNotPaged, rg, rgm.NumColumns())
 		}
+		if chunkEncrypted(md, rg, col) { // (before arrow-go decrypts its metadata)
+			return pageLeaf{}, fmt.Errorf("%w: encrypted column", errNotPaged)
+		}
 		cc, err := rgm.ColumnChunk(col)
 		if err != nil {
 			return pageLeaf{}, fmt.Errorf("%w: row group %d: %v", errNotPaged, rg, err)
-		}
-		if cc.CryptoMetadata() != nil {
-			return pageLeaf{}, fmt.Errorf("%w: encrypted column", errNotPaged)
 		}
 		for _, e := range cc.Encodings() {
 			if !pageEncodings[e] {
@@ -285,6 +285,9 @@ type pageScratch struct {
 	wide   []byte // a window's decimals widened to 16 bytes
 	valid2 []byte // a window's validity, each bit twice (16-byte values as pairs of words)
 	stream pageStream
+	// mapped is the mapped file whose pages are read (nil: none): a view
+	// of values that lie in it goes to the GPU as a copy (mapped.go).
+	mapped []byte
 	// stats are the statistics asked for by name (stddev, variance,
 	// approx_distinct), folded with the default aggregates.
 	stats agg.Set
@@ -405,6 +408,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	var seen int64 // rows of the pages so far
 	g.begin(c)
 	defer g.end()
+	s.mapped = c.mapped
 	defer func() { // the large buffers are not kept (charge.go)
 		s.page = dropCharged(c.charge, s.page)
 		s.dict = dropCharged(c.charge, s.dict)
@@ -678,6 +682,11 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			v.Values, v.Len, v.Validity, v.NullCount = s.spread, m, s.valid, m-k
 		} else {
 			res.state.AddNulls(int64(m - k))
+		}
+		if s.mapped != nil && within(v.Values, s.mapped) && eng.PlanView(ctx, &v, &res.state).GPUFraction > 0 {
+			s.values = grow(s.values, len(v.Values))
+			copy(s.values, v.Values)
+			v.Values = s.values
 		}
 		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
 			return err

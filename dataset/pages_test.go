@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -518,53 +519,95 @@ func TestPagePathLargePages(t *testing.T) {
 type fakeGPU struct {
 	cpu   cpu.CPU
 	views atomic.Int64
+	// mapped, when set, says whether b lies in a mapped file: a view that
+	// does is counted in inMapping (the GPU backend must get copies).
+	mapped    func(b []byte) bool
+	inMapping atomic.Int64
 }
 
 func (g *fakeGPU) Name() string { return "gpu" }
 func (g *fakeGPU) Update(ctx context.Context, views []*column.View, states []*agg.State) error {
 	g.views.Add(int64(len(views)))
+	if g.mapped != nil {
+		for _, v := range views {
+			if g.mapped(v.Values) || g.mapped(v.Validity) {
+				g.inMapping.Add(1)
+			}
+		}
+	}
 	return g.cpu.Update(ctx, views, states)
+}
+
+// fileMapping returns whether a slice lies in a mapping of the file path
+// by this process (/proc/self/maps).
+func fileMapping(t *testing.T, path string) func(b []byte) bool {
+	return func(b []byte) bool {
+		if len(b) == 0 {
+			return false
+		}
+		maps, err := os.ReadFile("/proc/self/maps")
+		require.NoError(t, err)
+		p := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+		for _, line := range strings.Split(string(maps), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 6 || f[5] != path {
+				continue
+			}
+			var lo, hi uint64
+			if _, err := fmt.Sscanf(f[0], "%x-%x", &lo, &hi); err == nil && p >= lo && p < hi {
+				return true
+			}
+		}
+		return false
+	}
 }
 func (g *fakeGPU) Handles(*column.View) bool { return true }
 func (g *fakeGPU) Close() error              { return nil }
 
 // With a GPU, the page path still reads the columns it takes, and folds
 // their windows through the one engine, whose planner places them (here: a
-// GPU forced): the same results.
+// GPU forced): the same results. The pages of a mapped file (uncompressed
+// pages are folded where they lie) reach the GPU backend as copies: it
+// reads them in goroutines that could not catch a fault of the mapping.
 func TestPagePathWithGPU(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rec := pqRecord(mem, pqCols()[:12], 3000, 8)
-	path := filepath.Join(t.TempDir(), "gpu.parquet")
-	writePQ(t, path, rec, pqConfigs()[0])
-	rec.Release()
-	want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
+	for _, cfg := range []pqConfig{pqConfigs()[0], pqConfigs()[3]} {
+		t.Run(cfg.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			rec := pqRecord(mem, pqCols()[:12], 3000, 8)
+			path := filepath.Join(t.TempDir(), "gpu.parquet")
+			writePQ(t, path, rec, cfg)
+			rec.Release()
+			want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
 
-	gpu := &fakeGPU{cpu: cpu.CPU{Threads: 1}}
-	eng, err := engine.New(engine.WithGPU(gpu), engine.WithDevice(engine.DeviceGPU),
-		engine.WithCalibration(planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 1, HostMemory: 100e9,
-			CPUOverhead: time.Microsecond, GPU: "fake", H2DPinned: 20e9, H2DPageable: 5e9, HostStaged: 10e9, DeviceRead: 1e12,
-			Launch: 20 * time.Microsecond}), engine.WithAllocator(mem))
-	require.NoError(t, err)
-	defer eng.Close()
-	srcs, err := Expand([]string{path})
-	require.NoError(t, err)
-	d, err := Open(context.Background(), srcs, Options{Mem: mem})
-	require.NoError(t, err)
-	defer d.Close()
-	sel, err := d.Select(nil)
-	require.NoError(t, err)
-	sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{})
-	require.NoError(t, err)
-	paged := 0
-	for i, r := range sum.Results {
-		assert.Equal(t, want[i], render(r))
-		if sum.Plan[i].Reason == pageReason {
-			paged++
-		}
+			gpu := &fakeGPU{cpu: cpu.CPU{Threads: 1}, mapped: fileMapping(t, path)}
+			eng, err := engine.New(engine.WithGPU(gpu), engine.WithDevice(engine.DeviceGPU),
+				engine.WithCalibration(planner.Calibration{Host: "test", CPUPerThread: 10e9, CPUMax: 10e9, MaxThreads: 1, HostMemory: 100e9,
+					CPUOverhead: time.Microsecond, GPU: "fake", H2DPinned: 20e9, H2DPageable: 5e9, HostStaged: 10e9, DeviceRead: 1e12,
+					Launch: 20 * time.Microsecond}), engine.WithAllocator(mem))
+			require.NoError(t, err)
+			defer eng.Close()
+			srcs, err := Expand([]string{path})
+			require.NoError(t, err)
+			d, err := Open(context.Background(), srcs, Options{Mem: mem})
+			require.NoError(t, err)
+			defer d.Close()
+			sel, err := d.Select(nil)
+			require.NoError(t, err)
+			sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{})
+			require.NoError(t, err)
+			paged := 0
+			for i, r := range sum.Results {
+				assert.Equal(t, want[i], render(r))
+				if sum.Plan[i].Reason == pageReason {
+					paged++
+				}
+			}
+			assert.Positive(t, paged, "columns aggregated from their pages")
+			assert.Positive(t, gpu.views.Load(), "views placed on the GPU")
+			assert.Zero(t, gpu.inMapping.Load(), "views of the mapped file given to the GPU backend")
+		})
 	}
-	assert.Positive(t, paged, "columns aggregated from their pages")
-	assert.Positive(t, gpu.views.Load(), "views placed on the GPU")
 }
 
 // The page path reads each page header once: the walk that checks a chunk

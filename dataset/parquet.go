@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"runtime/debug"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -124,12 +126,20 @@ type parquetRun struct {
 	useStats bool
 	// rows is the file's rows, those of its row groups (planTasks).
 	rows int64
+	// mapped is the file mapped into memory (mapped.go), from which the
+	// page path reads its pages in place; nil when it reads them with
+	// ReadAt.
+	mapped []byte
 }
 
 // worker is what one worker reuses from task to task.
 type worker struct {
 	pages pageScratch
 	guard pageGuard // walks and checks chunks' pages (pqwalk.go)
+	// meta, for an encrypted file, is the footer as the worker's own
+	// reader decoded it, which decrypts the metadata of its encrypted
+	// chunks (openLeafReader).
+	meta *metadata.FileMetaData
 }
 
 // run aggregates every chunk of the leaves into src, whose rows are the
@@ -142,15 +152,33 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil || plan.tasks == 0 {
 		return err
 	}
+	if r.pqf.crypt.encrypted {
+		cols := make([]int, len(r.leaves))
+		for i, l := range r.leaves {
+			cols[i] = l.col
+		}
+		if err := missingColumnKeys(r.pqf.meta, cols, r.pqf.keys); err != nil {
+			return err
+		}
+	}
 	f, err := r.src.open()
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fr, err := r.openLeafReader(f)
+	m, err := mapSource(f, f.Size())
 	if err != nil {
 		return err
 	}
+	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
+	r.mapped = m.mapped
+	var fr *pqarrow.FileReader
+	if !r.pqf.crypt.encrypted { // (else each worker opens its own: work)
+		if fr, err = r.openLeafReader(f); err != nil {
+			return err
+		}
+	}
+	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, min(r.workers, plan.tasks))
@@ -159,7 +187,17 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	for w := 0; w < workers; w++ {
 		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
-	return r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
+	if err := r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog); err != nil {
+		if parent.Err() == nil {
+			if uerr := m.unchanged(); uerr != nil {
+				// (What the read met, bytes missing or faults, is the
+				// file's change, not corrupt bytes.)
+				return fmt.Errorf("%w; reading it: %w", uerr, err)
+			}
+		}
+		return err
+	}
+	return m.unchanged()
 }
 
 // taskPlan is what run works out before it reads a chunk. Task t is the
@@ -220,12 +258,26 @@ func (r *parquetRun) isArrow(t int) bool {
 
 // openLeafReader opens the pqarrow reader of the leaves decoded into Arrow
 // arrays (newLeafFileReader); nil when every leaf is aggregated from its
-// pages or its statistics.
+// pages or its statistics. The reader of an encrypted file decodes its
+// footer again, with decryption properties of its own: arrow-go's
+// decryptors are not safe for concurrent use, so each worker has one
+// (work).
 func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileReader, error) {
 	md := r.pqf.meta
 	for _, l := range r.leaves {
 		if l.page == nil && !l.stats.all() {
-			pf, err := file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+			var pf *file.Reader
+			var err error
+			if r.pqf.crypt.encrypted {
+				pf, err = r.pqf.openReader(f, md)
+				if err == nil {
+					// The footer decoded again: its stored schema's
+					// decimal32 and decimal64 rewritten again.
+					_, err = checkStoredSchema(pf.MetaData().KeyValueMetadata())
+				}
+			} else {
+				pf, err = file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+			}
 			if err != nil {
 				return nil, fmt.Errorf("opening the Parquet file: %w", err)
 			}
@@ -237,6 +289,14 @@ func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileRead
 		}
 	}
 	return nil, nil
+}
+
+// openWorkerReader is openLeafReader for one worker of an encrypted file
+// (of size bytes), on a reader of f of its own; a panic of arrow-go is an
+// error.
+func (r *parquetRun) openWorkerReader(f io.ReaderAt, size int64) (fr *pqarrow.FileReader, err error) {
+	defer recoverTo(&err)
+	return r.openLeafReader(io.NewSectionReader(f, 0, size))
 }
 
 // taskDone is the outcome of task t.
@@ -251,12 +311,22 @@ type taskDone struct {
 // outcome to results, until tasks is closed. f is the file, of size bytes;
 // fr reads the chunks decoded into Arrow arrays.
 func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, tasks <-chan int, results chan<- taskDone) {
+	debug.SetPanicOnFault(true) // the mapped file's faults: errors of the chunk (mapped.go)
 	var wk worker
+	var frErr error // (opening this worker's reader of an encrypted file)
 	for t := range tasks {
 		d := taskDone{t: t}
 		rg, l := r.task(t)
 		var ok bool
-		if d.res, ok = r.statsChunk(rg, l); !ok {
+		if r.pqf.crypt.encrypted && fr == nil && frErr == nil && r.isArrow(t) {
+			fr, frErr = r.openWorkerReader(f, size)
+			if fr != nil {
+				wk.meta = fr.ParquetReader().MetaData()
+			}
+		}
+		if frErr != nil {
+			d.err = frErr
+		} else if d.res, ok = r.statsChunk(rg, l); !ok {
 			d.err = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) error {
 				var err error
 				d.res, err = r.chunk(ctx, f, size, fr, &wk, c, rg, l)
@@ -345,13 +415,20 @@ func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, pl
 func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *pqarrow.FileReader, wk *worker, charge *budget.Charge, rg int, l *parquetLeaf) (res chunkResult, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			err = panicError(p)
+			err = chunkPanicError(p, r.pqf.meta, rg, l.col)
+		}
+		if errors.Is(err, errShortDecode) && chunkEncrypted(r.pqf.meta, rg, l.col) {
+			err = encryptedChunkError(err)
 		}
 		if err != nil {
 			err = fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
 		}
 	}()
-	rgm := r.pqf.meta.RowGroup(rg)
+	md := r.pqf.meta
+	if wk.meta != nil && chunkEncrypted(md, rg, l.col) {
+		md = wk.meta // (which decrypts the chunk's metadata in this worker: openLeafReader)
+	}
+	rgm := md.RowGroup(rg)
 	rows := rgm.NumRows()
 	if l.col >= rgm.NumColumns() {
 		return res, fmt.Errorf("the row group has %d columns", rgm.NumColumns())
@@ -361,17 +438,24 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		return res, err
 	}
 	if l.page == nil {
-		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true)
+		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true) // (ok: not encrypted)
 		if err != nil {
 			return res, err
 		}
-		// An encrypted chunk is left to arrow-go, which cannot read it
-		// without keys: its pages are not known.
+		// An encrypted chunk is left to arrow-go, which decrypts its page
+		// headers: its pages are not known, only bounded.
 		var largest int64
 		wk.guard.allNull = false
 		if ok {
 			c.charge = charge
 			if largest, err = wk.guard.check(ctx, &c); err != nil {
+				return res, err
+			}
+		} else {
+			largest, c.dictCost = encryptedChunkCost(md, cc, l.col)
+		}
+		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
+			if err := checkEncryptedInt96(ctx, fr.ParquetReader(), rg, l.col); err != nil {
 				return res, err
 			}
 		}

@@ -177,8 +177,13 @@ func zstdFrameWindow(wd byte, single bool, size uint64) int64 {
 	return base + base/8*int64(wd&7)
 }
 
-// readBody reads n bytes of the chunk at pos.
-func (g *pageGuard) readBody(c *guardChunk, pos, n int64) ([]byte, error) {
+// readBody reads n bytes of the chunk at pos: a slice of the mapped file
+// when inPlace allows it, valid until the file is unmapped, or else a
+// buffer of g's, valid until the next read.
+func (g *pageGuard) readBody(c *guardChunk, pos, n int64, inPlace bool) ([]byte, error) {
+	if inPlace && c.mapped != nil && pos >= 0 && n >= 0 && pos+n <= int64(len(c.mapped)) {
+		return c.mapped[pos : pos+n : pos+n], nil
+	}
 	var err error
 	if g.body, err = growCharged(c.charge, "a page read", g.body, int(n)); err != nil {
 		return nil, err
@@ -207,7 +212,9 @@ func (g *pageGuard) decompress(ctx context.Context, c *guardChunk, pos, comp, un
 		}
 		return g.out, nil
 	}
-	src, err := g.readBody(c, pos, comp)
+	// (A page decoded by a goroutine of its own, decodeOneShot, is read
+	// out of the mapping first: that goroutine cannot catch its faults.)
+	src, err := g.readBody(c, pos, comp, unc <= streamPageBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +327,10 @@ func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder
 	}
 	defer func() {
 		if p := recover(); p != nil {
+			if _, fault := p.(interface{ Addr() uintptr }); fault {
+				err = faultError(p) // src lies in a mapped file that was truncated
+				return
+			}
 			err = fmt.Errorf("corrupt %s page: %w", name, panicError(p))
 		}
 	}()

@@ -100,7 +100,7 @@ func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg 
 			return chunkResult{}, err
 		}
 		if got == 0 || got > rows-done {
-			return chunkResult{}, fmt.Errorf("decoded %d rows where %d were left", got, rows-done)
+			return chunkResult{}, fmt.Errorf("%w: decoded %d rows where %d were left", errShortDecode, got, rows-done)
 		}
 		done += got
 	}

@@ -65,7 +65,7 @@ func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg i
 			return chunkResult{}, err
 		}
 		if out.Read == 0 || out.Read > n {
-			return chunkResult{}, fmt.Errorf("decoded %d rows where %d were left", out.Read, rows-done)
+			return chunkResult{}, fmt.Errorf("%w: decoded %d rows where %d were left", errShortDecode, out.Read, rows-done)
 		}
 		v := column.View{Type: l.typ, Kind: column.Opaque, Len: int(out.Read), NullCount: int(out.NullCount), Row: done}
 		if v.NullCount > 0 {

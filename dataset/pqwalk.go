@@ -93,7 +93,7 @@ func (r *parquetRun) guardChunkOf(f io.ReaderAt, size int64, cc *metadata.Column
 		return guardChunk{}, false, limitError("definition or repetition level", int64(l), "MaxLevel", MaxLevel)
 	}
 	return guardChunk{
-		f: f, off: off, end: off + n, values: cc.NumValues(), codec: cc.Compression(),
+		f: f, mapped: r.mapped, off: off, end: off + n, values: cc.NumValues(), codec: cc.Compression(),
 		phys: descr.PhysicalType(), typeLen: descr.TypeLength(), maxDef: descr.MaxDefinitionLevel(), maxRep: descr.MaxRepetitionLevel(),
 		decoded: decoded, budget: r.decodeBytes,
 	}, true, nil
@@ -131,7 +131,10 @@ func chunkRange(md *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, siz
 
 // guardChunk is a column chunk as the guard checks it.
 type guardChunk struct {
-	f        io.ReaderAt
+	f io.ReaderAt
+	// mapped is the whole file mapped into memory, from which pages are
+	// read in place (mapped.go); nil: they are read from f.
+	mapped   []byte
 	off, end int64 // its bytes, as chunkRange has them
 	// values is the chunk's num_values: arrow-go reads pages until their
 	// values reach it.
@@ -215,6 +218,9 @@ func (g *pageGuard) ahead(c *guardChunk, pos int64, n, extra int) ([]byte, error
 	n = int(min(int64(n), c.end-pos))
 	if n <= 0 {
 		return nil, nil
+	}
+	if c.mapped != nil && pos >= 0 && pos+int64(n) <= int64(len(c.mapped)) {
+		return c.mapped[pos : pos+int64(n) : pos+int64(n)], nil
 	}
 	if pos >= g.winAt && pos+int64(n) <= g.winAt+int64(len(g.win)) {
 		return g.win[pos-g.winAt : pos-g.winAt+int64(n)], nil
@@ -459,7 +465,7 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		if h.isCompressed {
 			data, err = g.decompress(ctx, c, pos, comp, unc, levels)
 		} else {
-			data, err = g.readBody(c, pos, unc)
+			data, err = g.readBody(c, pos, unc, true)
 		}
 		if err != nil {
 			return err
@@ -550,7 +556,7 @@ func (g *pageGuard) nullPage(ctx context.Context, c *guardChunk, h *pageHeader, 
 		if h.repBytes != 0 || int64(h.defBytes) > unc || (h.isCompressed && int64(h.defBytes) > comp) {
 			return false, nil
 		}
-		data, err := g.readBody(c, pos, int64(h.defBytes))
+		data, err := g.readBody(c, pos, int64(h.defBytes), true)
 		if err != nil {
 			return false, err
 		}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -82,6 +83,26 @@ func (t *tracker) finish() {
 type parquetFile struct {
 	meta     *metadata.FileMetaData
 	manifest *pqarrow.SchemaManifest
+	// keys are the keys the file is read with (Options.Keys), crypt how it
+	// is encrypted.
+	keys  *Keys
+	crypt fileCrypt
+}
+
+// fileCrypt is how a Parquet file is encrypted (encryption.go).
+type fileCrypt struct {
+	encrypted       bool // its footer or some of its column chunks
+	encryptedFooter bool // "PARE" at its end
+	aad             bool // its readers are given the keys' AAD prefix
+}
+
+// decryptProps returns the decryption properties of a new reader of the
+// file; nil for a plaintext file read without keys.
+func (pqf *parquetFile) decryptProps() *parquet.FileDecryptionProperties {
+	if !pqf.crypt.encryptedFooter && pqf.keys.empty() {
+		return nil
+	}
+	return pqf.keys.properties(!pqf.crypt.encryptedFooter, pqf.crypt.aad)
 }
 
 func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
@@ -109,19 +130,28 @@ func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
 
 // probeParquet reads the footer and the Arrow schema of a Parquet file.
 func probeParquet(s Source) (_ *arrow.Schema, _ *parquetFile, err error) {
-	return probeParquetFixed(s, nil)
+	return probeParquetFixed(s, nil, nil)
 }
 
 // probeParquetFixed is probeParquet, the footer being fix's when there is
-// one (checkParquetFooter).
-func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFile, err error) {
+// one (checkParquetFooter), an encrypted file read with keys.
+func probeParquetFixed(s Source, fix *footerFix, keys *Keys) (_ *arrow.Schema, _ *parquetFile, err error) {
 	defer recoverTo(&err)
 	f, err := s.open()
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	opts := []file.ReadOption{file.WithReadProps(parquetReadProps(nil))}
+	pqf := &parquetFile{keys: keys}
+	if s.Size >= 4 {
+		var magic [4]byte
+		if err := readFull(f, magic[:], s.Size-4); err != nil {
+			return nil, nil, err
+		}
+		pqf.crypt.encryptedFooter = bytes.Equal(magic[:], parquetEncrypted)
+	}
+	pqf.crypt.aad = true
+	var opts []file.ReadOption
 	if fix != nil {
 		md, err := metadata.NewFileMetaData(fix.footer, nil)
 		if err != nil {
@@ -129,10 +159,20 @@ func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFil
 		}
 		opts = append(opts, file.WithMetadata(md))
 	}
-	pf, err := file.NewParquetReader(f, opts...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading the Parquet footer: %w", err)
+	pf, err := pqf.openReader(f, nil, opts...)
+	if err != nil && pqf.crypt.aad && strings.Contains(err.Error(), "AAD Prefix set in decryptionproperties but was not used") {
+		pqf.crypt.aad = false // (a file encrypted without an AAD prefix)
+		pf, err = pqf.openReader(f, nil, opts...)
 	}
+	var ke *KeyError
+	if errors.As(err, &ke) && pqf.crypt.encryptedFooter && managedKeys(f, s.Size) {
+		return nil, nil, unsupported("unsupported: encrypted Parquet file whose keys a key management service wraps (its footer's key metadata is Parquet key material): arrow-go v17 has no KMS client; give the data keys themselves (--footer-key, --column-key)")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	pqf.meta = pf.MetaData()
+	pqf.crypt.encrypted = pqf.crypt.encryptedFooter || pqf.meta.IsSetEncryptionAlgorithm()
 	narrow, err := checkStoredSchema(pf.MetaData().KeyValueMetadata())
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Arrow schema stored in the Parquet footer: %w", err)
@@ -145,8 +185,33 @@ func probeParquetFixed(s Source, fix *footerFix) (_ *arrow.Schema, _ *parquetFil
 	if err != nil {
 		return nil, nil, fmt.Errorf("converting the Parquet schema to Arrow: %w", err)
 	}
-	schema = narrowSchema(schema, narrow)
-	return schema, &parquetFile{meta: pf.MetaData(), manifest: fr.Manifest}, nil
+	pqf.manifest = fr.Manifest
+	return narrowSchema(schema, narrow), pqf, nil
+}
+
+// openReader opens arrow-go's reader of the file f (decoding its footer,
+// or taking it from opts), with the properties of parquetReadProps(md)
+// and the decryption properties of a new reader. What arrow-go says (or
+// panics with) of keys is a KeyError.
+func (pqf *parquetFile) openReader(f parquet.ReaderAtSeeker, md *metadata.FileMetaData, opts ...file.ReadOption) (pf *file.Reader, err error) {
+	dp := pqf.decryptProps()
+	defer func() {
+		if p := recover(); p != nil {
+			if err = footerKeyError(p, pqf.keys, pqf.crypt.encryptedFooter); err == nil {
+				err = panicError(p)
+			}
+		}
+	}()
+	props := parquetReadProps(md)
+	props.FileDecryptProps = dp
+	pf, err = file.NewParquetReader(f, append([]file.ReadOption{file.WithReadProps(props)}, opts...)...)
+	if err != nil {
+		if kerr := footerKeyError(err, pqf.keys, pqf.crypt.encryptedFooter); kerr != nil {
+			return nil, kerr
+		}
+		return nil, fmt.Errorf("reading the Parquet footer: %w", err)
+	}
+	return pf, nil
 }
 
 // checkStoredSchema checks the Arrow schema a Parquet writer may store in

@@ -630,7 +630,10 @@ template <typename T, class Fam> struct IntSqAcc {
 #endif
       add192(q0, q1, q2, m * m, hi, 0);
     } else {
-      add128(q0, q1, m * m, 0);
+      // |x| < 2^32: one 32x32 -> 64-bit multiply (IMAD.WIDE.U32), not a
+      // 64-bit product built of several.
+      const uint32_t m32 = (uint32_t)m;
+      add128(q0, q1, (uint64_t)m32 * m32, 0);
     }
   }
 };

@@ -19,7 +19,9 @@
 # `import pyarrow, numpy` fails.
 #
 # Each engine runs on each file it reads (DuckDB: the Parquet files) once as
-# a warm-up, then REPS times; the file is read into the page cache first.
+# a warm-up, then REPS times, the engines interleaved (one run of each per
+# round, the order rotated every round); the file is read into the page
+# cache first.
 # The table has the median wall time of the process, the file's bytes per
 # second, the peak RSS (/usr/bin/time -f %M, or the child's rusage through
 # scripts/bench_files.py where /usr/bin/time is missing), whether the answer
@@ -177,23 +179,38 @@ for name in $FILES; do
 		continue
 	fi
 	size=$(stat -c %s "$f")
+	# The engines that run on this file, and their command lines.
+	engines=()
 	for engine in $ENGINES; do
-		cmd=$(command_of "$engine" "$f")
-		[ -n "$cmd" ] || continue
-		answer="$OUT/answers/$name.$engine.json"
-		errlog="$OUT/stderr/$name.$engine.txt"
-		: > "$errlog"
-		cat "$f" > /dev/null # into the page cache
-		for rep in $(seq 0 "$REPS"); do
+		[ -n "$(command_of "$engine" "$f")" ] || continue
+		engines+=("$engine")
+		: > "$OUT/stderr/$name.$engine.txt"
+	done
+	[ ${#engines[@]} -gt 0 ] || continue
+	cat "$f" > /dev/null # into the page cache
+	# Rep 0 (each engine's warm-up), then REPS rounds in which every engine
+	# runs once, the order rotated each round: a drift of the host (another
+	# tenant, the clock) spreads over every engine instead of biasing the
+	# one that ran during it.
+	declare -A failed=()
+	for rep in $(seq 0 "$REPS"); do
+		n=${#engines[@]}
+		for k in $(seq 0 $((n - 1))); do
+			engine=${engines[$(((k + rep) % n))]}
+			[ -z "${failed[$engine]:-}" ] || continue
+			cmd=$(command_of "$engine" "$f")
+			answer="$OUT/answers/$name.$engine.json"
+			errlog="$OUT/stderr/$name.$engine.txt"
 			rc=0
 			# shellcheck disable=SC2086 # the command line is split on purpose
 			timed "$OUT/stats" $cmd || rc=$?
 			read -r wall rss < "$OUT/stats"
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$size" "$engine" "$rep" "$wall" "$rss" "$rc" >> "$OUT/runs.tsv"
 			note "$name $engine rep $rep: ${wall}s ${rss} KB exit $rc"
-			[ "$rc" = 0 ] || break
+			[ "$rc" = 0 ] || failed[$engine]=1
 		done
 	done
+	unset failed
 done
 rm -f "$OUT/stats"
 

@@ -34,6 +34,9 @@ import (
 //     integer columns;
 //   - testdata/conformance/refusals.tsv: the files (glob patterns) that
 //     must exit 2, and what their message must say;
+//   - testdata/conformance/flags.tsv: the flags some files (glob
+//     patterns) are read with (the keys of encrypted files), and what the
+//     message must say when they are read without them (exit status 2);
 //   - every other file must exit 0; the corrupt and fuzzed inputs
 //     (bad_data, fuzz) 0 or 2; never another status, a crash or a hang.
 //
@@ -56,6 +59,14 @@ type expectation struct {
 // refusal is a row of refusals.tsv.
 type refusal struct {
 	pattern, message, why string
+}
+
+// fileFlags is a row of flags.tsv.
+type fileFlags struct {
+	pattern string
+	flags   []string
+	without string // what the message says without the flags ("-": not checked)
+	why     string
 }
 
 func readTSV(t *testing.T, name string, fields int) [][]string {
@@ -159,6 +170,10 @@ func TestConformance(t *testing.T) {
 	for _, r := range readTSV(t, "refusals.tsv", 3) {
 		refusals = append(refusals, refusal{r[0], r[1], r[2]})
 	}
+	var flagRows []fileFlags
+	for _, r := range readTSV(t, "flags.tsv", 4) {
+		flagRows = append(flagRows, fileFlags{r[0], strings.Fields(r[1]), r[2], r[3]})
+	}
 	seen := map[string]bool{}
 	for _, dir := range dirs {
 		for _, file := range conformanceFiles(t, dir) {
@@ -167,9 +182,23 @@ func TestConformance(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), conformanceTimeout)
 				defer cancel()
+				args := []string{"--format", "json", "--device", "cpu", "--threads", "2", file}
+				for _, f := range flagRows {
+					if ok, _ := path.Match(f.pattern, name); ok {
+						if f.without != "-" { // without its flags: refused, saying why
+							var stdout, stderr bytes.Buffer
+							code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, mem: memory.NewGoAllocator()})
+							require.Equal(t, 2, code, "%s without %v (%s): %s", name, f.flags, f.why, stderr.String())
+							assert.Contains(t, stderr.String(), f.without, name)
+							assert.Contains(t, stderr.String(), filepath.Base(file), "%s: the message names the file", name)
+							assert.Empty(t, stdout.String(), name)
+						}
+						args = append(f.flags, args...)
+						break
+					}
+				}
 				var stdout, stderr bytes.Buffer
-				code := run(ctx, []string{"--format", "json", "--device", "cpu", "--threads", "2", file},
-					env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, mem: memory.NewGoAllocator()})
+				code := run(ctx, args, env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, mem: memory.NewGoAllocator()})
 				require.NoError(t, ctx.Err(), "%s: no answer within %s", name, conformanceTimeout)
 				require.Contains(t, []int{0, 2}, code, "%s: %s", name, stderr.String())
 				assert.NotContains(t, stderr.String(), "goroutine ", name)

@@ -69,6 +69,8 @@ type options struct {
 
 	gpuMemory int64 // cap on the GPU backend's device memory, bytes (0: none)
 	memory    int64 // the memory budget of reading the inputs, bytes
+
+	keys *dataset.Keys // of encrypted Parquet files (--footer-key, --column-key, --aad-prefix); nil: none
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -152,6 +154,9 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	onError := fs.String("on-error", "fail", "what an input that cannot be read does: fail (stop with its error) or skip (leave it out with a note on stderr; the output counts the files skipped)")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
 	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
+	footerKey := fs.String("footer-key", "", "the footer `KEY` of encrypted Parquet files (also the key of the columns encrypted with it): hexadecimal, base64, text:CHARACTERS, or {c,c,...} as parquet-testing writes keys")
+	columnKeys := fs.StringArray("column-key", nil, "the key of an encrypted Parquet column, `NAME:KEY` (NAME its dotted path in the Parquet schema, KEY as --footer-key's); repeat for each column")
+	aadPrefix := fs.String("aad-prefix", "", "the AAD prefix of encrypted Parquet files whose writer did not store it, as `TEXT`")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (a terminal and over 64 MiB of input), always or never")
 	showVersion := fs.BoolP("version", "V", false, "print the version and exit")
@@ -214,12 +219,48 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		}
 		opts.columns = append(opts.columns, c)
 	}
+	if opts.keys, err = parseKeys(*footerKey, *columnKeys, *aadPrefix); err != nil {
+		return opts, false, err
+	}
 	opts.explain, opts.threads, opts.progress, opts.paths = *explain, *threads, *progress, fs.Args()
 	opts.noStats = *noStats
 	if len(opts.paths) == 0 {
 		return opts, false, usagef("no input: name files, directories, globs or - (stdin); see arrowagg --help")
 	}
 	return opts, false, nil
+}
+
+// parseKeys reads the keys of --footer-key, --column-key and --aad-prefix;
+// nil when none is given.
+func parseKeys(footer string, columns []string, aad string) (*dataset.Keys, error) {
+	if footer == "" && len(columns) == 0 && aad == "" {
+		return nil, nil
+	}
+	keys := &dataset.Keys{AADPrefix: []byte(aad)}
+	var err error
+	if footer != "" {
+		if keys.Footer, err = dataset.ParseKey(footer); err != nil {
+			return nil, usagef("--footer-key: %w", err)
+		}
+	}
+	for _, c := range columns {
+		name, key, ok := strings.Cut(c, ":")
+		if !ok || name == "" {
+			return nil, usagef("--column-key %q: want NAME:KEY", c)
+		}
+		k, err := dataset.ParseKey(key)
+		if err != nil {
+			return nil, usagef("--column-key %s: %w", name, err)
+		}
+		if keys.Columns == nil {
+			keys.Columns = map[string][]byte{}
+		}
+		if _, dup := keys.Columns[name]; dup {
+			return nil, usagef("--column-key %s: given twice", name)
+		}
+		keys.Columns[name] = k
+	}
+	return keys, nil
 }
 
 func versionString() string {
@@ -325,7 +366,7 @@ func execute(ctx context.Context, args []string, e env) error {
 		// pile up on top of the budget.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opts.memory + memoryOverhead))
 	}
-	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem, SkipBad: opts.skipBad})
+	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem, SkipBad: opts.skipBad, Keys: opts.keys})
 	if err != nil {
 		return err
 	}

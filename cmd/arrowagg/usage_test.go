@@ -94,3 +94,59 @@ func TestOnErrorSkip(t *testing.T) {
 	got = runIn(t, context.Background(), env{}, "--on-error", "maybe", dir)
 	assert.Equal(t, "arrowagg: --on-error: unknown mode \"maybe\" (want fail or skip)\n", got.stderr)
 }
+
+// Bad keys are usage errors that say what is wrong with them.
+func TestKeyFlags(t *testing.T) {
+	pq := testdata + "/sample.parquet"
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--footer-key", "0123456789012345"}, `arrowagg: --footer-key: key "0123456789012345" is neither hexadecimal nor base64 of 16, 24 or 32 bytes (an AES key; for a key of text write text:0123456789012345)` + "\n"},
+		{[]string{"--footer-key", "text:abc"}, `arrowagg: --footer-key: key "text:abc" is 3 bytes; an AES key is 16, 24 or 32` + "\n"},
+		{[]string{"--column-key", "30313233343536373839303132333435"}, `arrowagg: --column-key "30313233343536373839303132333435": want NAME:KEY` + "\n"},
+		{[]string{"--column-key", "x:{1,2}"}, `arrowagg: --column-key x: key "{1,2}" is 2 bytes; an AES key is 16, 24 or 32` + "\n"},
+		{[]string{"--column-key", "x:MDEyMzQ1Njc4OTAxMjM0NQ==", "--column-key", "x:text:0123456789012345"}, "arrowagg: --column-key x: given twice\n"},
+	} {
+		got := runIn(t, context.Background(), env{}, append(c.args, pq)...)
+		assert.Equal(t, exitInput, got.code, c.args)
+		assert.Equal(t, c.want, got.stderr, c.args)
+		assert.Empty(t, got.stdout, c.args)
+	}
+	// Keys given to a plaintext file change nothing.
+	want := runIn(t, context.Background(), env{}, "-f", "json", pq)
+	got := runIn(t, context.Background(), env{}, "-f", "json", "--footer-key", "text:0123456789012345", "--column-key", "x:text:0123456789012345", pq)
+	require.Equal(t, exitOK, got.code, got.stderr)
+	assert.Equal(t, want.stdout, got.stdout)
+}
+
+// parquet-testing's uniformly encrypted file: read with its footer key as
+// the README writes it, refused without it, and with a wrong one.
+func TestEncryptedFile(t *testing.T) {
+	pq := corpus + "/parquet-testing/data/uniform_encryption.parquet.encrypted"
+	if _, err := os.Stat(pq); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the conformance corpus is missing in CI: %v", err)
+		}
+		t.Skipf("no conformance corpus at %s", corpus)
+	}
+	got := runIn(t, context.Background(), env{}, "-f", "csv", "-c", "float_field,double_field", "--footer-key", "{0,1,2,3,4,5,6,7,8,9,0,1,2,3,4,5}", pq)
+	require.Equal(t, exitOK, got.code, got.stderr)
+	assert.Equal(t, "name,type,count,null_count,sum,min,max,mean\n"+
+		"float_field,float32,50,0,1347.5000323057175,0.0,53.9,26.95000064611435\n"+
+		"double_field,float64,50,0,1361.1110975000001,0.0,54.4444439,27.22222195\n", got.stdout)
+
+	// Its INT96 column (Julian days 2 and up) is checked as plaintext ones
+	// are, not wrapped around by pqarrow.
+	got = runIn(t, context.Background(), env{}, "-c", "int96_field", "--footer-key", "text:0123456789012345", pq)
+	assert.Equal(t, exitInput, got.code)
+	assert.Contains(t, got.stderr, `column "int96_field": INT96 timestamp -4713-11-26T00:00:04.294967296Z does not fit timestamp[ns]`)
+
+	got = runIn(t, context.Background(), env{}, "-c", "float_field", pq)
+	assert.Equal(t, exitInput, got.code)
+	assert.Equal(t, "arrowagg: "+pq+": encrypted Parquet file: its footer is encrypted, and the footer key is missing (--footer-key)\n", got.stderr)
+
+	got = runIn(t, context.Background(), env{}, "-c", "float_field", "--footer-key", "text:0123456789012346", pq)
+	assert.Equal(t, exitInput, got.code)
+	assert.Equal(t, "arrowagg: "+pq+": encrypted Parquet file: the footer key given does not decrypt the footer (AES-GCM authentication failed): a wrong footer key, or an altered footer\n", got.stderr)
+}
