@@ -6,24 +6,19 @@ import "math"
 // float64: exact, subnormals included; -0 stays -0, NaN stays NaN.
 // (arrow-go v17's float16 conversions flush subnormals to zero.)
 func HalfToFloat64(h uint16) float64 {
-	exp := int(h>>10) & 0x1f
-	frac := float64(h & 0x3ff)
-	var f float64
+	sign := uint64(h&0x8000) << 48
+	exp, frac := uint64(h>>10)&0x1f, uint64(h&0x3ff)
 	switch exp {
-	case 0:
-		f = math.Ldexp(frac, -24)
+	case 0: // zero or subnormal: frac * 2^-24, exact
+		return math.Float64frombits(math.Float64bits(float64(frac)*0x1p-24) | sign)
 	case 0x1f:
 		if frac != 0 {
 			return math.NaN()
 		}
-		f = math.Inf(1)
-	default:
-		f = math.Ldexp(1024+frac, exp-25)
+		return math.Float64frombits(sign | 0x7ff<<52)
 	}
-	if h&0x8000 != 0 {
-		f = -f
-	}
-	return f
+	// normal: the exponent rebiased (1023 - 15), the fraction widened
+	return math.Float64frombits(sign | (exp+1008)<<52 | frac<<42)
 }
 
 // HalfFromFloat64 is f rounded to the nearest half-precision float (ties to

@@ -174,12 +174,12 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 		accs.noSum, accs.need = sc.noSum[tk.col], sc.needs[tk.col]
 		lo, hi := tk.lo, tk.hi
 		if sc.wide[tk.col] != nil { // a dictionary of narrow values
-			w := *v
-			w.Dict = sc.wide[tk.col]
-			v = &w
+			accs.wideView = *v
+			accs.wideView.Dict = sc.wide[tk.col]
+			v = &accs.wideView
 		} else if narrow(v) {
-			w := widenMorsel(v, lo, hi, &accs.wide)
-			v, lo, hi = &w, 0, hi-lo
+			accs.wideView = widenMorsel(v, lo, hi, &accs.wide)
+			v, lo, hi = &accs.wideView, 0, hi-lo
 		}
 		if err := accs.updateMorsel(st, v, lo, hi); err != nil {
 			return err
