@@ -29,6 +29,12 @@
 //     look leaves up. Extract sets a Column, the View of one leaf in one
 //     record batch, folding the nulls of enclosing structs into the leaf's
 //     validity (leaves.go).
+//   - Element columns are the values inside lists and maps, named by a
+//     path: "tags[]", "a[][]", "m{key}", "m{value}", "l[].x".
+//     ResolveElement resolves one (with an error saying why a path does
+//     not apply), ElementLeaves lists those of a schema, and Extract views
+//     the elements that exist of a batch, skipping those under null lists
+//     (path.go).
 //
 // Who calls it: the backends (backend/cpu's loops; backend/cuda, which
 // uploads Views to the GPU), the planner and the engine, and package

@@ -19,6 +19,11 @@ type Leaf struct {
 	Path []int // field indices from the schema down to the leaf
 	Kind Kind  // Unsupported when Err is set
 	Err  error // why the column cannot be aggregated (wrapping arrow.ErrNotImplemented), nil when it can
+	// Repeated is, for an element column (path.go: "tags[]", "m{key}"),
+	// the number of lists and maps it lies in (Path goes through each: 0
+	// for a list's elements, 0 then 0 or 1 for a map's keys or values);
+	// 0 for a column of the rows.
+	Repeated int
 }
 
 // Supported reports whether the leaf can be aggregated.
@@ -251,6 +256,31 @@ type Column struct {
 	View
 	arr   arrow.Array // the leaf array, retained
 	owned *memory.Buffer
+	// An element column's elements are View, then rest (when they are not
+	// contiguous in the leaf array), elems in all; their Row counts the
+	// elements before them in the batch.
+	rest  []View
+	elems int64
+}
+
+// Rest are the views of an element column's elements after View's, in
+// order: the elements of a batch are contiguous in the leaf array unless
+// null lists cover elements (fixed_size_list nulls always do), or lists
+// under null structs. Nil for a column of the rows.
+func (c *Column) Rest() []View { return c.rest }
+
+// Elements is the number of elements of an element column in the batch
+// (the lengths of View and Rest together).
+func (c *Column) Elements() int64 { return c.elems }
+
+// StartAt adds row to the Row of the column's views (Extract leaves them
+// counted from 0 in the batch): the position in the whole stream of the
+// batch's first row, or for an element column of its first element.
+func (c *Column) StartAt(row int64) {
+	c.Row += row
+	for i := range c.rest {
+		c.rest[i].Row += row
+	}
 }
 
 // Release frees what the column holds.
@@ -271,7 +301,9 @@ func (c *Column) Array() arrow.Array { return c.arr }
 // Extract sets c to the view of leaf l in rec; release c when done. Nulls of
 // enclosing struct arrays are folded into the leaf's validity (a row whose
 // struct is null is null in every leaf of it); such a combined bitmap is
-// allocated from mem.
+// allocated from mem. For an element column (l.Repeated > 0) the views are
+// those of the elements that exist (path.go): View and Rest, their Row
+// counting elements from 0 in the batch.
 func Extract(c *Column, rec arrow.Record, l Leaf, mem memory.Allocator) error {
 	*c = Column{}
 	if l.Err != nil {
@@ -279,6 +311,9 @@ func Extract(c *Column, rec arrow.Record, l Leaf, mem memory.Allocator) error {
 	}
 	if len(l.Path) == 0 || l.Path[0] >= int(rec.NumCols()) {
 		return fmt.Errorf("column %q is not in the record batch", l.Name)
+	}
+	if l.Repeated > 0 {
+		return extractElements(c, rec, l, mem)
 	}
 	arr := rec.Column(l.Path[0])
 	var parents []arrow.Array

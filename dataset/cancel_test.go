@@ -217,7 +217,10 @@ func TestCancelAggregate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			defer func() {
+				waitReleased(mem, 100*stopGrace)
+				mem.AssertSize(t, 0)
+			}()
 			opts := Options{Mem: mem, ArrowDecode: c.arrow, Workers: 2}
 			var srcs []Source
 			at := int64(16 << 20) // stdin: after 16 MiB
@@ -245,6 +248,16 @@ func TestCancelAggregate(t *testing.T) {
 				assert.Less(t, pc.read.Load(), at+srcs[0].Size/4, "read on after the cancel")
 			}
 		})
+	}
+}
+
+// waitReleased waits, at most bound, until mem holds nothing: after a
+// cancel, Aggregate returns within stopGrace, and a goroutine still inside
+// Arrow's reader frees what it holds when it ends (reader.go's prefetcher),
+// later on a loaded machine. Every byte must come back, if not at once.
+func waitReleased(mem *memory.CheckedAllocator, bound time.Duration) {
+	for end := time.Now().Add(bound); mem.CurrentAlloc() != 0 && time.Now().Before(end); {
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -236,6 +236,33 @@ func (d *Dataset) releaseFile(i int) {
 // Path: they are not in the file).
 func (d *Dataset) Leaves(i int) []column.Leaf { return d.files[i].leaves }
 
+// SchemaLeaves are Leaves(i) with the element columns of its lists and maps
+// (column.ElementLeaves: "tags[]", "m{key}", named with Select) each after
+// the leaf it lies in, in schema order.
+func (d *Dataset) SchemaLeaves(i int) []column.Leaf {
+	leaves, elems := d.files[i].leaves, column.ElementLeaves(d.files[i].schema)
+	out := make([]column.Leaf, 0, len(leaves)+len(elems))
+	j := 0
+	for _, l := range leaves {
+		for j < len(elems) && l.Path != nil && pathBefore(elems[j].Path, l.Path) {
+			out = append(out, elems[j])
+			j++
+		}
+		out = append(out, l)
+	}
+	return append(out, elems[j:]...)
+}
+
+// pathBefore reports whether field path a comes before b in schema order.
+func pathBefore(a, b []int) bool {
+	for k := 0; k < len(a) && k < len(b); k++ {
+		if a[k] != b[k] {
+			return a[k] < b[k]
+		}
+	}
+	return len(a) < len(b)
+}
+
 // Schema is the Arrow schema of source i.
 func (d *Dataset) Schema(i int) *arrow.Schema { return d.files[i].schema }
 
@@ -261,8 +288,9 @@ func (s Selection) Names() []string {
 // Select resolves the columns to aggregate, matched by name across the
 // sources. With no names it selects every supported leaf of every source, in
 // order of first appearance, and lists the unsupported ones in Skipped. A
-// name is a leaf (dotted for struct fields) or a struct column, which stands
-// for its supported leaves; a name no source has is an error wrapping
+// name is a leaf (dotted for struct fields), the elements of a list or a
+// map ("tags[]", "m{key}": column.ResolveElement), or a struct column or
+// struct elements ("items[]"), which stand for their supported leaves; a name no source has is an error wrapping
 // engine.ErrUnknownColumn. A selected column has one type in every source
 // that has it (else an *Error names both sources); in a source without it,
 // its values are null. It takes time linear in the leaves of the sources
@@ -323,7 +351,11 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 				return Selection{}, err
 			}
 			found := false
+			var badPath error // why the name is no element path of the first source it starts a column of
 			for i, fi := range d.files {
+				if _, _, err := column.ResolveElement(fi.schema, name); err != nil && badPath == nil {
+					badPath = &Error{Path: d.sources[i].Name(), Err: fmt.Errorf("%w %q: %w", engine.ErrUnknownColumn, name, err)}
+				}
 				if l, ok := fi.leaf(name); ok {
 					if !l.Supported() {
 						return Selection{}, &Error{Path: d.sources[i].Name(), Err: l.Err}
@@ -332,7 +364,11 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 					found = true
 					break
 				}
-				if group := structLeaves(fi.leaves, name); len(group) > 0 {
+				group := structLeaves(fi.leaves, name)
+				if len(group) == 0 && strings.ContainsAny(name, "[{") { // struct elements: their fields
+					group = elementFields(column.ElementLeaves(fi.schema), name)
+				}
+				if len(group) > 0 {
 					for _, l := range group {
 						if l.Supported() {
 							add(l, i)
@@ -343,6 +379,9 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 					found = true
 					break
 				}
+			}
+			if !found && badPath != nil {
+				return Selection{}, badPath
 			}
 			if !found {
 				_, err := engine.Request{Columns: []string{name}}.Resolve(d.files[0].schema)
@@ -395,16 +434,20 @@ func widen(a, b arrow.DataType) (arrow.DataType, bool) {
 	return nil, false
 }
 
-// leaf returns the source's leaf named name.
+// leaf returns the source's leaf named name: one of its leaves, or the
+// element column of a list or map that name is the path of.
 func (fi *fileInfo) leaf(name string) (column.Leaf, bool) {
+	var l column.Leaf
+	ok := false
 	if fi.index == nil {
-		return column.Find(fi.leaves, name)
+		l, ok = column.Find(fi.leaves, name)
+	} else if i, found := fi.index.Find(name); found {
+		l, ok = fi.leaves[i], true
 	}
-	i, ok := fi.index.Find(name)
-	if !ok {
-		return column.Leaf{}, false
+	if !ok && fi.schema != nil {
+		l, ok, _ = column.ResolveElement(fi.schema, name)
 	}
-	return fi.leaves[i], true
+	return l, ok
 }
 
 // structLeaves returns the leaves under the struct column name.
@@ -412,6 +455,26 @@ func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
 	var out []column.Leaf
 	for _, l := range leaves {
 		if strings.HasPrefix(l.Name, name+".") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// elementFields returns the element leaves of the fields of the struct
+// elements name ("items[]": "items[].price", "items[].tags", but not
+// "items[].tags[]", as a struct's name stands for its fields).
+func elementFields(elems []column.Leaf, name string) []column.Leaf {
+	group := structLeaves(elems, name)
+	depth := 0
+	for i, l := range group {
+		if i == 0 || l.Repeated < depth {
+			depth = l.Repeated
+		}
+	}
+	out := group[:0]
+	for _, l := range group {
+		if l.Repeated == depth {
 			out = append(out, l)
 		}
 	}
@@ -494,10 +557,15 @@ type partial struct {
 	states []agg.State
 	plans  []engine.ColumnPlan
 	rows   int64
+	// elems, per element column (Leaf.Repeated), is the elements merged:
+	// the ordered aggregates of an element column report elements, and
+	// states merge in order, so a state's elements follow those merged.
+	elems []int64
 }
 
 func newPartial(leaves []column.Leaf, aggs agg.Set) *partial {
-	p := &partial{leaves: leaves, aggs: aggs, states: make([]agg.State, len(leaves)), plans: make([]engine.ColumnPlan, len(leaves))}
+	p := &partial{leaves: leaves, aggs: aggs, states: make([]agg.State, len(leaves)), plans: make([]engine.ColumnPlan, len(leaves)),
+		elems: make([]int64, len(leaves))}
 	for i, l := range leaves {
 		p.states[i] = agg.New(l.Kind.Family(), aggs)
 		p.plans[i].Name = l.Name
@@ -506,8 +574,13 @@ func newPartial(leaves []column.Leaf, aggs agg.Set) *partial {
 }
 
 // add merges state s of leaf i, whose rows start at row at of p, and the
-// plan that made it.
+// plan that made it. The state of an element column is of the elements
+// after those merged (at is ignored).
 func (p *partial) add(i int, s agg.State, at int64, plan engine.ColumnPlan) {
+	if p.leaves[i].Repeated > 0 {
+		at = p.elems[i]
+		p.elems[i] += s.Count + s.NullCount
+	}
 	s.ShiftRows(at)
 	p.states[i].Merge(&s)
 	// The latest choice and reason win; the amounts add up.
@@ -636,7 +709,7 @@ func (p *partial) nullRest(present []column.Leaf) {
 		has[l.Name] = true
 	}
 	for i, l := range p.leaves {
-		if !has[l.Name] {
+		if !has[l.Name] && l.Repeated == 0 { // (a source without a list has none of its elements)
 			p.states[i].AddNulls(p.rows)
 		}
 	}

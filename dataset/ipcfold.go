@@ -197,9 +197,16 @@ type ipcFileRun struct {
 
 // aggregateIPCFile aggregates the leaves of IPC file source i (as the file
 // has them) into src and returns its rows. errNotInPlace, before anything
-// is read, says that the file is to be read as a stream.
+// is read, says that the file is to be read as a stream (so are the files
+// of which element columns are selected: the accumulator views the
+// elements that exist, batch by batch).
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
+	for _, l := range leaves {
+		if l.Repeated > 0 { // element columns: the engine's accumulator over the stream's batches
+			return 0, errNotInPlace
+		}
+	}
 	data, err := openIPCData(s, d.opts.Mem)
 	if err != nil {
 		return 0, err

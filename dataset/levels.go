@@ -277,6 +277,57 @@ func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
 	return bitutil.CountSetBits(valid, 0, m), nil
 }
 
+// elements reads the next m levels of a leaf in lists: a level from exists
+// (> 0) on is an element, valid when it is maxDef. It returns the elements
+// and the valid ones and, when valid is not nil, sets bit j of valid for
+// the j-th element that is valid (and clears it for one that is null).
+func (h *hybrid) elements(maxDef, exists int16, m int, valid []byte) (elems, k int, err error) {
+	var scratch [64]uint32
+	for done := 0; done < m; {
+		c, err := h.take(m - done)
+		if err != nil {
+			return 0, 0, err
+		}
+		if h.rle {
+			if h.value > uint32(maxDef) {
+				return 0, 0, levelError(h.value, maxDef)
+			}
+			if h.value >= uint32(exists) {
+				set := h.value == uint32(maxDef)
+				if valid != nil {
+					bitutil.SetBitsTo(valid, int64(elems), int64(c), set)
+				}
+				if set {
+					k += c
+				}
+				elems += c
+			}
+		} else {
+			c = min(c, len(scratch))
+			unpackRun(h, scratch[:c])
+			for _, v := range scratch[:c] {
+				if v > uint32(maxDef) {
+					return 0, 0, levelError(v, maxDef)
+				}
+				if v < uint32(exists) {
+					continue
+				}
+				set := v == uint32(maxDef)
+				if valid != nil {
+					bitutil.SetBitTo(valid, elems, set)
+				}
+				if set {
+					k++
+				}
+				elems++
+			}
+		}
+		h.consume(c)
+		done += c
+	}
+	return elems, k, nil
+}
+
 // indices decodes the next len(out) dictionary indices into out and checks
 // that they are below dictLen.
 func (h *hybrid) indices(dictLen int, out []int32) error {

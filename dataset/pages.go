@@ -59,6 +59,13 @@ type pageLeaf struct {
 	// nanoseconds of pqarrow's timestamp[ns] a window at a time, refusing
 	// those outside its range (pqarrow wraps them around).
 	int96 bool
+	// exists, for a leaf in lists (an element column), is the definition
+	// level from which an element exists (the leaf's innermost list is
+	// defined: file.LevelInfo.RepeatedAncestorDefLevel); 0 for a leaf of
+	// the rows. Levels below it are no element; those from it on are one,
+	// null below maxDef. maxRep is the leaf's repetition level (its
+	// levels are skipped: elements need none).
+	exists, maxRep int16
 }
 
 // width is the bytes of a value of l in the pages (0 for an Opaque leaf,
@@ -106,7 +113,32 @@ var errNotPaged = errors.New("not aggregated from pages")
 
 // pageLeafOf returns the page path of Parquet leaf column col, of Arrow type
 // dt in the file's manifest, or why there is none (wrapping errNotPaged).
-func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageLeaf, err error) {
+func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLeaf, error) {
+	return pageLeafOfLevels(md, col, dt, 0)
+}
+
+// elemPageLeafOf is pageLeafOf for the leaf column col of an element column
+// (in lists), whose elements exist from definition level exists on. Its
+// values are those of a flat column (Opaque ones are left to pqarrow).
+func elemPageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType, exists int16) (pageLeaf, error) {
+	if exists <= 0 {
+		return pageLeaf{}, fmt.Errorf("%w: no repeated ancestor", errNotPaged)
+	}
+	pl, err := pageLeafOfLevels(md, col, dt, exists)
+	if err == nil && pl.kind == column.Opaque {
+		return pageLeaf{}, fmt.Errorf("%w: elements only counted", errNotPaged)
+	}
+	return pl, err
+}
+
+// pageLeafOfLevels is pageLeafOf, of an element column's leaf when exists
+// is above 0.
+func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exists int16) (pl pageLeaf, err error) {
+	defer func() {
+		if err == nil && exists > 0 {
+			pl.exists, pl.maxRep = exists, md.Schema.Column(col).MaxRepetitionLevel()
+		}
+	}()
 	notPaged := func(format string, args ...any) (pageLeaf, error) {
 		return pageLeaf{}, fmt.Errorf("%w: %s", errNotPaged, fmt.Sprintf(format, args...))
 	}
@@ -119,7 +151,7 @@ func pageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageL
 		return notPaged("no Parquet column %d", col)
 	}
 	descr := md.Schema.Column(col)
-	if descr.MaxRepetitionLevel() != 0 {
+	if (descr.MaxRepetitionLevel() != 0) != (exists > 0) || exists > descr.MaxDefinitionLevel() {
 		return notPaged("repeated column")
 	}
 	phys := descr.PhysicalType()
@@ -405,7 +437,8 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	width := l.width()
 	var dict column.View
 	hasDict := false
-	var seen int64 // rows of the pages so far
+	var seen int64  // rows of the pages so far (levels, of an element column)
+	var elems int64 // an element column's elements so far
 	g.begin(c)
 	defer g.end()
 	s.mapped = c.mapped
@@ -506,10 +539,28 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			continue
 		case pageTypeData:
 			vals = data
+			// The repetition levels, before the definition levels, are
+			// not read (repBytes: their bytes in a stream).
+			var repBytes int64
+			if l.maxRep > 0 {
+				var reps hybrid
+				var err error
+				if st != nil {
+					var after int64
+					after, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.repEncoding), n, levelBitWidth(l.maxRep), &reps)
+					repBytes = size - after
+				} else {
+					vals, err = splitV1Levels(vals, parquet.Encoding(p.repEncoding), n, levelBitWidth(l.maxRep), &reps, &s.legacy)
+				}
+				if err != nil {
+					return res, fmt.Errorf("page %d: repetition levels: %w", p.index, err)
+				}
+			}
 			if l.maxDef > 0 {
 				var err error
 				if st != nil {
 					left, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.defEncoding), n, w, &defs)
+					left -= repBytes
 				} else {
 					vals, err = splitV1Levels(vals, parquet.Encoding(p.defEncoding), n, w, &defs, &s.legacy)
 				}
@@ -559,9 +610,15 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		default:
 			return res, fmt.Errorf("page %d: encoding %s (the column chunk metadata does not list it)", p.index, enc)
 		}
-		if err := s.aggregatePage(ctx, eng, l, &res, &pv, &defs, n, seen, &dict, ordered); err != nil {
+		base := seen
+		if l.exists > 0 {
+			base = elems
+		}
+		got, err := s.aggregatePage(ctx, eng, l, &res, &pv, &defs, n, base, &dict, ordered)
+		if err != nil {
 			return res, fmt.Errorf("page %d: %w", p.index, err)
 		}
+		elems += got
 		if st != nil {
 			if err := st.finish(ctx); err != nil {
 				return res, fmt.Errorf("page %d: %w", p.index, err)
@@ -578,25 +635,38 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 }
 
 // aggregatePage folds the n rows of one data page, whose first row is row
-// base of the chunk.
-func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) error {
+// base of the chunk, and returns how many it folded. The rows of an element
+// column (l.exists) are its elements: its n levels hold them, base is the
+// elements before the page.
+func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *pageLeaf, res *chunkResult, pv *pageValues, defs *hybrid, n int, base int64, dict *column.View, ordered bool) (int64, error) {
 	width := l.width()
 	if l.kind == column.Opaque {
-		return s.countPage(ctx, eng, l, res, defs, n, base)
+		return int64(n), s.countPage(ctx, eng, l, res, defs, n, base)
 	}
+	row := base // the row (element) of the next window
 	// Windows of PLAIN values, when no rows are kept, are cut by their
 	// values: a view of pageWindow non-null values each (the CPU backend's
 	// morsels of the page's values, as a view of the whole page would have),
 	// however many nulls lie between them.
-	byValues := (pv.plain != nil || pv.stream != nil) && !ordered
+	byValues := (pv.plain != nil || pv.stream != nil) && !ordered && l.exists == 0
 	for lo := 0; lo < n; {
 		m := min(pageWindow, n-lo)
 		// k: the non-null values of rows [lo, lo+m); spread: whether the
-		// view has them at their rows, with a validity bitmap.
+		// view has them at their rows, with a validity bitmap. e: the rows
+		// (elements) of the levels [lo, lo+m).
 		k, spread := m, false
+		e := m
 		if l.maxDef > 0 {
 			var err error
 			switch {
+			case l.exists > 0:
+				var valid []byte
+				if ordered {
+					s.valid = grow(s.valid, int(bitutil.BytesForBits(int64(m))))
+					valid = s.valid
+				}
+				e, k, err = defs.elements(l.maxDef, l.exists, m, valid)
+				spread = ordered && k < e
 			case ordered:
 				s.valid = grow(s.valid, int(bitutil.BytesForBits(int64(m))))
 				k, err = defs.bitmap(l.maxDef, m, s.valid)
@@ -607,43 +677,48 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 				k, err = defs.count(l.maxDef, m)
 			}
 			if err != nil {
-				return fmt.Errorf("definition levels: %w", err)
+				return 0, fmt.Errorf("definition levels: %w", err)
+			}
+			if l.exists == 0 {
+				e = m // (countUpTo sets m)
 			}
 		}
 		lo += m
+		at := row
+		row += int64(e)
 		if k == 0 {
-			res.state.AddNulls(int64(m))
+			res.state.AddNulls(int64(e))
 			continue
 		}
-		v := column.View{Type: l.typ, Kind: l.kind, Len: k, Row: base + int64(lo-m)}
+		v := column.View{Type: l.typ, Kind: l.kind, Len: k, Row: at}
 		ew := width // element width of v.Values
 		if pv.dict != nil {
 			s.idx = grow(s.idx, 4*k)
 			if err := pv.dict.indices(dict.Len, column.Slice[int32](s.idx)); err != nil {
-				return fmt.Errorf("dictionary indices: %w", err)
+				return 0, fmt.Errorf("dictionary indices: %w", err)
 			}
 			v.Values, v.IndexKind, v.Dict, ew = s.idx, column.Int32, dict, 4
 		} else if pv.split != nil {
 			s.values = grow(s.values, k*width)
 			if err := pv.split.read(s.values, width); err != nil {
-				return err
+				return 0, err
 			}
 			v.Values = s.values
 		} else if pv.stream != nil {
 			// A window of values at a time from the stream, into a buffer
 			// of a window.
 			if pv.left < int64(k*width) {
-				return fmt.Errorf("%d bytes of values left for %d values of %d bytes", pv.left, k, width)
+				return 0, fmt.Errorf("%d bytes of values left for %d values of %d bytes", pv.left, k, width)
 			}
 			s.values = grow(s.values, k*width)
 			if err := pv.stream.read(ctx, s.values); err != nil {
-				return err
+				return 0, err
 			}
 			v.Values = s.values
 			pv.left -= int64(k * width)
 		} else {
 			if len(pv.plain) < k*width {
-				return fmt.Errorf("%d bytes of values left for %d values of %d bytes", len(pv.plain), k, width)
+				return 0, fmt.Errorf("%d bytes of values left for %d values of %d bytes", len(pv.plain), k, width)
 			}
 			v.Values, pv.plain = pv.plain[:k*width], pv.plain[k*width:]
 		}
@@ -655,33 +730,33 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		if l.int96 && pv.dict == nil {
 			s.wide = grow(s.wide, 8*k)
 			if err := int96Nanos(s.wide, v.Values, k); err != nil {
-				return err
+				return 0, err
 			}
 			v.Values, ew = s.wide, 8
 		}
 		if spread {
-			s.spread = grow(s.spread, m*ew)
+			s.spread = grow(s.spread, e*ew)
 			switch ew {
 			case 2:
-				spreadValues(column.Slice[uint16](v.Values), s.valid, m, column.Slice[uint16](s.spread))
+				spreadValues(column.Slice[uint16](v.Values), s.valid, e, column.Slice[uint16](s.spread))
 			case 4:
-				spreadValues(column.Slice[uint32](v.Values), s.valid, m, column.Slice[uint32](s.spread))
+				spreadValues(column.Slice[uint32](v.Values), s.valid, e, column.Slice[uint32](s.spread))
 			case 16:
-				s.valid2 = grow(s.valid2, int(bitutil.BytesForBits(int64(2*m))))
-				for i := 0; i < m; i++ {
+				s.valid2 = grow(s.valid2, int(bitutil.BytesForBits(int64(2*e))))
+				for i := 0; i < e; i++ {
 					set := bitutil.BitIsSet(s.valid, i)
 					bitutil.SetBitTo(s.valid2, 2*i, set)
 					bitutil.SetBitTo(s.valid2, 2*i+1, set)
 				}
-				spreadValues(column.Slice[uint64](v.Values), s.valid2, 2*m, column.Slice[uint64](s.spread))
+				spreadValues(column.Slice[uint64](v.Values), s.valid2, 2*e, column.Slice[uint64](s.spread))
 			case 8:
-				spreadValues(column.Slice[uint64](v.Values), s.valid, m, column.Slice[uint64](s.spread))
+				spreadValues(column.Slice[uint64](v.Values), s.valid, e, column.Slice[uint64](s.spread))
 			default: // fixed_size_binary of any width
-				spreadBytes(v.Values, ew, s.valid, m, s.spread)
+				spreadBytes(v.Values, ew, s.valid, e, s.spread)
 			}
-			v.Values, v.Len, v.Validity, v.NullCount = s.spread, m, s.valid, m-k
+			v.Values, v.Len, v.Validity, v.NullCount = s.spread, e, s.valid, e-k
 		} else {
-			res.state.AddNulls(int64(m - k))
+			res.state.AddNulls(int64(e - k))
 		}
 		if s.mapped != nil && within(v.Values, s.mapped) && eng.PlanView(ctx, &v, &res.state).GPUFraction > 0 {
 			s.values = grow(s.values, len(v.Values))
@@ -689,10 +764,10 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			v.Values = s.values
 		}
 		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return row - base, nil
 }
 
 // countPage counts the n rows of one data page of an Opaque leaf, whose

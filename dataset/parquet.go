@@ -61,6 +61,10 @@ type parquetLeaf struct {
 	// is its levels: it is counted from the levels of col, the first
 	// Parquet leaf column under it (pqlist.go).
 	list *file.LevelInfo
+	// elem: the leaf is an element column (column.Leaf.Repeated > 0), whose
+	// values are the elements of lists; its states count elements, not
+	// rows (pqlist.go).
+	elem bool
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -88,15 +92,19 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 				return nil, fmt.Errorf("column %q has no Parquet leaf column", l.Name)
 			}
 			levels := sf.LevelInfo
-			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels}
+			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels, elem: l.Repeated > 0}
 			continue
 		}
 		if !sf.IsLeaf() {
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
-		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type}
+		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type, elem: l.Repeated > 0}
 		if paged {
-			if pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type); err == nil {
+			pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type)
+			if out[k].elem {
+				pl, err = elemPageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type, sf.LevelInfo.RepeatedAncestorDefLevel)
+			}
+			if err == nil {
 				out[k].page = &pl
 			}
 		}
@@ -459,7 +467,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 				return res, err
 			}
 		}
-		if wk.guard.allNull && l.list == nil && cc.NumValues() == rows { // (pqwalk.go's nullPage)
+		if wk.guard.allNull && l.list == nil && !l.elem && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
 		}
 		// What arrow-go holds to decode the chunk: its batches and scratch,
@@ -472,6 +480,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			return r.listChunk(ctx, fr, rg, l, rows)
 		}
 		return r.arrowChunk(ctx, fr, rg, l, rows)
+	}
+	if l.elem { // the pages hold levels, elements or not, of any number of rows
+		rows = cc.NumValues()
 	}
 	if cc.NumValues() != rows {
 		return res, fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)

@@ -57,7 +57,9 @@ func newLeafFileReader(pf *file.Reader, mem memory.Allocator) (*pqarrow.FileRead
 // arrowChunk decodes the chunk of leaf l in row group rg into Arrow arrays
 // through pqarrow, batch by batch, and aggregates them with the engine. fr
 // is a newLeafFileReader: the leaf is read by a leaf reader of its own, in
-// this goroutine, whether or not it is nested in a struct.
+// this goroutine, whether or not it is nested in a struct. For an element
+// column (l.elem) the arrays are the elements, which the engine folds as a
+// flat column: the state's positions are elements of the chunk.
 func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
 	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
 	if err != nil {
@@ -81,7 +83,7 @@ func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg 
 		if err := ctx.Err(); err != nil {
 			return chunkResult{}, err
 		}
-		ch, err := cr.NextBatch(min(batch, rows-done))
+		ch, read, err := nextBatch(cr, min(batch, rows-done), l.elem)
 		if err != nil {
 			return chunkResult{}, err
 		}
@@ -99,12 +101,48 @@ func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg 
 		if err != nil {
 			return chunkResult{}, err
 		}
+		if l.elem { // got elements, of read rows
+			got = read
+		}
 		if got == 0 || got > rows-done {
 			return chunkResult{}, fmt.Errorf("%w: decoded %d rows where %d were left", errShortDecode, got, rows-done)
 		}
 		done += got
 	}
 	return chunkResult{state: acc.States()[0], plan: acc.Plan()[0]}, nil
+}
+
+// nextBatch reads the next n rows of cr. For a leaf in lists (elem) the
+// array is its elements, one per level at which its innermost list's
+// element exists (pqarrow's leaf reader makes it so, as the child of the
+// list array it builds), and read is the rows, the levels that start one.
+func nextBatch(cr *pqarrow.ColumnReader, n int64, elem bool) (ch *arrow.Chunked, read int64, err error) {
+	if !elem {
+		ch, err = cr.NextBatch(n)
+		return ch, 0, err
+	}
+	if err := cr.LoadBatch(n); err != nil {
+		return nil, 0, err
+	}
+	reps, err := cr.GetRepLevels()
+	if err != nil {
+		return nil, 0, err
+	}
+	read = rowsOf(reps)
+	ch, err = cr.BuildArray(n)
+	return ch, read, err
+}
+
+// rowsOf is the number of rows the repetition levels reps hold: a level 0
+// starts one.
+func rowsOf(reps []int16) int64 {
+	n := int64(0)
+	for _, r := range reps {
+		if r == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // batchRows is the number of rows of the Arrow batches of leaf l in row

@@ -26,7 +26,9 @@ const listReason = "parquet list levels counted on the cpu"
 // nested readers), batch by batch, and the lists' validity made from its
 // levels as pqarrow's list reader makes it (file.DefRepLevelsToListInfo,
 // with the list's levels); the values it decodes are not read. Each batch
-// of lists is an Opaque view folded by the engine.
+// of lists is an Opaque view folded by the engine. The lists of an element
+// column (the inner lists of "a[]", a list of lists) are those whose
+// enclosing lists' elements exist, as many as the levels at most.
 func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, rows int64) (chunkResult, error) {
 	start := time.Now()
 	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
@@ -41,6 +43,7 @@ func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg i
 		plan: engine.ColumnPlan{Source: engine.SourceArrow, Reason: listReason}} // on the CPU, in host memory
 	batch := r.batchRows(rg, l, rows)
 	valid := make([]byte, bitutil.BytesForBits(batch))
+	pos := int64(0) // lists so far: rows, or elements of the lists around them
 	for done := int64(0); done < rows; {
 		if err := ctx.Err(); err != nil {
 			return chunkResult{}, err
@@ -60,14 +63,22 @@ func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg i
 		if len(reps) != len(defs) {
 			return chunkResult{}, fmt.Errorf("%d repetition levels for %d definition levels", len(reps), len(defs))
 		}
-		out := file.ValidityBitmapInputOutput{ReadUpperBound: n, ValidBits: valid}
+		bound, read := n, int64(0)
+		if l.elem { // lists in lists: up to one per level
+			bound = int64(len(defs))
+			valid = grow(valid, int(bitutil.BytesForBits(bound)))
+		}
+		out := file.ValidityBitmapInputOutput{ReadUpperBound: bound, ValidBits: valid}
 		if err := file.DefRepLevelsToListInfo(defs, reps, *l.list, &out, nil); err != nil {
 			return chunkResult{}, err
 		}
-		if out.Read == 0 || out.Read > n {
-			return chunkResult{}, fmt.Errorf("%w: decoded %d rows where %d were left", errShortDecode, out.Read, rows-done)
+		if read = out.Read; l.elem {
+			read = rowsOf(reps)
 		}
-		v := column.View{Type: l.typ, Kind: column.Opaque, Len: int(out.Read), NullCount: int(out.NullCount), Row: done}
+		if read == 0 || read > n {
+			return chunkResult{}, fmt.Errorf("%w: decoded %d rows where %d were left", errShortDecode, read, rows-done)
+		}
+		v := column.View{Type: l.typ, Kind: column.Opaque, Len: int(out.Read), NullCount: int(out.NullCount), Row: pos}
 		if v.NullCount > 0 {
 			v.Validity = valid
 		}
@@ -75,7 +86,8 @@ func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg i
 			return chunkResult{}, err
 		}
 		res.plan.Bytes += v.ByteSize()
-		done += out.Read
+		pos += out.Read
+		done += read
 	}
 	res.plan.Measured = time.Since(start)
 	return res, nil

@@ -383,6 +383,9 @@ func (r *parquetRun) planStats() {
 	md := r.pqf.meta
 	for i := range r.leaves {
 		l := &r.leaves[i]
+		if l.elem { // (a repeated leaf's statistics count levels, not elements)
+			continue
+		}
 		if _, _, phys := statsRange(l.typ); phys == nil {
 			continue
 		}

@@ -170,8 +170,12 @@ func (e *Engine) Device() Device { return e.device }
 // leaf (Columns empty), it is that column's Result.Err and the others are
 // aggregated.
 type Request struct {
-	// Columns are leaf names (dotted for struct fields); empty means every
-	// leaf of the schema, unsupported ones included with their Err set.
+	// Columns are leaf names (dotted for struct fields), or paths of the
+	// elements of lists and maps ("tags[]", "m{key}", "m{value}",
+	// "items[].price": column.ResolveElement), whose values are the
+	// elements that exist and whose ordered aggregates number elements;
+	// empty means every leaf of the schema (no element columns),
+	// unsupported ones included with their Err set.
 	// Naming an unknown column is an error wrapping ErrUnknownColumn, naming
 	// an unsupported one an error wrapping arrow.ErrNotImplemented.
 	Columns []string
@@ -185,7 +189,9 @@ var ErrUnknownColumn = errors.New("unknown column")
 // Resolve returns the leaves of schema that req selects, in request order (in
 // schema order when req names none, unsupported leaves included with their
 // Err). A named leaf that is unsupported is an error: its Err, which wraps
-// arrow.ErrNotImplemented.
+// arrow.ErrNotImplemented. A name may be the path of the elements of a list
+// or a map ("tags[]", "m{key}": column.ResolveElement); a path that does not
+// apply to its column is an error wrapping ErrUnknownColumn that says why.
 func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
 	all := column.Leaves(schema)
 	if len(req.Columns) == 0 {
@@ -205,6 +211,12 @@ func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
 	}
 	for _, name := range req.Columns {
 		l, ok := find(name)
+		if !ok {
+			var err error
+			if l, ok, err = column.ResolveElement(schema, name); err != nil {
+				return nil, fmt.Errorf("%w %q: %w", ErrUnknownColumn, name, err)
+			}
+		}
 		if !ok {
 			return nil, fmt.Errorf("%w %q (columns: %s)", ErrUnknownColumn, name, column.Names(all))
 		}
@@ -235,6 +247,10 @@ type Accumulator struct {
 	took   []time.Duration
 	plans  []ColumnPlan // per leaf, summed over batches
 	rows   int64        // rows added so far: the row of the next batch's first row
+	// elems, per element column (Leaf.Repeated), is the elements added so
+	// far: the position of the next batch's first element (the ordered
+	// aggregates of an element column report elements, not rows).
+	elems []int64
 }
 
 // NewAccumulator starts aggregating record batches of schema.
@@ -244,7 +260,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 		return nil, err
 	}
 	a := &Accumulator{e: e, schema: schema, leaves: leaves, aggs: req.aggs(), states: make([]agg.State, len(leaves)),
-		cols: make([]column.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves))}
+		cols: make([]column.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves)), elems: make([]int64, len(leaves))}
 	for i, l := range leaves {
 		a.states[i] = agg.New(l.Kind.Family(), a.aggs)
 	}
@@ -273,7 +289,12 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 		if err := column.Extract(c, rec, l, a.e.mem); err != nil {
 			return err
 		}
-		c.Row = a.rows
+		if l.Repeated > 0 {
+			c.StartAt(a.elems[i])
+			a.elems[i] += c.Elements()
+		} else {
+			c.StartAt(a.rows)
+		}
 		a.views = append(a.views, &c.View)
 		a.ptrs = append(a.ptrs, &a.states[i])
 		a.active = append(a.active, i)
@@ -289,6 +310,18 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 	}
 	for k, i := range a.active {
 		a.plans[i].Add(decided(plan[k], a.e.locate(a.views[k]), a.views[k].ByteSize(), a.took[k], ""))
+	}
+	// The elements of an element column that are not contiguous in its
+	// leaf array (under null lists): a view each, after the first.
+	for _, i := range a.active {
+		for k := range a.cols[i].Rest() {
+			v := &a.cols[i].Rest()[k]
+			start := time.Now()
+			if err := a.e.UpdateView(ctx, v, &a.states[i]); err != nil {
+				return fmt.Errorf("aggregating column %q: %w", a.leaves[i].Name, err)
+			}
+			a.plans[i].Add(decided(a.e.PlanView(ctx, v, &a.states[i]), a.e.locate(v), v.ByteSize(), time.Since(start), ""))
+		}
 	}
 	a.rows += rec.NumRows()
 	return nil
@@ -333,7 +366,12 @@ func (a *Accumulator) Merge(o *Accumulator) error {
 func (a *Accumulator) mergeStates(states []agg.State, rows int64) {
 	for i := range a.states {
 		o := states[i]
-		o.ShiftRows(a.rows)
+		if a.leaves[i].Repeated > 0 { // positions of elements
+			o.ShiftRows(a.elems[i])
+			a.elems[i] += o.Count + o.NullCount
+		} else {
+			o.ShiftRows(a.rows)
+		}
 		a.states[i].Merge(&o)
 	}
 	a.rows += rows

@@ -585,9 +585,14 @@ func (a *Accumulator) AddResident(ctx context.Context, res *Resident) error {
 	leaf := make([]int, len(a.leaves)) // the resident leaf of each of a's
 	for i, l := range a.leaves {
 		leaf[i] = -1
-		if l.Supported() {
-			leaf[i] = res.index[l.Name]
+		if !l.Supported() {
+			continue
 		}
+		k, ok := res.index[l.Name]
+		if !ok { // an element column ("tags[]"): resident data keeps the columns of its rows
+			return fmt.Errorf("column %q: %w: the elements of lists and maps are not kept resident (aggregate the batches with Add)", l.Name, arrow.ErrNotImplemented)
+		}
+		leaf[i] = k
 	}
 	cal := planner.Defaults(a.e.threads)
 	if a.e.gpu != nil {

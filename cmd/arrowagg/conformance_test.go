@@ -24,7 +24,8 @@ import (
 // corpora read by `arrowagg --format json`, its exit status and numbers
 // checked against what is known of it:
 //
-//   - testdata/conformance/expectations.tsv: per file and column, the
+//   - testdata/conformance/expectations.tsv: per file and column (the
+//     elements of a list or map, "tags[]", "m{key}", read with -c), the
 //     count, null_count, min, max and sum (- for not checked), and where
 //     each row comes from (the corpora's documentation, a cross-check
 //     between files, or "unchecked": arrowagg's own answer, kept as a
@@ -220,6 +221,25 @@ func TestConformance(t *testing.T) {
 				cols := map[string]map[string]json.RawMessage{}
 				for _, c := range res.Columns {
 					cols[jsonValue(c["name"])] = c
+				}
+				// The element columns of lists and maps are named with -c.
+				var elems []string
+				for _, e := range byFile[name] {
+					if strings.ContainsAny(e.column, "[{") {
+						elems = append(elems, e.column)
+					}
+				}
+				if len(elems) > 0 {
+					stdout.Reset()
+					stderr.Reset()
+					code := run(ctx, []string{"--format", "json", "--device", "cpu", "-c", strings.Join(elems, ","), file},
+						env{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, mem: memory.NewGoAllocator()})
+					require.Equal(t, 0, code, "%s -c %s: %s", name, strings.Join(elems, ","), stderr.String())
+					var res conformanceResult
+					require.NoError(t, json.NewDecoder(&stdout).Decode(&res), name)
+					for _, c := range res.Columns {
+						cols[jsonValue(c["name"])] = c
+					}
 				}
 				for _, e := range byFile[name] {
 					c, ok := cols[e.column]

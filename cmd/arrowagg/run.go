@@ -415,6 +415,10 @@ func execute(ctx context.Context, args []string, e env) error {
 	return nil
 }
 
+// elementReason is the --schema reason of the element columns of lists and
+// maps, aggregated only when named.
+const elementReason = "an element column: aggregated when named with -c"
+
 // writeSchema prints the columns of the n sources of ds (partition keys
 // included), in order of first appearance, and their rows (--schema).
 func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, eng *engine.Engine, n int, bar *progress) error {
@@ -422,7 +426,7 @@ func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	seen := map[string]bool{}
 	for i := 0; i < n; i++ {
 		schema := ds.Schema(i)
-		leaves := ds.Leaves(i)
+		leaves := ds.SchemaLeaves(i)
 		earlier := len(seen) > 0 // names of earlier sources are listed once
 		for _, l := range leaves {
 			if earlier && seen[l.Name] {
@@ -430,15 +434,25 @@ func writeSchema(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 			}
 			c := report.SchemaColumn{Name: l.Name, Type: l.Type.String(), Nullable: l.Path == nil} // (a partition key may be null)
 			fields := schema.Fields()
+			inList := false
 			for _, k := range l.Path {
+				if inList { // the elements of a list or a map: their nulls are their own
+					c.Nullable, inList = false, false
+				}
 				f := fields[k]
 				c.Nullable = c.Nullable || f.Nullable
-				if st, ok := f.Type.(*arrow.StructType); ok {
-					fields = st.Fields()
+				switch t := f.Type.(type) {
+				case *arrow.StructType:
+					fields = t.Fields()
+				case arrow.NestedType:
+					fields, inList = t.Fields(), true
 				}
 			}
-			if l.Err != nil {
+			switch {
+			case l.Err != nil:
 				c.Reason = l.Err.Error()
+			case l.Repeated > 0:
+				c.Reason = elementReason
 			}
 			out.Columns = append(out.Columns, c)
 		}
