@@ -55,6 +55,9 @@ type pageLeaf struct {
 	// FIXED_LEN_BYTE_ARRAY values, widened to Decimal128 a window at a time.
 	// (An Opaque leaf is counted from its levels: its values are not read.)
 	flba int
+	// le: the flba bytes are a little-endian INT32 or INT64 (a decimal
+	// stored as an integer).
+	le bool
 	// int96: the values are INT96 timestamps, converted to the int64
 	// nanoseconds of pqarrow's timestamp[ns] a window at a time, refusing
 	// those outside its range (pqarrow wraps them around).
@@ -155,7 +158,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 		return notPaged("repeated column")
 	}
 	phys := descr.PhysicalType()
-	if phys == parquet.Types.FixedLenByteArray {
+	if phys == parquet.Types.FixedLenByteArray || dt.ID() == arrow.DECIMAL128 && (phys == parquet.Types.Int32 || phys == parquet.Types.Int64) {
 		return flbaPageLeaf(md, col, dt)
 	}
 	int96 := false
@@ -200,19 +203,26 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 }
 
 // flbaPageLeaf returns the page path of FIXED_LEN_BYTE_ARRAY leaf column col
-// (of Arrow type dt), which takes those arrow-go v17 cannot decode: the
-// chunks of BYTE_STREAM_SPLIT pages. A decimal's values are widened to
-// Decimal128; float16 and fixed_size_binary values are the page's bytes as
-// they are; those of an Opaque type are counted from the levels, their
-// values not read.
+// (of Arrow type dt), or of a decimal stored as INT32 or INT64, which takes
+// those arrow-go v17 cannot decode: the chunks of BYTE_STREAM_SPLIT pages. A
+// decimal128's values are widened to Decimal128; decimal32 and decimal64
+// (INT32 and INT64 values), float16 and fixed_size_binary values are the
+// page's bytes as they are; those of an Opaque type are counted from the
+// levels, their values not read.
 func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLeaf, error) {
 	descr := md.Schema.Column(col)
+	phys := descr.PhysicalType()
 	kind, err := column.KindOf(dt)
 	if err != nil {
 		return pageLeaf{}, fmt.Errorf("%w: %v", errNotPaged, err)
 	}
 	pl := pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel()}
 	switch {
+	case phys == parquet.Types.Int32 || phys == parquet.Types.Int64:
+		if kind != column.Decimal128 {
+			return pageLeaf{}, fmt.Errorf("%w: %s read as %s", errNotPaged, phys, dt)
+		}
+		pl.flba, pl.le = phys.ByteSize(), true
 	case kind == column.Opaque:
 	case kind == column.Decimal128 && descr.TypeLength() >= 1 && descr.TypeLength() <= 16:
 		pl.flba = descr.TypeLength()
@@ -242,7 +252,7 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 		}
 	}
 	if !split {
-		return pageLeaf{}, fmt.Errorf("%w: FIXED_LEN_BYTE_ARRAY without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged)
+		return pageLeaf{}, fmt.Errorf("%w: %s without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged, phys)
 	}
 	return pl, nil
 }
@@ -282,6 +292,28 @@ func abs64(v int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// widen writes the k decimals of leaf l in src (flba bytes each) as
+// little-endian Decimal128 values (16 bytes each) into dst.
+func (l *pageLeaf) widen(dst, src []byte, k int) {
+	if !l.le {
+		widenDecimals(dst, src, l.flba, k)
+		return
+	}
+	w := l.flba
+	for i := 0; i < k; i++ {
+		v := src[i*w : (i+1)*w]
+		d := dst[i*16 : (i+1)*16]
+		fill := byte(0)
+		if v[w-1]&0x80 != 0 {
+			fill = 0xff
+		}
+		copy(d, v)
+		for j := w; j < 16; j++ {
+			d[j] = fill
+		}
+	}
 }
 
 // widenDecimals writes the k big-endian two's complement values of w bytes
@@ -526,7 +558,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 				return res, err
 			}
 			if l.flba > 0 {
-				widenDecimals(s.dict, data, width, n)
+				l.widen(s.dict, data, n)
 			} else if l.int96 {
 				if err := int96Nanos(s.dict, data, n); err != nil {
 					return res, fmt.Errorf("page %d: the dictionary: %w", p.index, err)
@@ -724,7 +756,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		}
 		if l.flba > 0 && pv.dict == nil {
 			s.wide = grow(s.wide, 16*k)
-			widenDecimals(s.wide, v.Values, width, k)
+			l.widen(s.wide, v.Values, k)
 			v.Values, ew = s.wide, 16
 		}
 		if l.int96 && pv.dict == nil {

@@ -369,7 +369,7 @@ func TestPageLeafOf(t *testing.T) {
 	got = reasons(pqConfig{name: "int96-decimal", props: []parquet.WriterProperty{parquet.WithStoreDecimalAsInteger(true)},
 		arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}})
 	assert.Equal(t, "paged", got["ts_ns"], "INT96 converted to nanoseconds")
-	assert.Equal(t, "INT32 read as decimal(9, 2)", got["price"])
+	assert.Equal(t, "INT32 without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", got["price"], "a decimal as INT32: paged only in BYTE_STREAM_SPLIT pages")
 	assert.Equal(t, "paged", got["ts_ms"], "only nanoseconds are written as INT96")
 
 	got = reasons(pqConfig{name: "delta", props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false),

@@ -151,3 +151,48 @@ func TestGuardRefusesSplitPagesForArrowGo(t *testing.T) {
 	_, err = (&pageGuard{}).check(context.Background(), &gc)
 	assert.NoError(t, err, "the page path decodes it")
 }
+
+// Decimals stored as little-endian INT32 or INT64 widen to Decimal128,
+// sign-extended.
+func TestWidenIntDecimals(t *testing.T) {
+	out := make([]byte, 32)
+	l := pageLeaf{flba: 4, le: true}
+	src := binary.LittleEndian.AppendUint32(nil, uint32(0xfffffffe)) // -2
+	src = binary.LittleEndian.AppendUint32(src, 0x7fffffff)
+	l.widen(out, src, 2)
+	assert.Equal(t, ^uint64(1), binary.LittleEndian.Uint64(out))
+	assert.Equal(t, ^uint64(0), binary.LittleEndian.Uint64(out[8:]))
+	assert.EqualValues(t, 0x7fffffff, binary.LittleEndian.Uint64(out[16:]))
+	assert.Zero(t, binary.LittleEndian.Uint64(out[24:]))
+	l = pageLeaf{flba: 8, le: true}
+	l.widen(out, binary.LittleEndian.AppendUint64(nil, 1<<63), 1) // the least int64
+	assert.Equal(t, uint64(1<<63), binary.LittleEndian.Uint64(out))
+	assert.Equal(t, ^uint64(0), binary.LittleEndian.Uint64(out[8:]))
+}
+
+// A data page in an encoding that arrow-go v17 has no decoder for in a
+// column of its physical type is refused by the guard as not implemented
+// (arrow-go's decoder would panic, which reads as corrupt data).
+func TestGuardRefusesEncodingsArrowGoCannotDecode(t *testing.T) {
+	for _, c := range []struct {
+		phys parquet.Type
+		enc  parquet.Encoding
+	}{
+		{parquet.Types.FixedLenByteArray, parquet.Encodings.DeltaByteArray}, // parquet-go writes it
+		{parquet.Types.FixedLenByteArray, parquet.Encodings.DeltaLengthByteArray},
+		{parquet.Types.Double, parquet.Encodings.DeltaBinaryPacked},
+		{parquet.Types.Int32, parquet.Encodings.RLE},
+		{parquet.Types.Boolean, parquet.Encodings.RLEDict},
+	} {
+		body := make([]byte, 8)
+		h := pageHeader{typ: pageTypeData, hasData: true, numValues: 8, encoding: int32(c.enc),
+			defEncoding: int32(parquet.Encodings.RLE), hasType: true, uncompressed: int32(len(body)), hasUncompressed: true,
+			compressed: int32(len(body)), hasCompressed: true}
+		data := append(encodeHeader(h), body...)
+		gc := guardChunk{f: bytes.NewReader(data), end: int64(len(data)), values: 8, codec: compress.Codecs.Uncompressed,
+			phys: c.phys, typeLen: 3, maxDef: 1, decoded: true}
+		_, err := (&pageGuard{}).check(context.Background(), &gc)
+		require.ErrorIs(t, err, arrow.ErrNotImplemented, "%s of %s", c.enc, c.phys)
+		assert.ErrorContains(t, err, "page 0: not implemented: "+c.enc.String()+" encoding of a "+c.phys.String()+" column (arrow-go v17 has no decoder for it)")
+	}
+}

@@ -485,13 +485,43 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 // checkDecodable refuses a data page of header h that arrow-go's decoders
 // cannot decode, in a chunk they read (c.decoded): BYTE_STREAM_SPLIT, which
 // arrow-go v17 has no decoder for (its record reader then reads no rows and
-// says nothing). The page path decodes it for flat FLOAT, DOUBLE, INT32,
-// INT64 and FIXED_LEN_BYTE_ARRAY columns (pages.go).
+// says nothing), and the other encodings of the format it has no decoder
+// for in a column of the chunk's physical type (its decoder would panic,
+// which would read as corrupt bytes). The page path decodes
+// BYTE_STREAM_SPLIT for flat FLOAT, DOUBLE, INT32, INT64 and
+// FIXED_LEN_BYTE_ARRAY columns (pages.go). An encoding the format does not
+// define is left to the decoder (corrupt).
 func checkDecodable(c *guardChunk, h *pageHeader) error {
-	if c.decoded && parquet.Encoding(h.encoding) == encByteStreamSplit {
+	if !c.decoded {
+		return nil
+	}
+	e := parquet.Encoding(h.encoding)
+	if e == encByteStreamSplit {
 		return fmt.Errorf("%w: BYTE_STREAM_SPLIT encoding of a %s column read through arrow-go (only flat FLOAT, DOUBLE, INT32, INT64 and FIXED_LEN_BYTE_ARRAY columns are decoded)", arrow.ErrNotImplemented, c.phys)
 	}
+	if e >= 0 && e < encByteStreamSplit && !arrowDecodes(c.phys, e) {
+		return fmt.Errorf("%w: %s encoding of a %s column (arrow-go v17 has no decoder for it)", arrow.ErrNotImplemented, e, c.phys)
+	}
 	return nil
+}
+
+// arrowDecodes reports whether arrow-go v17 has a decoder for the data
+// pages of encoding e (one the format defines, but BYTE_STREAM_SPLIT) in a
+// column of physical type phys (its encoding package's Decoder methods).
+func arrowDecodes(phys parquet.Type, e parquet.Encoding) bool {
+	switch e {
+	case parquet.Encodings.Plain:
+		return true
+	case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		return phys != parquet.Types.Boolean
+	case parquet.Encodings.RLE:
+		return phys == parquet.Types.Boolean
+	case parquet.Encodings.DeltaBinaryPacked:
+		return phys == parquet.Types.Int32 || phys == parquet.Types.Int64
+	case parquet.Encodings.DeltaLengthByteArray, parquet.Encodings.DeltaByteArray:
+		return phys == parquet.Types.ByteArray
+	}
+	return false // BIT_PACKED: levels only
 }
 
 // plainBits is the fewest bits a PLAIN value of physical type phys takes.

@@ -5,6 +5,7 @@
 //	duckfiles write -from pyarrow.parquet -o duck-zstd.parquet -options 'ROW_GROUP_SIZE 1000000'
 //	duckfiles query [-threads N] FILE
 //	duckfiles info FILE
+//	duckfiles writers -o testdata/writers/duckdb
 //
 // write makes the benchmark's data (four columns i32, int64 i64, float64
 // f64 with 5% nulls, float32 f32; row i a function of i alone: data.go),
@@ -26,6 +27,10 @@
 // "version", and "columns", each {"name", "type", "count", "sum", "min",
 // "max"}, integers exact, floats in their shortest form (float32 values as
 // float32).
+//
+// writers writes a small table with every codec DuckDB offers, in Parquet
+// versions V1 and V2, and DuckDB's answers for each file beside them
+// (writers.go), for arrowagg's tests.
 //
 // info prints what DuckDB's parquet_metadata says of a file's layout: per
 // column its row groups, rows per row group, pages' encodings, compression
@@ -64,6 +69,8 @@ func main() {
 		err = cmdWrite(ctx, os.Args[2:])
 	case "query":
 		err = cmdQuery(ctx, os.Args[2:], os.Stdout)
+	case "writers":
+		err = cmdWriters(ctx, os.Args[2:])
 	case "info":
 		err = cmdInfo(ctx, os.Args[2:], os.Stdout)
 	case "-h", "-help", "--help", "help":
@@ -83,6 +90,7 @@ func usage() {
   duckfiles write [-rows N | -from SRC.parquet] [-compression zstd] [-options 'K V, ...'] [-threads N] -o OUT.parquet
   duckfiles query [-threads N] FILE
   duckfiles info FILE
+  duckfiles writers -o DIR
 `)
 	os.Exit(2)
 }
