@@ -3,13 +3,16 @@
 //
 // The map of the package:
 //
-//   - Kind is a column's storage kind (Int8 ... Uint64, Float32, Float64,
-//     Bool, Decimal128, Binary, LargeBinary; Opaque for the values only
-//     counted: lists, maps, run-end encoded, float16, decimal256, views, ...;
-//     Unsupported), with its element Width and its Family (signed,
-//     unsigned, float, bool, decimal, bytes, counts), the unit the backends
-//     specialize their loops and kernels on. KindOf maps an Arrow type to its
-//     kind, IndexKind a dictionary's index type (kind.go).
+//   - Kind is a column's storage kind (Int8 ... Uint64, Float16, Float32,
+//     Float64, Bool, Decimal32, Decimal64, Decimal128, Binary, LargeBinary,
+//     FixedSizeBinary; Opaque for the values only counted: lists, maps,
+//     run-end encoded, decimal256, views, ...; Unsupported), with its
+//     element Width and its Family (signed, unsigned, float, bool, decimal,
+//     bytes, counts), the unit the backends specialize their loops and
+//     kernels on. KindOf maps an Arrow type to its kind, IndexKind a
+//     dictionary's index type (kind.go). NarrowDecimalType is decimal32 and
+//     decimal64, which arrow-go v17 lacks (decimal.go); HalfToFloat64 and
+//     HalfFromFloat64 convert half-precision floats exactly (half.go).
 //   - View is the layout of one contiguous column chunk: the values buffer
 //     with its element offset and length, the validity bitmap with its bit
 //     offset, the offsets of binary columns, and for dictionary arrays the

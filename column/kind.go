@@ -27,14 +27,27 @@ const (
 	Binary      // 32-bit offsets: string, binary
 	LargeBinary // 64-bit offsets: large_string, large_binary
 	// Opaque values are counted, never ordered nor summed: lists, maps,
-	// run-end encoded columns, float16, decimal256, views and the other
-	// types no backend folds the values of. Their views carry the validity
-	// alone (no Values); see KindOf.
+	// run-end encoded columns, decimal256, views and the other types no
+	// backend folds the values of. Their views carry the validity alone (no
+	// Values); see KindOf.
 	Opaque
+	// Float16 values are IEEE half-precision floats (2 bytes), aggregated
+	// as the float family does, in float64.
+	Float16
+	// FixedSizeBinary values are byte strings of the width of their type
+	// (arrow.FixedSizeBinaryType's ByteWidth, View.ElemWidth), ordered
+	// bytewise like the bytes family.
+	FixedSizeBinary
+	// Decimal32 and Decimal64 values are the 4- and 8-byte unscaled
+	// integers of decimal32 and decimal64 (NarrowDecimalType), aggregated
+	// as the decimal family does, in 128 bits.
+	Decimal32
+	Decimal64
 )
 
 var kindNames = [...]string{"unsupported", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-	"float32", "float64", "bool", "decimal128", "binary", "large_binary", "opaque"}
+	"float32", "float64", "bool", "decimal128", "binary", "large_binary", "opaque", "float16", "fixed_size_binary",
+	"decimal32", "decimal64"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
@@ -44,17 +57,18 @@ func (k Kind) String() string {
 }
 
 // Width is the size in bytes of one value of a fixed-width kind (0 for bool,
-// whose values are bits, for the variable-width kinds and for Opaque, whose
-// values are not read).
+// whose values are bits, for the variable-width kinds, for FixedSizeBinary,
+// whose width is its type's (View.ElemWidth), and for Opaque, whose values
+// are not read).
 func (k Kind) Width() int {
 	switch k {
 	case Int8, Uint8:
 		return 1
-	case Int16, Uint16:
+	case Int16, Uint16, Float16:
 		return 2
-	case Int32, Uint32, Float32:
+	case Int32, Uint32, Float32, Decimal32:
 		return 4
-	case Int64, Uint64, Float64:
+	case Int64, Uint64, Float64, Decimal64:
 		return 8
 	case Decimal128:
 		return 16
@@ -95,13 +109,13 @@ func (k Kind) Family() Family {
 		return FamilySigned
 	case Uint8, Uint16, Uint32, Uint64:
 		return FamilyUnsigned
-	case Float32, Float64:
+	case Float16, Float32, Float64:
 		return FamilyFloat
 	case Bool:
 		return FamilyBool
-	case Decimal128:
+	case Decimal128, Decimal32, Decimal64:
 		return FamilyDecimal
-	case Binary, LargeBinary:
+	case Binary, LargeBinary, FixedSizeBinary:
 		return FamilyBytes
 	case Opaque:
 		return FamilyCounts
@@ -111,11 +125,12 @@ func (k Kind) Family() Family {
 
 // KindOf returns the storage kind of values of type dt. For a dictionary type it
 // is the kind of the dictionary's values (see IndexKind for the indices).
+// NarrowDecimalType (decimal32, decimal64) is Decimal32 or Decimal64.
 // Types whose values arrowagg neither orders nor sums but whose nulls it
 // counts are Opaque: lists (list, large_list, fixed_size_list, list_view,
-// large_list_view), maps, run-end encoded columns, float16, decimal256,
-// fixed_size_binary, string_view and binary_view, intervals, null, and
-// extension types over any of the types KindOf accepts. A struct is Opaque
+// large_list_view), maps, run-end encoded columns, decimal256, string_view
+// and binary_view, intervals, null, and other extension types over any of
+// the types KindOf accepts. A struct is Opaque
 // too, counted by its own validity, where it is the value type of a
 // dictionary or the storage of an extension type (Leaves flattens struct
 // columns into their fields). It returns Unsupported, with a reason, for
@@ -128,6 +143,11 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 			return Unsupported, err
 		}
 		return KindOf(t.ValueType)
+	case *NarrowDecimalType:
+		if t.BitWidth == 32 {
+			return Decimal32, nil
+		}
+		return Decimal64, nil
 	case arrow.ExtensionType:
 		// Counted by the storage's validity.
 		if _, err := KindOf(t.StorageType()); err != nil {
@@ -160,12 +180,16 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 		return Bool, nil
 	case arrow.DECIMAL128:
 		return Decimal128, nil
+	case arrow.FLOAT16:
+		return Float16, nil
+	case arrow.FIXED_SIZE_BINARY:
+		return FixedSizeBinary, nil
 	case arrow.STRING, arrow.BINARY:
 		return Binary, nil
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		return LargeBinary, nil
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.MAP,
-		arrow.RUN_END_ENCODED, arrow.FLOAT16, arrow.DECIMAL256, arrow.FIXED_SIZE_BINARY, arrow.STRING_VIEW,
+		arrow.RUN_END_ENCODED, arrow.DECIMAL256, arrow.STRING_VIEW,
 		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL,
 		arrow.STRUCT:
 		return Opaque, nil

@@ -69,12 +69,34 @@ func (v *View) ByteSize() int64 {
 			n += v.binaryOffset(v.Len) - v.binaryOffset(0)
 		}
 	default:
-		n = int64(v.Len) * int64(v.Kind.Width())
+		n = int64(v.Len) * int64(v.ElemWidth())
 	}
 	if v.Validity != nil {
 		n += int64(bitutil.BytesForBits(int64(v.Len)))
 	}
 	return n
+}
+
+// ElemWidth is the size in bytes of one of the view's values: its kind's
+// Width, or for FixedSizeBinary its type's byte width (0 where the type is
+// not a fixed_size_binary nor over one).
+func (v *View) ElemWidth() int {
+	if v.Kind != FixedSizeBinary {
+		return v.Kind.Width()
+	}
+	return FixedSizeWidth(v.Type)
+}
+
+// FixedSizeWidth is the byte width of a fixed_size_binary type, or of the
+// storage of an extension type over one; 0 for any other type.
+func FixedSizeWidth(dt arrow.DataType) int {
+	if e, ok := dt.(arrow.ExtensionType); ok {
+		dt = e.StorageType()
+	}
+	if t, ok := dt.(*arrow.FixedSizeBinaryType); ok {
+		return t.ByteWidth
+	}
+	return 0
 }
 
 func (v *View) binaryOffset(i int) int64 {
@@ -185,14 +207,23 @@ func ViewOf(arr arrow.Array) (View, error) {
 }
 
 // extensionView is the Opaque view of an extension array: its storage's
-// validity.
+// validity. That of a NarrowDecimalType array is its storage's values, of
+// kind Decimal32 or Decimal64.
 func extensionView(a array.ExtensionArray) (View, error) {
-	if _, err := KindOf(a.DataType()); err != nil {
+	k, err := KindOf(a.DataType())
+	if err != nil {
 		return View{}, err
 	}
 	v, err := ViewOf(a.Storage())
 	if err != nil {
 		return View{}, err
+	}
+	if k == Decimal32 || k == Decimal64 {
+		if v.Kind != FixedSizeBinary || v.ElemWidth() != k.Width() {
+			return View{}, fmt.Errorf("%s array over storage %s", a.DataType(), a.Storage().DataType())
+		}
+		v.Type, v.Kind = a.DataType(), k
+		return v, v.check()
 	}
 	// (arrow-go makes no extension arrays over dictionaries.)
 	v.Type, v.Kind, v.Values, v.Offsets = a.DataType(), Opaque, nil, nil
@@ -350,7 +381,9 @@ func (v *View) check() error {
 			return fmt.Errorf("binary offsets [%d, %d] outside the %d-byte data buffer (%s)", lo, hi, len(v.Values), v.Type)
 		}
 		return nil
+	case v.Kind == FixedSizeBinary && v.ElemWidth() <= 0:
+		return fmt.Errorf("fixed-size binary view of type %s has no byte width", v.Type)
 	default:
-		return need("values", len(v.Values), end*int64(v.Kind.Width()))
+		return need("values", len(v.Values), end*int64(v.ElemWidth()))
 	}
 }

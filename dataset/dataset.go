@@ -165,7 +165,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 		if err != nil {
 			return fmt.Errorf("reading an Arrow IPC stream: %w", err)
 		}
-		fi.schema = fi.stream.rdr.Schema()
+		fi.schema = fi.stream.schema
 	case s.Format == Parquet:
 		// The footer is checked against the limits before arrow-go
 		// decodes it (limits.go).
@@ -209,7 +209,7 @@ func probeIPCStream(ctx context.Context, src Source) (_ *arrow.Schema, err error
 		return nil, err
 	}
 	defer s.close()
-	return s.rdr.Schema(), nil
+	return s.schema, nil
 }
 
 // Close releases what Open holds (standard input's reader, the footers'

@@ -610,7 +610,7 @@ func copyView(v *column.View, mem memory.Allocator) *memory.Buffer {
 		end := int64(len(v.Values))
 		parts = append(parts, offsets, v.Values[:end:end])
 	default:
-		w := int64(v.Kind.Width())
+		w := int64(v.ElemWidth())
 		parts = append(parts, cut(v.Values, int64(v.Offset)*w, int64(v.Offset+v.Len)*w))
 	}
 	n := 0

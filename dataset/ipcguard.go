@@ -52,6 +52,9 @@ type ipcGuard struct {
 	// nil: nothing is charged.
 	charge   *budget.Charge
 	buffered int64 // what of buf is charged
+	// narrow are the decimal32 and decimal64 fields of the schema, which
+	// the guard rewrote as fixed_size_binary for the reader (ipcdecimal.go).
+	narrow []narrowField
 }
 
 // guardAllocator is the IPC reader's allocator: it refuses allocations
@@ -274,6 +277,13 @@ func (g *ipcGuard) nextMessage() error {
 		g.seen.Store(-1)
 	}
 	g.messages++
+	if err == nil && ok && g.messages == 1 {
+		// The schema: decimal32 and decimal64 fields rewritten for the
+		// reader (ipcdecimal.go).
+		if g.narrow, err = narrowSchemaMessage(g.buf.Bytes()[framing:]); err != nil {
+			return err
+		}
+	}
 	switch {
 	case err != nil:
 		return err

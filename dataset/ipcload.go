@@ -16,6 +16,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // The record batches of an IPC file are decoded here rather than by Arrow's
@@ -148,6 +150,9 @@ func childFields(dt arrow.DataType) []arrow.Field {
 
 // flatType reports whether the decoder lays out dt, a type without children.
 func flatType(dt arrow.DataType) bool {
+	if _, ok := dt.(*column.NarrowDecimalType); ok {
+		return true // decimal32, decimal64: laid out as fixed_size_binary
+	}
 	switch dt.ID() {
 	case arrow.NULL, arrow.BINARY, arrow.STRING, arrow.LARGE_BINARY, arrow.LARGE_STRING:
 		return true
@@ -472,6 +477,11 @@ func (d *batchDecoder) array(ctx context.Context, f *ipcField) (_ arrow.ArrayDat
 		return array.NewData(dt, length, bufs, nil, nulls, 0), nil
 	case *arrow.FixedSizeBinaryType:
 		if err := fixed(t.BitWidth(), true); err != nil {
+			return nil, err
+		}
+		return array.NewData(dt, length, bufs, nil, nulls, 0), nil
+	case *column.NarrowDecimalType:
+		if err := fixed(int(t.BitWidth), true); err != nil {
 			return nil, err
 		}
 		return array.NewData(dt, length, bufs, nil, nulls, 0), nil

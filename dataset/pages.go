@@ -80,6 +80,9 @@ func (l *pageLeaf) width() int {
 	if l.int96 {
 		return 12
 	}
+	if l.kind == column.FixedSizeBinary {
+		return column.FixedSizeWidth(l.typ)
+	}
 	return l.kind.Width()
 }
 
@@ -166,6 +169,11 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 	for _, id := range pageKinds[phys] {
 		found = found || dt.ID() == id
 	}
+	if _, ok := dt.(*column.NarrowDecimalType); ok {
+		// decimal32 and decimal64: INT32 and INT64 values as they are
+		// (the kind's width and the physical size are checked below).
+		found = phys == parquet.Types.Int32 || phys == parquet.Types.Int64
+	}
 	if !found {
 		return notPaged("%s read as %s", phys, dt)
 	}
@@ -197,9 +205,10 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 // flbaPageLeaf returns the page path of FIXED_LEN_BYTE_ARRAY leaf column col
 // (of Arrow type dt), or of a decimal stored as INT32 or INT64, which takes
 // those arrow-go v17 cannot decode: the chunks of BYTE_STREAM_SPLIT pages. A
-// decimal's values are widened to Decimal128; those of an Opaque type
-// (float16, fixed_size_binary, ...) are counted from the levels, their values
-// not read.
+// decimal128's values are widened to Decimal128; decimal32 and decimal64
+// (INT32 and INT64 values), float16 and fixed_size_binary values are the
+// page's bytes as they are; those of an Opaque type are counted from the
+// levels, their values not read.
 func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLeaf, error) {
 	descr := md.Schema.Column(col)
 	phys := descr.PhysicalType()
@@ -217,6 +226,8 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 	case kind == column.Opaque:
 	case kind == column.Decimal128 && descr.TypeLength() >= 1 && descr.TypeLength() <= 16:
 		pl.flba = descr.TypeLength()
+	case kind == column.Float16 && descr.TypeLength() == 2:
+	case kind == column.FixedSizeBinary && descr.TypeLength() == column.FixedSizeWidth(dt) && descr.TypeLength() > 0:
 	default:
 		return pageLeaf{}, fmt.Errorf("%w: FIXED_LEN_BYTE_ARRAY read as %s", errNotPaged, dt)
 	}
@@ -774,6 +785,8 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		if spread {
 			s.spread = grow(s.spread, e*ew)
 			switch ew {
+			case 2:
+				spreadValues(column.Slice[uint16](v.Values), s.valid, e, column.Slice[uint16](s.spread))
 			case 4:
 				spreadValues(column.Slice[uint32](v.Values), s.valid, e, column.Slice[uint32](s.spread))
 			case 16:
@@ -784,8 +797,10 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 					bitutil.SetBitTo(s.valid2, 2*i+1, set)
 				}
 				spreadValues(column.Slice[uint64](v.Values), s.valid2, 2*e, column.Slice[uint64](s.spread))
-			default:
+			case 8:
 				spreadValues(column.Slice[uint64](v.Values), s.valid, e, column.Slice[uint64](s.spread))
+			default: // fixed_size_binary of any width
+				spreadBytes(v.Values, ew, s.valid, e, s.spread)
 			}
 			v.Values, v.Len, v.Validity, v.NullCount = s.spread, e, s.valid, e-k
 		} else {
@@ -830,7 +845,7 @@ func (s *pageScratch) countPage(ctx context.Context, eng *engine.Engine, l *page
 
 // spreadValues places the dense values at the rows whose bit is set in valid
 // (rows [0, m)); the other rows of out are left as they were.
-func spreadValues[T uint32 | uint64](dense []T, valid []byte, m int, out []T) {
+func spreadValues[T uint16 | uint32 | uint64](dense []T, valid []byte, m int, out []T) {
 	j := 0
 	for w := 0; w*64 < m; w++ {
 		var word uint64
@@ -848,6 +863,17 @@ func spreadValues[T uint32 | uint64](dense []T, valid []byte, m int, out []T) {
 		}
 		for ; word != 0; word &= word - 1 {
 			out[base+bits.TrailingZeros64(word)] = dense[j]
+			j++
+		}
+	}
+}
+
+// spreadBytes is spreadValues for values of w bytes.
+func spreadBytes(dense []byte, w int, valid []byte, m int, out []byte) {
+	j := 0
+	for i := 0; i < m; i++ {
+		if bitutil.BitIsSet(valid, i) {
+			copy(out[i*w:(i+1)*w], dense[j*w:(j+1)*w])
 			j++
 		}
 	}

@@ -278,6 +278,11 @@ func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileRead
 			var err error
 			if r.pqf.crypt.encrypted {
 				pf, err = r.pqf.openReader(f, md)
+				if err == nil {
+					// The footer decoded again: its stored schema's
+					// decimal32 and decimal64 rewritten again.
+					_, err = checkStoredSchema(pf.MetaData().KeyValueMetadata())
+				}
 			} else {
 				pf, err = file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
 			}

@@ -173,7 +173,8 @@ func probeParquetFixed(s Source, fix *footerFix, keys *Keys) (_ *arrow.Schema, _
 	}
 	pqf.meta = pf.MetaData()
 	pqf.crypt.encrypted = pqf.crypt.encryptedFooter || pqf.meta.IsSetEncryptionAlgorithm()
-	if err := checkStoredSchema(pf.MetaData().KeyValueMetadata()); err != nil {
+	narrow, err := checkStoredSchema(pf.MetaData().KeyValueMetadata())
+	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Arrow schema stored in the Parquet footer: %w", err)
 	}
 	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
@@ -185,7 +186,7 @@ func probeParquetFixed(s Source, fix *footerFix, keys *Keys) (_ *arrow.Schema, _
 		return nil, nil, fmt.Errorf("converting the Parquet schema to Arrow: %w", err)
 	}
 	pqf.manifest = fr.Manifest
-	return schema, pqf, nil
+	return narrowSchema(schema, narrow), pqf, nil
 }
 
 // openReader opens arrow-go's reader of the file f (decoding its footer,
@@ -215,11 +216,13 @@ func (pqf *parquetFile) openReader(f parquet.ReaderAtSeeker, md *metadata.FileMe
 
 // checkStoredSchema checks the Arrow schema a Parquet writer may store in
 // the footer (an IPC schema message, base64-encoded, decoded as pqarrow
-// does) through the IPC guard before pqarrow reads it.
-func checkStoredSchema(kv metadata.KeyValueMetadata) error {
+// does) through the IPC guard before pqarrow reads it. Its decimal32 and
+// decimal64 fields, which pqarrow refuses, are rewritten in kv as
+// decimal128 (widenStoredDecimals), and returned.
+func checkStoredSchema(kv metadata.KeyValueMetadata) ([]narrowField, error) {
 	serialized := kv.FindValue("ARROW:schema")
 	if serialized == nil {
-		return nil
+		return nil, nil
 	}
 	var decoded []byte
 	var err error
@@ -228,10 +231,23 @@ func checkStoredSchema(kv metadata.KeyValueMetadata) error {
 	}
 	if len(decoded) == 0 || err != nil {
 		if decoded, err = base64.RawStdEncoding.DecodeString(*serialized); err != nil {
-			return nil // pqarrow says what is wrong
+			return nil, nil // pqarrow says what is wrong
 		}
 	}
-	return checkStreamSchema(io.NewSectionReader(bytes.NewReader(decoded), 0, int64(len(decoded))))
+	if err := checkStreamSchema(io.NewSectionReader(bytes.NewReader(decoded), 0, int64(len(decoded)))); err != nil {
+		return nil, err
+	}
+	narrow, err := widenStoredDecimals(decoded)
+	if err != nil || len(narrow) == 0 {
+		return nil, err
+	}
+	// pqarrow reads the footer's metadata: the value, rewritten.
+	if len(*serialized)%4 == 0 {
+		*serialized = base64.StdEncoding.EncodeToString(decoded)
+	} else {
+		*serialized = base64.RawStdEncoding.EncodeToString(decoded)
+	}
+	return narrow, nil
 }
 
 // --- Arrow IPC file ----------------------------------------------------------
@@ -255,7 +271,7 @@ func probeIPCFile(ctx context.Context, src Source) (_ *arrow.Schema, err error) 
 		return nil, err
 	}
 	defer s.close()
-	return s.rdr.Schema(), nil
+	return s.schema, nil
 }
 
 func openIPCFile(ctx context.Context, src Source, mem memory.Allocator, bud *budget.Budget, prog *tracker) (_ *ipcStreamReader, err error) {
@@ -327,7 +343,12 @@ func pump(src io.Reader) (*io.PipeReader, func()) {
 }
 
 type ipcStreamReader struct {
-	rdr    *ipc.Reader
+	rdr *ipc.Reader
+	// schema is the stream's schema: rdr's, with the decimal32 and
+	// decimal64 fields the guard rewrote retyped back (narrowSchema), which
+	// next does to each record too.
+	schema *arrow.Schema
+	narrow bool
 	alloc  *guardAllocator // rdr's
 	closer io.Closer       // the file, if any
 	stop   func()
@@ -375,6 +396,7 @@ func openIPCStream(ctx context.Context, r io.Reader, closer io.Closer, stdin boo
 		return nil, err
 	}
 	s.rdr = rdr
+	s.schema, s.narrow = narrowSchema(rdr.Schema(), guard.narrow), len(guard.narrow) > 0
 	return s, nil
 }
 
@@ -427,6 +449,9 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		}
 	}
 	rec.Retain()
+	if s.narrow {
+		rec = narrowRecord(rec, s.schema)
+	}
 	s.batch++
 	return rec, nil
 }

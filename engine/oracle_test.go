@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/big"
@@ -10,8 +11,11 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
+	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // This file holds the test oracle: an independent, exact computation of the
@@ -62,9 +66,54 @@ func randArray(mem memory.Allocator, r *rand.Rand, dt arrow.DataType, n int, nul
 			b.AppendNull()
 			continue
 		}
+		if e, ok := b.(*array.ExtensionBuilder); ok { // decimal32, decimal64: their unscaled values
+			fb := e.StorageBuilder().(*array.FixedSizeBinaryBuilder)
+			fb.Append(binary.LittleEndian.AppendUint64(nil, uint64(randInt64(r)))[:fb.Type().(*arrow.FixedSizeBinaryType).ByteWidth])
+			continue
+		}
 		appendRandom(b, r)
 	}
 	return b.NewArray()
+}
+
+// halfOracle is the value of the half-precision float of bits h, from the
+// definition of the format (independently of column.HalfToFloat64).
+func halfOracle(h uint16) float64 {
+	exp, frac := int(h>>10&0x1f), float64(h&0x3ff)
+	var v float64
+	switch {
+	case exp == 0x1f && frac != 0:
+		return math.NaN()
+	case exp == 0x1f:
+		v = math.Inf(1)
+	case exp == 0:
+		v = frac / (1 << 24)
+	default:
+		v = (1 + frac/1024) * math.Pow(2, float64(exp-15))
+	}
+	if h>>15 == 1 {
+		v = math.Copysign(v, -1)
+	}
+	return v
+}
+
+// randHalf draws the bits of a half-precision float: any bits (NaN,
+// infinities and subnormals among them), small integers and zeros, and
+// the extremes.
+func randHalf(r *rand.Rand) uint16 {
+	switch r.IntN(8) {
+	case 0:
+		return []uint16{0x0000, 0x8000, 0x7BFF, 0xFBFF, 0x0001, 0x8001, 0x7C00, 0xFC00, 0x7E00}[r.IntN(9)]
+	case 1, 2:
+		return column.HalfFromFloat64(float64(r.IntN(9) - 4))
+	case 3:
+		return uint16(r.IntN(0x7C00)) // finite, positive
+	}
+	h := uint16(r.Uint32())
+	for h&0x7C00 == 0x7C00 { // no NaN nor infinity here: case 0 has them
+		h = uint16(r.Uint32())
+	}
+	return h
 }
 
 // randInt64 draws from a mix of small values, full-range values and extremes.
@@ -150,6 +199,12 @@ func appendRandom(b array.Builder, r *rand.Rand) {
 		b.Append(string(randBytes(r)))
 	case *array.BinaryBuilder:
 		b.Append(randBytes(r))
+	case *array.Float16Builder:
+		b.Append(float16.FromBits(randHalf(r)))
+	case *array.FixedSizeBinaryBuilder:
+		v := randBytes(r)
+		w := b.Type().(*arrow.FixedSizeBinaryType).ByteWidth
+		b.Append(append(v, make([]byte, w)...)[:w])
 	default:
 		panic(fmt.Sprintf("no random values for %T", b))
 	}
@@ -313,6 +368,19 @@ func valueOf(values arrow.Array, j int) any {
 		return a.Value(j)
 	case *array.Binary:
 		return string(a.Value(j))
+	case *array.Float16:
+		return halfOracle(a.Value(j).Uint16())
+	case *array.FixedSizeBinary:
+		return string(a.Value(j))
+	case *column.NarrowDecimalArray:
+		b := a.Storage().(*array.FixedSizeBinary).Value(j)
+		var x int64
+		if len(b) == 4 {
+			x = int64(int32(binary.LittleEndian.Uint32(b)))
+		} else {
+			x = int64(binary.LittleEndian.Uint64(b))
+		}
+		return big.NewInt(x)
 	}
 	panic(fmt.Sprintf("oracle: no case for %T", values))
 }
@@ -426,6 +494,10 @@ func scalarValue(s scalar.Scalar) any {
 	case *scalar.LargeString:
 		return string(s.Value.Bytes())
 	case *scalar.Binary:
+		return string(s.Value.Bytes())
+	case *scalar.Float16:
+		return halfOracle(s.Value.Uint16())
+	case *scalar.FixedSizeBinary:
 		return string(s.Value.Bytes())
 	}
 	panic(fmt.Sprintf("scalarValue: %T", s))

@@ -134,10 +134,7 @@ func checkResult(t *testing.T, got Result, want expected, dt arrow.DataType, msg
 	require.NoError(t, got.Err, msg)
 	require.Equal(t, want.count, got.Count, "count %s", msg)
 	require.Equal(t, want.nulls, got.NullCount, "null_count %s", msg)
-	vt := dt
-	if d, ok := dt.(*arrow.DictionaryType); ok {
-		vt = d.ValueType
-	}
+	vt := resultType(dt)
 	if want.count == 0 {
 		require.Nil(t, scalarValue(got.Min), "min %s", msg)
 		require.Nil(t, scalarValue(got.Max), "max %s", msg)
@@ -150,11 +147,11 @@ func checkResult(t *testing.T, got Result, want expected, dt arrow.DataType, msg
 
 	switch vt.ID() {
 	case arrow.DATE32, arrow.DATE64, arrow.TIME32, arrow.TIME64, arrow.TIMESTAMP,
-		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY:
+		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.FIXED_SIZE_BINARY:
 		require.Nil(t, got.Sum, "sum does not apply: %s", msg)
 		require.Nil(t, got.Mean, "mean does not apply: %s", msg)
 		return
-	case arrow.FLOAT32, arrow.FLOAT64:
+	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
 		sum := scalarValue(got.Sum).(float64)
 		checkFloatSum(t, want, sum, msg)
 		mean := scalarValue(got.Mean).(float64)
@@ -207,6 +204,19 @@ func checkResult(t *testing.T, got Result, want expected, dt arrow.DataType, msg
 	}
 	wantMean, _ := new(big.Rat).SetFrac(want.sumInt, den).Float64()
 	require.Equal(t, wantMean, scalarValue(got.Mean), "mean %s", msg)
+}
+
+// resultType is the type of the values of a column of type dt as its
+// results have them: a dictionary's value type, decimal128 for decimal32
+// and decimal64.
+func resultType(dt arrow.DataType) arrow.DataType {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		dt = d.ValueType
+	}
+	if d, ok := dt.(*column.NarrowDecimalType); ok {
+		return d.Decimal128()
+	}
+	return dt
 }
 
 func checkExtreme(t *testing.T, want, got any, msg string) {

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
 	"github.com/apache/arrow/go/v17/arrow/decimal256"
+	"github.com/apache/arrow/go/v17/arrow/float16"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
@@ -23,9 +24,14 @@ import (
 //
 // Sum has one Go type per column type, whatever the data: *scalar.Int64 for
 // signed integers, *scalar.Uint64 for unsigned integers and booleans (the
-// number of true values), *scalar.Float64 for floats, *scalar.Decimal128 of
-// decimal128(38, scale) for decimals and *scalar.Duration of the column's type
-// for durations, as Arrow's sum. Integer and decimal sums are exact: when one
+// number of true values), *scalar.Float64 for floats (float16 included),
+// *scalar.Decimal128 of decimal128(38, scale) for decimals (decimal32 and
+// decimal64 included) and *scalar.Duration of the column's type for
+// durations, as Arrow's sum. Min, max, first and last are of the column's
+// type (float16 as *scalar.Float16, fixed_size_binary as
+// *scalar.FixedSizeBinary), but for decimal32 and decimal64
+// (column.NarrowDecimalType), which arrow-go v17 has no scalars of: theirs
+// are decimal128 of the column's precision and scale. Integer and decimal sums are exact: when one
 // does not fit that type, SumOverflow is set, Sum is a null scalar of that
 // type and SumWide holds the exact value. SumExact always has the exact
 // (unscaled) integer sum.
@@ -80,6 +86,9 @@ func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result
 	vt := dt
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
+	}
+	if d, ok := vt.(*column.NarrowDecimalType); ok {
+		vt = d.Decimal128() // decimal32 and decimal64 answer as decimal128 of their precision and scale
 	}
 	f := s.Finalize(aggs)
 	aggs = f.Set
@@ -157,7 +166,7 @@ func sumType(dt arrow.DataType) arrow.DataType {
 		return arrow.PrimitiveTypes.Int64
 	case arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64, arrow.BOOL:
 		return arrow.PrimitiveTypes.Uint64
-	case arrow.FLOAT32, arrow.FLOAT64:
+	case arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64:
 		return arrow.PrimitiveTypes.Float64
 	case arrow.DECIMAL128:
 		return &arrow.Decimal128Type{Precision: 38, Scale: dt.(*arrow.Decimal128Type).Scale}
@@ -171,7 +180,7 @@ func sumType(dt arrow.DataType) arrow.DataType {
 func meanApplies(dt arrow.DataType) bool {
 	switch dt.ID() {
 	case arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64, arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.BOOL, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
+		arrow.BOOL, arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128:
 		return true
 	}
 	return false
@@ -276,6 +285,8 @@ func valueScalar(dt arrow.DataType, has bool, v agg.Value) scalar.Scalar {
 			return scalar.NewFloat32Scalar(float32(v.Float))
 		}
 		return scalar.NewFloat64Scalar(v.Float)
+	case arrow.FLOAT16: // a half: exact
+		return scalar.NewFloat16Scalar(float16.FromBits(column.HalfFromFloat64(v.Float)))
 	case arrow.BOOL:
 		return scalar.NewBooleanScalar(v.Bool)
 	case arrow.DECIMAL128:
@@ -300,6 +311,8 @@ func valueScalar(dt arrow.DataType, has bool, v agg.Value) scalar.Scalar {
 		return scalar.NewBinaryScalar(memory.NewBufferBytes(append([]byte(nil), b...)), dt)
 	case arrow.LARGE_BINARY:
 		return scalar.NewLargeBinaryScalar(memory.NewBufferBytes(append([]byte(nil), b...)))
+	case arrow.FIXED_SIZE_BINARY:
+		return scalar.NewFixedSizeBinaryScalar(memory.NewBufferBytes(append([]byte(nil), b...)), dt)
 	}
 	return nil // not reached: column.KindOf admits only the types above
 }

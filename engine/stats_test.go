@@ -155,10 +155,7 @@ func checkStats(t *testing.T, got Result, o statsOracle, dt arrow.DataType, msg 
 	require.NotNil(t, got.ApproxDistinct, msg)
 	d := scalarValue(got.ApproxDistinct).(int64)
 	require.InDelta(t, float64(o.distinct), float64(d), 0.02*float64(o.distinct), "approx_distinct %s", msg)
-	vt := dt
-	if dd, ok := dt.(*arrow.DictionaryType); ok {
-		vt = dd.ValueType
-	}
+	vt := resultType(dt)
 	if !meanApplies(vt) {
 		require.Nil(t, got.Variance, "variance does not apply: %s", msg)
 		require.Nil(t, got.Stddev, "stddev does not apply: %s", msg)
@@ -182,7 +179,7 @@ func checkStats(t *testing.T, got Result, o statsOracle, dt arrow.DataType, msg 
 	}
 	want, _ := o.variance.Float64()
 	wantSD := ratSqrt(o.variance)
-	if vt.ID() == arrow.FLOAT32 || vt.ID() == arrow.FLOAT64 {
+	if vt.ID() == arrow.FLOAT16 || vt.ID() == arrow.FLOAT32 || vt.ID() == arrow.FLOAT64 {
 		bound := varianceBound(want, o.sumSq, o.n)
 		require.InDelta(t, want, v, bound, "variance %s", msg)
 		// |sd - exact sd| <= |v - exact| / (sd + exact sd), and a rounding

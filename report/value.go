@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -107,10 +108,15 @@ func values(r engine.Result, aggs agg.Set) ([]value, error) {
 	return out, nil
 }
 
-// valueType is the type of a column's values (a dictionary's value type).
+// valueType is the type of a column's values (a dictionary's value type),
+// as its results have it: decimal128 of decimal32's and decimal64's
+// precision and scale (see engine.Result).
 func valueType(dt arrow.DataType) arrow.DataType {
 	if d, ok := dt.(*arrow.DictionaryType); ok {
-		return d.ValueType
+		dt = d.ValueType
+	}
+	if d, ok := dt.(*column.NarrowDecimalType); ok {
+		return d.Decimal128()
 	}
 	return dt
 }
@@ -169,6 +175,8 @@ func scalarValue(s scalar.Scalar, dt arrow.DataType) (value, error) {
 		return uintValue(s.Value), nil
 	case *scalar.Uint64:
 		return uintValue(s.Value), nil
+	case *scalar.Float16:
+		return halfValue(s.Value.Uint16()), nil
 	case *scalar.Float32:
 		return floatValue(float64(s.Value), 32), nil
 	case *scalar.Float64:
@@ -217,6 +225,8 @@ func scalarValue(s scalar.Scalar, dt arrow.DataType) (value, error) {
 		return textOf(binaryText(s.Value.Bytes())), nil
 	case *scalar.LargeBinary:
 		return textOf(binaryText(s.Value.Bytes())), nil
+	case *scalar.FixedSizeBinary:
+		return textOf(binaryText(s.Value.Bytes())), nil
 	}
 	return nullValue, fmt.Errorf("no output form for a %s scalar of a %s column", s.DataType(), dt)
 }
@@ -264,6 +274,23 @@ func floatValue(f float64, bits int) value {
 		return textOf("-Inf")
 	}
 	return numberOf(formatFloat(f, bits))
+}
+
+// halfValue prints a half-precision float as floatValue prints the others:
+// the shortest digits that read back as the same half (strconv knows no
+// halves: the digits are searched, at most 5 of them).
+func halfValue(h uint16) value {
+	f := column.HalfToFloat64(h)
+	if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+		return floatValue(f, 64)
+	}
+	for prec := 0; prec < 17; prec++ {
+		short, err := strconv.ParseFloat(strconv.FormatFloat(f, 'e', prec, 64), 64)
+		if err == nil && column.HalfFromFloat64(short) == h {
+			return floatValue(short, 64)
+		}
+	}
+	return floatValue(f, 64)
 }
 
 func formatFloat(f float64, bits int) string {

@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -9,6 +10,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+	"github.com/apache/arrow/go/v17/arrow/float16"
 	amath "github.com/apache/arrow/go/v17/arrow/math"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
@@ -53,6 +56,49 @@ func benchFloat32(nullFrac float64) arrow.Array {
 	return benchArray(b, b.UnsafeAppend, func(r *rand.Rand) float32 { return float32(r.NormFloat64() * 1e3) }, nullFrac)
 }
 
+func benchFloat16(nullFrac float64) arrow.Array {
+	b := array.NewFloat16Builder(memory.DefaultAllocator)
+	return benchArray(b, b.Append, func(r *rand.Rand) float16.Num {
+		return float16.FromBits(column.HalfFromFloat64(r.NormFloat64() * 100))
+	}, nullFrac)
+}
+
+func benchFixedSizeBinary16(nullFrac float64) arrow.Array {
+	b := array.NewFixedSizeBinaryBuilder(memory.DefaultAllocator, &arrow.FixedSizeBinaryType{ByteWidth: 16})
+	return benchArray(b, b.Append, benchUUID, nullFrac)
+}
+
+// benchBinary16 is benchFixedSizeBinary16's values as binary.
+func benchBinary16(nullFrac float64) arrow.Array {
+	b := array.NewBinaryBuilder(memory.DefaultAllocator, arrow.BinaryTypes.Binary)
+	return benchArray(b, b.Append, benchUUID, nullFrac)
+}
+
+func benchUUID(r *rand.Rand) []byte {
+	var u [16]byte
+	binary.LittleEndian.PutUint64(u[:], r.Uint64())
+	binary.LittleEndian.PutUint64(u[8:], r.Uint64())
+	return u[:]
+}
+
+func benchDecimal32(nullFrac float64) arrow.Array {
+	dt, _ := column.NewNarrowDecimalType(32, 9, 2)
+	b := array.NewFixedSizeBinaryBuilder(memory.DefaultAllocator, &arrow.FixedSizeBinaryType{ByteWidth: 4})
+	st := benchArray(b, b.Append, func(r *rand.Rand) []byte {
+		return binary.LittleEndian.AppendUint32(nil, uint32(r.Int32N(2e9)-1e9))
+	}, nullFrac)
+	defer st.Release()
+	return array.NewExtensionArrayWithStorage(dt, st)
+}
+
+// benchDecimal128 is benchDecimal32's values as decimal128.
+func benchDecimal128(nullFrac float64) arrow.Array {
+	b := array.NewDecimal128Builder(memory.DefaultAllocator, &arrow.Decimal128Type{Precision: 9, Scale: 2})
+	return benchArray(b, b.Append, func(r *rand.Rand) decimal128.Num {
+		return decimal128.FromI64(int64(r.Int32N(2e9) - 1e9))
+	}, nullFrac)
+}
+
 // BenchmarkFused measures the fused sum+min+max+count pass over benchN values
 // at one goroutine and at GOMAXPROCS, and arrow/math's SIMD sum (sum only) on
 // the same data in the same run where it has one (int64, float64). Bytes are
@@ -69,6 +115,9 @@ func BenchmarkFused(b *testing.B) {
 		make func(nullFrac float64) arrow.Array
 	}{
 		{"int64", benchInt64}, {"float64", benchFloat64}, {"int32", benchInt32}, {"float32", benchFloat32},
+		// the narrow kinds (widen.go) beside the wide kinds they are folded as
+		{"float16", benchFloat16}, {"decimal32", benchDecimal32}, {"decimal128", benchDecimal128},
+		{"fixed_size_binary16", benchFixedSizeBinary16}, {"binary16", benchBinary16},
 	} {
 		for _, nullFrac := range []float64{0, 0.1} {
 			arr := tc.make(nullFrac)

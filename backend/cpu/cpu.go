@@ -36,11 +36,12 @@ type task struct {
 // states, until Commit merges them and Done hands the scratch back.
 type Scratch struct {
 	views   []*column.View
-	ordered []bool        // per view: its state tracks the ordered aggregates
-	counts  []bool        // per view: its state tracks the counts alone
-	noSum   []bool        // per view: its state does not track the sum
-	needs   []statsNeed   // per view: the statistics its state asks for
-	seeds   []*agg.Sketch // per view: its state's sketch when Compute began
+	ordered []bool         // per view: its state tracks the ordered aggregates
+	counts  []bool         // per view: its state tracks the counts alone
+	noSum   []bool         // per view: its state does not track the sum
+	needs   []statsNeed    // per view: the statistics its state asks for
+	seeds   []*agg.Sketch  // per view: its state's sketch when Compute began
+	wide    []*column.View // per view: its dictionary widened, for a dictionary of narrow values (widen.go)
 	tasks   []task
 	states  []agg.State
 	accs    []morselAccs
@@ -61,6 +62,7 @@ func (c *CPU) Update(ctx context.Context, views []*column.View, states []*agg.St
 func (c *CPU) Done(sc *Scratch) {
 	clear(sc.views) // drop references to the caller's data
 	clear(sc.seeds)
+	clear(sc.wide)
 	c.scratch.Put(sc)
 }
 
@@ -89,6 +91,14 @@ func (c *CPU) Compute(ctx context.Context, views []*column.View, states []*agg.S
 			seed = s.Sketch
 		}
 		sc.seeds = append(sc.seeds, seed)
+	}
+	sc.wide = sc.wide[:0]
+	for i, v := range views {
+		var w *column.View
+		if v.Dict != nil && narrow(v) && !sc.counts[i] {
+			w = widenDict(v.Dict)
+		}
+		sc.wide = append(sc.wide, w)
 	}
 	sc.tasks = sc.tasks[:0]
 	for i, v := range views {
@@ -179,14 +189,23 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 		if tk.col != col {
 			col, accs.st.seed = tk.col, sc.seeds[tk.col]
 		}
-		if err := accs.updateMorsel(st, v, tk.lo, tk.hi); err != nil {
+		lo, hi := tk.lo, tk.hi
+		if sc.wide[tk.col] != nil { // a dictionary of narrow values
+			accs.wideView = *v
+			accs.wideView.Dict = sc.wide[tk.col]
+			v = &accs.wideView
+		} else if narrow(v) {
+			accs.wideView = widenMorsel(v, lo, hi, &accs.wide)
+			v, lo, hi = &accs.wideView, 0, hi-lo
+		}
+		if err := accs.updateMorsel(st, v, lo, hi); err != nil {
 			return err
 		}
 		if st.Sketch != nil {
 			accs.st.seed = st.Sketch
 		}
 		if sc.ordered[tk.col] {
-			if err := orderedMorsel(st, v, tk.lo, tk.hi); err != nil {
+			if err := orderedMorsel(st, v, lo, hi); err != nil {
 				return err
 			}
 		}

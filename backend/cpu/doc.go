@@ -13,6 +13,10 @@
 //   - update.go: the accumulators of each family (signed, unsigned, float
 //     with compensated lanes, decimal, bool, bytes) and their dense and
 //     sparse loops.
+//   - widen.go: the narrow kinds (float16, fixed_size_binary, decimal32,
+//     decimal64), whose morsels are widened into a worker's scratch and
+//     folded by the loops of their family's wide kind (float64,
+//     large_binary, decimal128): the same states as columns of those kinds.
 //   - bits.go: validity bitmaps, visited by words.
 //   - ordered.go: first, last, arg_min and arg_max of a morsel.
 //   - stats.go: the statistics asked for by name — the sums of squares of

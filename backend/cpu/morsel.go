@@ -42,6 +42,11 @@ type morselAccs struct {
 
 	vbits    []byte   // scratch of alignedBits
 	gathered []uint64 // scratch of gatherDict (8-byte aligned)
+	wide     []byte   // scratch of widenMorsel: a morsel of narrow values widened
+	// wideView is the view of the morsel widened (or of a dictionary of
+	// narrow values with its dictionary widened), held here so that it
+	// does not escape per morsel.
+	wideView column.View
 
 	// noSum: the morsel's state does not track the sum, so the loops that
 	// pay for it per value (the 192-bit decimal sum) skip it; the SIMD

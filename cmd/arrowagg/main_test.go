@@ -58,6 +58,8 @@ func runIn(t *testing.T, ctx context.Context, e env, args ...string) invocation 
 
 func TestGolden(t *testing.T) {
 	opaque := opaqueInputs(t) // (the outputs name no file)
+	narrow := t.TempDir()
+	require.NoError(t, testdatagen.WriteNarrow(narrow))
 	cases := []struct {
 		golden string
 		args   []string
@@ -72,6 +74,9 @@ func TestGolden(t *testing.T) {
 		{"tags.table.txt", []string{"-c", "tags", "-a", "count,null_count", "--device", "cpu", testdata}, ""},
 		{"opaque.table.txt", []string{"--device", "cpu", opaque + "/opaque.arrow"}, ""},
 		{"opaque.json", []string{"-f", "json", "--device", "cpu", opaque + "/opaque.parquet"}, ""},
+		{"narrow.table.txt", []string{"--device", "cpu", narrow}, ""},
+		{"narrow.json", []string{"-f", "json", "--device", "cpu", "-a", "count,null_count,sum,min,max,mean,first,last,arg_min,arg_max", narrow + "/narrow.parquet"}, ""},
+		{"narrow.arrows.json", []string{"-f", "json", "--device", "cpu", "-a", "count,null_count,sum,min,max,mean,first,last,stddev", narrow + "/narrow.arrows"}, ""},
 		{"subset.table.txt", []string{"-c", "point,u64,price,ts_paris,elapsed", "-a", "sum,min,max", "--threads", "1", "--device", "cpu", testdata + "/sample.*"}, ""},
 		{"subset.csv", []string{"-c", "word,note,blob,color,clock_ns,day64", "-a", "count,min,max", "-f", "csv", "--device", "cpu", testdata}, ""},
 		{"stats.json", []string{"-f", "json", "-a", "count,mean,stddev,variance,approx_distinct", "--device", "cpu", testdata}, ""},

@@ -30,9 +30,7 @@ var opaqueColumns = []struct {
 	{"attrs", arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), `[[{"key": "k", "value": 1}], [], null, null]`, true},
 	{"s", arrow.StructOf(arrow.Field{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true}),
 		`[{"l": [1]}, null, {"l": null}, {"l": []}]`, true},
-	{"half", arrow.FixedWidthTypes.Float16, `[1.5, null, null, 2]`, true},
 	{"big", &arrow.Decimal256Type{Precision: 40, Scale: 2}, `["1.00", null, "2.00", "3.00"]`, true},
-	{"id", &arrow.FixedSizeBinaryType{ByteWidth: 2}, `["AAE=", "AAI=", null, "AAM="]`, true},
 	{"runs", arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String), `["x", "x", null, "y"]`, false},
 	{"sv", arrow.BinaryTypes.StringView, `["a", null, "bcd", null]`, false},
 }
