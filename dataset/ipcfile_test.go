@@ -326,47 +326,62 @@ func TestIPCFileTruncatedWhileRead(t *testing.T) {
 	size := int64(len(data))
 	for _, mapped := range []bool{true, false} {
 		withMmap(t, mapped, func(t *testing.T) {
-			errs := 0
-			for _, at := range []int64{size / 8, size / 3, size / 2, 3 * size / 4, size - 64} {
-				for _, to := range []int64{0, size / 4, size / 2, size - 4096} {
-					path := filepath.Join(dir, "cut.arrow")
-					require.NoError(t, os.WriteFile(path, data, 0o644))
-					trigger := make(chan struct{})
-					var once atomic.Bool
-					var read atomic.Int64
-					done := make(chan struct{})
-					go func() {
-						defer close(done)
-						select {
-						case <-trigger:
-							assert.NoError(t, os.Truncate(path, to))
-						case <-time.After(20 * time.Second):
-						}
-					}()
-					got, err := aggregateIPCWith(t, path, agg.Default, 2, func(n int64) {
-						if read.Add(n) >= at && once.CompareAndSwap(false, true) {
-							close(trigger)
-							time.Sleep(20 * time.Millisecond) // let the truncation land mid-read
-						}
-					})
-					if once.CompareAndSwap(false, true) {
-						close(trigger)
-					}
-					<-done
-					if err != nil {
-						errs++
-						t.Logf("truncated at %d to %d: %v", at, to, err)
-						var e *Error
-						require.ErrorAs(t, err, &e, "truncated at %d to %d", at, to)
-						assert.Equal(t, path, e.Path)
-						continue
-					}
-					assert.Equal(t, want, got, "truncated at %d to %d: no error, so the right answer", at, to)
-				}
-			}
+			errs := truncatedWhileRead(t, filepath.Join(dir, "cut.arrow"), data, want,
+				[]int64{size / 8, size / 3, size / 2, 3 * size / 4, size - 64}, []int64{0, size / 4, size / 2, size - 4096}, false)
 			assert.Positive(t, errs)
 		})
 	}
+}
+
+// truncatedWhileRead writes data to path once per pair of points, reads it
+// with aggregateIPCWith (2 threads) and truncates it to each size of to
+// from another goroutine once the read reported at bytes of progress: the
+// read gives an error naming path (with changed, one that wraps
+// errFileChanged: the change, not corrupt bytes), or want. It returns the
+// number of errors.
+func truncatedWhileRead(t *testing.T, path string, data []byte, want string, at, to []int64, changed bool) int {
+	t.Helper()
+	errs := 0
+	for _, at := range at {
+		for _, to := range to {
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			trigger := make(chan struct{})
+			var once atomic.Bool
+			var read atomic.Int64
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				select {
+				case <-trigger:
+					assert.NoError(t, os.Truncate(path, to))
+				case <-time.After(20 * time.Second):
+				}
+			}()
+			got, err := aggregateIPCWith(t, path, agg.Default, 2, func(n int64) {
+				if read.Add(n) >= at && once.CompareAndSwap(false, true) {
+					close(trigger)
+					time.Sleep(20 * time.Millisecond) // let the truncation land mid-read
+				}
+			})
+			if once.CompareAndSwap(false, true) {
+				close(trigger)
+			}
+			<-done
+			if err != nil {
+				errs++
+				t.Logf("truncated at %d to %d: %v", at, to, err)
+				var e *Error
+				require.ErrorAs(t, err, &e, "truncated at %d to %d", at, to)
+				assert.Equal(t, path, e.Path)
+				if changed {
+					assert.ErrorIs(t, err, errFileChanged, "the change, not corrupt bytes")
+				}
+				continue
+			}
+			assert.Equal(t, want, got, "truncated at %d to %d: no error, so the right answer", at, to)
+		}
+	}
+	return errs
 }
 
 // compressedClaim returns IPC bytes (a file, or a stream) of one

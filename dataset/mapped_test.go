@@ -3,9 +3,7 @@ package dataset
 import (
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -75,45 +73,8 @@ func TestParquetTruncatedWhileRead(t *testing.T) {
 		size := int64(len(data))
 		for _, mapped := range []bool{true, false} {
 			withMmap(t, mapped, func(t *testing.T) {
-				errs := 0
-				for _, at := range []int64{size / 8, size / 3, size / 2, 3 * size / 4} {
-					for _, to := range []int64{0, size / 4, size / 2, size - 4096} {
-						path := filepath.Join(dir, "cut.parquet")
-						require.NoError(t, os.WriteFile(path, data, 0o644))
-						trigger := make(chan struct{})
-						var once atomic.Bool
-						var read atomic.Int64
-						done := make(chan struct{})
-						go func() {
-							defer close(done)
-							select {
-							case <-trigger:
-								assert.NoError(t, os.Truncate(path, to))
-							case <-time.After(20 * time.Second):
-							}
-						}()
-						got, err := aggregateIPCWith(t, path, agg.Default, 2, func(n int64) {
-							if read.Add(n) >= at && once.CompareAndSwap(false, true) {
-								close(trigger)
-								time.Sleep(20 * time.Millisecond) // let the truncation land mid-read
-							}
-						})
-						if once.CompareAndSwap(false, true) {
-							close(trigger)
-						}
-						<-done
-						if err != nil {
-							errs++
-							t.Logf("%s: truncated at %d to %d: %v", codec, at, to, err)
-							var e *Error
-							require.ErrorAs(t, err, &e, "truncated at %d to %d", at, to)
-							assert.Equal(t, path, e.Path)
-							assert.ErrorIs(t, err, errFileChanged, "the change, not corrupt bytes")
-							continue
-						}
-						assert.Equal(t, want, got, "%s: truncated at %d to %d: no error, so the right answer", codec, at, to)
-					}
-				}
+				errs := truncatedWhileRead(t, filepath.Join(dir, "cut.parquet"), data, want,
+					[]int64{size / 8, size / 3, size / 2, 3 * size / 4}, []int64{0, size / 4, size / 2, size - 4096}, true)
 				assert.Positive(t, errs)
 			})
 		}
