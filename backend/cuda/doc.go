@@ -32,8 +32,9 @@
 //
 // # Building
 //
-// It compiles against the CUDA driver API headers (cuda.h) and links
-// libcuda: on Debian, scripts/install-cuda-toolkit.sh installs them, then
+// It compiles against the CUDA driver API headers (cuda.h) and opens
+// libcuda.so.1 at run time, when a plan first needs the GPU
+// (internal/cudrv): on Debian, scripts/install-cuda-toolkit.sh installs them, then
 // `go build -tags cuda ./...` needs no flags. Toolkits in /usr/local/cuda
 // are found too. The binaries run on any driver from CUDA 11.8 up. The
 // kernels are a fatbin (package kernels) with machine code for sm_70, sm_75,

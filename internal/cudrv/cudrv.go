@@ -3,35 +3,130 @@
 package cudrv
 
 /*
-#cgo LDFLAGS: -lcuda
+#cgo LDFLAGS: -ldl
 #cgo linux CFLAGS: -I/usr/local/cuda/include
-#cgo linux LDFLAGS: -L/usr/local/cuda/lib64 -L/usr/local/cuda/lib64/stubs
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+// The driver's library is opened when the program first needs it (acu_open,
+// from Init or Version), not by the dynamic loader at start: a cuda build
+// starts as fast as the CPU build and runs, on the CPU, where libcuda.so.1 is
+// not installed. Each call the package makes is listed once here, with its
+// parameters; cuda.h's macros give the versioned entry point of each name
+// (cuMemAlloc is cuMemAlloc_v2), which is the symbol looked up.
+#define ACU_DRIVER_CALLS(X) \
+	X(cuInit, (unsigned int f), (f)) \
+	X(cuDriverGetVersion, (int *v), (v)) \
+	X(cuDeviceGetCount, (int *n), (n)) \
+	X(cuDeviceGet, (CUdevice *d, int ordinal), (d, ordinal)) \
+	X(cuDeviceGetName, (char *name, int len, CUdevice d), (name, len, d)) \
+	X(cuDeviceGetAttribute, (int *v, CUdevice_attribute a, CUdevice d), (v, a, d)) \
+	X(cuDeviceTotalMem, (size_t *n, CUdevice d), (n, d)) \
+	X(cuDevicePrimaryCtxRetain, (CUcontext *c, CUdevice d), (c, d)) \
+	X(cuDevicePrimaryCtxRelease, (CUdevice d), (d)) \
+	X(cuCtxCreate, (CUcontext *c, unsigned int flags, CUdevice d), (c, flags, d)) \
+	X(cuCtxDestroy, (CUcontext c), (c)) \
+	X(cuCtxSetCurrent, (CUcontext c), (c)) \
+	X(cuCtxSynchronize, (void), ()) \
+	X(cuMemGetInfo, (size_t *free, size_t *total), (free, total)) \
+	X(cuStreamCreate, (CUstream *s, unsigned int flags), (s, flags)) \
+	X(cuStreamDestroy, (CUstream s), (s)) \
+	X(cuStreamSynchronize, (CUstream s), (s)) \
+	X(cuStreamWaitEvent, (CUstream s, CUevent e, unsigned int flags), (s, e, flags)) \
+	X(cuEventCreate, (CUevent *e, unsigned int flags), (e, flags)) \
+	X(cuEventDestroy, (CUevent e), (e)) \
+	X(cuEventRecord, (CUevent e, CUstream s), (e, s)) \
+	X(cuEventSynchronize, (CUevent e), (e)) \
+	X(cuEventQuery, (CUevent e), (e)) \
+	X(cuEventElapsedTime, (float *ms, CUevent start, CUevent end), (ms, start, end)) \
+	X(cuMemAlloc, (CUdeviceptr *p, size_t n), (p, n)) \
+	X(cuMemFree, (CUdeviceptr p), (p)) \
+	X(cuMemHostAlloc, (void **p, size_t n, unsigned int flags), (p, n, flags)) \
+	X(cuMemFreeHost, (void *p), (p)) \
+	X(cuPointerGetAttribute, (void *data, CUpointer_attribute a, CUdeviceptr p), (data, a, p)) \
+	X(cuMemsetD8, (CUdeviceptr p, unsigned char v, size_t n), (p, v, n)) \
+	X(cuMemsetD32, (CUdeviceptr p, unsigned int v, size_t n), (p, v, n)) \
+	X(cuMemsetD8Async, (CUdeviceptr p, unsigned char v, size_t n, CUstream s), (p, v, n, s)) \
+	X(cuMemsetD32Async, (CUdeviceptr p, unsigned int v, size_t n, CUstream s), (p, v, n, s)) \
+	X(cuMemcpyHtoD, (CUdeviceptr dst, const void *src, size_t n), (dst, src, n)) \
+	X(cuMemcpyDtoH, (void *dst, CUdeviceptr src, size_t n), (dst, src, n)) \
+	X(cuMemcpyDtoD, (CUdeviceptr dst, CUdeviceptr src, size_t n), (dst, src, n)) \
+	X(cuMemcpyHtoDAsync, (CUdeviceptr dst, const void *src, size_t n, CUstream s), (dst, src, n, s)) \
+	X(cuMemcpyDtoHAsync, (void *dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s)) \
+	X(cuMemcpyDtoDAsync, (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s)) \
+	X(cuModuleLoadData, (CUmodule *m, const void *image), (m, image)) \
+	X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name), (f, m, name)) \
+	X(cuModuleUnload, (CUmodule m), (m)) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared)) \
+	X(cuLaunchKernel, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params, void **extra), (f, gx, gy, gz, bx, by, bz, shared, s, params, extra)) \
+	X(cuGetErrorName, (CUresult r, const char **name), (r, name)) \
+	X(cuGetErrorString, (CUresult r, const char **desc), (r, desc))
+
+#define ACU_STR(x) #x
+#define ACU_XSTR(x) ACU_STR(x)
+
+// acu_p_NAME points at the driver's NAME once acu_open succeeded.
+#define ACU_POINTER(name, params, args) static __typeof__(name) *acu_p_##name;
+ACU_DRIVER_CALLS(ACU_POINTER)
+
+// acu_NAME calls the driver's NAME; CUDA_ERROR_NOT_INITIALIZED before the
+// library is open (then nothing is written through the arguments).
+#define ACU_WRAPPER(name, params, args) \
+	static CUresult acu_##name params { return acu_p_##name ? acu_p_##name args : CUDA_ERROR_NOT_INITIALIZED; }
+ACU_DRIVER_CALLS(ACU_WRAPPER)
+
+// acu_open opens the driver's library, lib, and looks up every call: NULL
+// when done, else why not (static storage; then no pointer is set). Go calls
+// it once for libcuda.so.1 (sync.Once orders it before any call); tests call
+// it with other libraries.
+static const char *acu_open(const char *lib) {
+	static char why[512];
+	void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(why, sizeof why, "%s", e ? e : "cannot open the library");
+		return why;
+	}
+#define ACU_CHECK(name, params, args) \
+	if (dlsym(h, ACU_XSTR(name)) == NULL) { \
+		snprintf(why, sizeof why, "%s has no %s: the driver is older than this program needs", lib, ACU_XSTR(name)); \
+		dlclose(h); \
+		return why; \
+	}
+	ACU_DRIVER_CALLS(ACU_CHECK)
+#define ACU_LOOKUP(name, params, args) acu_p_##name = (__typeof__(name) *)dlsym(h, ACU_XSTR(name));
+	ACU_DRIVER_CALLS(ACU_LOOKUP)
+	return NULL;
+}
+
+// acu_bound reports whether the calls are bound (acu_open succeeded).
+static int acu_bound(void) { return acu_p_cuInit != NULL; }
+
 // The calls whose names cuda.h maps to versioned or per-thread entry points
 // with function-like macros are wrapped, so that cgo sees plain functions.
-static CUresult acu_memcpy_htod(CUdeviceptr dst, uintptr_t src, size_t n) { return cuMemcpyHtoD(dst, (const void *)src, n); }
-static CUresult acu_memcpy_dtoh(uintptr_t dst, CUdeviceptr src, size_t n) { return cuMemcpyDtoH((void *)dst, src, n); }
-static CUresult acu_memcpy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n) { return cuMemcpyDtoD(dst, src, n); }
+static CUresult acu_memcpy_htod(CUdeviceptr dst, uintptr_t src, size_t n) { return acu_cuMemcpyHtoD(dst, (const void *)src, n); }
+static CUresult acu_memcpy_dtoh(uintptr_t dst, CUdeviceptr src, size_t n) { return acu_cuMemcpyDtoH((void *)dst, src, n); }
+static CUresult acu_memcpy_dtod(CUdeviceptr dst, CUdeviceptr src, size_t n) { return acu_cuMemcpyDtoD(dst, src, n); }
 static CUresult acu_memcpy_htod_async(CUdeviceptr dst, uintptr_t src, size_t n, CUstream s) {
-	return cuMemcpyHtoDAsync(dst, (const void *)src, n, s);
+	return acu_cuMemcpyHtoDAsync(dst, (const void *)src, n, s);
 }
 static CUresult acu_memcpy_dtoh_async(uintptr_t dst, CUdeviceptr src, size_t n, CUstream s) {
-	return cuMemcpyDtoHAsync((void *)dst, src, n, s);
+	return acu_cuMemcpyDtoHAsync((void *)dst, src, n, s);
 }
 static CUresult acu_memcpy_dtod_async(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s) {
-	return cuMemcpyDtoDAsync(dst, src, n, s);
+	return acu_cuMemcpyDtoDAsync(dst, src, n, s);
 }
-static CUresult acu_memset_d8(CUdeviceptr p, unsigned char v, size_t n) { return cuMemsetD8(p, v, n); }
-static CUresult acu_memset_d32(CUdeviceptr p, unsigned int v, size_t n) { return cuMemsetD32(p, v, n); }
-static CUresult acu_memset_d8_async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return cuMemsetD8Async(p, v, n, s); }
-static CUresult acu_memset_d32_async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return cuMemsetD32Async(p, v, n, s); }
-static CUresult acu_stream_sync(CUstream s) { return cuStreamSynchronize(s); }
-static CUresult acu_stream_wait(CUstream s, CUevent e, unsigned int flags) { return cuStreamWaitEvent(s, e, flags); }
-static CUresult acu_event_record(CUevent e, CUstream s) { return cuEventRecord(e, s); }
+static CUresult acu_memset_d8(CUdeviceptr p, unsigned char v, size_t n) { return acu_cuMemsetD8(p, v, n); }
+static CUresult acu_memset_d32(CUdeviceptr p, unsigned int v, size_t n) { return acu_cuMemsetD32(p, v, n); }
+static CUresult acu_memset_d8_async(CUdeviceptr p, unsigned char v, size_t n, CUstream s) { return acu_cuMemsetD8Async(p, v, n, s); }
+static CUresult acu_memset_d32_async(CUdeviceptr p, unsigned int v, size_t n, CUstream s) { return acu_cuMemsetD32Async(p, v, n, s); }
+static CUresult acu_stream_sync(CUstream s) { return acu_cuStreamSynchronize(s); }
+static CUresult acu_stream_wait(CUstream s, CUevent e, unsigned int flags) { return acu_cuStreamWaitEvent(s, e, flags); }
+static CUresult acu_event_record(CUevent e, CUstream s) { return acu_cuEventRecord(e, s); }
 
 // acu_params is Params' buffer, passed by value: a copy on the C stack, so
 // that no Go memory is handed to C and a launch allocates nothing.
@@ -42,7 +137,7 @@ struct acu_params { unsigned char b[256]; };
 static CUresult acu_launch(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                            unsigned shared, CUstream s, struct acu_params p, size_t size) {
 	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, p.b, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END};
-	return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, NULL, size ? extra : NULL);
+	return acu_cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, NULL, size ? extra : NULL);
 }
 
 // acu_load_image copies an image (PTX text, a cubin or a fatbin) to aligned,
@@ -53,7 +148,7 @@ static CUresult acu_load_image(CUmodule *m, const void *image, size_t n) {
 	if (p == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
 	memcpy(p, image, n);
 	p[n] = 0;
-	CUresult r = cuModuleLoadData(m, p);
+	CUresult r = acu_cuModuleLoadData(m, p);
 	free(p);
 	return r;
 }
@@ -63,14 +158,14 @@ static CUresult acu_load_image(CUmodule *m, const void *image, size_t n) {
 // cuMemHostRegister); CUDA_ERROR_INVALID_VALUE for pageable memory.
 static CUresult acu_pinned_range(uintptr_t p, uintptr_t *base, size_t *size) {
 	unsigned int mt = 0;
-	CUresult r = cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p);
+	CUresult r = acu_cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p);
 	if (r != CUDA_SUCCESS) return r;
 	if (mt != CU_MEMORYTYPE_HOST) return CUDA_ERROR_INVALID_VALUE;
 	CUdeviceptr start = 0;
-	r = cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)p);
+	r = acu_cuPointerGetAttribute(&start, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, (CUdeviceptr)p);
 	if (r != CUDA_SUCCESS) return r;
 	size_t n = 0;
-	r = cuPointerGetAttribute(&n, CU_POINTER_ATTRIBUTE_RANGE_SIZE, (CUdeviceptr)p);
+	r = acu_cuPointerGetAttribute(&n, CU_POINTER_ATTRIBUTE_RANGE_SIZE, (CUdeviceptr)p);
 	if (r != CUDA_SUCCESS) return r;
 	*base = (uintptr_t)start;
 	*size = n;
@@ -113,8 +208,8 @@ const (
 // "CUDA_ERROR_OUT_OF_MEMORY: out of memory".
 func (e Error) Error() string {
 	var name, desc *C.char
-	C.cuGetErrorName(C.CUresult(e), &name)
-	C.cuGetErrorString(C.CUresult(e), &desc)
+	C.acu_cuGetErrorName(C.CUresult(e), &name)
+	C.acu_cuGetErrorString(C.CUresult(e), &desc)
 	if name == nil || desc == nil {
 		return fmt.Sprintf("CUDA driver error %d", int(e))
 	}
@@ -129,19 +224,53 @@ func result(r C.CUresult) error {
 }
 
 var (
+	openOnce sync.Once
+	openErr  error
 	initOnce sync.Once
 	initErr  error
 )
 
-// Init initializes the driver (cuInit) the first time it is called in the
-// process and returns that call's error every time: nothing initializes the
-// driver at program start, so a binary runs on a host without a GPU until
-// something asks for one. Every other call of the package that needs the
-// driver calls Init first.
+// open opens the driver's library (libcuda.so.1) the first time it is called
+// in the process, and returns that attempt's error every time.
+func open() error {
+	openOnce.Do(func() {
+		start := time.Now()
+		openErr = load(driverLibrary)
+		startup.Trace("libcuda.so.1 opened", start, openErr)
+	})
+	return openErr
+}
+
+// driverLibrary is the file name of the driver's library, found where the
+// dynamic loader finds libraries.
+const driverLibrary = "libcuda.so.1"
+
+// load opens lib as the driver's library and binds every call to it.
+func load(lib string) error {
+	name := C.CString(lib)
+	defer C.free(unsafe.Pointer(name))
+	if why := C.acu_open(name); why != nil {
+		return fmt.Errorf("loading the CUDA driver: %s", C.GoString(why))
+	}
+	return nil
+}
+
+// bound reports whether the driver's calls are bound to a library.
+func bound() bool { return C.acu_bound() != 0 }
+
+// Init opens the driver's library and initializes the driver (cuInit) the
+// first time it is called in the process, and returns that call's error
+// every time: nothing loads or initializes the driver at program start, so
+// a binary runs on a host without a GPU, or without the driver installed,
+// until something asks for one. Every other call of the package that needs
+// the driver calls Init first.
 func Init() error {
 	initOnce.Do(func() {
+		if initErr = open(); initErr != nil {
+			return
+		}
 		start := time.Now()
-		initErr = result(C.cuInit(0))
+		initErr = result(C.acu_cuInit(0))
 		startup.Trace("cuInit", start, initErr)
 		if initErr != nil {
 			initErr = fmt.Errorf("initializing the CUDA driver: %w", initErr)
@@ -151,10 +280,13 @@ func Init() error {
 }
 
 // Version is the CUDA version of the driver, e.g. 13000 for 13.0 (0 when it
-// cannot tell). It does not need Init.
+// cannot tell, or the driver is not installed). It does not need Init.
 func Version() int {
+	if open() != nil {
+		return 0
+	}
 	var v C.int
-	if C.cuDriverGetVersion(&v) != C.CUDA_SUCCESS {
+	if C.acu_cuDriverGetVersion(&v) != C.CUDA_SUCCESS {
 		return 0
 	}
 	return int(v)
@@ -166,7 +298,7 @@ func NumDevices() (int, error) {
 		return 0, err
 	}
 	var n C.int
-	if err := result(C.cuDeviceGetCount(&n)); err != nil {
+	if err := result(C.acu_cuDeviceGetCount(&n)); err != nil {
 		return 0, err
 	}
 	return int(n), nil
@@ -181,7 +313,7 @@ func GetDevice(ordinal int) (Device, error) {
 		return 0, err
 	}
 	var d C.CUdevice
-	if err := result(C.cuDeviceGet(&d, C.int(ordinal))); err != nil {
+	if err := result(C.acu_cuDeviceGet(&d, C.int(ordinal))); err != nil {
 		return 0, err
 	}
 	return Device(d), nil
@@ -190,7 +322,7 @@ func GetDevice(ordinal int) (Device, error) {
 // Name is the device's name, e.g. "NVIDIA H100 80GB HBM3".
 func (d Device) Name() (string, error) {
 	var buf [256]C.char
-	if err := result(C.cuDeviceGetName(&buf[0], C.int(len(buf)), C.CUdevice(d))); err != nil {
+	if err := result(C.acu_cuDeviceGetName(&buf[0], C.int(len(buf)), C.CUdevice(d))); err != nil {
 		return "", err
 	}
 	return C.GoString(&buf[0]), nil
@@ -209,7 +341,7 @@ const (
 // Attribute reads an attribute of the device.
 func (d Device) Attribute(a DeviceAttribute) (int, error) {
 	var v C.int
-	if err := result(C.cuDeviceGetAttribute(&v, C.CUdevice_attribute(a), C.CUdevice(d))); err != nil {
+	if err := result(C.acu_cuDeviceGetAttribute(&v, C.CUdevice_attribute(a), C.CUdevice(d))); err != nil {
 		return 0, err
 	}
 	return int(v), nil
@@ -229,7 +361,7 @@ func (d Device) ComputeCapability() (major, minor int, err error) {
 // TotalMem is the device's memory in bytes.
 func (d Device) TotalMem() (int64, error) {
 	var n C.size_t
-	if err := result(C.cuDeviceTotalMem(&n, C.CUdevice(d))); err != nil {
+	if err := result(C.acu_cuDeviceTotalMem(&n, C.CUdevice(d))); err != nil {
 		return 0, err
 	}
 	return int64(n), nil
@@ -243,7 +375,7 @@ type Context struct{ c C.CUcontext }
 // it. It is not made current.
 func (d Device) RetainPrimaryCtx() (Context, error) {
 	var c C.CUcontext
-	if err := result(C.cuDevicePrimaryCtxRetain(&c, C.CUdevice(d))); err != nil {
+	if err := result(C.acu_cuDevicePrimaryCtxRetain(&c, C.CUdevice(d))); err != nil {
 		return Context{}, err
 	}
 	return Context{c}, nil
@@ -251,7 +383,7 @@ func (d Device) RetainPrimaryCtx() (Context, error) {
 
 // ReleasePrimaryCtx releases what RetainPrimaryCtx retained.
 func (d Device) ReleasePrimaryCtx() error {
-	return result(C.cuDevicePrimaryCtxRelease(C.CUdevice(d)))
+	return result(C.acu_cuDevicePrimaryCtxRelease(C.CUdevice(d)))
 }
 
 // ContextFlags are the flags of MakeContext.
@@ -264,26 +396,26 @@ const SchedAuto ContextFlags = C.CU_CTX_SCHED_AUTO
 // current on the calling thread; Destroy destroys it.
 func (d Device) MakeContext(flags ContextFlags) (Context, error) {
 	var c C.CUcontext
-	if err := result(C.cuCtxCreate(&c, C.uint(flags), C.CUdevice(d))); err != nil {
+	if err := result(C.acu_cuCtxCreate(&c, C.uint(flags), C.CUdevice(d))); err != nil {
 		return Context{}, err
 	}
 	return Context{c}, nil
 }
 
 // Destroy destroys a context from MakeContext.
-func (c Context) Destroy() error { return result(C.cuCtxDestroy(c.c)) }
+func (c Context) Destroy() error { return result(C.acu_cuCtxDestroy(c.c)) }
 
 // SetCurrentContext binds c to the calling OS thread.
-func SetCurrentContext(c Context) error { return result(C.cuCtxSetCurrent(c.c)) }
+func SetCurrentContext(c Context) error { return result(C.acu_cuCtxSetCurrent(c.c)) }
 
 // Synchronize waits for all the work of the current context.
-func Synchronize() error { return result(C.cuCtxSynchronize()) }
+func Synchronize() error { return result(C.acu_cuCtxSynchronize()) }
 
 // MemInfo is the free and total device memory of the current context's
 // device, in bytes.
 func MemInfo() (free, total int64, err error) {
 	var f, t C.size_t
-	if err := result(C.cuMemGetInfo(&f, &t)); err != nil {
+	if err := result(C.acu_cuMemGetInfo(&f, &t)); err != nil {
 		return 0, 0, err
 	}
 	return int64(f), int64(t), nil
@@ -305,14 +437,14 @@ const (
 // MakeStream creates a stream.
 func MakeStream(flags StreamFlags) (Stream, error) {
 	var s C.CUstream
-	if err := result(C.cuStreamCreate(&s, C.uint(flags))); err != nil {
+	if err := result(C.acu_cuStreamCreate(&s, C.uint(flags))); err != nil {
 		return Stream{}, err
 	}
 	return Stream{s}, nil
 }
 
 // Destroy destroys the stream (its pending work still runs).
-func (s Stream) Destroy() error { return result(C.cuStreamDestroy(s.s)) }
+func (s Stream) Destroy() error { return result(C.acu_cuStreamDestroy(s.s)) }
 
 // Synchronize waits for the stream's work.
 func (s Stream) Synchronize() error { return result(C.acu_stream_sync(s.s)) }
@@ -337,7 +469,7 @@ const (
 // MakeEvent creates an event.
 func MakeEvent(flags EventFlags) (Event, error) {
 	var e C.CUevent
-	if err := result(C.cuEventCreate(&e, C.uint(flags))); err != nil {
+	if err := result(C.acu_cuEventCreate(&e, C.uint(flags))); err != nil {
 		return Event{}, err
 	}
 	return Event{e}, nil
@@ -345,7 +477,7 @@ func MakeEvent(flags EventFlags) (Event, error) {
 
 // DestroyEvent destroys *e and sets it to the zero Event.
 func DestroyEvent(e *Event) error {
-	err := result(C.cuEventDestroy(e.e))
+	err := result(C.acu_cuEventDestroy(e.e))
 	*e = Event{}
 	return err
 }
@@ -354,17 +486,17 @@ func DestroyEvent(e *Event) error {
 func (e Event) Record(s Stream) error { return result(C.acu_event_record(e.e, s.s)) }
 
 // Synchronize waits until the event's latest record has passed.
-func (e Event) Synchronize() error { return result(C.cuEventSynchronize(e.e)) }
+func (e Event) Synchronize() error { return result(C.acu_cuEventSynchronize(e.e)) }
 
 // Query is nil when the event's latest record has passed, NotReady when it
 // has not.
-func (e Event) Query() error { return result(C.cuEventQuery(e.e)) }
+func (e Event) Query() error { return result(C.acu_cuEventQuery(e.e)) }
 
 // Elapsed is the time from e to end in milliseconds (both recorded, with
 // timing).
 func (e Event) Elapsed(end Event) (float64, error) {
 	var ms C.float
-	if err := result(C.cuEventElapsedTime(&ms, e.e, end.e)); err != nil {
+	if err := result(C.acu_cuEventElapsedTime(&ms, e.e, end.e)); err != nil {
 		return 0, err
 	}
 	return float64(ms), nil
@@ -376,27 +508,27 @@ type DevicePtr uintptr
 // MemAlloc allocates n bytes of device memory.
 func MemAlloc(n int64) (DevicePtr, error) {
 	var p C.CUdeviceptr
-	if err := result(C.cuMemAlloc(&p, C.size_t(n))); err != nil {
+	if err := result(C.acu_cuMemAlloc(&p, C.size_t(n))); err != nil {
 		return 0, err
 	}
 	return DevicePtr(p), nil
 }
 
 // MemFree frees device memory from MemAlloc.
-func MemFree(p DevicePtr) error { return result(C.cuMemFree(C.CUdeviceptr(p))) }
+func MemFree(p DevicePtr) error { return result(C.acu_cuMemFree(C.CUdeviceptr(p))) }
 
 // MemHostAlloc allocates n bytes of page-locked host memory, portable across
 // contexts; MemFreeHost frees it.
 func MemHostAlloc(n int64) (unsafe.Pointer, error) {
 	var p unsafe.Pointer
-	if err := result(C.cuMemHostAlloc(&p, C.size_t(n), C.CU_MEMHOSTALLOC_PORTABLE)); err != nil {
+	if err := result(C.acu_cuMemHostAlloc(&p, C.size_t(n), C.CU_MEMHOSTALLOC_PORTABLE)); err != nil {
 		return nil, err
 	}
 	return p, nil
 }
 
 // MemFreeHost frees memory from MemHostAlloc.
-func MemFreeHost(p unsafe.Pointer) error { return result(C.cuMemFreeHost(p)) }
+func MemFreeHost(p unsafe.Pointer) error { return result(C.acu_cuMemFreeHost(p)) }
 
 // PinnedRange is the page-locked host allocation that contains p (made by
 // MemHostAlloc or registered with cuMemHostRegister, by any library of the
@@ -488,14 +620,14 @@ func (m Module) Function(name string) (Function, error) {
 	cs := C.CString(name)
 	defer C.free(unsafe.Pointer(cs))
 	var f C.CUfunction
-	if err := result(C.cuModuleGetFunction(&f, m.m, cs)); err != nil {
+	if err := result(C.acu_cuModuleGetFunction(&f, m.m, cs)); err != nil {
 		return Function{}, err
 	}
 	return Function{f}, nil
 }
 
 // Unload unloads the module.
-func (m Module) Unload() error { return result(C.cuModuleUnload(m.m)) }
+func (m Module) Unload() error { return result(C.acu_cuModuleUnload(m.m)) }
 
 // Function is a kernel of a loaded module (CUfunction).
 type Function struct{ f C.CUfunction }
@@ -505,7 +637,7 @@ type Function struct{ f C.CUfunction }
 // once.
 func (f Function) MaxActiveBlocksPerMultiProcessor(block int, dynamicShared int64) (int, error) {
 	var n C.int
-	if err := result(C.cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f.f, C.int(block), C.size_t(dynamicShared))); err != nil {
+	if err := result(C.acu_cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f.f, C.int(block), C.size_t(dynamicShared))); err != nil {
 		return 0, err
 	}
 	return int(n), nil

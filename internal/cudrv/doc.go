@@ -3,12 +3,16 @@
 // make, and no others, over cgo, cuda.h and libcuda. It needs the build tag
 // cuda; without it, the package is empty.
 //
-// It initializes the driver lazily: cuInit runs on the first call that needs
-// the driver (Init, through a sync.Once), never when the program starts, and
-// its failure (no GPU, no device node, a driver too old) is an error that
-// every later call returns, not an exit. A binary built with the cuda tag
-// therefore starts as fast as one without, and runs on hosts without a GPU
-// (libcuda.so.1 itself must be installed: the binary links it).
+// It loads and initializes the driver lazily: the first call that needs the
+// driver (Init, through a sync.Once) opens libcuda.so.1 (dlopen) and binds
+// each call to it, then runs cuInit; nothing happens when the program
+// starts. A failure (no driver library, a library without a call this
+// package binds, no GPU, no device node) is an error that every later call
+// returns, not an exit. A binary built with the cuda tag therefore starts as
+// fast as one without (linking libcuda cost every process 1–2 ms of the
+// dynamic loader's time), and runs on the CPU on hosts without a GPU or
+// without the driver installed. The toolkit's cuda.h is needed to build, not
+// its libraries.
 //
 // What is bound, by the driver's names:
 //
