@@ -44,6 +44,11 @@ type Engine struct {
 	calSet  bool
 	calOnce sync.Once
 	calDone atomic.Bool // calibrate has set cal
+	// cached: the calibration cached for this host's GPU, looked up once
+	// (cachedCalibration), from New under DeviceAuto.
+	cachedOnce sync.Once
+	cached     planner.Calibration
+	cachedOK   bool
 	// gpuFailed: the GPU backend, opened lazily, found no usable device
 	// (backend.Prober); the engine plans on the CPU alone.
 	gpuFailed atomic.Bool
@@ -121,6 +126,11 @@ func New(opts ...Option) (*Engine, error) {
 	}
 	if e.device == DeviceCPU {
 		e.gpu = nil
+	}
+	if e.device == DeviceAuto && e.gpu != nil && !e.calSet {
+		// The cached calibration is looked up (files only, no driver) while
+		// the caller opens its input, so that the first plan finds it ready.
+		go e.cachedCalibration()
 	}
 	return e, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/startup"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -46,10 +47,16 @@ func (e *Engine) calibration(ctx context.Context) planner.Calibration {
 // first: without a device the engine plans with Defaults, on the CPU alone,
 // as an engine that could not open a GPU backend does.
 func (e *Engine) calibrate(ctx context.Context) {
+	var cached planner.Calibration
+	fromCache := false
+	if e.device == DeviceAuto && !e.calSet {
+		cached, fromCache = e.cachedCalibration()
+	}
 	switch {
 	case e.calSet:
-	case e.device == DeviceAuto && e.cachedCalibration():
+	case fromCache:
 		// planned from the cache, the driver untouched
+		e.cal = cached
 	case e.device == DeviceAuto && e.probe() != nil:
 		e.cal = planner.Defaults(e.threads)
 	default:
@@ -60,26 +67,26 @@ func (e *Engine) calibrate(ctx context.Context) {
 	e.calDone.Store(true)
 }
 
-// cachedCalibration sets e.cal to the calibration cached for the GPU the
-// backend names without initializing its driver (backend.NameHinter), and
-// reports whether there was one. Planning host data on the CPU then costs
-// no driver call at all; the device is set up (and probed) only when a plan
-// sends work to it.
-func (e *Engine) cachedCalibration() bool {
-	h, ok := e.gpu.(backend.NameHinter)
-	if !ok {
-		return false
-	}
-	name, ok := h.NameHint()
-	if !ok {
-		return false
-	}
-	cal, ok := planner.Cached(e.threads, name)
-	if !ok {
-		return false
-	}
-	e.cal = cal
-	return true
+// cachedCalibration returns the calibration cached for the GPU the backend
+// names without initializing its driver (backend.NameHinter), and whether
+// there was one; it looks once, reading files only. Planning host data on
+// the CPU then costs no driver call at all; the device is set up (and
+// probed) only when a plan sends work to it.
+func (e *Engine) cachedCalibration() (planner.Calibration, bool) {
+	e.cachedOnce.Do(func() {
+		h, ok := e.gpu.(backend.NameHinter)
+		if !ok {
+			return
+		}
+		start := time.Now()
+		name, ok := h.NameHint()
+		startup.Trace("GPU named from files", start, nil)
+		if !ok {
+			return
+		}
+		e.cached, e.cachedOK = planner.Cached(e.threads, name)
+	})
+	return e.cached, e.cachedOK
 }
 
 // uncalibrated reports whether planning under DeviceAuto would have to load

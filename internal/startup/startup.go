@@ -1,8 +1,10 @@
 // Package startup traces what a process pays before its first result: with
 // ARROWAGG_TRACE_STARTUP=1 in the environment, Trace prints to stderr how
-// long each costly first step took (initializing the CUDA driver, creating
-// the device's context, loading the kernels, calibrating the planner) and
-// when it ended, counted from the start of the program. Without it, Trace
+// long each costly first step took (opening and initializing the CUDA
+// driver, creating the device's context, loading the kernels, finding or
+// measuring the planner's calibration), and the phases of a read (main
+// entered, a file mapped, its chunks folded, unmapped, the result written),
+// and when each ended, counted from the start of the program. Without it, Trace
 // costs a load of a boolean.
 package startup
 
