@@ -182,7 +182,8 @@ func openIPCData(s Source, mem memory.Allocator) (*ipcData, error) {
 // hands back for reuse.
 func (d *ipcData) read(off, n int64) (b []byte, done func(), err error) {
 	if d.mapped != nil {
-		return d.mapped[off : off+n : off+n], func() {}, nil
+		// (done reads d.mapped when called: nil once the file is unmapped.)
+		return d.mapped[off : off+n : off+n], func() { releaseMapped(d.mapped, off, n) }, nil
 	}
 	var whole []byte // b's allocation
 	d.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 // Files of the file system are read in place: mapped into memory, their
@@ -41,6 +43,7 @@ type mappedFile struct {
 // empty or too large for this platform, or the mapping fails (the file is
 // then read with ReadAt, mapped left nil).
 func mapSource(src *sourceBytes, size int64) (*mappedFile, error) {
+	defer startup.Trace("file mapped", time.Now(), nil)
 	m := &mappedFile{file: src.file, size: size}
 	if m.file == nil {
 		return m, nil
@@ -81,11 +84,28 @@ func (m *mappedFile) unchanged() error {
 	return nil
 }
 
+// releaseMapped tells the kernel that bytes [off, off+n) of the mapped file
+// mapped (nil: not mapped) are read: the page-table entries of the pages
+// they cover whole are dropped (MADV_DONTNEED) now, by the worker that read
+// them, rather than all at once by the unmap at the end of the read, on one
+// thread after every worker is done (10 to 14 ms of a 1.2 GB Parquet file's
+// 100 ms on 16 cores). The pages stay in
+// the page cache and the bytes stay readable: a later read maps them again.
+func releaseMapped(mapped []byte, off, n int64) {
+	page := int64(os.Getpagesize())
+	lo, hi := (off+page-1)&^(page-1), min(off+n, int64(len(mapped)))&^(page-1)
+	if mapped == nil || off < 0 || lo >= hi {
+		return
+	}
+	_ = unix.Madvise(mapped[lo:hi], unix.MADV_DONTNEED)
+}
+
 // unmap unmaps the file; nothing may use its bytes afterwards.
 func (m *mappedFile) unmap() error {
 	if m.mapped == nil {
 		return nil
 	}
+	defer startup.Trace("file unmapped", time.Now(), nil)
 	err := unix.Munmap(m.mapped)
 	m.mapped = nil
 	return err

@@ -1,9 +1,14 @@
 package dataset
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -79,4 +84,77 @@ func TestParquetTruncatedWhileRead(t *testing.T) {
 			})
 		}
 	}
+}
+
+// mappedRSS is the resident size in KiB of the mapping that starts at addr,
+// from /proc/self/smaps: the pages that have page-table entries.
+func mappedRSS(t *testing.T, addr uintptr) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/smaps")
+	require.NoError(t, err)
+	head := fmt.Sprintf("%x-", addr)
+	in := false
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.Contains(f[0], "-") && !strings.HasSuffix(f[0], ":") {
+			in = strings.HasPrefix(line, head)
+			continue
+		}
+		if in && strings.HasPrefix(line, "Rss:") {
+			kb, err := strconv.Atoi(strings.Fields(line)[1])
+			require.NoError(t, err)
+			return kb
+		}
+	}
+	t.Fatalf("no mapping at %#x in /proc/self/smaps", addr)
+	return 0
+}
+
+// A range released by releaseMapped loses its page-table entries (so that
+// the unmap at the end costs nothing for it) and keeps its bytes: reading
+// them again maps them again, from the page cache. Ranges not aligned to
+// pages release the pages they cover whole, and nothing outside them.
+func TestReleaseMappedKeepsTheBytes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/self/smaps")
+	}
+	page := os.Getpagesize()
+	want := make([]byte, 64*page)
+	for i := range want {
+		want[i] = byte(i*7 + i/page)
+	}
+	path := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(path, want, 0o644))
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	m, err := mapSource(&sourceBytes{file: f}, int64(len(want)))
+	require.NoError(t, err)
+	require.NotNil(t, m.mapped, "the file is mapped")
+	defer m.unmap() //nolint:errcheck
+	addr := uintptr(unsafe.Pointer(&m.mapped[0]))
+	touch := func() (sum int) {
+		for i := 0; i < len(m.mapped); i += page {
+			sum += int(m.mapped[i])
+		}
+		return sum
+	}
+	sum := touch()
+	all := mappedRSS(t, addr)
+	require.Equal(t, len(want)/1024, all, "every page mapped after the reads")
+
+	// Pages 8 to 39 whole, from a range that starts and ends inside pages 7 and 40.
+	releaseMapped(m.mapped, int64(7*page+1), int64(33*page))
+	assert.Equal(t, all-32*page/1024, mappedRSS(t, addr), "the 32 pages covered whole are released")
+	assert.Equal(t, want, m.mapped, "the bytes read back")
+	assert.Equal(t, sum, touch())
+	assert.Equal(t, all, mappedRSS(t, addr), "mapped again by the reads")
+
+	// Nothing to release: a range inside one page, past the end of the file, or nil.
+	releaseMapped(m.mapped, int64(3*page+1), int64(page-2))
+	releaseMapped(m.mapped, int64(len(want)), int64(page))
+	releaseMapped(nil, 0, int64(len(want)))
+	assert.Equal(t, all, mappedRSS(t, addr))
+	// The tail: to the end of the file.
+	releaseMapped(m.mapped, int64(60*page), int64(100*page))
+	assert.Equal(t, all-4*page/1024, mappedRSS(t, addr))
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -19,6 +20,7 @@ import (
 	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 // A Parquet file is aggregated a column chunk at a time: each (row group,
@@ -195,7 +197,10 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	for w := 0; w < workers; w++ {
 		go r.work(ctx, f, f.Size(), fr, tasks, results)
 	}
-	if err := r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog); err != nil {
+	folding := time.Now()
+	err = r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
+	startup.Trace("chunks folded", folding, err)
+	if err != nil {
 		if parent.Err() == nil {
 			if uerr := m.unchanged(); uerr != nil {
 				// (What the read met, bytes missing or faults, is the
@@ -444,6 +449,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	cc, err := rgm.ColumnChunk(l.col)
 	if err != nil {
 		return res, err
+	}
+	if off, n, err := chunkRange(md, cc, size); err == nil {
+		defer releaseMapped(r.mapped, off, n)
 	}
 	if l.page == nil {
 		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true) // (ok: not encrypted)

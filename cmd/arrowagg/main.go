@@ -7,12 +7,16 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"syscall"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"golang.org/x/term"
+
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 func main() {
+	startup.Trace("main", time.Now(), nil)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {
 		// After the first signal, a second one ends the process at once.

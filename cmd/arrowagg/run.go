@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
@@ -20,6 +21,7 @@ import (
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
+	"github.com/arrowagg/arrowagg/internal/startup"
 	"github.com/arrowagg/arrowagg/report"
 )
 
@@ -409,6 +411,7 @@ func execute(ctx context.Context, args []string, e env) error {
 	if opts.explain && opts.format == report.JSON {
 		r.Plan = sum.Plan
 	}
+	defer startup.Trace("result written", time.Now(), nil)
 	if err := report.Write(e.stdout, opts.format, r); err != nil {
 		return fmt.Errorf("writing the %s output: %w", opts.format, err)
 	}
