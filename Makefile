@@ -13,13 +13,17 @@ build:
 run: build
 	./bin/arrowagg --device cpu testdata/
 
-## test: gofmt check, go vet, every test with the race detector, then a
-## capped run of the fuzz targets on their seed corpora (fuzz-short)
+## test: gofmt check, go vet, every test with the race detector, the
+## engine's property tests again without it (under it, their largest arrays
+## are of one type: see engine's bigSizes), then a capped run of the fuzz
+## targets on their seed corpora (fuzz-short)
+ENGINE_PROPERTY_TESTS = ^(TestPropertyAgainstOracle|TestOrderedAggregates)$$
 test:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/gen
 	$(GO) test -race -timeout 30m ./...
+	$(GO) test -run '$(ENGINE_PROPERTY_TESTS)' ./engine
 	cd bench && $(GO) vet ./internal/... ./cmd/ipcgen && $(GO) test -race ./internal/... ./cmd/ipcgen
 	$(MAKE) fuzz-short
 
