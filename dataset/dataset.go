@@ -60,6 +60,13 @@ type Options struct {
 	// *KeyError, wrapping ErrMissingKey); a wrong key is one wrapping
 	// ErrWrongKey. Plaintext files are read as ever.
 	Keys *Keys
+	// Int96 is the unit INT96 timestamps (Impala's and Spark's legacy
+	// type) are read in, as pyarrow's coerce_int96_timestamp_unit: by
+	// default nanoseconds, as arrow-go and pyarrow read them, which reach
+	// 1677 to 2262 (an instant outside is an error); Int96Microseconds
+	// reaches ±294,247 years (Spark's resolution, and DuckDB's). Columns
+	// of INT96 inside lists and maps stay in nanoseconds.
+	Int96 Int96Unit
 	// ArrowDecode decodes every Parquet column into Arrow arrays through
 	// pqarrow, even those Aggregate would otherwise fold from their pages
 	// (slower; for comparisons).
@@ -178,7 +185,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 			return err
 		}
 		fi.pinned = footerMemory * n
-		fi.schema, fi.parquet, err = probeParquetFixed(s, fix, d.opts.Keys)
+		fi.schema, fi.parquet, err = probeParquetFixed(s, fix, d.opts.Keys, d.opts.Int96)
 		fi.unknownTypes = fix
 	case s.Format == IPCFile:
 		fi.schema, err = probeIPCFile(ctx, s)

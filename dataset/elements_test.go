@@ -263,7 +263,7 @@ func TestElementsCorpus(t *testing.T) {
 		src := pathSource(t, path)
 		_, fix, err := checkParquetFooter(context.Background(), src)
 		require.NoError(t, err, name)
-		_, pqf, err := probeParquetFixed(src, fix, nil)
+		_, pqf, err := probeParquetFixed(src, fix, nil, Int96Nanoseconds)
 		require.NoError(t, err, name)
 		f, err := os.Open(path)
 		require.NoError(t, err)

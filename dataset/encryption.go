@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
@@ -344,7 +345,7 @@ func checkEncryptedInt96(ctx context.Context, pf *file.Reader, rg, col int) erro
 			return err
 		}
 		for i := range vals[:n] {
-			if err := int96Nanos(ns[:], vals[i][:], 1); err != nil {
+			if err := int96Convert(ns[:], vals[i][:], 1, arrow.Nanosecond); err != nil {
 				return err
 			}
 		}

@@ -2,10 +2,8 @@ package dataset
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"math/bits"
 	"time"
 
@@ -58,9 +56,9 @@ type pageLeaf struct {
 	// le: the flba bytes are a little-endian INT32 or INT64 (a decimal
 	// stored as an integer).
 	le bool
-	// int96: the values are INT96 timestamps, converted to the int64
-	// nanoseconds of pqarrow's timestamp[ns] a window at a time, refusing
-	// those outside its range (pqarrow wraps them around).
+	// int96: the values are INT96 timestamps, converted to the int64 of
+	// the unit of the leaf's timestamp type a window at a time, refusing
+	// those outside its range (pqint96.go).
 	int96 bool
 	// exists, for a leaf in lists (an element column), is the definition
 	// level from which an element exists (the leaf's innermost list is
@@ -162,8 +160,8 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 		return flbaPageLeaf(md, col, dt)
 	}
 	int96 := false
-	if ts, ok := dt.(*arrow.TimestampType); ok && phys == parquet.Types.Int96 && ts.Unit == arrow.Nanosecond {
-		phys, int96 = parquet.Types.Int64, true // (read as the nanoseconds it holds)
+	if _, ok := dt.(*arrow.TimestampType); ok && phys == parquet.Types.Int96 {
+		phys, int96 = parquet.Types.Int64, true // (read as the int64 of its unit: int96Convert)
 	}
 	found := false
 	for _, id := range pageKinds[phys] {
@@ -255,43 +253,6 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 		return pageLeaf{}, fmt.Errorf("%w: %s without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged, phys)
 	}
 	return pl, nil
-}
-
-// julianUnixEpoch is the Julian day of 1970-01-01.
-const julianUnixEpoch = 2440588
-
-// int96Nanos writes the k INT96 timestamps of src (the nanoseconds of the
-// day, an int64, then the Julian day, an int32, little-endian) as int64
-// nanoseconds since the Unix epoch into dst, and fails on the first one
-// outside their range (timestamp[ns]: 1677-09-21 to 2262-04-11), naming it:
-// pqarrow would wrap it around into another instant.
-func int96Nanos(dst, src []byte, k int) error {
-	const dayNanos = 86400 * int64(time.Second)
-	for i := 0; i < k; i++ {
-		v := src[i*12 : i*12+12]
-		nanos := int64(binary.LittleEndian.Uint64(v))
-		days := int64(int32(binary.LittleEndian.Uint32(v[8:]))) - julianUnixEpoch
-		hi, lo := bits.Mul64(uint64(abs64(days)), uint64(dayNanos))
-		ns := int64(lo)
-		if days < 0 {
-			ns = -ns
-		}
-		sum := ns + nanos
-		if hi != 0 || lo > math.MaxInt64 || (nanos > 0 && sum < ns) || (nanos < 0 && sum > ns) {
-			at := time.Unix(days*86400+nanos/int64(time.Second), nanos%int64(time.Second)).UTC()
-			return fmt.Errorf("INT96 timestamp %s does not fit timestamp[ns] (%s to %s), which arrow-go reads INT96 as",
-				at.Format(time.RFC3339Nano), time.Unix(0, math.MinInt64).UTC().Format(time.RFC3339Nano), time.Unix(0, math.MaxInt64).UTC().Format(time.RFC3339Nano))
-		}
-		binary.LittleEndian.PutUint64(dst[i*8:], uint64(sum))
-	}
-	return nil
-}
-
-func abs64(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // widen writes the k decimals of leaf l in src (flba bytes each) as
@@ -576,7 +537,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if l.flba > 0 {
 				l.widen(s.dict, data, n)
 			} else if l.int96 {
-				if err := int96Nanos(s.dict, data, n); err != nil {
+				if err := int96Convert(s.dict, data, n, l.typ.(*arrow.TimestampType).Unit); err != nil {
 					return res, fmt.Errorf("page %d: the dictionary: %w", p.index, err)
 				}
 			} else {
@@ -777,7 +738,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		}
 		if l.int96 && pv.dict == nil {
 			s.wide = grow(s.wide, 8*k)
-			if err := int96Nanos(s.wide, v.Values, k); err != nil {
+			if err := int96Convert(s.wide, v.Values, k, l.typ.(*arrow.TimestampType).Unit); err != nil {
 				return 0, err
 			}
 			v.Values, ew = s.wide, 8

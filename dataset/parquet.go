@@ -100,14 +100,25 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 		if !sf.IsLeaf() {
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
-		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: sf.Field.Type, elem: l.Repeated > 0}
+		typ := sf.Field.Type
+		if ts, ok := l.Type.(*arrow.TimestampType); ok && ts.Unit != arrow.Nanosecond && pqf.meta.Schema.Column(sf.ColIndex).PhysicalType() == parquet.Types.Int96 {
+			// INT96 read in another unit (int96Schema): from its pages
+			// alone, pqarrow decoding it as timestamp[ns].
+			if !paged {
+				return nil, fmt.Errorf("column %q: %w: INT96 timestamps read as %s through pqarrow (Options.ArrowDecode), which decodes them as timestamp[ns]", l.Name, arrow.ErrNotImplemented, ts)
+			}
+			typ = ts
+		}
+		out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: sf.ColIndex, typ: typ, elem: l.Repeated > 0}
 		if paged {
-			pl, err := pageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type)
+			pl, err := pageLeafOf(pqf.meta, sf.ColIndex, typ)
 			if out[k].elem {
 				pl, err = elemPageLeafOf(pqf.meta, sf.ColIndex, sf.Field.Type, sf.LevelInfo.RepeatedAncestorDefLevel)
 			}
 			if err == nil {
 				out[k].page = &pl
+			} else if typ != sf.Field.Type {
+				return nil, fmt.Errorf("column %q: %w", l.Name, err)
 			}
 		}
 	}
@@ -471,6 +482,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			largest, c.dictCost = encryptedChunkCost(md, cc, l.col)
 		}
 		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
+			if ts, _ := l.typ.(*arrow.TimestampType); ts != nil && ts.Unit != arrow.Nanosecond {
+				return res, fmt.Errorf("%w: INT96 timestamps of an encrypted column chunk read as %s (arrow-go decodes them as timestamp[ns])", arrow.ErrNotImplemented, ts)
+			}
 			if err := checkEncryptedInt96(ctx, fr.ParquetReader(), rg, l.col); err != nil {
 				return res, err
 			}

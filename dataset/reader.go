@@ -130,12 +130,13 @@ func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
 
 // probeParquet reads the footer and the Arrow schema of a Parquet file.
 func probeParquet(s Source) (_ *arrow.Schema, _ *parquetFile, err error) {
-	return probeParquetFixed(s, nil, nil)
+	return probeParquetFixed(s, nil, nil, Int96Nanoseconds)
 }
 
 // probeParquetFixed is probeParquet, the footer being fix's when there is
-// one (checkParquetFooter), an encrypted file read with keys.
-func probeParquetFixed(s Source, fix *footerFix, keys *Keys) (_ *arrow.Schema, _ *parquetFile, err error) {
+// one (checkParquetFooter), an encrypted file read with keys, INT96
+// timestamps in unit int96 (int96Schema).
+func probeParquetFixed(s Source, fix *footerFix, keys *Keys, int96 Int96Unit) (_ *arrow.Schema, _ *parquetFile, err error) {
 	defer recoverTo(&err)
 	f, err := s.open()
 	if err != nil {
@@ -186,7 +187,7 @@ func probeParquetFixed(s Source, fix *footerFix, keys *Keys) (_ *arrow.Schema, _
 		return nil, nil, fmt.Errorf("converting the Parquet schema to Arrow: %w", err)
 	}
 	pqf.manifest = fr.Manifest
-	return narrowSchema(schema, narrow), pqf, nil
+	return int96Schema(narrowSchema(schema, narrow), pqf.meta, int96), pqf, nil
 }
 
 // openReader opens arrow-go's reader of the file f (decoding its footer,

@@ -73,6 +73,8 @@ type options struct {
 	memory    int64 // the memory budget of reading the inputs, bytes
 
 	keys *dataset.Keys // of encrypted Parquet files (--footer-key, --column-key, --aad-prefix); nil: none
+
+	int96 dataset.Int96Unit // the unit INT96 timestamps are read in (--int96-unit)
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -159,6 +161,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	footerKey := fs.String("footer-key", "", "the footer `KEY` of encrypted Parquet files (also the key of the columns encrypted with it): hexadecimal, base64, text:CHARACTERS, or {c,c,...} as parquet-testing writes keys")
 	columnKeys := fs.StringArray("column-key", nil, "the key of an encrypted Parquet column, `NAME:KEY` (NAME its dotted path in the Parquet schema, KEY as --footer-key's); repeat for each column")
 	aadPrefix := fs.String("aad-prefix", "", "the AAD prefix of encrypted Parquet files whose writer did not store it, as `TEXT`")
+	int96 := fs.String("int96-unit", "ns", "the unit Parquet INT96 timestamps are read in: ns (1677 to 2262; later or earlier instants are an error), us (Spark's, to year 294247), ms or s")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (a terminal and over 64 MiB of input), always or never")
 	showVersion := fs.BoolP("version", "V", false, "print the version and exit")
@@ -223,6 +226,9 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	}
 	if opts.keys, err = parseKeys(*footerKey, *columnKeys, *aadPrefix); err != nil {
 		return opts, false, err
+	}
+	if opts.int96, err = dataset.ParseInt96Unit(*int96); err != nil {
+		return opts, false, usagef("--int96-unit: %w", err)
 	}
 	opts.explain, opts.threads, opts.progress, opts.paths = *explain, *threads, *progress, fs.Args()
 	opts.noStats = *noStats
@@ -368,7 +374,7 @@ func execute(ctx context.Context, args []string, e env) error {
 		// pile up on top of the budget.
 		defer debug.SetMemoryLimit(debug.SetMemoryLimit(opts.memory + memoryOverhead))
 	}
-	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem, SkipBad: opts.skipBad, Keys: opts.keys})
+	ds, err := dataset.Open(ctx, sources, dataset.Options{Mem: e.mem, Stdin: e.stdin, Progress: bar.add, Workers: opts.threads, Budget: mem, SkipBad: opts.skipBad, Keys: opts.keys, Int96: opts.int96})
 	if err != nil {
 		return err
 	}

@@ -120,6 +120,23 @@ func TestKeyFlags(t *testing.T) {
 	assert.Equal(t, want.stdout, got.stdout)
 }
 
+// --int96-unit: a unit other than the four is a usage error; the files
+// without INT96 columns read the same in every unit, and those with them in
+// the unit asked for (the corpus's int96_from_spark.parquet, from its
+// conformance rows).
+func TestInt96UnitFlag(t *testing.T) {
+	pq := testdata + "/sample.parquet"
+	got := runIn(t, context.Background(), env{}, "--int96-unit", "µs", pq)
+	assert.Equal(t, exitInput, got.code)
+	assert.Equal(t, "arrowagg: --int96-unit: INT96 unit \"µs\": want ns, us, ms or s\n", got.stderr)
+	want := runIn(t, context.Background(), env{}, "-f", "json", pq)
+	for _, u := range []string{"ns", "us", "ms", "s"} {
+		got := runIn(t, context.Background(), env{}, "-f", "json", "--int96-unit", u, pq)
+		require.Equal(t, exitOK, got.code, got.stderr)
+		assert.Equal(t, want.stdout, got.stdout, u)
+	}
+}
+
 // parquet-testing's uniformly encrypted file: read with its footer key as
 // the README writes it, refused without it, and with a wrong one.
 func TestEncryptedFile(t *testing.T) {
