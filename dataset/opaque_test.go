@@ -389,3 +389,65 @@ func TestIPCDictionaryOfListsAndUnion(t *testing.T) {
 		d.Close()
 	}
 }
+
+// A list or map is counted from the levels of its smallest leaf column: a
+// map of long string keys from its values' column, a list of structs from
+// its narrowest field, with the counts of the first leaf.
+func TestListCountedFromSmallestLeaf(t *testing.T) {
+	long := strings.Repeat("k", 4000)
+	cols := []opaqueColumn{
+		{name: "m", dt: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32), cell: func(i int) string {
+			switch i % 4 {
+			case 0:
+				return "null"
+			case 1:
+				return "[]"
+			}
+			return fmt.Sprintf(`[{"key": "%s%d", "value": null}, {"key": "b%d", "value": %d}]`, long, i, i, i)
+		}},
+		{name: "ls", dt: arrow.ListOf(arrow.StructOf(arrow.Field{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+			arrow.Field{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true})), cell: func(i int) string {
+			if i%3 == 0 {
+				return "null"
+			}
+			return fmt.Sprintf(`[{"s": "%s%d", "i": 1}, null]`, long, i)
+		}},
+	}
+	const rows = 50
+	path := filepath.Join(t.TempDir(), "long.parquet")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	rec := opaqueRecord(t, memory.DefaultAllocator, cols, 0, rows)
+	w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(20), parquet.WithDictionaryDefault(false)),
+		pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	rec.Release()
+	require.NoError(t, w.Close())
+
+	schema, pqf, err := probeParquet(pathSource(t, path))
+	require.NoError(t, err)
+	leaves := column.Leaves(schema)
+	pls, err := parquetLeaves(pqf, leaves, []int{0, 1}, true)
+	require.NoError(t, err)
+	// Parquet leaves: m's key 0, value 1; ls's s 2, i 3.
+	assert.Equal(t, 1, pls[0].col, "m: its values, not its long keys")
+	assert.Equal(t, 3, pls[1].col, "ls: its int8 field, not its long strings")
+
+	got, _ := aggregateCounts(t, []string{path}, Options{}, agg.Default)
+	assert.Equal(t, wantCounts(cols, rows), got)
+}
+
+// parquet-testing's large_string_map.brotli.parquet: a map whose one key is
+// a string of 1 GiB, in a page over the page limit. Its count comes from
+// the levels of its values, without decompressing the key.
+func TestLargeStringMap(t *testing.T) {
+	path := parquetTesting(t, "large_string_map.brotli.parquet")
+	got, sum := aggregateCounts(t, []string{path}, Options{}, agg.Default)
+	assert.Equal(t, map[string][2]int64{"arr": {2, 0}}, got)
+	require.Len(t, sum.Plan, 1)
+	assert.Less(t, sum.Plan[0].Bytes, int64(1<<20), "the values' levels read, not the key")
+	// Its keys named as a column: the page over the limit is refused.
+	_, _, err := aggregatePaths(t.Context(), t, memory.DefaultAllocator, []string{path}, []string{"arr{key}"}, Options{})
+	assert.ErrorContains(t, err, "a page of 1073741828 bytes (at most 1073741824 are read)")
+}

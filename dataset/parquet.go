@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
 	"runtime/debug"
 	"time"
@@ -86,15 +87,12 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 			sf = &sf.Children[i]
 		}
 		if len(sf.Children) > 0 { // (pqarrow's lists and maps say ColIndex 0: IsLeaf)
-			first := sf
-			for len(first.Children) > 0 {
-				first = &first.Children[0]
-			}
-			if !first.IsLeaf() || sf.Field == nil {
+			leaf := smallestLeaf(sf, pqf.meta)
+			if leaf == nil || sf.Field == nil {
 				return nil, fmt.Errorf("column %q has no Parquet leaf column", l.Name)
 			}
 			levels := sf.LevelInfo
-			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: first.ColIndex, typ: sf.Field.Type, list: &levels, elem: l.Repeated > 0}
+			out[k] = parquetLeaf{out: outIdx[k], name: l.Name, col: leaf.ColIndex, typ: sf.Field.Type, list: &levels, elem: l.Repeated > 0}
 			continue
 		}
 		if !sf.IsLeaf() {
@@ -123,6 +121,44 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 		}
 	}
 	return out, nil
+}
+
+// smallestLeaf is the Parquet leaf column under sf (a list, a map or a
+// struct of them) whose chunks are the fewest bytes uncompressed, all row
+// groups of md together (the first of those tied); nil when there is none.
+// The levels of any leaf under a list tell which lists are null (listChunk):
+// the smallest is the cheapest to decode. A map of large strings to
+// integers is counted from its values' levels, never decompressing the
+// keys (parquet-testing's large_string_map.brotli.parquet: a 1 GiB page of
+// keys and a small page of values).
+func smallestLeaf(sf *pqarrow.SchemaField, md *metadata.FileMetaData) *pqarrow.SchemaField {
+	var best *pqarrow.SchemaField
+	bestBytes := int64(math.MaxInt64)
+	var walk func(f *pqarrow.SchemaField)
+	walk = func(f *pqarrow.SchemaField) {
+		if len(f.Children) == 0 {
+			if !f.IsLeaf() {
+				return
+			}
+			var n int64
+			for _, rg := range md.RowGroups {
+				if f.ColIndex < len(rg.Columns) {
+					if m := rg.Columns[f.ColIndex].GetMetaData(); m != nil {
+						n += max(m.GetTotalUncompressedSize(), 0)
+					}
+				}
+			}
+			if best == nil || n < bestBytes {
+				best, bestBytes = f, n
+			}
+			return
+		}
+		for i := range f.Children {
+			walk(&f.Children[i])
+		}
+	}
+	walk(sf)
+	return best
 }
 
 // parquetRun aggregates the selected leaves of one Parquet file.
