@@ -12,7 +12,9 @@ import "github.com/arrowagg/arrowagg/budget"
 //     pages decompressed, the dictionary page copied, the levels of a page read as a stream, the window of a
 //     zstd stream: pqstream.go), and, for a chunk that pqarrow decodes, what arrow-go
 //     holds for it (arrowTaskBytes, its largest page twice: read and
-//     decompressed, and its dictionary as the decoders hold it).
+//     decompressed, and its dictionary as the decoders hold it; for an
+//     encrypted chunk, twice its bytes more: read whole and its page
+//     headers unpadded, pqpadded.go).
 //   - An IPC file's record batches are charged, in file order, with what
 //     decoding them allocates (compressed buffers decompressed, misaligned
 //     ones copied, the whole body when the file is not mapped), from before

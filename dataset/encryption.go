@@ -278,8 +278,8 @@ var errShortDecode = errors.New("short decode")
 // encryptedChunkError is the error of arrow-go's decoders failing in an
 // encrypted chunk of a file whose metadata the keys given decrypt (AES-GCM
 // authenticated it): what arrow-go v17 cannot decode rather than corrupt
-// bytes (files that parquet-mr encrypted, among them parquet-testing's
-// aes256 ones and encrypt_columns_and_footer_bloom_filter).
+// bytes (parquet-mr's padded page headers were such a case, before
+// pqpadded.go).
 func encryptedChunkError(err error) error {
 	detail := err.Error()
 	var ce *CorruptError

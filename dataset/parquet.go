@@ -197,6 +197,9 @@ type worker struct {
 	// reader decoded it, which decrypts the metadata of its encrypted
 	// chunks (openLeafReader).
 	meta *metadata.FileMetaData
+	// padded is what the worker's reader of an encrypted file reads
+	// (pqpadded.go); nil for another file.
+	padded *paddedHeaders
 }
 
 // run aggregates every chunk of the leaves into src, whose rows are the
@@ -354,9 +357,16 @@ func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileRead
 // openWorkerReader is openLeafReader for one worker of an encrypted file
 // (of size bytes), on a reader of f of its own; a panic of arrow-go is an
 // error.
-func (r *parquetRun) openWorkerReader(f io.ReaderAt, size int64) (fr *pqarrow.FileReader, err error) {
+func (r *parquetRun) openWorkerReader(f io.ReaderAt, size int64, wk *worker) (fr *pqarrow.FileReader, err error) {
 	defer recoverTo(&err)
-	return r.openLeafReader(io.NewSectionReader(f, 0, size))
+	wk.padded = &paddedHeaders{f: f, size: size, keys: r.pqf.keys}
+	if fr, err = r.openLeafReader(io.NewSectionReader(wk.padded, 0, size)); err != nil || fr == nil {
+		return fr, err
+	}
+	// (The footer read as it is; the encrypted chunks' page headers
+	// without parquet-mr's padding: pqpadded.go.)
+	wk.padded.setMeta(fr.ParquetReader().MetaData())
+	return fr, nil
 }
 
 // taskDone is the outcome of task t.
@@ -379,7 +389,7 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 		rg, l := r.task(t)
 		var ok bool
 		if r.pqf.crypt.encrypted && fr == nil && frErr == nil && r.isArrow(t) {
-			fr, frErr = r.openWorkerReader(f, size)
+			fr, frErr = r.openWorkerReader(f, size, &wk)
 			if fr != nil {
 				wk.meta = fr.ParquetReader().MetaData()
 			}
@@ -392,6 +402,7 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 				d.res, err = r.chunk(ctx, f, size, fr, &wk, c, rg, l)
 				return err
 			})
+			wk.padded.forget() // (charged with the chunk)
 		}
 		results <- d
 	}
@@ -507,7 +518,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		}
 		// An encrypted chunk is left to arrow-go, which decrypts its page
 		// headers: its pages are not known, only bounded.
-		var largest int64
+		var largest, unpadded int64
 		wk.guard.allNull = false
 		if ok {
 			c.charge = charge
@@ -516,6 +527,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			}
 		} else {
 			largest, c.dictCost = encryptedChunkCost(md, cc, l.col)
+			// The chunk read whole and its page headers unpadded
+			// (pqpadded.go): twice its bytes, which lie in the file.
+			unpadded = 2 * min(max(cc.TotalCompressedSize(), 0), size)
 		}
 		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
 			if ts, _ := l.typ.(*arrow.TimestampType); ts != nil && ts.Unit != arrow.Nanosecond {
@@ -531,7 +545,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		// What arrow-go holds to decode the chunk: its batches and scratch,
 		// a page read and decompressed, the dictionary as its decoders
 		// hold it.
-		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost); err != nil {
+		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost+unpadded); err != nil {
 			return res, err
 		}
 		if l.list != nil {
