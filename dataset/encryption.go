@@ -2,6 +2,9 @@ package dataset
 
 import (
 	"bytes"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/subtle"
 	"context"
 	"encoding/base64"
 	"encoding/binary"
@@ -62,9 +65,11 @@ func (k *Keys) empty() bool {
 // properties are arrow-go's decryption properties for one reader of a file
 // (arrow-go's are good for one file reader only, and wiped after use).
 // Plaintext files are allowed; the AAD prefix is given when aad is set (the
-// probe leaves it out of files encrypted without one); a plaintext footer's
-// signature is verified when the footer key is given (there is nothing to
-// verify it with otherwise).
+// probe leaves it out of files encrypted without one). arrow-go does not
+// verify a plaintext footer's signature: it signs its own serialization of
+// the footer, which is not the writer's (parquet-mr's differs), so the probe
+// verifies it over the footer's bytes (verifyPlaintextFooter) when the
+// footer key is given (there is nothing to verify it with otherwise).
 func (k *Keys) properties(plaintextFooter, aad bool) *parquet.FileDecryptionProperties {
 	opts := []parquet.FileDecryptionOption{parquet.WithPlaintextAllowed()}
 	if k == nil {
@@ -72,7 +77,8 @@ func (k *Keys) properties(plaintextFooter, aad bool) *parquet.FileDecryptionProp
 	}
 	if len(k.Footer) > 0 {
 		opts = append(opts, parquet.WithFooterKey(string(k.Footer)))
-	} else if plaintextFooter {
+	}
+	if plaintextFooter {
 		opts = append(opts, parquet.DisableFooterSignatureVerification())
 	}
 	if len(k.Columns) > 0 {
@@ -118,6 +124,46 @@ func missingKey(format string, args ...any) error {
 	return &KeyError{msg: "encrypted Parquet file: " + fmt.Sprintf(format, args...)}
 }
 
+// errFooterSignature is the error of a plaintext footer whose signature the
+// footer key given does not verify.
+var errFooterSignature = wrongKey("the footer key given does not verify the plaintext footer's signature (AES-GCM): a wrong footer key, or an altered footer")
+
+// verifyPlaintextFooter verifies the signature of the plaintext footer of
+// the encrypted file f (of size bytes) with the footer key: the footer's
+// bytes as they lie in the file are encrypted with the signature's nonce,
+// under the footer's AAD (the file's AAD and module type 0), and the
+// AES-GCM tag must be the signature's.
+func verifyPlaintextFooter(f io.ReaderAt, size int64, md *metadata.FileMetaData, key []byte) error {
+	const nonceLen, tagLen = 12, 16
+	var tail [8]byte
+	if err := readFull(f, tail[:], size-8); err != nil {
+		return err
+	}
+	n := int64(binary.LittleEndian.Uint32(tail[:4]))
+	if n < nonceLen+tagLen || n > size-12 || md.FileDecryptor == nil {
+		return fmt.Errorf("corrupt Parquet footer: %d bytes, too few for its signature", n)
+	}
+	footer := make([]byte, n)
+	if err := readFull(f, footer, size-8-n); err != nil {
+		return err
+	}
+	body, sig := footer[:n-nonceLen-tagLen], footer[n-nonceLen-tagLen:]
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return wrongKey("the footer key: %v", err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		return err
+	}
+	aad := append([]byte(md.FileDecryptor.FileAad()), 0) // (the footer module)
+	sealed := gcm.Seal(nil, sig[:nonceLen], body, aad)
+	if subtle.ConstantTimeCompare(sealed[len(sealed)-tagLen:], sig[nonceLen:]) != 1 {
+		return errFooterSignature
+	}
+	return nil
+}
+
 func wrongKey(format string, args ...any) error {
 	return &KeyError{Wrong: true, msg: "encrypted Parquet file: " + fmt.Sprintf(format, args...)}
 }
@@ -142,7 +188,7 @@ func footerKeyError(p any, keys *Keys, encryptedFooter bool) error {
 	case gcmFailed(p):
 		return wrongKey("the footer key given does not decrypt the footer (AES-GCM authentication failed): a wrong footer key, or an altered footer")
 	case strings.Contains(s, "signature verification failed"):
-		return wrongKey("the footer key given does not verify the plaintext footer's signature: a wrong footer key, an altered footer, or a signature arrow-go v17 does not verify as its writer made it")
+		return errFooterSignature
 	case strings.Contains(s, "not stored in file and not supplied"):
 		if encryptedFooter && (keys == nil || len(keys.Footer) == 0) {
 			return missingKey("its footer is encrypted, and the footer key (--footer-key) and the AAD prefix its writer used without storing it in the file (--aad-prefix) are missing")

@@ -241,7 +241,8 @@ func TestBudgetEncryptedChunks(t *testing.T) {
 // arrow-go v17 cannot skip: its AES-256 files and its Bloom filter file are
 // read through paddedHeaders, with the answers of the AES-128 files of the
 // same data that arrow-go reads as they are. Without the keys nothing is
-// translated, and the file is refused naming them.
+// translated, and the file is refused naming them. Its plaintext footer's
+// signature verifies over the footer's bytes (verifyPlaintextFooter).
 func TestPaddedPageHeaders(t *testing.T) {
 	key := func(s string) []byte { return []byte(s) }
 	aes256 := &Keys{Footer: key("01234567890123456789012345678901"), Columns: map[string][]byte{
@@ -266,7 +267,7 @@ func TestPaddedPageHeaders(t *testing.T) {
 	mem := memory.DefaultAllocator
 	want, _, err := aggregatePaths(t.Context(), t, mem, []string{parquetTesting(t, "encrypt_columns_and_footer.parquet.encrypted")}, cols, Options{Keys: aes128})
 	require.NoError(t, err)
-	for _, name := range []string{"encrypt_columns_and_footer", "encrypt_columns_and_footer_ctr", "uniform_encryption"} {
+	for _, name := range []string{"encrypt_columns_and_footer", "encrypt_columns_and_footer_ctr", "uniform_encryption", "encrypt_columns_plaintext_footer"} {
 		path := parquetTesting(t, "aes256/"+name+".parquet.encrypted")
 		got, _, err := aggregatePaths(t.Context(), t, mem, []string{path}, cols, Options{Keys: aes256})
 		require.NoError(t, err, name)
@@ -274,6 +275,13 @@ func TestPaddedPageHeaders(t *testing.T) {
 		_, _, err = aggregatePaths(t.Context(), t, mem, []string{path}, cols, Options{})
 		assert.ErrorIs(t, err, ErrMissingKey, name)
 	}
+	// The plaintext footer's signature, which parquet-mr made over its own
+	// serialization of the footer, verified over the footer's bytes; with
+	// another footer key it does not verify.
+	wrong := &Keys{Footer: key("01234567890123456789012345678900"), Columns: aes256.Columns}
+	_, _, err = aggregatePaths(t.Context(), t, mem, []string{parquetTesting(t, "aes256/encrypt_columns_plaintext_footer.parquet.encrypted")}, cols, Options{Keys: wrong})
+	assert.ErrorIs(t, err, ErrWrongKey)
+	assert.ErrorContains(t, err, "the footer key given does not verify the plaintext footer's signature")
 	got, _, err := aggregatePaths(t.Context(), t, mem, []string{parquetTesting(t, "encrypt_columns_and_footer_bloom_filter.parquet.encrypted")},
 		[]string{"double_field", "float_field", "int32_field", "name"}, Options{Keys: aes128})
 	require.NoError(t, err)

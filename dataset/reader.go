@@ -174,6 +174,11 @@ func probeParquetFixed(s Source, fix *footerFix, keys *Keys, int96 Int96Unit) (_
 	}
 	pqf.meta = pf.MetaData()
 	pqf.crypt.encrypted = pqf.crypt.encryptedFooter || pqf.meta.IsSetEncryptionAlgorithm()
+	if !pqf.crypt.encryptedFooter && pqf.meta.IsSetEncryptionAlgorithm() && keys != nil && len(keys.Footer) > 0 {
+		if err := verifyPlaintextFooter(f, s.Size, pqf.meta, keys.Footer); err != nil {
+			return nil, nil, err
+		}
+	}
 	narrow, err := checkStoredSchema(pf.MetaData().KeyValueMetadata())
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading the Arrow schema stored in the Parquet footer: %w", err)
