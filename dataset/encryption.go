@@ -2,10 +2,10 @@ package dataset
 
 import (
 	"bytes"
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/subtle"
-	"context"
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
@@ -55,11 +55,15 @@ type Keys struct {
 	// a file is checked against it; a file encrypted without one is read
 	// whatever it says.
 	AADPrefix []byte
+	// KMS are master keys by their ID, with which the data keys of files
+	// whose keys a key management service wraps (Parquet key material:
+	// kms.go) are unwrapped, as the KMS would.
+	KMS map[string][]byte
 }
 
 // empty says whether k has no key.
 func (k *Keys) empty() bool {
-	return k == nil || (len(k.Footer) == 0 && len(k.Columns) == 0 && len(k.AADPrefix) == 0)
+	return k == nil || (len(k.Footer) == 0 && len(k.Columns) == 0 && len(k.AADPrefix) == 0 && len(k.KMS) == 0)
 }
 
 // properties are arrow-go's decryption properties for one reader of a file
@@ -70,8 +74,11 @@ func (k *Keys) empty() bool {
 // the footer, which is not the writer's (parquet-mr's differs), so the probe
 // verifies it over the footer's bytes (verifyPlaintextFooter) when the
 // footer key is given (there is nothing to verify it with otherwise).
-func (k *Keys) properties(plaintextFooter, aad bool) *parquet.FileDecryptionProperties {
+func (k *Keys) properties(plaintextFooter, aad bool, kms *kmsRetriever) *parquet.FileDecryptionProperties {
 	opts := []parquet.FileDecryptionOption{parquet.WithPlaintextAllowed()}
+	if kms != nil {
+		opts = append(opts, parquet.WithKeyRetriever(kms))
+	}
 	if k == nil {
 		k = &Keys{}
 	}

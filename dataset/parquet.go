@@ -212,7 +212,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	if err != nil || plan.tasks == 0 {
 		return err
 	}
-	if r.pqf.crypt.encrypted {
+	if r.pqf.crypt.encrypted && r.pqf.kms == nil { // (a KMS's keys: arrow-go asks for them)
 		cols := make([]int, len(r.leaves))
 		for i, l := range r.leaves {
 			cols[i] = l.col
@@ -359,7 +359,7 @@ func (r *parquetRun) openLeafReader(f parquet.ReaderAtSeeker) (*pqarrow.FileRead
 // error.
 func (r *parquetRun) openWorkerReader(f io.ReaderAt, size int64, wk *worker) (fr *pqarrow.FileReader, err error) {
 	defer recoverTo(&err)
-	wk.padded = &paddedHeaders{f: f, size: size, keys: r.pqf.keys}
+	wk.padded = &paddedHeaders{f: f, size: size, keys: r.pqf.keys, kms: r.pqf.kms}
 	if fr, err = r.openLeafReader(io.NewSectionReader(wk.padded, 0, size)); err != nil || fr == nil {
 		return fr, err
 	}
@@ -487,6 +487,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	defer func() {
 		if p := recover(); p != nil {
 			err = chunkPanicError(p, r.pqf.meta, rg, l.col)
+			if kerr := r.pqf.kms.failed(); kerr != nil {
+				err = kerr // (a key the KMS's master keys did not give: arrow-go saw none)
+			}
 		}
 		if errors.Is(err, errShortDecode) && chunkEncrypted(r.pqf.meta, rg, l.col) {
 			err = encryptedChunkError(err)

@@ -31,6 +31,7 @@ type paddedHeaders struct {
 	f    io.ReaderAt
 	size int64
 	keys *Keys
+	kms  *kmsRetriever // (keys a KMS wraps: kms.go)
 
 	mu      sync.Mutex
 	chunks  []encryptedChunk // sorted by offset; none until setMeta
@@ -74,9 +75,16 @@ func (p *paddedHeaders) setMeta(md *metadata.FileMetaData) {
 				if p.keys != nil {
 					key = p.keys.Footer
 				}
+				if len(key) == 0 && p.kms != nil {
+					key = []byte(md.FileDecryptor.GetFooterKey())
+				}
 			case cm.IsSetENCRYPTION_WITH_COLUMN_KEY():
+				ck := cm.GetENCRYPTION_WITH_COLUMN_KEY()
 				if p.keys != nil {
-					key = p.keys.Columns[strings.Join(cm.GetENCRYPTION_WITH_COLUMN_KEY().GetPathInSchema(), ".")]
+					key = p.keys.Columns[strings.Join(ck.GetPathInSchema(), ".")]
+				}
+				if len(key) == 0 && p.kms != nil {
+					key = []byte(p.kms.GetKey(ck.GetKeyMetadata()))
 				}
 			}
 			if len(key) == 0 {

@@ -87,6 +87,9 @@ type parquetFile struct {
 	// is encrypted.
 	keys  *Keys
 	crypt fileCrypt
+	// kms unwraps the keys of a file whose keys a key management service
+	// wraps, with keys.KMS (kms.go); nil without master keys.
+	kms *kmsRetriever
 }
 
 // fileCrypt is how a Parquet file is encrypted (encryption.go).
@@ -102,7 +105,7 @@ func (pqf *parquetFile) decryptProps() *parquet.FileDecryptionProperties {
 	if !pqf.crypt.encryptedFooter && pqf.keys.empty() {
 		return nil
 	}
-	return pqf.keys.properties(!pqf.crypt.encryptedFooter, pqf.crypt.aad)
+	return pqf.keys.properties(!pqf.crypt.encryptedFooter, pqf.crypt.aad, pqf.kms)
 }
 
 func parquetReadProps(md *metadata.FileMetaData) *parquet.ReaderProperties {
@@ -144,6 +147,9 @@ func probeParquetFixed(s Source, fix *footerFix, keys *Keys, int96 Int96Unit) (_
 	}
 	defer f.Close()
 	pqf := &parquetFile{keys: keys}
+	if keys != nil && len(keys.KMS) > 0 {
+		pqf.kms = &kmsRetriever{master: keys.KMS, path: s.Path}
+	}
 	if s.Size >= 4 {
 		var magic [4]byte
 		if err := readFull(f, magic[:], s.Size-4); err != nil {
@@ -165,9 +171,12 @@ func probeParquetFixed(s Source, fix *footerFix, keys *Keys, int96 Int96Unit) (_
 		pqf.crypt.aad = false // (a file encrypted without an AAD prefix)
 		pf, err = pqf.openReader(f, nil, opts...)
 	}
+	if kerr := pqf.kms.failed(); err != nil && kerr != nil {
+		err = kerr // (what unwrapping a key met: arrow-go saw no key)
+	}
 	var ke *KeyError
-	if errors.As(err, &ke) && pqf.crypt.encryptedFooter && managedKeys(f, s.Size) {
-		return nil, nil, unsupported("unsupported: encrypted Parquet file whose keys a key management service wraps (its footer's key metadata is Parquet key material): arrow-go v17 has no KMS client; give the data keys themselves (--footer-key, --column-key)")
+	if errors.As(err, &ke) && !ke.Wrong && pqf.kms == nil && pqf.crypt.encryptedFooter && managedKeys(f, s.Size) {
+		return nil, nil, missingKey("its keys are wrapped by a key management service (its footer's key metadata is Parquet key material), and the master keys are missing: give them (--kms-key ID:KEY), or the data keys themselves (--footer-key, --column-key)")
 	}
 	if err != nil {
 		return nil, nil, err

@@ -160,6 +160,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	noStats := fs.Bool("no-stats", false, "read every Parquet column chunk, even those whose row-group statistics answer count, null_count, min and max")
 	footerKey := fs.String("footer-key", "", "the footer `KEY` of encrypted Parquet files (also the key of the columns encrypted with it): hexadecimal, base64, text:CHARACTERS, or {c,c,...} as parquet-testing writes keys")
 	columnKeys := fs.StringArray("column-key", nil, "the key of an encrypted Parquet column, `NAME:KEY` (NAME its dotted path in the Parquet schema, KEY as --footer-key's); repeat for each column")
+	kmsKeys := fs.StringArray("kms-key", nil, "a master key of the key management service that wraps the keys of encrypted Parquet files (Parquet key material, in the footer or in _KEY_MATERIAL_FOR_<file>.json beside it), `ID:KEY` (KEY as --footer-key's); repeat for each")
 	aadPrefix := fs.String("aad-prefix", "", "the AAD prefix of encrypted Parquet files whose writer did not store it, as `TEXT`")
 	int96 := fs.String("int96-unit", "ns", "the unit Parquet INT96 timestamps are read in: ns (1677 to 2262; later or earlier instants are an error), us (Spark's, to year 294247), ms or s")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
@@ -224,7 +225,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		}
 		opts.columns = append(opts.columns, c)
 	}
-	if opts.keys, err = parseKeys(*footerKey, *columnKeys, *aadPrefix); err != nil {
+	if opts.keys, err = parseKeys(*footerKey, *columnKeys, *kmsKeys, *aadPrefix); err != nil {
 		return opts, false, err
 	}
 	if opts.int96, err = dataset.ParseInt96Unit(*int96); err != nil {
@@ -238,10 +239,10 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	return opts, false, nil
 }
 
-// parseKeys reads the keys of --footer-key, --column-key and --aad-prefix;
-// nil when none is given.
-func parseKeys(footer string, columns []string, aad string) (*dataset.Keys, error) {
-	if footer == "" && len(columns) == 0 && aad == "" {
+// parseKeys reads the keys of --footer-key, --column-key, --kms-key and
+// --aad-prefix; nil when none is given.
+func parseKeys(footer string, columns, kms []string, aad string) (*dataset.Keys, error) {
+	if footer == "" && len(columns) == 0 && len(kms) == 0 && aad == "" {
 		return nil, nil
 	}
 	keys := &dataset.Keys{AADPrefix: []byte(aad)}
@@ -267,6 +268,23 @@ func parseKeys(footer string, columns []string, aad string) (*dataset.Keys, erro
 			return nil, usagef("--column-key %s: given twice", name)
 		}
 		keys.Columns[name] = k
+	}
+	for _, m := range kms {
+		id, key, ok := strings.Cut(m, ":")
+		if !ok || id == "" {
+			return nil, usagef("--kms-key %q: want ID:KEY", m)
+		}
+		k, err := dataset.ParseKey(key)
+		if err != nil {
+			return nil, usagef("--kms-key %s: %w", id, err)
+		}
+		if keys.KMS == nil {
+			keys.KMS = map[string][]byte{}
+		}
+		if _, dup := keys.KMS[id]; dup {
+			return nil, usagef("--kms-key %s: given twice", id)
+		}
+		keys.KMS[id] = k
 	}
 	return keys, nil
 }

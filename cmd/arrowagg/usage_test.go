@@ -107,6 +107,9 @@ func TestKeyFlags(t *testing.T) {
 		{[]string{"--column-key", "30313233343536373839303132333435"}, `arrowagg: --column-key "30313233343536373839303132333435": want NAME:KEY` + "\n"},
 		{[]string{"--column-key", "x:{1,2}"}, `arrowagg: --column-key x: key "{1,2}" is 2 bytes; an AES key is 16, 24 or 32` + "\n"},
 		{[]string{"--column-key", "x:MDEyMzQ1Njc4OTAxMjM0NQ==", "--column-key", "x:text:0123456789012345"}, "arrowagg: --column-key x: given twice\n"},
+		{[]string{"--kms-key", "kf"}, `arrowagg: --kms-key "kf": want ID:KEY` + "\n"},
+		{[]string{"--kms-key", "kf:text:abc"}, `arrowagg: --kms-key kf: key "text:abc" is 3 bytes; an AES key is 16, 24 or 32` + "\n"},
+		{[]string{"--kms-key", "kf:text:0123456789012345", "--kms-key", "kf:text:0123456789012345"}, "arrowagg: --kms-key kf: given twice\n"},
 	} {
 		got := runIn(t, context.Background(), env{}, append(c.args, pq)...)
 		assert.Equal(t, exitInput, got.code, c.args)
