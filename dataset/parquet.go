@@ -115,8 +115,6 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 			}
 			if err == nil {
 				out[k].page = &pl
-			} else if typ != sf.Field.Type {
-				return nil, fmt.Errorf("column %q: %w", l.Name, err)
 			}
 		}
 	}
@@ -536,11 +534,16 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		}
 		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
 			if ts, _ := l.typ.(*arrow.TimestampType); ts != nil && ts.Unit != arrow.Nanosecond {
-				return res, fmt.Errorf("%w: INT96 timestamps of an encrypted column chunk read as %s (arrow-go decodes them as timestamp[ns])", arrow.ErrNotImplemented, ts)
+				return r.encryptedInt96(ctx, fr.ParquetReader(), rg, l, ts.Unit)
 			}
 			if err := checkEncryptedInt96(ctx, fr.ParquetReader(), rg, l.col); err != nil {
 				return res, err
 			}
+		}
+		if ts, _ := l.typ.(*arrow.TimestampType); ok && ts != nil && ts.Unit != arrow.Nanosecond && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
+			// (pqarrow decodes INT96 as nanoseconds: a chunk the page path
+			// does not read cannot be read in another unit.)
+			return res, fmt.Errorf("%w: INT96 timestamps read as %s through pqarrow, which decodes them as timestamp[ns]", arrow.ErrNotImplemented, ts)
 		}
 		if wk.guard.allNull && l.list == nil && !l.elem && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -8,8 +9,14 @@ import (
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/metadata"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // INT96 timestamps (Impala's and Spark's legacy type: the nanoseconds of the
@@ -242,4 +249,83 @@ func abs64(v int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// int96Reason is the plan's reason for the INT96 columns of encrypted chunks
+// read in a unit other than nanoseconds.
+const int96Reason = "encrypted INT96 values decoded by arrow-go's column reader, converted and aggregated on the cpu"
+
+// encryptedInt96 aggregates the INT96 values of the encrypted chunk of leaf
+// l in row group rg in unit (not nanoseconds, which pqarrow decodes them
+// as): arrow-go's column reader of pf (the worker's own) decrypts and
+// decodes them, a batch at a time, and int96Convert converts them (an
+// instant outside the unit's range is an error); each batch is a view of
+// the column's type, null where the definition levels say, folded by the
+// engine. A repeated INT96 column is not read so.
+func (r *parquetRun) encryptedInt96(ctx context.Context, pf *file.Reader, rg int, l *parquetLeaf, unit arrow.TimeUnit) (chunkResult, error) {
+	start := time.Now()
+	descr := pf.MetaData().Schema.Column(l.col)
+	if descr.MaxRepetitionLevel() != 0 || l.list != nil || l.elem {
+		return chunkResult{}, fmt.Errorf("%w: repeated INT96 timestamps of an encrypted column chunk read as timestamp[%s]", arrow.ErrNotImplemented, unit)
+	}
+	kind, err := column.KindOf(l.typ)
+	if err != nil {
+		return chunkResult{}, err
+	}
+	cr, err := pf.RowGroup(rg).Column(l.col)
+	if err != nil {
+		return chunkResult{}, err
+	}
+	vr, ok := cr.(*file.Int96ColumnChunkReader)
+	if !ok {
+		return chunkResult{}, fmt.Errorf("an INT96 column read by a %T", cr)
+	}
+	res := chunkResult{state: agg.New(kind.Family(), r.aggs), plan: engine.ColumnPlan{Source: engine.SourceArrow, Reason: int96Reason}}
+	const batch = 4096
+	maxDef := descr.MaxDefinitionLevel()
+	vals := make([]parquet.Int96, batch)
+	def := make([]int16, batch)
+	values := make([]byte, 8*batch)
+	valid := make([]byte, bitutil.BytesForBits(batch))
+	row := int64(0)
+	for vr.HasNext() {
+		if err := ctx.Err(); err != nil {
+			return chunkResult{}, err
+		}
+		levels, n, err := vr.ReadBatch(batch, vals, def, nil)
+		if err != nil {
+			return chunkResult{}, err
+		}
+		if maxDef == 0 {
+			levels = int64(n) // (no levels: every value is one)
+		}
+		k, nulls := 0, 0
+		for i := 0; i < int(levels); i++ {
+			if maxDef > 0 && def[i] < maxDef {
+				bitutil.ClearBit(valid, i)
+				binary.LittleEndian.PutUint64(values[8*i:], 0)
+				nulls++
+				continue
+			}
+			if k >= n {
+				return chunkResult{}, fmt.Errorf("%w: %d INT96 values for %d present levels", errShortDecode, n, k+1)
+			}
+			if err := int96Convert(values[8*i:], vals[k][:], 1, unit); err != nil {
+				return chunkResult{}, err
+			}
+			bitutil.SetBit(valid, i)
+			k++
+		}
+		v := column.View{Type: l.typ, Kind: kind, Len: int(levels), NullCount: nulls, Values: values[:8*levels], Row: row}
+		if nulls > 0 {
+			v.Validity = valid
+		}
+		if err := r.eng.UpdateView(ctx, &v, &res.state); err != nil {
+			return chunkResult{}, err
+		}
+		res.plan.Bytes += v.ByteSize()
+		row += levels
+	}
+	res.plan.Measured = time.Since(start)
+	return res, nil
 }

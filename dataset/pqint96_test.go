@@ -230,3 +230,62 @@ func TestInt96Schema(t *testing.T) {
 		assert.Equal(t, at.UnixMilli()+2*3600*1000+off, int64(r.Max.(*scalar.Timestamp).Value), r.Name)
 	}
 }
+
+// The INT96 values of an encrypted chunk, which pqarrow decodes as
+// nanoseconds only, are read in another unit from arrow-go's column reader
+// (encryptedInt96): the same answers as the plaintext file's page path,
+// nulls included, over several row groups; an instant outside the unit is
+// an error there too.
+func TestEncryptedInt96(t *testing.T) {
+	dt := &arrow.TimestampType{Unit: arrow.Nanosecond, TimeZone: "UTC"}
+	mem := memory.NewGoAllocator()
+	b := array.NewTimestampBuilder(mem, dt)
+	defer b.Release()
+	base := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for i := 0; i < 700; i++ {
+		if i%9 == 4 {
+			b.AppendNull()
+			continue
+		}
+		b.Append(arrow.Timestamp(base + int64(i%50)*int64(time.Hour)*24*365 + int64(i)*1001))
+	}
+	arr := b.NewArray()
+	defer arr.Release()
+	cb := array.NewInt32Builder(mem)
+	defer cb.Release()
+	for i := 0; i < arr.Len(); i++ {
+		cb.Append(int32(i))
+	}
+	c := cb.NewArray()
+	defer c.Release()
+	// (arrow-go's writer needs the first column's metadata in the footer:
+	// a plaintext one first)
+	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "c", Type: arrow.PrimitiveTypes.Int32}, {Name: "ts", Type: dt, Nullable: true}}, nil),
+		[]arrow.Array{c, arr}, int64(arr.Len()))
+	defer rec.Release()
+	dir := t.TempDir()
+	write := func(name string, encrypted bool) string {
+		path := filepath.Join(dir, name)
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		props := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(300)}
+		if encrypted {
+			enc := parquet.ColumnPathToEncryptionPropsMap{"ts": parquet.NewColumnEncryptionProperties("ts", parquet.WithKey(string(testKeyA)))}
+			props = append(props, parquet.WithEncryptionProperties(parquet.NewFileEncryptionProperties(string(testFooterKey), parquet.WithEncryptedColumns(enc))))
+		}
+		w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(props...),
+			pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
+		require.NoError(t, err)
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+		return path
+	}
+	plain, encrypted := write("plain.parquet", false), write("enc.parquet", true)
+	keys := &Keys{Footer: testFooterKey, Columns: map[string][]byte{"ts": testKeyA}}
+	for _, u := range []Int96Unit{Int96Microseconds, Int96Milliseconds, Int96Seconds} {
+		want, _ := aggregateFile(t, mem, []string{plain}, Options{Int96: u}, agg.All)
+		got, sum := aggregateFile(t, mem, []string{encrypted}, Options{Int96: u, Keys: keys}, agg.All)
+		assert.Equal(t, want, got, "%s", u)
+		assert.Equal(t, int96Reason, sum.Plan[1].Reason, "%s", u)
+	}
+}
