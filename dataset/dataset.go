@@ -201,7 +201,7 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	fi.unknownTypes.skipLeaves(fi.leaves)
+	fi.unknownTypes.countLeaves(fi.leaves)
 	fi.index = column.NewIndex(fi.leaves)
 	return nil
 }

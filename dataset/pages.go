@@ -163,7 +163,8 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 	if _, ok := dt.(*arrow.TimestampType); ok && phys == parquet.Types.Int96 {
 		phys, int96 = parquet.Types.Int64, true // (read as the int64 of its unit: int96Convert)
 	}
-	found := false
+	_, opaque := dt.(*logicalType) // (counted from the levels, of any physical type)
+	found := opaque
 	for _, id := range pageKinds[phys] {
 		found = found || dt.ID() == id
 	}
@@ -176,7 +177,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 		return notPaged("%s read as %s", phys, dt)
 	}
 	kind, err := column.KindOf(dt)
-	if err != nil || kind.Width() != phys.ByteSize() {
+	if err != nil || !opaque && kind.Width() != phys.ByteSize() {
 		return notPaged("%s read as %s", phys, dt)
 	}
 	for rg := 0; rg < len(md.RowGroups); rg++ {

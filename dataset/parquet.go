@@ -99,6 +99,9 @@ func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged b
 			return nil, fmt.Errorf("column %q is not a Parquet leaf column", l.Name)
 		}
 		typ := sf.Field.Type
+		if lt, ok := l.Type.(*logicalType); ok {
+			typ = lt // (an unknown logical type: counted, pqlogical.go)
+		}
 		if ts, ok := l.Type.(*arrow.TimestampType); ok && ts.Unit != arrow.Nanosecond && pqf.meta.Schema.Column(sf.ColIndex).PhysicalType() == parquet.Types.Int96 {
 			// INT96 read in another unit (int96Schema): from its pages
 			// alone, pqarrow decoding it as timestamp[ns].

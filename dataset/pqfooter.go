@@ -348,11 +348,12 @@ func (c *compact) listHeader() (int64, byte) {
 	return n, b & 0x0f
 }
 
-// skipLeaves marks the leaves of the columns of unknown logical types (a
-// column itself, or the leaves under a group of one) as unsupported, naming
-// the type: they are left out of the aggregates with a note, the other
-// columns aggregated.
-func (fix *footerFix) skipLeaves(leaves []column.Leaf) {
+// countLeaves gives the leaves of the columns of unknown logical types (a
+// column itself, or the leaves under a group of one) their logicalType: they
+// are counted (count and null_count), their values not read, and their type
+// names the logical type. A leaf that is a list or a map is counted as such
+// already, and one left out for another reason stays so.
+func (fix *footerFix) countLeaves(leaves []column.Leaf) {
 	if fix == nil {
 		return
 	}
@@ -360,8 +361,13 @@ func (fix *footerFix) skipLeaves(leaves []column.Leaf) {
 		l := &leaves[i]
 		for _, u := range fix.unknown {
 			if l.Name == u.path || strings.HasPrefix(l.Name, u.path+".") {
-				l.Kind = column.Unsupported
-				l.Err = unsupported(fmt.Sprintf("column %q: Parquet logical type %s is not supported", l.Name, logicalTypeName(u.member)))
+				if l.Err == nil && l.Kind != column.Opaque && l.Repeated == 0 {
+					name := logicalTypeName(u.member)
+					if u.member != 16 && u.member != 17 && u.member != 18 {
+						name = fmt.Sprintf("logical type %d", u.member)
+					}
+					l.Type, l.Kind, l.Err = newLogicalType(name, l.Type), column.Opaque, nil
+				}
 				break
 			}
 		}

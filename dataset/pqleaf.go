@@ -73,6 +73,10 @@ func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg 
 	// required in a struct that is not has nulls.
 	field := *cr.Field()
 	field.Name, field.Nullable = l.name, true
+	lt, counted := l.typ.(*logicalType) // (an unknown logical type: its arrays counted, pqlogical.go)
+	if counted {
+		field.Type = lt
+	}
 	schema := arrow.NewSchema([]arrow.Field{field}, nil)
 	acc, err := r.eng.NewAccumulator(schema, engine.Request{Columns: []string{l.name}, Aggs: r.aggs})
 	if err != nil {
@@ -89,9 +93,16 @@ func (r *parquetRun) arrowChunk(ctx context.Context, fr *pqarrow.FileReader, rg 
 		}
 		got := int64(0)
 		for _, c := range ch.Chunks() { // more than one when the dictionary changes
-			rec := array.NewRecord(schema, []arrow.Array{c}, int64(c.Len()))
+			arr := c
+			if counted {
+				arr = array.NewExtensionArrayWithStorage(lt, c)
+			}
+			rec := array.NewRecord(schema, []arrow.Array{arr}, int64(c.Len()))
 			err = acc.Add(ctx, rec)
 			rec.Release()
+			if counted {
+				arr.Release()
+			}
 			if err != nil {
 				break
 			}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -14,51 +13,67 @@ import (
 )
 
 // Columns of logical types arrow-go v17 does not know (GEOMETRY,
-// GEOGRAPHY, a type newer than the reader) are left out with an error
-// naming the column and the type; the file's other columns are aggregated
-// (its footer used to fail as corrupt data).
-func TestUnknownLogicalTypesSkipped(t *testing.T) {
+// GEOGRAPHY, a type newer than the reader) are counted, their type naming
+// the logical type and the physical type's Arrow type; the file's other
+// columns are aggregated (its footer used to fail as corrupt data, then the
+// columns were left out).
+func TestUnknownLogicalTypesCounted(t *testing.T) {
 	cases := []struct {
 		file    string
-		skipped map[string]string
+		counted map[string]string // name: type
 		read    []string
 		rows    int64
 	}{
-		{"geospatial/geospatial.parquet", map[string]string{"geometry": "GEOMETRY"}, []string{"group", "wkt"}, 196},
-		{"geospatial/crs-geography.parquet", map[string]string{"geography": "GEOGRAPHY"}, []string{"wkt"}, 1},
-		{"unknown-logical-type.parquet", map[string]string{"column with unknown type": "unknown (LogicalType union member 2555)"}, []string{"column with known type"}, 3},
+		{"geospatial/geospatial.parquet", map[string]string{"geometry": "GEOMETRY (binary)"}, []string{"group", "wkt", "geometry"}, 196},
+		{"geospatial/crs-geography.parquet", map[string]string{"geography": "GEOGRAPHY (binary)"}, []string{"wkt", "geography"}, 1},
+		{"unknown-logical-type.parquet", map[string]string{"column with unknown type": "logical type 2555 (binary)"}, []string{"column with known type", "column with unknown type"}, 3},
 	}
 	for _, c := range cases {
 		path := parquetTesting(t, filepath.FromSlash(c.file))
-		sum, sel, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{path}, nil, Options{})
-		require.NoError(t, err, c.file)
-		assert.Equal(t, c.rows, sum.Rows, c.file)
-		var read []string
-		for _, r := range sum.Results {
-			read = append(read, r.Name)
-		}
-		assert.Equal(t, c.read, read, c.file)
-		require.Len(t, sel.Skipped, len(c.skipped), c.file)
-		for _, l := range sel.Skipped {
-			typ, ok := c.skipped[l.Name]
-			require.True(t, ok, "%s: %s", c.file, l.Name)
-			assert.ErrorIs(t, l.Err, arrow.ErrNotImplemented)
-			assert.EqualError(t, l.Err, "column \""+l.Name+"\": Parquet logical type "+typ+" is not supported")
+		for _, opts := range []Options{{}, {ArrowDecode: true}} {
+			sum, sel, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{path}, nil, opts)
+			require.NoError(t, err, c.file)
+			assert.Equal(t, c.rows, sum.Rows, c.file)
+			assert.Empty(t, sel.Skipped, c.file)
+			var read []string
+			for _, r := range sum.Results {
+				read = append(read, r.Name)
+				if typ, ok := c.counted[r.Name]; ok {
+					assert.Equal(t, typ, r.Type.String(), c.file)
+					assert.Equal(t, c.rows, r.Count+r.NullCount, "%s %s", c.file, r.Name)
+					assert.Nil(t, r.Min, c.file)
+					assert.Nil(t, r.Max, c.file)
+				}
+			}
+			assert.Equal(t, c.read, read, c.file)
 		}
 	}
 }
 
-// Every geospatial file of parquet-testing reads (its geometry or geography
-// columns left out).
+// Every geospatial file of parquet-testing reads, its geometry or
+// geography column counted: as many values and nulls as its wkt column,
+// the same shapes as text.
 func TestGeospatialCorpusReads(t *testing.T) {
 	dir := filepath.Dir(parquetTesting(t, "geospatial/geospatial.parquet"))
 	files, err := filepath.Glob(filepath.Join(dir, "*.parquet"))
 	require.NoError(t, err)
 	require.Len(t, files, 10)
 	for _, f := range files {
-		_, sel, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{f}, nil, Options{})
+		sum, sel, err := aggregatePaths(context.Background(), t, memory.DefaultAllocator, []string{f}, nil, Options{})
 		require.NoError(t, err, f)
-		assert.NotEmpty(t, sel.Skipped, f)
+		assert.Empty(t, sel.Skipped, f)
+		byName := map[string][2]int64{}
+		geo := ""
+		for _, r := range sum.Results {
+			byName[r.Name] = [2]int64{r.Count, r.NullCount}
+			if _, ok := r.Type.(*logicalType); ok {
+				geo = r.Name
+			}
+		}
+		require.NotEmpty(t, geo, f)
+		if wkt, ok := byName["wkt"]; ok {
+			assert.Equal(t, wkt, byName[geo], f)
+		}
 	}
 }
 
