@@ -147,7 +147,7 @@ func verifyPlaintextFooter(f io.ReaderAt, size int64, md *metadata.FileMetaData,
 		return err
 	}
 	n := int64(binary.LittleEndian.Uint32(tail[:4]))
-	if n < nonceLen+tagLen || n > size-12 || md.FileDecryptor == nil {
+	if n < nonceLen+tagLen || n > min(size-12, MaxFooterBytes) || md.FileDecryptor == nil {
 		return fmt.Errorf("corrupt Parquet footer: %d bytes, too few for its signature", n)
 	}
 	footer := make([]byte, n)
@@ -155,13 +155,9 @@ func verifyPlaintextFooter(f io.ReaderAt, size int64, md *metadata.FileMetaData,
 		return err
 	}
 	body, sig := footer[:n-nonceLen-tagLen], footer[n-nonceLen-tagLen:]
-	block, err := aes.NewCipher(key)
+	gcm, err := newGCM(key)
 	if err != nil {
 		return wrongKey("the footer key: %v", err)
-	}
-	gcm, err := cipher.NewGCM(block)
-	if err != nil {
-		return err
 	}
 	aad := append([]byte(md.FileDecryptor.FileAad()), 0) // (the footer module)
 	sealed := gcm.Seal(nil, sig[:nonceLen], body, aad)
@@ -169,6 +165,16 @@ func verifyPlaintextFooter(f io.ReaderAt, size int64, md *metadata.FileMetaData,
 		return errFooterSignature
 	}
 	return nil
+}
+
+// newGCM is AES-GCM (12-byte nonces, 16-byte tags, as Parquet's modular
+// encryption and its key tools use it) with key, of 16, 24 or 32 bytes.
+func newGCM(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
+	if err != nil {
+		return nil, err
+	}
+	return cipher.NewGCM(block)
 }
 
 func wrongKey(format string, args ...any) error {
@@ -371,8 +377,9 @@ func encryptedChunkCost(md *metadata.FileMetaData, cc *metadata.ColumnChunkMetaD
 }
 
 // checkEncryptedInt96 checks the INT96 values of the encrypted chunk of
-// leaf column col in row group rg against timestamp[ns]'s range
-// (int96Nanos), before pqarrow, which would wrap them around, reads them:
+// repeated leaf column col in row group rg against timestamp[ns]'s range
+// (int96Convert), before pqarrow, which would wrap them around, reads them
+// (a flat one is read by encryptedInt96 alone):
 // the page walk that checks those of other chunks cannot read encrypted
 // pages. The chunk is decoded once more for it, by arrow-go's column reader
 // of pf (the worker's own).

@@ -1,8 +1,6 @@
 package dataset
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -148,11 +146,7 @@ func unwrapKey(key []byte, wrapped string, aad []byte) ([]byte, error) {
 	if len(b) < 12+16 {
 		return nil, fmt.Errorf("a wrapped key of %d bytes", len(b))
 	}
-	block, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, err := newGCM(key)
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,6 @@
 package dataset
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -17,10 +15,7 @@ import (
 // wrapKeyForTest wraps key with wrapper under aad as the key tools do:
 // base64 of a nonce, the ciphertext and the tag.
 func wrapKeyForTest(t *testing.T, wrapper, key, aad []byte) string {
-	block, err := aes.NewCipher(wrapper)
-	require.NoError(t, err)
-	gcm, err := cipher.NewGCM(block)
-	require.NoError(t, err)
+	gcm := testGCM(t, wrapper)
 	nonce := []byte("twelve bytes")
 	return base64.StdEncoding.EncodeToString(gcm.Seal(append([]byte(nil), nonce...), nonce, key, aad))
 }

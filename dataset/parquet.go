@@ -536,7 +536,9 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 			unpadded = 2 * min(max(cc.TotalCompressedSize(), 0), size)
 		}
 		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
-			if ts, _ := l.typ.(*arrow.TimestampType); ts != nil && ts.Unit != arrow.Nanosecond {
+			// Decoded once, by arrow-go's column reader: pqarrow would wrap
+			// instants past timestamp[ns] around, and reads no other unit.
+			if ts, _ := l.typ.(*arrow.TimestampType); ts != nil && l.list == nil && !l.elem {
 				return r.encryptedInt96(ctx, fr.ParquetReader(), rg, l, ts.Unit)
 			}
 			if err := checkEncryptedInt96(ctx, fr.ParquetReader(), rg, l.col); err != nil {

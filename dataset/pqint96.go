@@ -251,17 +251,17 @@ func abs64(v int64) int64 {
 	return v
 }
 
-// int96Reason is the plan's reason for the INT96 columns of encrypted chunks
-// read in a unit other than nanoseconds.
+// int96Reason is the plan's reason for the INT96 columns of encrypted
+// chunks.
 const int96Reason = "encrypted INT96 values decoded by arrow-go's column reader, converted and aggregated on the cpu"
 
 // encryptedInt96 aggregates the INT96 values of the encrypted chunk of leaf
-// l in row group rg in unit (not nanoseconds, which pqarrow decodes them
-// as): arrow-go's column reader of pf (the worker's own) decrypts and
+// l in row group rg in unit: arrow-go's column reader of pf (the worker's own) decrypts and
 // decodes them, a batch at a time, and int96Convert converts them (an
 // instant outside the unit's range is an error); each batch is a view of
 // the column's type, null where the definition levels say, folded by the
-// engine. A repeated INT96 column is not read so.
+// engine. A repeated INT96 column is not read so (pqarrow reads it in
+// nanoseconds, after checkEncryptedInt96).
 func (r *parquetRun) encryptedInt96(ctx context.Context, pf *file.Reader, rg int, l *parquetLeaf, unit arrow.TimeUnit) (chunkResult, error) {
 	start := time.Now()
 	descr := pf.MetaData().Schema.Column(l.col)

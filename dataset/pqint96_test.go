@@ -282,7 +282,7 @@ func TestEncryptedInt96(t *testing.T) {
 	}
 	plain, encrypted := write("plain.parquet", false), write("enc.parquet", true)
 	keys := &Keys{Footer: testFooterKey, Columns: map[string][]byte{"ts": testKeyA}}
-	for _, u := range []Int96Unit{Int96Microseconds, Int96Milliseconds, Int96Seconds} {
+	for _, u := range []Int96Unit{Int96Nanoseconds, Int96Microseconds, Int96Milliseconds, Int96Seconds} {
 		want, _ := aggregateFile(t, mem, []string{plain}, Options{Int96: u}, agg.All)
 		got, sum := aggregateFile(t, mem, []string{encrypted}, Options{Int96: u, Keys: keys}, agg.All)
 		assert.Equal(t, want, got, "%s", u)

@@ -1,8 +1,6 @@
 package dataset
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -216,11 +214,7 @@ func moduleAad(fileAad string, module byte, c encryptedChunk, page int) []byte {
 // header's compressed size is its page module's bytes.
 func unpadHeaders(raw []byte, c encryptedChunk, fileAad string) ([]byte, error) {
 	const nonceLen, tagLen = 12, 16
-	block, err := aes.NewCipher(c.key)
-	if err != nil {
-		return nil, err
-	}
-	gcm, err := cipher.NewGCM(block)
+	gcm, err := newGCM(c.key)
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"bytes"
-	"crypto/aes"
 	"crypto/cipher"
 	"encoding/binary"
 	"testing"
@@ -48,9 +47,7 @@ func paddedChunk(t *testing.T, gcm cipher.AEAD, c encryptedChunk, fileAad string
 }
 
 func testGCM(t *testing.T, key []byte) cipher.AEAD {
-	block, err := aes.NewCipher(key)
-	require.NoError(t, err)
-	gcm, err := cipher.NewGCM(block)
+	gcm, err := newGCM(key)
 	require.NoError(t, err)
 	return gcm
 }
@@ -94,8 +91,7 @@ func TestUnpadHeaders(t *testing.T) {
 // without a panic.
 func FuzzUnpadHeaders(f *testing.F) {
 	key := []byte("0123456789abcdef")
-	block, _ := aes.NewCipher(key)
-	gcm, _ := cipher.NewGCM(block)
+	gcm, _ := newGCM(key)
 	c := encryptedChunk{rg: 0, col: 1, key: key, dict: false}
 	for _, pages := range []int{1, 2} {
 		var raw []byte
