@@ -45,6 +45,9 @@ const SketchRegisters = 1 << SketchPrecision
 // from 1 to sketchQ+1.
 const sketchQ = 64 - SketchPrecision
 
+// SketchMaxRank is the largest rank of a hash, and of a register.
+const SketchMaxRank = sketchQ + 1
+
 // SketchExact is the most distinct hashes a sketch keeps, and counts
 // exactly.
 const SketchExact = 1024

@@ -402,15 +402,11 @@ func TestStatsOptIn(t *testing.T) {
 }
 
 // statsGPU is a fake GPU backend that computes the statistics as the CUDA
-// backend does: stddev and variance but for decimals, approx_distinct of
-// booleans only.
+// backend does: stddev, variance and approx_distinct but for decimals.
 type statsGPU struct{ fakeGPU }
 
 func (f *statsGPU) SupportsStats(k column.Kind, tracks agg.Set) bool {
-	if k == column.Bool {
-		return true
-	}
-	return !tracks.Has(agg.ApproxDistinct) && (!tracks.Any(agg.Moments) || k != column.Decimal128)
+	return k != column.Decimal128 || !tracks.Any(agg.Moments|agg.ApproxDistinct)
 }
 
 // The planner gives a column to the CPU when the GPU backend does not
@@ -439,7 +435,7 @@ func TestStatsRouting(t *testing.T) {
 		onGPU []bool
 	}{
 		{"moments", &statsGPU{fakeGPU{cpu: cpu.CPU{Threads: 1}}}, agg.Stddev | agg.Variance, []bool{true, false, true}},
-		{"sketch", &statsGPU{fakeGPU{cpu: cpu.CPU{Threads: 1}}}, agg.ApproxDistinct | agg.Sum, []bool{false, false, true}},
+		{"sketch", &statsGPU{fakeGPU{cpu: cpu.CPU{Threads: 1}}}, agg.ApproxDistinct | agg.Sum, []bool{true, false, true}},
 		{"no stats on the gpu", &fakeGPU{cpu: cpu.CPU{Threads: 1}}, agg.Variance, []bool{false, false, false}},
 		{"default", &fakeGPU{cpu: cpu.CPU{Threads: 1}}, agg.Default, []bool{true, true, true}},
 	} {

@@ -36,6 +36,11 @@
 //                     error) in compensated sums, those not finite (and
 //                     overflowed sums) apart in special, like the sum
 //
+// The sketch kernels arrowagg_sketch_<kind> (integers and floats) are the
+// moments kernels with the approx_distinct sketch folded in the same pass
+// (see "the sketch" below): their states are the moments kernels', and
+// they take, after out, the device sketch they raise.
+//
 // The parameters of the per-kind kernels are all 64-bit (pointers or
 // unsigned long long):
 //   values    device pointer; element i of the chunk is values[voff + i]
@@ -687,6 +692,191 @@ template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, i
   return Dec128{(uint64_t)v.x | (uint64_t)v.y << 32, (uint64_t)v.z | (uint64_t)v.w << 32};
 }
 
+// ------------------------------------------------------------- sketch
+//
+// The approx_distinct sketch is agg.Sketch of the Go package: the same
+// 64-bit hash of each valid value (integers sign- or zero-extended to 64
+// bits, floats widened to double with -0 as +0 and every NaN as one value,
+// through the SplitMix64 finalizer), the same registers (the top
+// AGG_SKETCH_PRECISION bits pick one, the rank is one plus the leading zeros
+// of the bits below), and, while there are at most AGG_SKETCH_EXACT of them,
+// the distinct hashes themselves. Registers merge by max and hashes by
+// union, so the order in which threads, blocks and launches fold them
+// changes nothing: the result is bit for bit the CPU backend's.
+//
+// A block folds its values into a BlockSketch in shared memory (four 8-bit
+// registers a word, raised with atomicCAS; an open-addressing table of its
+// distinct hashes, given up once it holds more than AGG_SKETCH_EXACT), then
+// flushes it into the DeviceSketch of the column: registers by atomicMax
+// (read first: most are no raise), hashes into its table by atomicCAS.
+// Every launch over the column's chunks raises the same DeviceSketch, which
+// the host zeroes before the first and reads after the last (a raise has
+// nothing to undo); a block starts by reading whether the device table has
+// already overflowed, and then keeps no hashes at all.
+//
+// A table's probe is bounded by its size: a probe that finds no room
+// means more than AGG_SKETCH_EXACT distinct hashes (the table holds at most
+// AGG_SKETCH_EXACT + the threads in flight before the overflow is seen,
+// far below its size), and marks the overflow.
+
+constexpr int kSketchP = AGG_SKETCH_PRECISION;
+constexpr int kSketchRegs = AGG_SKETCH_REGISTERS;
+constexpr unsigned kSketchExact = AGG_SKETCH_EXACT;
+constexpr int kBlockSlots = AGG_SKETCH_BLOCK_SLOTS;
+constexpr int kSketchSlots = AGG_SKETCH_SLOTS;
+static_assert(kSketchRegs == 1 << kSketchP, "a register for each value of the top bits");
+static_assert(kBlockSlots >= 2 * kSketchExact && kBlockSlots - kSketchExact > kBlockThreads,
+              "a block's table has room for the hashes in flight when it overflows");
+
+// DeviceSketch is a column's sketch in device memory (AGG_SKETCH_BYTES),
+// zeroed by the host before the column's first launch.
+struct DeviceSketch {
+  unsigned int regs[kSketchRegs];         // the registers (ranks)
+  unsigned long long slots[kSketchSlots];  // distinct nonzero hashes (0: free)
+  unsigned int count;                      // distinct hashes recorded (with 0)
+  unsigned int overflow;                   // 1: more than kSketchExact
+  unsigned int zero;                       // 1: hash 0 was seen
+  unsigned int reserved;
+};
+static_assert(sizeof(DeviceSketch) == AGG_SKETCH_BYTES, "DeviceSketch is AGG_SKETCH_BYTES (gpuagg/cuda)");
+
+// mix64 is the SplitMix64 finalizer (agg.HashInt).
+__device__ __forceinline__ uint64_t mix64(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// float_hash is agg.HashFloat.
+__device__ __forceinline__ uint64_t float_hash(double x) {
+  uint64_t b = f64_bits(x);
+  if (x == 0) b = 0;
+  if (x != x) b = 0x7ff8000000000000ULL;
+  return mix64(b);
+}
+
+template <typename T> __device__ __forceinline__ uint64_t sketch_hash(T x) {
+  return mix64(T(-1) < T(0) ? (uint64_t)(int64_t)x : (uint64_t)x);
+}
+template <> __device__ __forceinline__ uint64_t sketch_hash<float>(float x) { return float_hash((double)x); }
+template <> __device__ __forceinline__ uint64_t sketch_hash<double>(double x) { return float_hash(x); }
+
+__device__ __forceinline__ unsigned clz64(uint64_t x) {
+#ifdef __CUDA_ARCH__
+  return (unsigned)__clzll((long long)x);
+#else
+  return (unsigned)__builtin_clzll(x);  // x != 0 below
+#endif
+}
+
+// insert_hash adds nonzero hash h to an open-addressing table of size
+// slots (a power of two) and counts it in count when it is new; a count
+// beyond kSketchExact, or a table without room, sets overflow.
+__device__ __forceinline__ void insert_hash(unsigned long long* tab, int slots, unsigned int* count,
+                                            unsigned int* overflow, uint64_t h) {
+  unsigned i = (unsigned)h & (unsigned)(slots - 1);
+  for (int p = 0; p < slots; p++, i = (i + 1) & (unsigned)(slots - 1)) {
+    unsigned long long cur = *(volatile unsigned long long*)&tab[i];
+    if (cur == 0) cur = atomicCAS(&tab[i], 0ULL, (unsigned long long)h);
+    if (cur == h) return;  // there already
+    if (cur == 0) {        // the slot is h's now
+      if (atomicAdd(count, 1u) + 1 > kSketchExact) atomicExch(overflow, 1u);
+      return;
+    }
+  }
+  atomicExch(overflow, 1u);
+}
+
+// note_zero records hash 0 (kept apart from the tables, where 0 is free).
+__device__ __forceinline__ void note_zero(unsigned int* zero, unsigned int* count, unsigned int* overflow) {
+  if (*(volatile unsigned int*)zero == 0 && atomicExch(zero, 1u) == 0 && atomicAdd(count, 1u) + 1 > kSketchExact)
+    atomicExch(overflow, 1u);
+}
+
+// BlockSketch is a block's sketch in shared memory.
+struct BlockSketch {
+  unsigned int regs[kSketchRegs / 4];      // four 8-bit registers a word
+  unsigned long long slots[kBlockSlots];   // the block's distinct nonzero hashes
+  unsigned int count, overflow, zero;
+
+  // init zeroes the sketch; the block keeps no hashes when the column's
+  // table has overflowed already. Every thread of the block calls it.
+  __device__ __forceinline__ void init(const DeviceSketch* g) {
+    for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) regs[i] = 0;
+    for (int i = threadIdx.x; i < kBlockSlots; i += kBlockThreads) slots[i] = 0;
+    if (threadIdx.x == 0) {
+      count = 0, zero = 0;
+      overflow = *(const volatile unsigned int*)&g->overflow;
+    }
+    __syncthreads();
+  }
+
+  __device__ __forceinline__ void add(uint64_t h) {
+    const unsigned r = (unsigned)(h >> (64 - kSketchP));
+    const unsigned rank = clz64(h << kSketchP | 1ULL << (kSketchP - 1)) + 1;
+    unsigned int* w = &regs[r >> 2];
+    const unsigned sh = (r & 3) * 8;
+    unsigned int old = *(volatile unsigned int*)w;
+    while (((old >> sh) & 0xffu) < rank) {
+      const unsigned int seen = atomicCAS(w, old, (old & ~(0xffu << sh)) | rank << sh);
+      if (seen == old) break;
+      old = seen;
+    }
+    if (*(volatile unsigned int*)&overflow != 0) return;
+    if (h == 0) {
+      note_zero(&zero, &count, &overflow);
+      return;
+    }
+    insert_hash(slots, kBlockSlots, &count, &overflow, h);
+  }
+
+  // flush raises the column's sketch with the block's; every thread of the
+  // block calls it, after a barrier that follows the block's last add.
+  __device__ __forceinline__ void flush(DeviceSketch* g) {
+    for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) {
+      const unsigned int v = regs[i];
+      if (v == 0) continue;
+#pragma unroll
+      for (int k = 0; k < 4; k++) {
+        const unsigned int r = (v >> (8 * k)) & 0xffu;
+        unsigned int* gr = &g->regs[4 * i + k];
+        if (r != 0 && *(volatile unsigned int*)gr < r) atomicMax(gr, r);
+      }
+    }
+    if (overflow != 0) {
+      if (threadIdx.x == 0) atomicExch(&g->overflow, 1u);
+      return;
+    }
+    for (int i = threadIdx.x; i < kBlockSlots; i += kBlockThreads) {
+      const uint64_t h = slots[i];
+      if (h != 0 && *(volatile unsigned int*)&g->overflow == 0)
+        insert_hash(g->slots, kSketchSlots, &g->count, &g->overflow, h);
+    }
+    if (threadIdx.x == 0 && zero != 0) note_zero(&g->zero, &g->count, &g->overflow);
+  }
+};
+
+// SketchHook folds each valid value's hash into a block's sketch; NoHook,
+// the thread layers' default, does nothing.
+struct SketchHook {
+  BlockSketch* bs;
+  template <typename T> __device__ __forceinline__ void operator()(T x) const { bs->add(sketch_hash<T>(x)); }
+};
+struct NoHook {
+  template <typename T> __device__ __forceinline__ void operator()(T) const {}
+};
+
+// Hooked feeds a thread accumulator and, for valid values, a hook.
+template <class Acc, class Hook> struct Hooked {
+  Acc& acc;
+  Hook hook;
+  template <typename T> __device__ __forceinline__ void operator()(T x, bool ok) {
+    acc(x, ok);
+    if (ok) hook(x);
+  }
+};
+
 // ------------------------------------------------------- thread layer
 
 // Chunk is the elements of one reduction: element i is values[voff + i]
@@ -768,22 +958,27 @@ struct BoolAgg {
 // IntSqAgg: the integers with the sum of their squares.
 template <typename T, class Base> struct IntSqAgg {
   using Family = IntSqFamily<Base>;
-  __device__ static __forceinline__ typename Family::State thread_state(const Chunk& c, Share sh) {
+  template <class Hook = NoHook>
+  __device__ static __forceinline__ typename Family::State thread_state(const Chunk& c, Share sh, Hook hook = Hook()) {
     IntSqAcc<T, Base> acc;
-    const uint64_t count = thread_pass(static_cast<const T*>(c.values) + c.voff, c.validity, c.vbit, c.n, sh, acc);
+    Hooked<IntSqAcc<T, Base>, Hook> fn{acc, hook};
+    const uint64_t count = thread_pass(static_cast<const T*>(c.values) + c.voff, c.validity, c.vbit, c.n, sh, fn);
     const typename Base::State b = acc.base.state(count);
     return typename Family::State{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], acc.q0, acc.q1, acc.q2}};
   }
 };
 
 // FloatSqAgg: the floats with the sum of their squares; the careful re-read
-// when the sum or the squares end non-finite.
+// when the sum or the squares end non-finite (the hook sees each value once,
+// in the first pass).
 template <typename T> struct FloatSqAgg {
   using Family = FloatSqFamily;
-  __device__ static __forceinline__ FloatSqFamily::State thread_state(const Chunk& c, Share sh) {
+  template <class Hook = NoHook>
+  __device__ static __forceinline__ FloatSqFamily::State thread_state(const Chunk& c, Share sh, Hook hook = Hook()) {
     const T* vals = static_cast<const T*>(c.values) + c.voff;
     FloatSqAcc<T> acc;
-    const uint64_t count = thread_pass(vals, c.validity, c.vbit, c.n, sh, acc);
+    Hooked<FloatSqAcc<T>, Hook> fn{acc, hook};
+    const uint64_t count = thread_pass(vals, c.validity, c.vbit, c.n, sh, fn);
     if (acc.finite()) {
       const FloatAcc<T>& b = acc.base;
       return FloatSqFamily::State{{f64_bits(b.s), f64_bits(b.c), f64_bits(0.0), (uint64_t)FloatKey<T>::widen(b.kmn),
@@ -806,6 +1001,20 @@ template <typename T> struct FloatSqAgg {
 template <class Agg>
 __device__ __forceinline__ void agg_grid(const Chunk& c, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
   grid_finish<typename Agg::Family>(Agg::thread_state(c, grid_share()), partials, ticket, out);
+}
+
+// sketch_grid is the body of a sketch kernel: agg_grid with each valid
+// value's hash folded into the block's sketch, which the block flushes into
+// the column's before its state enters the device layer.
+template <class Agg>
+__device__ __forceinline__ void sketch_grid(const Chunk& c, uint64_t* partials, unsigned int* ticket, uint64_t* out,
+                                            DeviceSketch* g) {
+  __shared__ BlockSketch bs;
+  bs.init(g);
+  const typename Agg::Family::State s = Agg::thread_state(c, grid_share(), SketchHook{&bs});
+  __syncthreads();
+  bs.flush(g);
+  grid_finish<typename Agg::Family>(s, partials, ticket, out);
 }
 
 // ---------------------------------------------- many columns, one launch
@@ -1150,6 +1359,17 @@ ARROWAGG_KINDS(ARROWAGG_KERNEL)
     agg_grid<__VA_ARGS__>(Chunk{values, voff, validity, vbit, n}, partials, ticket, out);                     \
   }
 ARROWAGG_MOMENT_KINDS(ARROWAGG_MOMENT_KERNEL)
+
+// The sketch kernels arrowagg_sketch_<kind>: the moments kernels with the
+// approx_distinct sketch, raised into the column's DeviceSketch at sketch.
+#define ARROWAGG_SKETCH_KERNEL(name, ...)                                                                        \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                                 \
+      arrowagg_sketch_##name(const void* values, unsigned long long voff, const uint32_t* validity,            \
+                             unsigned long long vbit, unsigned long long n, uint64_t* partials,               \
+                             unsigned int* ticket, uint64_t* out, DeviceSketch* sketch) {                     \
+    sketch_grid<__VA_ARGS__>(Chunk{values, voff, validity, vbit, n}, partials, ticket, out, sketch);          \
+  }
+ARROWAGG_MOMENT_KINDS(ARROWAGG_SKETCH_KERNEL)
 
 // The many-columns kernel: its tiles in a block-strided loop, each
 // dispatched on its column's kind (uniform in the block, as the block

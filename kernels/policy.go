@@ -50,6 +50,25 @@ const (
 	// AggNoRow is the ordered kernels' "no such element": -1 as an int64.
 	AggNoRow = 0xffffffffffffffff
 
+	// AggSketchPrecision is the number of hash bits that pick a register of
+	// the approx_distinct sketch (agg.SketchPrecision).
+	AggSketchPrecision = 14
+	// AggSketchRegisters is the number of its registers (agg.SketchRegisters).
+	AggSketchRegisters = 16384
+	// AggSketchExact is the most distinct hashes a sketch keeps and counts
+	// exactly (agg.SketchExact).
+	AggSketchExact = 1024
+	// AggSketchBlockSlots is the number of slots of a block's table of
+	// distinct hashes in shared memory (twice AggSketchExact).
+	AggSketchBlockSlots = 2048
+	// AggSketchSlots is the number of slots of a device sketch's table of
+	// distinct hashes (four times AggSketchExact).
+	AggSketchSlots = 4096
+	// AggSketchBytes is the size of a device sketch: AggSketchRegisters
+	// 32-bit registers, AggSketchSlots 64-bit slots, then 32-bit words
+	// {count, overflow, zero, reserved}.
+	AggSketchBytes = 98320
+
 	// AggColumnDescBytes is the size of a column descriptor of the
 	// many-column kernel (ColumnDesc).
 	AggColumnDescBytes = 56

@@ -61,6 +61,25 @@
 // AGG_NO_ROW is the ordered kernels' "no such element": -1 as an int64.
 #define AGG_NO_ROW 0xffffffffffffffff
 
+// AGG_SKETCH_PRECISION is the number of hash bits that pick a register of
+// the approx_distinct sketch (agg.SketchPrecision).
+#define AGG_SKETCH_PRECISION 14
+// AGG_SKETCH_REGISTERS is the number of its registers (agg.SketchRegisters).
+#define AGG_SKETCH_REGISTERS 16384
+// AGG_SKETCH_EXACT is the most distinct hashes a sketch keeps and counts
+// exactly (agg.SketchExact).
+#define AGG_SKETCH_EXACT 1024
+// AGG_SKETCH_BLOCK_SLOTS is the number of slots of a block's table of
+// distinct hashes in shared memory (twice AGG_SKETCH_EXACT).
+#define AGG_SKETCH_BLOCK_SLOTS 2048
+// AGG_SKETCH_SLOTS is the number of slots of a device sketch's table of
+// distinct hashes (four times AGG_SKETCH_EXACT).
+#define AGG_SKETCH_SLOTS 4096
+// AGG_SKETCH_BYTES is the size of a device sketch: AGG_SKETCH_REGISTERS
+// 32-bit registers, AGG_SKETCH_SLOTS 64-bit slots, then 32-bit words
+// {count, overflow, zero, reserved}.
+#define AGG_SKETCH_BYTES 98320
+
 // AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
 // many-column kernel (ColumnDesc).
 #define AGG_COLUMN_DESC_BYTES 56

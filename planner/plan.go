@@ -26,7 +26,7 @@ type Column struct {
 	// GPUCapable: the GPU backend handles the column's type (not strings).
 	GPUCapable bool
 	// CPUAggs: the GPU backend handles the type but not an aggregate asked
-	// for (approx_distinct; stddev and variance of decimals), so the CPU
+	// for (stddev, variance and approx_distinct of decimals), so the CPU
 	// takes the column.
 	CPUAggs bool
 	// Values is the number of values (0: unknown); Float marks floating
@@ -131,7 +131,7 @@ func (d Decision) Reason() string {
 	case cpuTiny:
 		s = fmt.Sprintf("cpu: at most %d bytes, done before any GPU launch returns (not calibrated)", TinyBytes)
 	case cpuAggs:
-		s = "cpu: the GPU backend does not compute an aggregate asked for (approx_distinct; stddev and variance of decimals)"
+		s = "cpu: the GPU backend does not compute an aggregate asked for (stddev, variance and approx_distinct of decimals)"
 		if d.loc == Device {
 			s += " (column resident on the GPU is read back)"
 		}

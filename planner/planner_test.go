@@ -229,7 +229,7 @@ func TestCPUWherever(t *testing.T) {
 }
 
 // A column whose type the GPU handles but not an aggregate asked for
-// (approx_distinct) goes to the CPU, resident or pinned or forced, and says
+// (approx_distinct of decimals) goes to the CPU, resident or pinned or forced, and says
 // why; tiny ones too, without a calibration.
 func TestPlanCPUAggs(t *testing.T) {
 	cal := h100Host()

@@ -183,7 +183,7 @@ func (b *Backend) setup() error {
 	d.onClose(b.teardown)
 	maxGrid := 0
 	for k := range specs {
-		maxGrid = max(maxGrid, d.maxGrid[k], d.ordMaxGrid[k])
+		maxGrid = max(maxGrid, d.maxGrid[k], d.ordMaxGrid[k], d.momMaxGrid[k], d.skMaxGrid[k])
 	}
 	var err error
 	if b.up, err = cudrv.MakeStream(cudrv.NonBlocking); err != nil {
@@ -284,17 +284,17 @@ func (b *Backend) SupportsOrdered() bool { return true }
 
 // SupportsStats implements backend.StatsGPU: stddev and variance of
 // integers and floats run on the device (the moments kernels, in the same
-// launch as the other aggregates), those of booleans too (their counts
-// answer them); approx_distinct of booleans only (their counts answer it:
-// the HyperLogLog sketch is the CPU backend's).
+// launch as the other aggregates), and so does approx_distinct (the sketch
+// kernels: the moments kernels with the HyperLogLog sketch); those of
+// booleans too (their counts answer them). Decimals' stay on the CPU.
 func (b *Backend) SupportsStats(k column.Kind, tracks agg.Set) bool {
 	if k == column.Bool {
 		return true
 	}
-	if tracks.Has(agg.ApproxDistinct) {
+	s, ok := specOf(k)
+	if tracks.Has(agg.ApproxDistinct) && !(ok && s.sketch != "") {
 		return false
 	}
-	s, ok := specOf(k)
 	return !tracks.Any(agg.Moments) || ok && s.moments != ""
 }
 
@@ -428,10 +428,12 @@ func (b *Backend) Update(ctx context.Context, views []*column.View, states []*ag
 	return nil
 }
 
-// chunk is elements [lo, hi) of views[view], and the passes it needs.
+// chunk is elements [lo, hi) of views[view], and the passes it needs
+// (with p.sketch, sketch is the view's device sketch).
 type chunk struct {
 	view, lo, hi int
 	passes
+	sketch cudrv.DevicePtr
 }
 
 // update runs the upload pipeline; device thread.
@@ -445,6 +447,12 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*ag
 	}()
 	packed := b.packable(views, states) // small columns: one launch for many (multi.go)
 	var chunks []chunk
+	sketches := make([]devBuf, len(views)) // the device sketches of the views with a sketch pass
+	defer func() {
+		for i := range sketches {
+			b.d.pool.release(&sketches[i])
+		}
+	}()
 	for vi, v := range views {
 		if packed[vi] {
 			continue
@@ -453,10 +461,16 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*ag
 		if err != nil {
 			return err
 		}
+		p := passesOf(v.Kind, states[vi])
+		if p.sketch && v.Len > 0 {
+			if sketches[vi], err = b.d.newSketch(); err != nil {
+				return err
+			}
+		}
 		per := b.chunkElems(spec)
 		for lo := 0; lo < v.Len; {
 			hi := chunkEnd(v, spec, lo, per)
-			chunks = append(chunks, chunk{vi, lo, hi, passesOf(v.Kind, states[vi])})
+			chunks = append(chunks, chunk{vi, lo, hi, p, sketches[vi].ptr})
 			lo = hi
 		}
 	}
@@ -484,6 +498,17 @@ func (b *Backend) update(ctx context.Context, views []*column.View, states []*ag
 			}
 			local[c.view].Merge(&s)
 		}
+	}
+	for vi := range views {
+		if sketches[vi].ptr == 0 {
+			continue
+		}
+		k, err := b.d.readSketch(sketches[vi], b.lanes[0].stream)
+		if err != nil {
+			return fmt.Errorf("aggregating a %s column: %w", views[vi].Type, err)
+		}
+		// The chunks' states carry no sketch: the device's is all of them.
+		local[vi].SetSketch(k)
 	}
 	for i := range states {
 		states[i].Merge(&local[i])
@@ -574,7 +599,7 @@ func bitSpan(off, lo, hi int) span {
 // device thread.
 func (b *Backend) issue(s *staging.Stream, v *column.View, spec kernelSpec, c chunk, ln *lane, slot int) error {
 	vs := valueSpan(v, spec, c.lo, c.hi)
-	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(c.hi - c.lo)}
+	args := launchArgs{values: ln.dvals.ptr, voff: vs.off, n: uint64(c.hi - c.lo), sketch: c.sketch}
 	ts := [2]staging.Transfer{toDevice(ln.dvals.ptr, v.Values[vs.lo:vs.hi])}
 	if v.Validity != nil {
 		bs := bitSpan(v.ValidityOffset, c.lo, c.hi)

@@ -200,6 +200,11 @@ func BenchmarkResidentOrdered(b *testing.B) { benchResident(b, passes{ordered: t
 // kernel (the sums of squares in the same launch), over the same bytes.
 func BenchmarkResidentMoments(b *testing.B) { benchResident(b, passes{moments: true}) }
 
+// BenchmarkResidentSketch: the same with stddev, variance and
+// approx_distinct: the sketch kernel (the sums of squares and the sketch in
+// the same launch), over the same bytes, raising one device sketch.
+func BenchmarkResidentSketch(b *testing.B) { benchResident(b, passes{moments: true, sketch: true}) }
+
 func benchResident(b *testing.B, p passes) {
 	d2d, _ := ceilings(b)
 	ctx := context.Background()
@@ -221,9 +226,17 @@ func benchResident(b *testing.B, p passes) {
 				var t float64
 				err = testBackend.d.do(func() error {
 					ln := &testBackend.lanes[0]
+					var sk devBuf
+					defer testBackend.d.pool.release(&sk)
+					if p.sketch {
+						var err error
+						if sk, err = testBackend.d.newSketch(); err != nil {
+							return err
+						}
+					}
 					var err error
 					t, err = timeEvents(ln.stream, b.N, func() error {
-						return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), p)
+						return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), p, sk.ptr)
 					})
 					return err
 				})
@@ -247,6 +260,9 @@ func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, p passes) 
 	if p.moments {
 		set |= agg.Moments
 	}
+	if p.sketch {
+		set |= agg.ApproxDistinct
+	}
 	got := agg.New(v.Kind.Family(), set)
 	if err := col.Update(context.Background(), &got, v.Row); err != nil {
 		b.Fatal(err)
@@ -262,6 +278,10 @@ func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, p passes) 
 		got.Last != want.Last || got.MinRow != want.MinRow || got.MaxRow != want.MaxRow ||
 		got.Tracks != want.Tracks || (v.Kind.Family() != column.FamilyFloat && got.Sq != want.Sq) {
 		b.Fatalf("GPU state %+v, CPU state %+v", got, want)
+	}
+	if p.sketch && (got.Sketch == nil || want.Sketch == nil || got.Sketch.Registers != want.Sketch.Registers ||
+		got.Finalize(set).Distinct != want.Finalize(set).Distinct) {
+		b.Fatalf("GPU sketch differs from the CPU's")
 	}
 }
 

@@ -119,7 +119,7 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 		}
 		pinnedRate = calibrationBytes / t
 		if t, err = fastest(ln.stream, 3, func() error {
-			return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), passes{})
+			return col.launch(ln.stream, &ln.sc, 0, uint64(col.n), passes{}, 0)
 		}); err != nil {
 			return fmt.Errorf("timing the kernel: %w", err)
 		}

@@ -57,9 +57,12 @@ type device struct {
 	// the moments kernels (none for some kinds)
 	momFns     [len(specs)]cudrv.Function
 	momMaxGrid [len(specs)]int
-	pool       *pool
-	retain     bool // the primary context was retained
-	cleanup    []func() error
+	// the sketch kernels (none for some kinds)
+	skFns     [len(specs)]cudrv.Function
+	skMaxGrid [len(specs)]int
+	pool      *pool
+	retain    bool // the primary context was retained
+	cleanup   []func() error
 }
 
 // newDevice describes GPU ordinal lazily; setup runs on its thread once it
@@ -150,6 +153,11 @@ func (d *device) init() error {
 		}
 		if s.moments != "" {
 			if d.momFns[k], d.momMaxGrid[k], err = d.loadKernel(s.moments); err != nil {
+				return err
+			}
+		}
+		if s.sketch != "" {
+			if d.skFns[k], d.skMaxGrid[k], err = d.loadKernel(s.sketch); err != nil {
 				return err
 			}
 		}

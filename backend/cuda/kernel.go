@@ -40,6 +40,9 @@ type kernelSpec struct {
 	// momentWords the words of its state.
 	moments     string
 	momentWords int
+	// sketch is the moments kernel with the approx_distinct sketch (its
+	// state is the moments kernel's), "" where there is none.
+	sketch string
 }
 
 // specs is indexed by column.Kind; kinds with no kernel have an empty name.
@@ -75,8 +78,10 @@ var specs = func() (s [column.LargeBinary + 1]kernelSpec) {
 		switch k.kind.Family() {
 		case column.FamilySigned, column.FamilyUnsigned:
 			s[k.kind].moments, s[k.kind].momentWords = "arrowagg_moments_"+k.name, kernels.AggIntegerMomentWords
+			s[k.kind].sketch = "arrowagg_sketch_" + k.name
 		case column.FamilyFloat:
 			s[k.kind].moments, s[k.kind].momentWords = "arrowagg_moments_"+k.name, kernels.AggFloatMomentWords
+			s[k.kind].sketch = "arrowagg_sketch_" + k.name
 		}
 	}
 	return s
@@ -116,6 +121,9 @@ type launchArgs struct {
 	validity cudrv.DevicePtr
 	vbit     uint64 // bit offset into validity
 	n        uint64
+	// sketch is the column's device sketch (deviceSketch), raised by the
+	// sketch kernel; 0 when the launch has no sketch pass.
+	sketch cudrv.DevicePtr
 }
 
 // grid is the number of blocks for n elements of kind k: enough to fill the
@@ -134,20 +142,24 @@ func (d *device) maxLaunch(k column.Kind) uint64 {
 }
 
 // passes are the kernels a launch runs: the fused kernel (with the sums of
-// squares when moments), then the ordered kernel when ordered.
+// squares when moments, and the approx_distinct sketch too when sketch),
+// then the ordered kernel when ordered.
 type passes struct {
-	ordered, moments bool
+	ordered, moments, sketch bool
 }
 
 // passesOf are the passes of kind k for a state like s: the moments kernel
 // where s tracks stddev or variance and the kind has one (booleans' counts
-// answer them).
+// answer them), the sketch kernel where s tracks approx_distinct and the
+// kind has one.
 func passesOf(k column.Kind, s *agg.State) passes {
-	return passes{ordered: s.Ordered(), moments: s.Tracks.Any(agg.Moments) && specs[k].moments != ""}
+	return passes{ordered: s.Ordered(), moments: s.Tracks.Any(agg.Moments) && specs[k].moments != "",
+		sketch: s.Tracks.Has(agg.ApproxDistinct) && specs[k].sketch != ""}
 }
 
 // launch enqueues the fused kernel of kind k (its moments kernel with
-// p.moments) on stream st; its state lands in sc.out. With p.ordered, the
+// p.moments, its sketch kernel, raising a.sketch, with p.sketch) on stream
+// st; its state lands in sc.out. With p.ordered, the
 // ordered kernel follows on the same stream, reads that state on the device
 // (the moments kernels' states begin like the plain ones) and writes the
 // ordered state after it.
@@ -156,7 +168,14 @@ func (d *device) launch(k column.Kind, st cudrv.Stream, sc *scratch, a launchArg
 	args.Ptr(a.values).U64(a.voff).Ptr(a.validity).U64(a.vbit).U64(a.n).
 		Ptr(sc.partials.ptr).Ptr(sc.ticket.ptr).Ptr(sc.out.ptr)
 	name, fn, g := specs[k].name, d.fns[k], d.grid(k, a.n, d.maxGrid[k])
-	if p.moments {
+	switch {
+	case p.sketch:
+		if a.sketch == 0 {
+			return fmt.Errorf("launching %s: no device sketch", specs[k].sketch)
+		}
+		args.Ptr(a.sketch)
+		name, fn, g = specs[k].sketch, d.skFns[k], d.grid(k, a.n, d.skMaxGrid[k])
+	case p.moments:
 		name, fn, g = specs[k].moments, d.momFns[k], d.grid(k, a.n, d.momMaxGrid[k])
 	}
 	if d.pool.faults != nil {
@@ -199,9 +218,10 @@ func resultBytes(k column.Kind, p passes) int64 {
 	return int64(specs[k].stateWords(p)) * 8
 }
 
-// stateWords is the number of words of the fused kernel's state.
+// stateWords is the number of words of the fused kernel's state (the
+// sketch kernels' is the moments kernels').
 func (s kernelSpec) stateWords(p passes) int {
-	if p.moments {
+	if p.moments || p.sketch {
 		return s.momentWords
 	}
 	return s.words

@@ -184,7 +184,7 @@ func (b *Backend) packable(views []*column.View, states []*agg.State) []bool {
 	limit := min(packMaxBytes, int(b.laneBytes/4))
 	var empty packet
 	for i, v := range views {
-		if states[i].Ordered() || passesOf(v.Kind, states[i]).moments || v.Len == 0 {
+		if p := passesOf(v.Kind, states[i]); p.ordered || p.moments || p.sketch || v.Len == 0 {
 			continue
 		}
 		c, ok := packedColOf(v, i)

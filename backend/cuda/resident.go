@@ -175,13 +175,20 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 		}
 		ln := &c.b.lanes[0]
 		step := c.b.d.maxLaunch(c.kind)
+		p := passesOf(c.kind, s)
+		var sk devBuf // the column's device sketch, with p.sketch
+		defer c.b.d.pool.release(&sk)
+		if p.sketch && c.n > 0 {
+			if sk, err = c.b.d.newSketch(); err != nil {
+				return err
+			}
+		}
 		for lo := uint64(0); lo < uint64(c.n); lo += step {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			n := min(step, uint64(c.n)-lo)
-			p := passesOf(c.kind, s)
-			if err := c.launch(ln.stream, &ln.sc, lo, n, p); err != nil {
+			if err := c.launch(ln.stream, &ln.sc, lo, n, p, sk.ptr); err != nil {
 				return err
 			}
 			w := unsafe.Slice((*uint64)(unsafe.Pointer(&c.b.hout[0])), slotWords)
@@ -199,6 +206,13 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 			}
 			local.Merge(&part)
 		}
+		if sk.ptr != 0 {
+			k, err := c.b.d.readSketch(sk, ln.stream)
+			if err != nil {
+				return err
+			}
+			local.SetSketch(k) // the launches' states carry none: the device's is all of them
+		}
 		return nil
 	})
 	if err != nil {
@@ -208,9 +222,10 @@ func (c *DeviceColumn) update(ctx context.Context, s *agg.State) error {
 	return nil
 }
 
-// launch enqueues the kernels over elements [lo, lo+n) on st; device thread.
-func (c *DeviceColumn) launch(st cudrv.Stream, sc *scratch, lo, n uint64, p passes) error {
-	a := launchArgs{values: c.values.ptr, voff: c.voff + lo, n: n}
+// launch enqueues the kernels over elements [lo, lo+n) on st, raising
+// device sketch sk with p.sketch; device thread.
+func (c *DeviceColumn) launch(st cudrv.Stream, sc *scratch, lo, n uint64, p passes, sk cudrv.DevicePtr) error {
+	a := launchArgs{values: c.values.ptr, voff: c.voff + lo, n: n, sketch: sk}
 	if c.valid {
 		a.validity, a.vbit = c.validity.ptr, c.vbit+lo
 	}

@@ -11,6 +11,9 @@
 // null densities, cut into the host's tiles or odd ones, on grids of fewer
 // blocks than tiles or one per tile, and every column's state is checked
 // against the per-kind kernel's on the same elements.
+// The sketch kernels run beside the moments kernels: the same states, and
+// the registers and distinct hashes of a sequential fold, in one launch or
+// two into one device sketch.
 // The moments kernels run beside the per-kind ones on the same elements:
 // their first words must be the per-kind kernel's, the squares exact
 // (integers) or within a bound (floats), non-finite squares kept apart.
@@ -19,7 +22,10 @@
 #include "../agg.cu"
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
+#include <memory>
 #include <random>
+#include <string>
 #include <limits>
 #include <type_traits>
 
@@ -590,7 +596,136 @@ template <typename T> void test_float_moments(Kern plain, Kern k, const char* na
   }
 }
 
-int main() {
+// ------------------------------------------------------------- sketch
+
+typedef void (*SKern)(const void*, unsigned long long, const uint32_t*, unsigned long long, unsigned long long,
+                      uint64_t*, unsigned int*, uint64_t*, DeviceSketch*);
+
+// ref_hash is agg.HashInt / agg.HashFloat, written again from their
+// definition (SplitMix64's finalizer).
+static uint64_t ref_mix(uint64_t x) {
+  uint64_t z = x + 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+template <typename T> static uint64_t ref_hash(T x) {
+  if constexpr (std::is_floating_point_v<T>) {
+    double d = (double)x;
+    uint64_t b;
+    std::memcpy(&b, &d, 8);
+    if (d == 0) b = 0;
+    if (d != d) b = 0x7ff8000000000000ULL;
+    return ref_mix(b);
+  } else if constexpr (std::is_signed_v<T>) {
+    return ref_mix((uint64_t)(int64_t)x);
+  } else {
+    return ref_mix((uint64_t)x);
+  }
+}
+
+// test_sketch runs a sketch kernel beside the moments kernel over columns
+// of few and of many distinct values (with nulls, offsets, several grids),
+// in one launch or two launches into the same device sketch, and checks
+// that the state is the moments kernel's and that the registers and the
+// exact hashes (or their overflow) are a sequential fold's.
+template <typename T> void test_sketch(Kern moments, SKern k, const char* name) {
+  const int words = std::is_floating_point_v<T> ? AGG_FLOAT_MOMENT_WORDS : AGG_INTEGER_MOMENT_WORDS;
+  const uint64_t ns[] = {0, 17, 4097, 20000};
+  const uint64_t pools[] = {1, 300, 1024, 1025, 0};  // 0: any value
+  for (uint64_t n : ns)
+    for (uint64_t pool : pools) {
+      if (pool > n + 1 && pool != 0 && pool != 1) continue;
+      Case c{n, rng() % 21, rng() % 45, (bool)(rng() % 2), (unsigned[]){1, 2, 3, 5}[rng() % 4]};
+      std::vector<T> buf(c.voff + c.n + 8);
+      std::vector<uint64_t> poolv(pool ? pool : 1);
+      for (auto& v : poolv) v = rng();
+      for (auto& x : buf) {
+        const uint64_t r = pool ? poolv[rng() % pool] : rng();
+        if constexpr (std::is_floating_point_v<T>) {
+          const int sp = (int)(r % 64);
+          x = sp == 0 ? (T)0.0 : sp == 1 ? (T)-0.0 : sp == 2 ? (T)NAN : (T)((double)(int64_t)(r >> 11) * 1e-3);
+        } else {
+          x = (T)r;
+        }
+      }
+      auto valid = make_validity(c, 0.2);
+      const uint32_t* vp = c.nulls ? valid.data() : nullptr;
+      // the sequential fold
+      uint8_t regs[kSketchRegs] = {};
+      std::vector<uint64_t> distinct;
+      for (uint64_t i = 0; i < c.n; i++) {
+        if (c.nulls && !bit(valid, c.vbit + i)) continue;
+        const uint64_t h = ref_hash(buf[c.voff + i]);
+        const unsigned r = (unsigned)(h >> (64 - kSketchP));
+        const unsigned rank = (unsigned)__builtin_clzll(h << kSketchP | 1ULL << (kSketchP - 1)) + 1;
+        if (rank > regs[r]) regs[r] = (uint8_t)rank;
+        distinct.push_back(h);
+      }
+      std::sort(distinct.begin(), distinct.end());
+      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+      for (int launches = 1; launches <= 2; launches++) {
+        auto sk = std::make_unique<DeviceSketch>();
+        std::memset(sk.get(), 0, sizeof(DeviceSketch));
+        std::vector<uint64_t> got;
+        const uint64_t cut = launches == 1 ? c.n : c.n / 3;
+        for (int l = 0; l < launches; l++) {
+          const uint64_t lo = l == 0 ? 0 : cut, hi = l == launches - 1 ? c.n : cut;
+          std::vector<uint64_t> partials(c.grid * AGG_STATE_WORDS, 0xdeadbeef), out(AGG_STATE_WORDS, 0xabad1dea);
+          unsigned ticket = 0;
+          emu_launch(k, c.grid, (unsigned)kBlockThreads, (const void*)(buf.data() + lo), (unsigned long long)c.voff,
+                     vp, (unsigned long long)(c.vbit + lo), (unsigned long long)(hi - lo), partials.data(), &ticket,
+                     out.data(), sk.get());
+          CHECK(ticket == 0, "sketch %s: ticket not reset", name);
+          if (launches == 1) got.assign(out.begin(), out.begin() + words);
+        }
+        if (launches == 1) {
+          auto want = run_words(moments, buf.data(), c, vp, words);
+          bool same = true;
+          for (int i = 0; i < words; i++)
+            same = same && (got[i] == want[i] || (std::isnan(dbl(got[i])) && std::isnan(dbl(want[i]))));
+          CHECK(same, "sketch %s n=%lu pool=%lu: state differs from the moments kernel's", name, c.n, pool);
+        }
+        int bad = 0;
+        for (int r = 0; r < kSketchRegs; r++) bad += sk->regs[r] != regs[r];
+        CHECK(bad == 0, "sketch %s n=%lu pool=%lu nulls=%d grid=%u launches=%d: %d registers differ", name, c.n, pool,
+              c.nulls, c.grid, launches, bad);
+        const bool over = distinct.size() > kSketchExact;
+        CHECK(sk->overflow == (unsigned)over, "sketch %s n=%lu pool=%lu launches=%d: overflow %u, %zu distinct", name,
+              c.n, pool, launches, sk->overflow, distinct.size());
+        if (!over) {
+          std::vector<uint64_t> kept;
+          for (int i = 0; i < kSketchSlots; i++)
+            if (sk->slots[i] != 0) kept.push_back(sk->slots[i]);
+          if (sk->zero) kept.push_back(0);
+          std::sort(kept.begin(), kept.end());
+          CHECK(kept == distinct && sk->count == distinct.size(),
+                "sketch %s n=%lu pool=%lu launches=%d: %zu hashes kept (count %u), %zu distinct", name, c.n, pool,
+                launches, kept.size(), sk->count, distinct.size());
+        }
+      }
+    }
+}
+
+static void test_sketch_all() {
+  test_sketch<int8_t>(arrowagg_moments_int8, arrowagg_sketch_int8, "int8");
+  test_sketch<int16_t>(arrowagg_moments_int16, arrowagg_sketch_int16, "int16");
+  test_sketch<int32_t>(arrowagg_moments_int32, arrowagg_sketch_int32, "int32");
+  test_sketch<int64_t>(arrowagg_moments_int64, arrowagg_sketch_int64, "int64");
+  test_sketch<uint8_t>(arrowagg_moments_uint8, arrowagg_sketch_uint8, "uint8");
+  test_sketch<uint16_t>(arrowagg_moments_uint16, arrowagg_sketch_uint16, "uint16");
+  test_sketch<uint32_t>(arrowagg_moments_uint32, arrowagg_sketch_uint32, "uint32");
+  test_sketch<uint64_t>(arrowagg_moments_uint64, arrowagg_sketch_uint64, "uint64");
+  test_sketch<float>(arrowagg_moments_float32, arrowagg_sketch_float32, "float32");
+  test_sketch<double>(arrowagg_moments_float64, arrowagg_sketch_float64, "float64");
+}
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "sketch") {  // the sketch kernels alone
+    test_sketch_all();
+    printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
+    return failures != 0;
+  }
   test_int<int8_t>(arrowagg_int8, "int8");
   test_int<int16_t>(arrowagg_int16, "int16");
   test_int<int32_t>(arrowagg_int32, "int32");
@@ -617,6 +752,7 @@ int main() {
     test_float_moments<float>(arrowagg_float32, arrowagg_moments_float32, "float32", sp);
     test_float_moments<double>(arrowagg_float64, arrowagg_moments_float64, "float64", sp);
   }
+  test_sketch_all();
   test_ordered_all();
   test_multi();
   printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
