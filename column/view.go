@@ -294,7 +294,6 @@ func runEndView(a *array.RunEndEncoded) (View, error) {
 	return v, nil
 }
 
-
 // runEndArray is the run ends of a run-end encoded array, of any width.
 type runEndArray struct {
 	i16 []int16
