@@ -75,6 +75,8 @@ func TestLeavesDuplicateNames(t *testing.T) {
 	require.Equal(t, Int32, leaves[1].Kind)
 	require.Equal(t, "ints", leaves[1].SchemaName)
 	require.Equal(t, 2, leaves[1].Occurrence)
+	require.Equal(t, `the 2nd column named "ints"`, leaves[1].Renamed())
+	require.Empty(t, leaves[0].Renamed())
 	require.Equal(t, []int{2, 1}, leaves[3].Path)
 	require.Equal(t, Binary, leaves[3].Kind)
 	require.Equal(t, "struct.", leaves[3].SchemaName)
@@ -123,7 +125,7 @@ func TestLeavesDuplicateNamesCollide(t *testing.T) {
 func ordinals(ns ...int) string {
 	out := make([]string, len(ns))
 	for i, n := range ns {
-		out[i] = Ordinal(n)
+		out[i] = ordinal(n)
 	}
 	return strings.Join(out, " ")
 }

@@ -28,7 +28,7 @@ type Leaf struct {
 	// SchemaName is, for a leaf whose name an earlier leaf of the schema
 	// has, the name the schema gives it (dotted), and Occurrence which leaf
 	// of that name it is (2 for the second); Name is then SchemaName_k
-	// (see Leaves). Empty and 0 for the other leaves.
+	// (see Leaves). Occurrence is 0 for the other leaves.
 	SchemaName string
 	Occurrence int
 }
@@ -136,14 +136,23 @@ func (w *leafWalk) rename() error {
 		used[name] = true
 		l.SchemaName, l.Occurrence, l.Name = l.Name, r.seen, name
 		if l.Err != nil {
-			l.Err = fmt.Errorf("column %q (the %s column named %q in the schema): %w", name, Ordinal(r.seen), l.SchemaName, l.Err)
+			l.Err = fmt.Errorf("column %q (%s in the schema): %w", name, l.Renamed(), l.Err)
 		}
 	}
 	return nil
 }
 
-// Ordinal is n as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
-func Ordinal(n int) string {
+// Renamed says which leaf of its name a renamed leaf (Occurrence > 0) is:
+// `the 2nd column named "ints"`; empty for the other leaves.
+func (l Leaf) Renamed() string {
+	if l.Occurrence == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the %s column named %q", ordinal(l.Occurrence), l.SchemaName)
+}
+
+// ordinal is n as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
 	suffix := "th"
 	switch n % 100 {
 	case 11, 12, 13:
