@@ -81,8 +81,8 @@ func opaqueInputs(t *testing.T) string {
 	return dir
 }
 
-// unionInput writes union.arrow, a file of one column arrowagg does not
-// aggregate (a sparse union, which has no nulls of its own), into dir.
+// unionInput writes union.arrow, a file of one sparse union column, which
+// has no nulls of its own: its second element's child value is null.
 func unionInput(t *testing.T, dir string) string {
 	t.Helper()
 	u, _, err := array.FromJSON(memory.DefaultAllocator, arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true}},
@@ -94,7 +94,20 @@ func unionInput(t *testing.T, dir string) string {
 	return path
 }
 
-const unionNote = "arrowagg: note: skipping column \"u\": type sparse_union<i: type=int8, nullable=0> is not supported\n"
+// emptyStructInput writes empty.arrow, a file of one column arrowagg has
+// nothing of to aggregate (a struct without fields), into dir.
+func emptyStructInput(t *testing.T, dir string) string {
+	t.Helper()
+	data := array.NewData(arrow.StructOf(), 2, []*memory.Buffer{nil}, nil, 0, 0)
+	defer data.Release()
+	e := array.NewStructData(data)
+	defer e.Release()
+	path := filepath.Join(dir, "empty.arrow")
+	writeIPCFile(t, path, arrow.Field{Name: "e", Type: e.DataType(), Nullable: true}, e)
+	return path
+}
+
+const emptyNote = "arrowagg: note: skipping column \"e\": empty struct has no leaf to aggregate\n"
 
 // The opaque columns answer count and null_count, the nulls that Arrow
 // tells (IsNull; a list of a null struct is null), whatever else is asked
@@ -176,13 +189,23 @@ func TestOpaqueColumnsCounted(t *testing.T) {
 	}
 }
 
-// A union is still left out: named, an error; among others, a note.
-func TestUnionLeftOut(t *testing.T) {
-	path := unionInput(t, t.TempDir())
-	got := runIn(t, context.Background(), env{}, "-c", "u", path)
+// A union is counted by the child values its elements select, named or
+// not; a column with nothing to aggregate is left out: named, an error;
+// among others, a note.
+func TestUnionCountedEmptyStructLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	path := unionInput(t, dir)
+	for _, args := range [][]string{{"-c", "u", path}, {path}} {
+		got := runIn(t, context.Background(), env{}, append([]string{"-f", "json"}, args...)...)
+		require.Equal(t, 0, got.code, got.stderr)
+		assert.Empty(t, got.stderr)
+		assert.Contains(t, got.stdout, `"name": "u", "type": "sparse_union<i: type=int8, nullable=0>", "count": 1, "null_count": 1, "sum": null, "min": null,`)
+	}
+	empty := emptyStructInput(t, dir)
+	got := runIn(t, context.Background(), env{}, "-c", "e", empty)
 	assert.Equal(t, exitInput, got.code)
-	assert.Equal(t, "arrowagg: "+path+`: column "u": type sparse_union<i: type=int8, nullable=0> is not supported`+"\n", got.stderr)
-	got = runIn(t, context.Background(), env{}, "-f", "json", path, testdata+"/sample.arrow")
+	assert.Equal(t, "arrowagg: "+empty+`: column "e": empty struct has no leaf to aggregate`+"\n", got.stderr)
+	got = runIn(t, context.Background(), env{}, "-f", "json", empty, testdata+"/sample.arrow")
 	assert.Equal(t, 0, got.code, got.stderr)
-	assert.Equal(t, unionNote, got.stderr)
+	assert.Equal(t, emptyNote, got.stderr)
 }
