@@ -141,7 +141,7 @@ func integrationFiles(t *testing.T, base string) []string {
 // and streams: every column aggregated, the counts those of the JSON twin.
 func TestIntegrationUnionsAndRepeatedNames(t *testing.T) {
 	names := map[string][][]string{ // the leaves' names, by writer
-		"generated_union": {{"sparse_1", "dense_1", "sparse_2", "dense_2"}, {"sparse", "dense", "sparse_1", "dense_1"}},
+		"generated_union":                {{"sparse_1", "dense_1", "sparse_2", "dense_2"}, {"sparse", "dense", "sparse_1", "dense_1"}},
 		"generated_duplicate_fieldnames": {{"ints", "ints_1", "struct.", "struct._1"}},
 	}
 	for base, want := range names {

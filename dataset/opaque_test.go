@@ -126,16 +126,24 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 	if inPlace {
 		return cols
 	}
-	return append(cols,
+	cols = append(cols,
 		opaqueColumn{name: "lv", dt: arrow.ListViewOf(arrow.PrimitiveTypes.Int32), cell: pick(every(5, 0), func(i int) string { return fmt.Sprintf("[%d]", i) })},
 		opaqueColumn{name: "sv", dt: arrow.BinaryTypes.StringView, cell: pick(every(3, 1), always(`"a string longer than twelve bytes"`))},
 		opaqueColumn{name: "bv", dt: arrow.BinaryTypes.BinaryView, cell: pick(every(4, 1), always(`"YWI="`))},
 		// runs of three rows, one run in three null
 		opaqueColumn{name: "ree", dt: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64),
 			cell: pick(func(i int) bool { return i/3%3 == 0 }, func(i int) string { return fmt.Sprint(i / 3) })},
+	)
+	return append(cols, unionColumns()...)
+}
+
+// unionColumns are a sparse and a dense union, whose nulls are those of
+// the child values they select (a null child's always).
+func unionColumns() []opaqueColumn {
+	return []opaqueColumn{
 		// even rows select f1, null in one in four rows; odd rows f2,
 		// null where i%3 == 1
-		opaqueColumn{name: "sparse", dt: arrow.SparseUnionOf([]arrow.Field{{Name: "f1", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{name: "sparse", dt: arrow.SparseUnionOf([]arrow.Field{{Name: "f1", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 			{Name: "f2", Type: arrow.BinaryTypes.String, Nullable: true}}, []arrow.UnionTypeCode{5, 7}),
 			cell: func(i int) string {
 				switch {
@@ -150,7 +158,7 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 			},
 			null: func(i int) bool { return (i%2 == 0 && i%4 == 0) || (i%2 == 1 && i%3 == 1) }},
 		// one row in five selects the null child, one in five a null int8
-		opaqueColumn{name: "dense", dt: arrow.DenseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{name: "dense", dt: arrow.DenseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
 			{Name: "n", Type: arrow.Null, Nullable: true}}, []arrow.UnionTypeCode{1, 2}),
 			cell: func(i int) string {
 				switch i % 5 {
@@ -162,11 +170,11 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 				return fmt.Sprintf("[1, %d]", i%100)
 			},
 			null: func(i int) bool { return i%5 < 2 }},
-	)
+	}
 }
 
 // opaqueRecord builds rows [lo, hi) of cols.
-func opaqueRecord(t *testing.T, mem memory.Allocator, cols []opaqueColumn, lo, hi int) arrow.Record {
+func opaqueRecord(t testing.TB, mem memory.Allocator, cols []opaqueColumn, lo, hi int) arrow.Record {
 	t.Helper()
 	var fields []arrow.Field
 	var arrs []arrow.Array
@@ -313,7 +321,7 @@ func TestParquetListBatches(t *testing.T) {
 
 // writeOpaqueIPC writes rows [0, rows) of cols in batches of batch rows, an
 // IPC file or stream.
-func writeOpaqueIPC(t *testing.T, path string, file bool, cols []opaqueColumn, rows, batch int) {
+func writeOpaqueIPC(t testing.TB, path string, file bool, cols []opaqueColumn, rows, batch int) {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
