@@ -123,6 +123,7 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 		opaqueColumn{name: "fsl_nulls", dt: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), cell: pick(every(3, 0), always("[1, null]"))},
 		opaqueColumn{name: "iv", dt: arrow.FixedWidthTypes.MonthDayNanoInterval, cell: pick(every(2, 0), always(`{"months": 1, "days": 2, "nanoseconds": 3}`))},
 	)
+	cols = append(cols, unionColumns()...)
 	if inPlace {
 		return cols
 	}
@@ -134,7 +135,7 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 		opaqueColumn{name: "ree", dt: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64),
 			cell: pick(func(i int) bool { return i/3%3 == 0 }, func(i int) string { return fmt.Sprint(i / 3) })},
 	)
-	return append(cols, unionColumns()...)
+	return cols
 }
 
 // unionColumns are a sparse and a dense union, whose nulls are those of
