@@ -239,7 +239,7 @@ type ipcMessage struct {
 	kind    uint64 // headerRecordBatch or headerDictionaryBatch
 	version uint64 // the MetadataVersion it is written in (metadataV5: 4)
 	hdr     fbTable
-	done func() // hands the bytes back
+	done    func() // hands the bytes back
 }
 
 // message reads and checks block b: the framing fits the block's metadata
