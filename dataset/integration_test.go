@@ -164,6 +164,24 @@ func TestIntegrationUnionsAndRepeatedNames(t *testing.T) {
 				assert.Equal(t, counts[i], [2]int64{r.Count, r.NullCount}, "%s %s", name, r.Name)
 			}
 			assert.Contains(t, want, got, name)
+			// The file and its stream twin: one table, their columns
+			// matched by name.
+			twin := strings.TrimSuffix(path, ".stream") + ".arrow_file"
+			if strings.HasSuffix(path, ".arrow_file") {
+				twin = strings.TrimSuffix(path, ".arrow_file") + ".stream"
+			}
+			sum, _, err = aggregatePaths(context.Background(), t, mem, []string{path, twin}, nil, Options{})
+			require.NoError(t, err, name)
+			require.Len(t, sum.Results, len(counts), name)
+			for i, r := range sum.Results {
+				assert.Equal(t, got[i], r.Name, name)
+				assert.Equal(t, [2]int64{2 * counts[i][0], 2 * counts[i][1]}, [2]int64{r.Count, r.NullCount}, "%s and its twin: %s", name, r.Name)
+			}
+			// A renamed column is selected by its name.
+			sum, _, err = aggregatePaths(context.Background(), t, mem, []string{path}, got[len(got)-1:], Options{})
+			require.NoError(t, err, name)
+			require.Len(t, sum.Results, 1, name)
+			assert.Equal(t, counts[len(counts)-1], [2]int64{sum.Results[0].Count, sum.Results[0].NullCount}, "%s -c %s", name, got[len(got)-1])
 			mem.AssertSize(t, 0)
 			if strings.HasSuffix(path, ".arrow_file") { // in place, but in the other byte order
 				if strings.Contains(path, "bigendian") {
