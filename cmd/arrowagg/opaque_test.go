@@ -209,3 +209,67 @@ func TestUnionCountedEmptyStructLeftOut(t *testing.T) {
 	assert.Equal(t, 0, got.code, got.stderr)
 	assert.Equal(t, emptyNote, got.stderr)
 }
+
+// Columns whose names repeat are all aggregated: the k-th repeat of N is
+// N_k, past the names other columns have, with a note once per renamed
+// column, and selected by that name.
+func TestRepeatedNamesRenamed(t *testing.T) {
+	mem := memory.DefaultAllocator
+	arr := func(dt arrow.DataType, js string) arrow.Array {
+		a, _, err := array.FromJSON(mem, dt, strings.NewReader(js))
+		require.NoError(t, err)
+		t.Cleanup(a.Release)
+		return a
+	}
+	cols := []arrow.Array{
+		arr(arrow.PrimitiveTypes.Int8, `[1, 2, null]`),
+		arr(arrow.PrimitiveTypes.Int32, `[10, null, null]`),
+		arr(arrow.PrimitiveTypes.Int64, `[100, 200, 300]`),
+		arr(arrow.BinaryTypes.String, `["a", "b", "c"]`),
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: cols[0].DataType(), Nullable: true},
+		{Name: "x", Type: cols[1].DataType(), Nullable: true},
+		{Name: "x_1", Type: cols[2].DataType(), Nullable: true},
+		{Name: "x", Type: cols[3].DataType(), Nullable: true},
+	}, nil)
+	rec := array.NewRecord(schema, cols, 3)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "repeated.arrow")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+
+	got := runIn(t, context.Background(), env{}, "-f", "json", "-a", "count,null_count,sum", path)
+	require.Equal(t, 0, got.code, got.stderr)
+	assert.Equal(t, `arrowagg: note: the 2nd column named "x" (int32) is reported as "x_2" (select it with -c x_2)
+arrowagg: note: the 3rd column named "x" (utf8) is reported as "x_3" (select it with -c x_3)
+`, got.stderr)
+	var doc struct {
+		Columns []struct {
+			Name      string
+			Type      string
+			Count     int64
+			NullCount int64 `json:"null_count"`
+			Sum       any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(got.stdout), &doc))
+	var names []string
+	for _, c := range doc.Columns {
+		names = append(names, c.Name+" "+c.Type)
+	}
+	assert.Equal(t, []string{"x int8", "x_2 int32", "x_1 int64", "x_3 utf8"}, names)
+	assert.Equal(t, [2]int64{1, 2}, [2]int64{doc.Columns[1].Count, doc.Columns[1].NullCount})
+	assert.Equal(t, [2]int64{3, 0}, [2]int64{doc.Columns[3].Count, doc.Columns[3].NullCount})
+	assert.EqualValues(t, 10, doc.Columns[1].Sum)
+	assert.EqualValues(t, 600, doc.Columns[2].Sum)
+
+	got = runIn(t, context.Background(), env{}, "-f", "csv", "-a", "count,sum", "-c", "x_2", path)
+	require.Equal(t, 0, got.code, got.stderr)
+	assert.Equal(t, "name,type,count,null_count,sum,min,max,mean\nx_2,int32,1,,10,,,\n", got.stdout)
+}
