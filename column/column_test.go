@@ -1,6 +1,7 @@
 package column
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -25,19 +26,12 @@ func TestKindOf(t *testing.T) {
 		require.NoError(t, err, tc.dt)
 		require.Equal(t, tc.kind, k, tc.dt)
 	}
-	union := arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})
-	for _, dt := range []arrow.DataType{union, arrow.DenseUnionOf([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, []arrow.UnionTypeCode{3}),
-		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: union},
-		extensionOf(union)} {
-		k, err := KindOf(dt)
-		require.ErrorIs(t, err, arrow.ErrNotImplemented, dt)
-		require.Equal(t, Unsupported, k)
-	}
 }
 
 // Types whose values no backend orders or sums are counted: Opaque, of the
 // counts family.
 func TestKindOfOpaque(t *testing.T) {
+	union := arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})
 	for _, dt := range []arrow.DataType{
 		arrow.ListOf(arrow.PrimitiveTypes.Int8), arrow.LargeListOf(arrow.BinaryTypes.String),
 		arrow.FixedSizeListOf(3, arrow.PrimitiveTypes.Float64), arrow.ListViewOf(arrow.PrimitiveTypes.Int32),
@@ -50,6 +44,8 @@ func TestKindOfOpaque(t *testing.T) {
 		arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8}),
 		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8})},
 		extensionOf(arrow.PrimitiveTypes.Int64), extensionOf(arrow.StructOf(arrow.Field{Name: "x", Type: arrow.PrimitiveTypes.Int8})),
+		union, arrow.DenseUnionOf([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String}}, []arrow.UnionTypeCode{3}),
+		&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: union}, extensionOf(union),
 	} {
 		k, err := KindOf(dt)
 		require.NoError(t, err, dt)
@@ -61,8 +57,9 @@ func TestKindOfOpaque(t *testing.T) {
 	require.Equal(t, "counts", FamilyCounts.String())
 }
 
-// A leaf whose name an earlier leaf has is not aggregated, and says why
-// (arrow-testing's generated_duplicate_fieldnames).
+// Every leaf of a schema whose names repeat is aggregated: the k-th repeat
+// of N is N_k (arrow-testing's generated_duplicate_fieldnames: two "ints",
+// a struct of two fields named "").
 func TestLeavesDuplicateNames(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "ints", Type: arrow.PrimitiveTypes.Int8},
@@ -70,12 +67,67 @@ func TestLeavesDuplicateNames(t *testing.T) {
 		{Name: "struct", Type: arrow.StructOf(arrow.Field{Name: "", Type: arrow.PrimitiveTypes.Int32}, arrow.Field{Name: "", Type: arrow.BinaryTypes.String})},
 	}, nil)
 	leaves := Leaves(schema)
-	require.Equal(t, "ints, ints, struct., struct.", Names(leaves))
-	require.True(t, leaves[0].Supported())
-	require.True(t, leaves[2].Supported())
-	require.EqualError(t, leaves[1].Err, `column "ints" (int32): another column of the schema has this name, and only the first one is aggregated`)
-	require.EqualError(t, leaves[3].Err, `column "struct." (utf8): another column of the schema has this name, and only the first one is aggregated`)
-	require.Equal(t, Unsupported, leaves[3].Kind)
+	require.Equal(t, "ints, ints_1, struct., struct._1", Names(leaves))
+	for _, l := range leaves {
+		require.True(t, l.Supported(), l.Name)
+	}
+	require.Equal(t, []int{1}, leaves[1].Path)
+	require.Equal(t, Int32, leaves[1].Kind)
+	require.Equal(t, "ints", leaves[1].SchemaName)
+	require.Equal(t, 2, leaves[1].Occurrence)
+	require.Equal(t, `the 2nd column named "ints"`, leaves[1].Renamed())
+	require.Empty(t, leaves[0].Renamed())
+	require.Equal(t, []int{2, 1}, leaves[3].Path)
+	require.Equal(t, Binary, leaves[3].Kind)
+	require.Equal(t, "struct.", leaves[3].SchemaName)
+	require.Equal(t, 2, leaves[3].Occurrence)
+	require.Empty(t, leaves[0].SchemaName)
+	require.Zero(t, leaves[0].Occurrence)
+	require.Empty(t, leaves[2].SchemaName)
+	l, ok := Find(leaves, "ints_1")
+	require.True(t, ok)
+	require.Equal(t, arrow.PrimitiveTypes.Int32, l.Type)
+}
+
+// A repeat's name N_k passes over the names other leaves have, wherever in
+// the schema they are, and over those given before; three repeats are N_1,
+// N_2, N_3; the renaming depends on the schema alone.
+func TestLeavesDuplicateNamesCollide(t *testing.T) {
+	i8 := arrow.PrimitiveTypes.Int8
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "a", Type: i8},
+		{Name: "a", Type: i8},   // a_1 is taken (below): a_2
+		{Name: "b", Type: i8},   //
+		{Name: "a", Type: i8},   // a_3
+		{Name: "a_1", Type: i8}, // the schema's own
+		{Name: "b", Type: i8},   // b_1
+		{Name: "b", Type: i8},   // b_2
+		{Name: "b", Type: i8},   // b_3
+		{Name: "s", Type: arrow.StructOf(arrow.Field{Name: "x", Type: i8}, arrow.Field{Name: "x", Type: i8}, arrow.Field{Name: "x", Type: i8})},
+		{Name: "s.x_1", Type: i8}, // a top-level name with a dot: s.x's second repeat passes over it
+		{Name: "", Type: arrow.StructOf()},
+		{Name: "", Type: arrow.StructOf()},
+	}, nil)
+	leaves := Leaves(schema)
+	require.Equal(t, "a, a_2, b, a_3, a_1, b_1, b_2, b_3, s.x, s.x_2, s.x_3, s.x_1, , _1", Names(leaves))
+	occ := make([]int, len(leaves))
+	for i, l := range leaves {
+		occ[i] = l.Occurrence
+	}
+	require.Equal(t, []int{0, 2, 0, 3, 0, 2, 3, 4, 0, 2, 3, 0, 0, 2}, occ)
+	require.Equal(t, []int{8, 1}, leaves[9].Path)
+	// A renamed leaf that cannot be aggregated says which it is.
+	require.EqualError(t, leaves[13].Err, `column "_1" (the 2nd column named "" in the schema): column "": empty struct has no leaf to aggregate`)
+	require.Equal(t, Names(leaves), Names(Leaves(schema)))
+	require.Equal(t, "1st 2nd 3rd 4th 11th 12th 13th 21st 22nd 101st 111th", ordinals(1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111))
+}
+
+func ordinals(ns ...int) string {
+	out := make([]string, len(ns))
+	for i, n := range ns {
+		out[i] = ordinal(n)
+	}
+	return strings.Join(out, " ")
 }
 
 func TestLeaves(t *testing.T) {

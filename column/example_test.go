@@ -11,9 +11,9 @@ import (
 )
 
 // Leaves flattens a schema into the columns a backend aggregates: struct
-// fields become dotted leaves, a list is a leaf whose nulls are counted, and
-// a type no backend handles (a union) is a leaf with Err set rather than a
-// failure of the whole schema.
+// fields become dotted leaves, a list or a union is a leaf whose nulls are
+// counted, and a column with nothing to aggregate (an empty struct) is a
+// leaf with Err set rather than a failure of the whole schema.
 func ExampleLeaves() {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
@@ -24,6 +24,7 @@ func ExampleLeaves() {
 		{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String)},
 		{Name: "name", Type: arrow.BinaryTypes.String},
 		{Name: "either", Type: arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})},
+		{Name: "none", Type: arrow.StructOf()},
 	}, nil)
 	leaves := column.Leaves(schema)
 	for _, l := range leaves {
@@ -41,7 +42,8 @@ func ExampleLeaves() {
 	// pos.y path [1 1]: kind float32 (float)
 	// tags  path [2]: kind opaque (counts)
 	// name  path [3]: kind binary (bytes)
-	// either path [4]: column "either": type sparse_union<i: type=int8=0> is not supported
+	// either path [4]: kind opaque (counts)
+	// none  path [5]: column "none": empty struct has no leaf to aggregate
 	// find pos.y: true [1 1]
 }
 

@@ -27,7 +27,7 @@ const (
 	Binary      // 32-bit offsets: string, binary
 	LargeBinary // 64-bit offsets: large_string, large_binary
 	// Opaque values are counted, never ordered nor summed: lists, maps,
-	// run-end encoded columns, decimal256, views and the other types no
+	// run-end encoded columns, unions, decimal256, views and the other types no
 	// backend folds the values of. Their views carry the validity alone (no
 	// Values); see KindOf.
 	Opaque
@@ -128,14 +128,16 @@ func (k Kind) Family() Family {
 // NarrowDecimalType (decimal32, decimal64) is Decimal32 or Decimal64.
 // Types whose values arrowagg neither orders nor sums but whose nulls it
 // counts are Opaque: lists (list, large_list, fixed_size_list, list_view,
-// large_list_view), maps, run-end encoded columns, decimal256, string_view
-// and binary_view, intervals, null, and other extension types over any of
-// the types KindOf accepts. A struct is Opaque
+// large_list_view), maps, run-end encoded columns, unions (sparse and dense:
+// a union has no validity of its own, its nulls are those of the child
+// values its elements select; see ViewOf), decimal256, string_view and
+// binary_view, intervals, null, and other extension types over any of the
+// types KindOf accepts. A struct is Opaque
 // too, counted by its own validity, where it is the value type of a
 // dictionary or the storage of an extension type (Leaves flattens struct
-// columns into their fields). It returns Unsupported, with a reason, for
-// unions, whose nulls are their children's (no validity of their own): an
-// error that wraps arrow.ErrNotImplemented.
+// columns into their fields). It returns Unsupported, with a reason (an
+// error that wraps arrow.ErrNotImplemented), for the types arrow-go has
+// that none of these are.
 func KindOf(dt arrow.DataType) (Kind, error) {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
@@ -191,7 +193,7 @@ func KindOf(dt arrow.DataType) (Kind, error) {
 	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.MAP,
 		arrow.RUN_END_ENCODED, arrow.DECIMAL256, arrow.STRING_VIEW,
 		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL,
-		arrow.STRUCT:
+		arrow.STRUCT, arrow.SPARSE_UNION, arrow.DENSE_UNION:
 		return Opaque, nil
 	}
 	return Unsupported, notImplemented(fmt.Sprintf("type %s is not supported", dt))

@@ -3,6 +3,7 @@ package column
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -24,6 +25,12 @@ type Leaf struct {
 	// for a list's elements, 0 then 0 or 1 for a map's keys or values);
 	// 0 for a column of the rows.
 	Repeated int
+	// SchemaName is, for a leaf whose name an earlier leaf of the schema
+	// has, the name the schema gives it (dotted), and Occurrence which leaf
+	// of that name it is (2 for the second); Name is then SchemaName_k
+	// (see Leaves). Occurrence is 0 for the other leaves.
+	SchemaName string
+	Occurrence int
 }
 
 // Supported reports whether the leaf can be aggregated.
@@ -31,11 +38,14 @@ func (l Leaf) Supported() bool { return l.Err == nil }
 
 // Leaves flattens a schema into its leaf columns, in schema order. Struct fields
 // are flattened recursively with dotted names; any other nested type is one
-// leaf: a list or a map is an Opaque leaf (counted), a union a leaf with Err
-// set (KindOf), as is a leaf whose name an earlier leaf has (names select
-// columns). It takes time and memory linear in
-// the size of the schema and of its leaves' names and paths; LeavesContext
-// bounds the schema and can be cancelled.
+// leaf: a list, a map or a union is an Opaque leaf (counted; KindOf).
+// Names select columns, so every leaf has a name of its own: the k-th
+// repeat (k = 1, 2, ...) of a name N an earlier leaf has is named N_k, k
+// raised until no other leaf of the schema has that name (as DuckDB names
+// the columns of a result whose names repeat); its SchemaName is N. It
+// takes time and memory linear in the size of the schema and of its
+// leaves' names and paths; LeavesContext bounds the schema and can be
+// cancelled.
 func Leaves(schema *arrow.Schema) []Leaf {
 	out, _ := LeavesContext(context.Background(), schema, LeafLimits{})
 	return out
@@ -85,7 +95,78 @@ func LeavesContext(ctx context.Context, schema *arrow.Schema, lim LeafLimits) ([
 			return nil, err
 		}
 	}
+	if err := w.rename(); err != nil {
+		return nil, err
+	}
 	return w.out, nil
+}
+
+// rename names the repeats of a name (Leaves): in schema order, the k-th
+// repeat of N is N_k, k raised past the names of other leaves (those of
+// the schema and those given before). The k tried for a name only grow, and
+// a name N_k is passed over by N alone: the work is linear in the leaves.
+func (w *leafWalk) rename() error {
+	used := make(map[string]bool, len(w.out))
+	for _, l := range w.out {
+		used[l.Name] = true
+	}
+	type repeats struct{ seen, next int }
+	var names map[string]*repeats
+	for i := range w.out {
+		if err := w.tick(); err != nil {
+			return err
+		}
+		if names == nil {
+			names = make(map[string]*repeats, len(w.out))
+		}
+		l := &w.out[i]
+		r := names[l.Name]
+		if r == nil {
+			names[l.Name] = &repeats{seen: 1, next: 1}
+			continue
+		}
+		r.seen++
+		k := r.next
+		name := l.Name + "_" + strconv.Itoa(k)
+		for used[name] {
+			k++
+			name = l.Name + "_" + strconv.Itoa(k)
+		}
+		r.next = k + 1
+		used[name] = true
+		l.SchemaName, l.Occurrence, l.Name = l.Name, r.seen, name
+		if l.Err != nil {
+			l.Err = fmt.Errorf("column %q (%s in the schema): %w", name, l.Renamed(), l.Err)
+		}
+	}
+	return nil
+}
+
+// Renamed says which leaf of its name a renamed leaf (Occurrence > 0) is:
+// `the 2nd column named "ints"`; empty for the other leaves.
+func (l Leaf) Renamed() string {
+	if l.Occurrence == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the %s column named %q", ordinal(l.Occurrence), l.SchemaName)
+}
+
+// ordinal is n as an English ordinal: 1st, 2nd, 3rd, 4th, 11th, 21st.
+func ordinal(n int) string {
+	suffix := "th"
+	switch n % 100 {
+	case 11, 12, 13:
+	default:
+		switch n % 10 {
+		case 1:
+			suffix = "st"
+		case 2:
+			suffix = "nd"
+		case 3:
+			suffix = "rd"
+		}
+	}
+	return strconv.Itoa(n) + suffix
 }
 
 type leafWalk struct {
@@ -95,7 +176,6 @@ type leafWalk struct {
 	path   []int  // the field indices down to the current field
 	name   []byte // its dotted name
 	fields int    // fields walked
-	names  map[string]bool
 }
 
 func (w *leafWalk) tick() error {
@@ -110,15 +190,6 @@ func (w *leafWalk) emit(l Leaf) error {
 	if w.lim.Leaves > 0 && len(w.out) >= w.lim.Leaves {
 		return &LimitError{What: "number of leaf columns", Value: int64(len(w.out)) + 1, Limit: w.lim.LeavesName, Max: int64(w.lim.Leaves)}
 	}
-	if w.names == nil {
-		w.names = map[string]bool{}
-	}
-	if w.names[l.Name] {
-		// Names select columns: only the first of a name can be asked for.
-		l.Kind = Unsupported
-		l.Err = fmt.Errorf("column %q (%s): another column of the schema has this name, and only the first one is aggregated", l.Name, l.Type)
-	}
-	w.names[l.Name] = true
 	w.out = append(w.out, l)
 	return nil
 }

@@ -143,7 +143,8 @@ func Values[T Number](v *View) []T {
 // An Opaque view has the array's validity and no values. Its nulls are the
 // logical ones: those of the values of a run-end encoded array, expanded over
 // their runs (in a bitmap the view owns), every element of a null array, the
-// storage's of an extension array. A struct array's view is Opaque, of its
+// storage's of an extension array, those of the child values a union's
+// elements select (union.go: a union has no validity of its own). A struct array's view is Opaque, of its
 // own validity (what a dictionary of structs counts): the fields of a struct
 // column are leaves of their own (see Leaves and Extract).
 func ViewOf(arr arrow.Array) (View, error) {
@@ -160,6 +161,8 @@ func ViewOf(arr arrow.Array) (View, error) {
 		return extensionView(a)
 	case *array.Struct: // its own validity: a dictionary's values, an extension's storage
 		return structView(a)
+	case array.Union:
+		return unionView(a)
 	}
 	data := arr.Data()
 	dt := arr.DataType()
@@ -271,7 +274,11 @@ func runEndView(a *array.RunEndEncoded) (View, error) {
 			return View{}, fmt.Errorf("run-end encoded array: run end %d after %d", ends.at(j), pos+off)
 		}
 		end = min(end, n)
-		if logicallyNull(vals, j) {
+		null, err := logicallyNull(vals, j)
+		if err != nil {
+			return View{}, fmt.Errorf("run-end encoded array: value %d: %w", j, err)
+		}
+		if null {
 			v.NullCount += int(end - pos)
 		} else {
 			bitutil.SetBitsTo(bits, pos, end-pos, true)
@@ -285,23 +292,6 @@ func runEndView(a *array.RunEndEncoded) (View, error) {
 		v.Validity = bits
 	}
 	return v, nil
-}
-
-// logicallyNull reports whether element i of arr is null: null in its
-// validity, any element of a null array, a valid dictionary index to a null.
-func logicallyNull(arr arrow.Array, i int) bool {
-	switch a := arr.(type) {
-	case *array.Null:
-		return true
-	case *array.Dictionary:
-		if a.IsNull(i) {
-			return true
-		}
-		j := a.GetValueIndex(i)
-		d := a.Dictionary()
-		return j < 0 || j >= d.Len() || logicallyNull(d, j)
-	}
-	return arr.IsNull(i)
 }
 
 // runEndArray is the run ends of a run-end encoded array, of any width.

@@ -194,6 +194,7 @@ func FuzzIPCFile(f *testing.F) {
 			f.Add(data[: len(data)*k/8 : len(data)*k/8])
 		}
 	}
+	f.Add(unionSeed(f, true))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := writeInput(t, "input.arrow", data)
 		for _, mapped := range []bool{true, false} {
@@ -208,7 +209,18 @@ func FuzzIPCFile(f *testing.F) {
 // input.
 func FuzzIPCStream(f *testing.F) {
 	addSeeds(f, "sample.arrows")
+	f.Add(unionSeed(f, false))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzAggregate(t, Source{Path: Stdin, Format: IPCStream, Size: -1}, data)
 	})
+}
+
+// unionSeed is an IPC file (or stream) of a sparse and a dense union column
+// in two batches: the path of their type codes, offsets and children.
+func unionSeed(f *testing.F, file bool) []byte {
+	path := filepath.Join(f.TempDir(), "unions.arrow")
+	writeOpaqueIPC(f, path, file, unionColumns(), 20, 10)
+	data, err := os.ReadFile(path)
+	require.NoError(f, err)
+	return data
 }

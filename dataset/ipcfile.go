@@ -234,11 +234,12 @@ func (d *ipcData) close() error {
 
 // ipcMessage is a block's message: its flatbuffer metadata and its body.
 type ipcMessage struct {
-	meta []byte
-	body []byte
-	kind uint64 // headerRecordBatch or headerDictionaryBatch
-	hdr  fbTable
-	done func() // hands the bytes back
+	meta    []byte
+	body    []byte
+	kind    uint64 // headerRecordBatch or headerDictionaryBatch
+	version uint64 // the MetadataVersion it is written in (metadataV5: 4)
+	hdr     fbTable
+	done    func() // hands the bytes back
 }
 
 // message reads and checks block b: the framing fits the block's metadata
@@ -284,8 +285,9 @@ func parseIPCMessage(raw []byte, b ipcBlock, copyMeta bool) (*ipcMessage, error)
 	if bodyLen > b.body {
 		return nil, fmt.Errorf("%s: a body of %d bytes in a block of %d", where, bodyLen, b.body)
 	}
-	const msgHeaderType, msgHeader, dictData = 1, 2, 1
+	const msgVersion, msgHeaderType, msgHeader, dictData = 0, 1, 2, 1
 	msg, _ := fbRoot(meta)
+	version, _ := msg.scalar(msgVersion, 2)
 	kind, _ := msg.scalar(msgHeaderType, 1)
 	want := uint64(headerRecordBatch)
 	if b.dict {
@@ -298,5 +300,5 @@ func parseIPCMessage(raw []byte, b ipcBlock, copyMeta bool) (*ipcMessage, error)
 	if !ok || !present {
 		return nil, fmt.Errorf("%s: no header", where)
 	}
-	return &ipcMessage{meta: meta, body: raw[b.meta : b.meta+bodyLen : b.meta+bodyLen], kind: kind, hdr: fbTable{b: meta, pos: at}}, nil
+	return &ipcMessage{meta: meta, body: raw[b.meta : b.meta+bodyLen : b.meta+bodyLen], kind: kind, version: version, hdr: fbTable{b: meta, pos: at}}, nil
 }

@@ -411,7 +411,7 @@ func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int
 	if !ok {
 		return fmt.Errorf("corrupt Arrow IPC file: a dictionary batch of id %d, which no field has", int64(id))
 	}
-	dec, err := newBatchDecoder(fbTable{b: msg.meta, pos: at}, msg.body, r.mem, nil)
+	dec, err := newBatchDecoder(fbTable{b: msg.meta, pos: at}, msg.body, r.mem, nil, msg.version)
 	if err != nil {
 		return err
 	}
@@ -486,7 +486,7 @@ func (r *ipcFileRun) charge(b *ipcFileBatch, charge func(string, int64) error) e
 		return err
 	}
 	b.msg = msg
-	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, nil)
+	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, nil, msg.version)
 	if err != nil {
 		return err
 	}
@@ -505,7 +505,7 @@ func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
 		return err
 	}
 	msg := b.msg
-	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, b.dicts)
+	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, b.dicts, msg.version)
 	if err != nil {
 		return err
 	}

@@ -28,9 +28,9 @@ import (
 // against the body and against what the field's type needs before an array
 // is made of it.
 //
-// Files with types this decoder does not lay out (lists, maps, unions, view
-// types, run-end encoding, extension types, dictionaries inside
-// dictionaries) are read as the stream they hold, by Arrow's reader.
+// Files with types this decoder does not lay out (list views, view types,
+// run-end encoding, extension types, dictionaries inside dictionaries) are
+// read as the stream they hold, by Arrow's reader.
 
 // errNotInPlace says that a file's schema has types the in-place decoder
 // does not handle.
@@ -107,7 +107,8 @@ func layoutField(dt arrow.DataType, ft fbTable, depth int, dicts map[int64]arrow
 		}
 		dicts[f.dictID] = t.ValueType
 		return f, nil
-	case *arrow.StructType, *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrow.MapType:
+	case *arrow.StructType, *arrow.ListType, *arrow.LargeListType, *arrow.FixedSizeListType, *arrow.MapType,
+		*arrow.SparseUnionType, *arrow.DenseUnionType:
 		var start, n int64
 		if ft.b != nil {
 			var ok bool
@@ -141,6 +142,8 @@ func layoutField(dt arrow.DataType, ft fbTable, depth int, dicts map[int64]arrow
 func childFields(dt arrow.DataType) []arrow.Field {
 	switch t := dt.(type) {
 	case *arrow.StructType:
+		return t.Fields()
+	case arrow.UnionType:
 		return t.Fields()
 	case arrow.ListLikeType: // lists, maps
 		return []arrow.Field{t.ElemField()}
@@ -229,12 +232,20 @@ type batchDecoder struct {
 	nNodes, nBufs int64
 	inode, ibuf   int64
 	dicts         map[int64]*array.Data
+	// unionValidity: the message is of a metadata version before V5
+	// (Arrow 1.0), whose unions have a validity buffer.
+	unionValidity bool
 }
 
-func newBatchDecoder(rb fbTable, body []byte, mem memory.Allocator, dicts map[int64]*array.Data) (*batchDecoder, error) {
+// metadataV5 is the MetadataVersion of Arrow 1.0 and later (Schema.fbs).
+const metadataV5 = 4
+
+// newBatchDecoder decodes record batch rb, of a message of the metadata
+// version given, whose body is body.
+func newBatchDecoder(rb fbTable, body []byte, mem memory.Allocator, dicts map[int64]*array.Data, version uint64) (*batchDecoder, error) {
 	const rbLength, rbNodes, rbBuffers, rbCompression = 0, 1, 2, 3
 	const compCodec = 0
-	d := &batchDecoder{rb: rb, body: body, mem: mem, codec: -1, dicts: dicts}
+	d := &batchDecoder{rb: rb, body: body, mem: mem, codec: -1, dicts: dicts, unionValidity: version < metadataV5}
 	length, ok := rb.scalar(rbLength, 8)
 	var ok2, ok3 bool
 	d.nodes, d.nNodes, ok2 = rb.vector(rbNodes, 16)
@@ -378,6 +389,9 @@ func (d *batchDecoder) array(ctx context.Context, f *ipcField) (_ arrow.ArrayDat
 	if dt.ID() == arrow.NULL {
 		return array.NewData(dt, length, nil, nil, length, 0), nil // no buffers, as Arrow's reader makes it
 	}
+	if u, ok := dt.(arrow.UnionType); ok {
+		return d.union(ctx, f, u, length, nulls)
+	}
 	var bufs []*memory.Buffer
 	defer func() {
 		for _, b := range bufs {
@@ -492,6 +506,66 @@ func (d *batchDecoder) array(ctx context.Context, f *ipcField) (_ arrow.ArrayDat
 		return array.NewData(dt, length, bufs, nil, nulls, 0), nil
 	}
 	return nil, errNotInPlace
+}
+
+// union decodes a union array of field f, of length values, nulls of them
+// null in its node: its type codes (and offsets, dense), then its children.
+// A union has no validity buffer since metadata V5; before, it has one,
+// which is passed over where no value is null (and refused where some are,
+// as Arrow's readers do).
+func (d *batchDecoder) union(ctx context.Context, f *ipcField, u arrow.UnionType, length, nulls int) (_ arrow.ArrayData, err error) {
+	if d.unionValidity {
+		if nulls > 0 {
+			return nil, fmt.Errorf("a union column with a validity bitmap of its own (%d nulls; Arrow IPC before 1.0): %w", nulls, arrow.ErrNotImplemented)
+		}
+		d.skip()
+	}
+	bufs := []*memory.Buffer{nil}
+	defer func() {
+		for _, b := range bufs {
+			if b != nil {
+				b.Release()
+			}
+		}
+	}()
+	next := func(width int64, what string) error {
+		if length == 0 {
+			d.skip()
+			bufs = append(bufs, nil)
+			return nil
+		}
+		b, err := d.buffer(ctx, int64(length)*width, what)
+		bufs = append(bufs, b)
+		return err
+	}
+	if err := next(1, "type codes"); err != nil {
+		return nil, err
+	}
+	if u.Mode() == arrow.DenseMode {
+		if err := next(4, "offsets"); err != nil {
+			return nil, err
+		}
+	}
+	children := make([]arrow.ArrayData, len(f.children))
+	defer func() {
+		for _, c := range children {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i := range f.children {
+		if children[i], err = d.array(ctx, &f.children[i]); err != nil {
+			return nil, err
+		}
+		if u.Mode() == arrow.SparseMode && children[i].Len() < length {
+			return nil, fmt.Errorf("corrupt Arrow IPC file: a sparse union of %d values with a child of %d", length, children[i].Len())
+		}
+	}
+	if bufs[1] == nil { // (Arrow's readers make an empty one)
+		bufs[1] = memory.NewBufferBytes([]byte{})
+	}
+	return array.NewData(u, length, bufs, children, 0, 0), nil
 }
 
 // record decodes a record batch of schema with fields, stopping with ctx's

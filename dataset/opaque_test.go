@@ -31,6 +31,9 @@ type opaqueColumn struct {
 	dt     arrow.DataType
 	cell   func(i int) string
 	fields []opaqueColumn
+	// null says which rows are null where a cell "null" does not (a
+	// union's: the child value selected is null).
+	null func(i int) bool
 }
 
 func structColumn(name string, null func(i int) bool, fields ...opaqueColumn) opaqueColumn {
@@ -120,10 +123,11 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 		opaqueColumn{name: "fsl_nulls", dt: arrow.FixedSizeListOf(2, arrow.PrimitiveTypes.Int32), cell: pick(every(3, 0), always("[1, null]"))},
 		opaqueColumn{name: "iv", dt: arrow.FixedWidthTypes.MonthDayNanoInterval, cell: pick(every(2, 0), always(`{"months": 1, "days": 2, "nanoseconds": 3}`))},
 	)
+	cols = append(cols, unionColumns()...)
 	if inPlace {
 		return cols
 	}
-	return append(cols,
+	cols = append(cols,
 		opaqueColumn{name: "lv", dt: arrow.ListViewOf(arrow.PrimitiveTypes.Int32), cell: pick(every(5, 0), func(i int) string { return fmt.Sprintf("[%d]", i) })},
 		opaqueColumn{name: "sv", dt: arrow.BinaryTypes.StringView, cell: pick(every(3, 1), always(`"a string longer than twelve bytes"`))},
 		opaqueColumn{name: "bv", dt: arrow.BinaryTypes.BinaryView, cell: pick(every(4, 1), always(`"YWI="`))},
@@ -131,10 +135,47 @@ func ipcColumns(inPlace bool) []opaqueColumn {
 		opaqueColumn{name: "ree", dt: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64),
 			cell: pick(func(i int) bool { return i/3%3 == 0 }, func(i int) string { return fmt.Sprint(i / 3) })},
 	)
+	return cols
+}
+
+// unionColumns are a sparse and a dense union, whose nulls are those of
+// the child values they select (a null child's always).
+func unionColumns() []opaqueColumn {
+	return []opaqueColumn{
+		// even rows select f1, null in one in four rows; odd rows f2,
+		// null where i%3 == 1
+		{name: "sparse", dt: arrow.SparseUnionOf([]arrow.Field{{Name: "f1", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+			{Name: "f2", Type: arrow.BinaryTypes.String, Nullable: true}}, []arrow.UnionTypeCode{5, 7}),
+			cell: func(i int) string {
+				switch {
+				case i%2 == 0 && i%4 == 0:
+					return "[5, null]"
+				case i%2 == 0:
+					return fmt.Sprintf("[5, %d]", i)
+				case i%3 == 1:
+					return "[7, null]"
+				}
+				return `[7, "s"]`
+			},
+			null: func(i int) bool { return (i%2 == 0 && i%4 == 0) || (i%2 == 1 && i%3 == 1) }},
+		// one row in five selects the null child, one in five a null int8
+		{name: "dense", dt: arrow.DenseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+			{Name: "n", Type: arrow.Null, Nullable: true}}, []arrow.UnionTypeCode{1, 2}),
+			cell: func(i int) string {
+				switch i % 5 {
+				case 0:
+					return "[2, null]"
+				case 1:
+					return "[1, null]"
+				}
+				return fmt.Sprintf("[1, %d]", i%100)
+			},
+			null: func(i int) bool { return i%5 < 2 }},
+	}
 }
 
 // opaqueRecord builds rows [lo, hi) of cols.
-func opaqueRecord(t *testing.T, mem memory.Allocator, cols []opaqueColumn, lo, hi int) arrow.Record {
+func opaqueRecord(t testing.TB, mem memory.Allocator, cols []opaqueColumn, lo, hi int) arrow.Record {
 	t.Helper()
 	var fields []arrow.Field
 	var arrs []arrow.Array
@@ -158,7 +199,7 @@ func wantCounts(cols []opaqueColumn, n int) map[string][2]int64 {
 	out := map[string][2]int64{}
 	var walk func(prefix string, c opaqueColumn, null func(i int) bool)
 	walk = func(prefix string, c opaqueColumn, null func(i int) bool) {
-		here := func(i int) bool { return null(i) || c.cell(i) == "null" }
+		here := func(i int) bool { return null(i) || c.cell(i) == "null" || (c.null != nil && c.null(i)) }
 		if c.fields != nil {
 			for _, f := range c.fields {
 				walk(prefix+c.name+".", f, here)
@@ -280,8 +321,8 @@ func TestParquetListBatches(t *testing.T) {
 }
 
 // writeOpaqueIPC writes rows [0, rows) of cols in batches of batch rows, an
-// IPC file or stream, and a sparse union column (never aggregated).
-func writeOpaqueIPC(t *testing.T, path string, file bool, cols []opaqueColumn, rows, batch int) {
+// IPC file or stream.
+func writeOpaqueIPC(t testing.TB, path string, file bool, cols []opaqueColumn, rows, batch int) {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
@@ -309,7 +350,8 @@ func writeOpaqueIPC(t *testing.T, path string, file bool, cols []opaqueColumn, r
 // IPC files (read in place, or as a stream where the in-place decoder does
 // not lay a type out) and streams count every column only counted as the
 // rows were written: lists, maps, structs of them, views, run-end encoded
-// (the nulls of the runs' values), intervals, float16, decimal256, null.
+// (the nulls of the runs' values), unions (the nulls of the child values
+// selected), intervals, float16, decimal256, null.
 func TestIPCOpaqueColumns(t *testing.T) {
 	const rows = 70
 	dir := t.TempDir()
@@ -335,7 +377,7 @@ func TestIPCOpaqueColumns(t *testing.T) {
 }
 
 // A dictionary of lists is null where its index is, or points at a null
-// list; a union is no column to aggregate, and says so.
+// list; a union where the child value an element selects is.
 func TestIPCDictionaryOfListsAndUnion(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -380,12 +422,12 @@ func TestIPCDictionaryOfListsAndUnion(t *testing.T) {
 		require.NoError(t, err)
 		sel, err := d.Select(nil)
 		require.NoError(t, err)
-		require.Equal(t, []string{"d"}, sel.Names())
-		require.Len(t, sel.Skipped, 1)
-		assert.ErrorContains(t, sel.Skipped[0].Err, `column "u": type sparse_union`)
+		require.Equal(t, []string{"d", "u"}, sel.Names())
+		require.Empty(t, sel.Skipped)
 		sum, err := d.Aggregate(context.Background(), newEngine(t, mem), sel, AggregateOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, [2]int64{3, 4}, [2]int64{sum.Results[0].Count, sum.Results[0].NullCount}, "file %t", file)
+		assert.Equal(t, [2]int64{6, 1}, [2]int64{sum.Results[1].Count, sum.Results[1].NullCount}, "file %t", file)
 		d.Close()
 	}
 }

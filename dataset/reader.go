@@ -24,6 +24,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // batchReader yields the record batches of one source.
@@ -473,7 +474,8 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 
 // checkArray checks what Arrow's IPC reader leaves unchecked and the
 // aggregation relies on: that validity bitmaps cover their arrays, here and
-// in struct fields and dictionaries. It also builds the arrays Arrow makes on
+// in struct fields, union children and dictionaries, and that every element
+// of a union selects a child value that exists. It also builds the arrays Arrow makes on
 // first use (the values of a dictionary), so that corrupt ones fail while the
 // batch is read, as an error of the reader, and not half-way through its
 // aggregation.
@@ -494,6 +496,16 @@ func checkArray(arr arrow.Array) error {
 		return checkArray(a.Dictionary())
 	case *array.Struct:
 		for i := 0; i < a.NumField(); i++ {
+			if err := checkArray(a.Field(i)); err != nil {
+				return err
+			}
+		}
+	case array.Union:
+		// Its nulls are those of the child values its elements select.
+		if err := column.CheckUnion(a); err != nil {
+			return fmt.Errorf("corrupt Arrow IPC stream: %w", err)
+		}
+		for i := 0; i < a.NumFields(); i++ {
 			if err := checkArray(a.Field(i)); err != nil {
 				return err
 			}

@@ -16,9 +16,9 @@ import (
 )
 
 // AggregateArray takes one column: a struct array of one leaf is that leaf,
-// the struct's nulls included; a struct array of several leaves, or an array
-// of a type arrowagg does not aggregate, is an error wrapping
-// arrow.ErrNotImplemented.
+// the struct's nulls included; a struct array of several leaves is an error
+// wrapping arrow.ErrNotImplemented; a type only counted (null, a union) gives
+// count and null_count.
 func ExampleEngine_AggregateArray() {
 	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU))
 	if err != nil {
@@ -68,18 +68,22 @@ func ExampleEngine_AggregateArray() {
 	}
 	fmt.Println("null type:", r.Count, r.NullCount, r.Sum)
 
-	u, _, err := array.FromJSON(memory.DefaultAllocator, arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}},
-		[]arrow.UnionTypeCode{0}), strings.NewReader(`[[0, 1]]`))
+	// A union: an element is null where the child value it selects is.
+	u, _, err := array.FromJSON(memory.DefaultAllocator, arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true}},
+		[]arrow.UnionTypeCode{0}), strings.NewReader(`[[0, 1], [0, null]]`))
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer u.Release()
-	_, err = eng.AggregateArray(ctx, u, agg.Count)
-	fmt.Println("union:", errors.Is(err, arrow.ErrNotImplemented), err)
+	r, err = eng.AggregateArray(ctx, u, agg.Count|agg.NullCount)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("union:", r.Count, r.NullCount)
 	// Output:
 	// int64: 3 8
 	// struct of one leaf: 2 7
 	// struct of two leaves: true
 	// null type: 0 3 <nil>
-	// union: true column "": type sparse_union<i: type=int8=0> is not supported
+	// union: 1 1
 }

@@ -8,15 +8,17 @@ apart by their first bytes). The files are one dataset, as arrowagg reads
 them: columns are matched by name, and a column a file lacks is null in
 each of its rows. Columns are named as arrowagg names them: the fields of a
 struct are columns of their own, "struct.field", null where the field or
-any enclosing struct is (Table.flatten); of several columns of one name,
-the first only.
+any enclosing struct is (Table.flatten); the k-th repeat of a name N is
+N_k, k raised until no other column has that name (integration_counts.py's
+rename, arrowagg's column.Leaves).
 
 count is pyarrow.compute.count(column, mode="only_valid") and null_count
 the same with mode="only_null", over the column decoded first where
 pyarrow's count would see physical nulls only: run-end encoded columns
 (expanded), dictionaries (a valid index to a null value is a null) and
-extension types (their storage). Unions are left out (arrowagg does not
-aggregate them).
+extension types (their storage); a union's nulls are pyarrow.compute.is_null's
+(the logical nulls: a union has no validity of its own, its element is null
+where the child value it selects is).
 
 It prints {"rows": N, "files": K, "columns": [{"name", "type", "count",
 "null_count"}, ...]}, the shape of `arrowagg --format json -a
@@ -31,6 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
 import pyarrow.parquet as pq
+
+from integration_counts import rename
 
 
 def read(path):
@@ -61,16 +65,15 @@ def logical(chunk):
     return chunk
 
 
-def is_union(t):
-    if isinstance(t, pa.BaseExtensionType):
-        return is_union(t.storage_type)
-    return pa.types.is_union(t)
-
-
 def counts(column):
     valid = nulls = 0
     for chunk in column.chunks:
         chunk = logical(chunk)
+        if pa.types.is_union(chunk.type):
+            n = pc.sum(pc.is_null(chunk)).as_py() or 0
+            valid += len(chunk) - n
+            nulls += n
+            continue
         valid += pc.count(chunk, mode="only_valid").as_py()
         nulls += pc.count(chunk, mode="only_null").as_py()
     return valid, nulls
@@ -83,9 +86,7 @@ def main(paths):
     for path in paths:
         table = flatten(read(path))
         seen = set()
-        for name, column in zip(table.column_names, table.columns):
-            if name in seen or is_union(column.type):
-                continue
+        for name, column in zip(rename(table.column_names), table.columns):
             seen.add(name)
             if name not in cols:
                 # null in the rows of the files before this one

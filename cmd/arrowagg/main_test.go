@@ -232,10 +232,10 @@ func TestProgressAlways(t *testing.T) {
 	require.Equal(t, 0, got.code, got.stderr)
 	assert.Equal(t, want.stdout, got.stdout, "the bar never touches stdout")
 	assert.Contains(t, got.stderr, "\rreading ")
-	union := unionInput(t, t.TempDir())
-	got = runIn(t, context.Background(), env{}, "--progress", "always", "-f", "json", testdata, union)
+	empty := emptyStructInput(t, t.TempDir())
+	got = runIn(t, context.Background(), env{}, "--progress", "always", "-f", "json", testdata, empty)
 	require.Equal(t, 0, got.code, got.stderr)
-	assert.Contains(t, got.stderr, "\r"+unionNote, "notes still get a line of their own")
+	assert.Contains(t, got.stderr, "\r"+emptyNote, "notes still get a line of their own")
 
 	// auto: no bar for small inputs, nor off a terminal; never: none
 	for _, c := range []struct {
@@ -325,7 +325,7 @@ func badInputs(t *testing.T, dir string) {
 	defer str.Release()
 	writeIPCFile(t, filepath.Join(dir, "u8_as_int64.arrow"), arrow.Field{Name: "u8", Type: arrow.PrimitiveTypes.Int64}, i64)
 	writeIPCFile(t, filepath.Join(dir, "x_string.arrow"), arrow.Field{Name: "x", Type: arrow.BinaryTypes.String}, str)
-	unionInput(t, dir)
+	emptyStructInput(t, dir)
 }
 
 // Bad usage and bad input: exit status 2, one line on stderr naming the
@@ -353,7 +353,7 @@ func TestBadInput(t *testing.T) {
 		{"wrong magic", []string{in("notes.txt")}, env{}, q(in("notes.txt")) + `: not a Parquet file, Arrow IPC file or Arrow IPC stream`},
 		{"bad file among good ones", []string{testdata, in("trunc.parquet")}, env{}, q(in("trunc.parquet")) + `: truncated .+`},
 		{"unknown column", []string{"-c", "u8,nope", pq}, env{}, q(pq) + `: unknown column "nope" \(columns: i8, i16, .+, tags\)`},
-		{"unsupported column named", []string{"-c", "u", in("union.arrow")}, env{}, q(in("union.arrow")) + `: column "u": type sparse_union<i: type=int8, nullable=0> is not supported`},
+		{"unsupported column named", []string{"-c", "e", in("empty.arrow")}, env{}, q(in("empty.arrow")) + `: column "e": empty struct has no leaf to aggregate`},
 		{"same name, other type", []string{pq, in("u8_as_int64.arrow")}, env{}, q(in("u8_as_int64.arrow")) + `: column "u8" is int64 here but uint8 in ` + q(pq)},
 		{"stdin is a terminal", []string{"-"}, env{stdinTerminal: true}, `stdin: is a terminal; pipe an Arrow IPC stream into it`},
 		{"stdin is not a stream", []string{"-"}, env{stdin: strings.NewReader("hello, world\n")}, `stdin: reading an Arrow IPC stream: .+`},

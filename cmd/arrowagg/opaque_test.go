@@ -81,8 +81,8 @@ func opaqueInputs(t *testing.T) string {
 	return dir
 }
 
-// unionInput writes union.arrow, a file of one column arrowagg does not
-// aggregate (a sparse union, which has no nulls of its own), into dir.
+// unionInput writes union.arrow, a file of one sparse union column, which
+// has no nulls of its own: its second element's child value is null.
 func unionInput(t *testing.T, dir string) string {
 	t.Helper()
 	u, _, err := array.FromJSON(memory.DefaultAllocator, arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8, Nullable: true}},
@@ -94,7 +94,20 @@ func unionInput(t *testing.T, dir string) string {
 	return path
 }
 
-const unionNote = "arrowagg: note: skipping column \"u\": type sparse_union<i: type=int8, nullable=0> is not supported\n"
+// emptyStructInput writes empty.arrow, a file of one column arrowagg has
+// nothing of to aggregate (a struct without fields), into dir.
+func emptyStructInput(t *testing.T, dir string) string {
+	t.Helper()
+	data := array.NewData(arrow.StructOf(), 2, []*memory.Buffer{nil}, nil, 0, 0)
+	defer data.Release()
+	e := array.NewStructData(data)
+	defer e.Release()
+	path := filepath.Join(dir, "empty.arrow")
+	writeIPCFile(t, path, arrow.Field{Name: "e", Type: e.DataType(), Nullable: true}, e)
+	return path
+}
+
+const emptyNote = "arrowagg: note: skipping column \"e\": empty struct has no leaf to aggregate\n"
 
 // The opaque columns answer count and null_count, the nulls that Arrow
 // tells (IsNull; a list of a null struct is null), whatever else is asked
@@ -176,13 +189,87 @@ func TestOpaqueColumnsCounted(t *testing.T) {
 	}
 }
 
-// A union is still left out: named, an error; among others, a note.
-func TestUnionLeftOut(t *testing.T) {
-	path := unionInput(t, t.TempDir())
-	got := runIn(t, context.Background(), env{}, "-c", "u", path)
+// A union is counted by the child values its elements select, named or
+// not; a column with nothing to aggregate is left out: named, an error;
+// among others, a note.
+func TestUnionCountedEmptyStructLeftOut(t *testing.T) {
+	dir := t.TempDir()
+	path := unionInput(t, dir)
+	for _, args := range [][]string{{"-c", "u", path}, {path}} {
+		got := runIn(t, context.Background(), env{}, append([]string{"-f", "json"}, args...)...)
+		require.Equal(t, 0, got.code, got.stderr)
+		assert.Empty(t, got.stderr)
+		assert.Contains(t, got.stdout, `"name": "u", "type": "sparse_union<i: type=int8, nullable=0>", "count": 1, "null_count": 1, "sum": null, "min": null,`)
+	}
+	empty := emptyStructInput(t, dir)
+	got := runIn(t, context.Background(), env{}, "-c", "e", empty)
 	assert.Equal(t, exitInput, got.code)
-	assert.Equal(t, "arrowagg: "+path+`: column "u": type sparse_union<i: type=int8, nullable=0> is not supported`+"\n", got.stderr)
-	got = runIn(t, context.Background(), env{}, "-f", "json", path, testdata+"/sample.arrow")
+	assert.Equal(t, "arrowagg: "+empty+`: column "e": empty struct has no leaf to aggregate`+"\n", got.stderr)
+	got = runIn(t, context.Background(), env{}, "-f", "json", empty, testdata+"/sample.arrow")
 	assert.Equal(t, 0, got.code, got.stderr)
-	assert.Equal(t, unionNote, got.stderr)
+	assert.Equal(t, emptyNote, got.stderr)
+}
+
+// Columns whose names repeat are all aggregated: the k-th repeat of N is
+// N_k, past the names other columns have, with a note once per renamed
+// column, and selected by that name.
+func TestRepeatedNamesRenamed(t *testing.T) {
+	mem := memory.DefaultAllocator
+	arr := func(dt arrow.DataType, js string) arrow.Array {
+		a, _, err := array.FromJSON(mem, dt, strings.NewReader(js))
+		require.NoError(t, err)
+		t.Cleanup(a.Release)
+		return a
+	}
+	cols := []arrow.Array{
+		arr(arrow.PrimitiveTypes.Int8, `[1, 2, null]`),
+		arr(arrow.PrimitiveTypes.Int32, `[10, null, null]`),
+		arr(arrow.PrimitiveTypes.Int64, `[100, 200, 300]`),
+		arr(arrow.BinaryTypes.String, `["a", "b", "c"]`),
+	}
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: cols[0].DataType(), Nullable: true},
+		{Name: "x", Type: cols[1].DataType(), Nullable: true},
+		{Name: "x_1", Type: cols[2].DataType(), Nullable: true},
+		{Name: "x", Type: cols[3].DataType(), Nullable: true},
+	}, nil)
+	rec := array.NewRecord(schema, cols, 3)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "repeated.arrow")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+
+	got := runIn(t, context.Background(), env{}, "-f", "json", "-a", "count,null_count,sum", path)
+	require.Equal(t, 0, got.code, got.stderr)
+	assert.Equal(t, `arrowagg: note: the 2nd column named "x" (int32) is reported as "x_2" (select it with -c x_2)
+arrowagg: note: the 3rd column named "x" (utf8) is reported as "x_3" (select it with -c x_3)
+`, got.stderr)
+	var doc struct {
+		Columns []struct {
+			Name      string
+			Type      string
+			Count     int64
+			NullCount int64 `json:"null_count"`
+			Sum       any
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(got.stdout), &doc))
+	var names []string
+	for _, c := range doc.Columns {
+		names = append(names, c.Name+" "+c.Type)
+	}
+	assert.Equal(t, []string{"x int8", "x_2 int32", "x_1 int64", "x_3 utf8"}, names)
+	assert.Equal(t, [2]int64{1, 2}, [2]int64{doc.Columns[1].Count, doc.Columns[1].NullCount})
+	assert.Equal(t, [2]int64{3, 0}, [2]int64{doc.Columns[3].Count, doc.Columns[3].NullCount})
+	assert.EqualValues(t, 10, doc.Columns[1].Sum)
+	assert.EqualValues(t, 600, doc.Columns[2].Sum)
+
+	got = runIn(t, context.Background(), env{}, "-f", "csv", "-a", "count,sum", "-c", "x_2", path)
+	require.Equal(t, 0, got.code, got.stderr)
+	assert.Equal(t, "name,type,count,null_count,sum,min,max,mean\nx_2,int32,1,,10,,,\n", got.stdout)
 }

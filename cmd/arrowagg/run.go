@@ -411,6 +411,13 @@ func execute(ctx context.Context, args []string, e env) error {
 	for _, l := range sel.Skipped {
 		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipping %v\n", l.Err) })
 	}
+	for _, l := range sel.Leaves {
+		if l.Occurrence > 0 { // its name an earlier column of its schema has: the name it goes by
+			bar.note(func(w io.Writer) {
+				fmt.Fprintf(w, "arrowagg: note: %s (%s) is reported as %q (select it with -c %s)\n", l.Renamed(), l.Type, l.Name, l.Name)
+			})
+		}
+	}
 	sum, err := ds.Aggregate(ctx, eng, sel, dataset.AggregateOptions{Aggs: opts.aggs, IgnoreStatistics: opts.noStats})
 	if err != nil {
 		return err
