@@ -707,12 +707,16 @@ template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, i
 // A block folds its values into a BlockSketch in shared memory (four 8-bit
 // registers a word, raised with atomicCAS; an open-addressing table of its
 // distinct hashes, given up once it holds more than AGG_SKETCH_EXACT), then
-// flushes it into the DeviceSketch of the column: registers by atomicMax
-// (read first: most are no raise), hashes into its table by atomicCAS.
+// flushes it into the DeviceSketch of the column: the words of registers it
+// raised by a bytewise max (atomicCAS), hashes into its table by atomicCAS.
 // Every launch over the column's chunks raises the same DeviceSketch, which
 // the host zeroes before the first and reads after the last (a raise has
-// nothing to undo); a block starts by reading whether the device table has
-// already overflowed, and then keeps no hashes at all.
+// nothing to undo). A block starts from the registers of the DeviceSketch
+// as it finds them (a sketch of values folded already: raising from there
+// gives the same maxima), so that once the registers are warm a hash
+// rarely raises one, and from whether its table has already overflowed, in
+// which case the block keeps no hashes at all. The hash of every value is
+// computed, null or not; a null's rank is 0, which raises nothing.
 //
 // A table's probe is bounded by its size: a probe that finds no room
 // means more than AGG_SKETCH_EXACT distinct hashes (the table holds at most
@@ -731,7 +735,7 @@ static_assert(kBlockSlots >= 2 * kSketchExact && kBlockSlots - kSketchExact > kB
 // DeviceSketch is a column's sketch in device memory (AGG_SKETCH_BYTES),
 // zeroed by the host before the column's first launch.
 struct DeviceSketch {
-  unsigned int regs[kSketchRegs];         // the registers (ranks)
+  unsigned int regs[kSketchRegs / 4];      // the registers (ranks), four 8-bit ones a word
   unsigned long long slots[kSketchSlots];  // distinct nonzero hashes (0: free)
   unsigned int count;                      // distinct hashes recorded (with 0)
   unsigned int overflow;                   // 1: more than kSketchExact
@@ -794,16 +798,25 @@ __device__ __forceinline__ void note_zero(unsigned int* zero, unsigned int* coun
     atomicExch(overflow, 1u);
 }
 
+// max_bytes is the bytewise maximum of two words of registers (ranks are
+// below 128: a SWAR compare through the free top bits, as agg's maxBytes).
+__device__ __forceinline__ unsigned int max_bytes(unsigned int a, unsigned int b) {
+  const unsigned int ge = ((a | 0x80808080u) - b) & 0x80808080u;  // top bit of each byte: a >= b
+  const unsigned int mask = (ge >> 7) * 0xffu;
+  return (a & mask) | (b & ~mask);
+}
+
 // BlockSketch is a block's sketch in shared memory.
 struct BlockSketch {
   unsigned int regs[kSketchRegs / 4];      // four 8-bit registers a word
   unsigned long long slots[kBlockSlots];   // the block's distinct nonzero hashes
   unsigned int count, overflow, zero;
 
-  // init zeroes the sketch; the block keeps no hashes when the column's
-  // table has overflowed already. Every thread of the block calls it.
+  // init starts the block's registers from the column's, its table empty;
+  // the block keeps no hashes when the column's table has overflowed
+  // already. Every thread of the block calls it.
   __device__ __forceinline__ void init(const DeviceSketch* g) {
-    for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) regs[i] = 0;
+    for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) regs[i] = __ldcg(&g->regs[i]);
     for (int i = threadIdx.x; i < kBlockSlots; i += kBlockThreads) slots[i] = 0;
     if (threadIdx.x == 0) {
       count = 0, zero = 0;
@@ -812,9 +825,22 @@ struct BlockSketch {
     __syncthreads();
   }
 
-  __device__ __forceinline__ void add(uint64_t h) {
+  // add folds hash h of a value, valid or not (ok). The common case, a
+  // register that the hash does not raise and no hashes to keep, is
+  // inline; the rest (raise, keep) is a call, which keeps the unrolled
+  // loops of the thread layer small.
+  __device__ __forceinline__ void add(uint64_t h, bool ok) {
     const unsigned r = (unsigned)(h >> (64 - kSketchP));
-    const unsigned rank = clz64(h << kSketchP | 1ULL << (kSketchP - 1)) + 1;
+    const unsigned rank = ok ? clz64(h << kSketchP | 1ULL << (kSketchP - 1)) + 1 : 0u;
+    const unsigned int old = *(volatile unsigned int*)&regs[r >> 2];
+    const bool raise = ((old >> ((r & 3) * 8)) & 0xffu) < rank;
+    const bool keep = ok && *(volatile unsigned int*)&overflow == 0;
+    if (raise || keep) slow(h, r, rank, keep);
+  }
+
+  // slow raises register r to rank (when it is below) and, with keep,
+  // records h among the block's distinct hashes.
+  __device__ __noinline__ void slow(uint64_t h, unsigned r, unsigned rank, bool keep) {
     unsigned int* w = &regs[r >> 2];
     const unsigned sh = (r & 3) * 8;
     unsigned int old = *(volatile unsigned int*)w;
@@ -823,7 +849,7 @@ struct BlockSketch {
       if (seen == old) break;
       old = seen;
     }
-    if (*(volatile unsigned int*)&overflow != 0) return;
+    if (!keep) return;
     if (h == 0) {
       note_zero(&zero, &count, &overflow);
       return;
@@ -836,12 +862,12 @@ struct BlockSketch {
   __device__ __forceinline__ void flush(DeviceSketch* g) {
     for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) {
       const unsigned int v = regs[i];
-      if (v == 0) continue;
-#pragma unroll
-      for (int k = 0; k < 4; k++) {
-        const unsigned int r = (v >> (8 * k)) & 0xffu;
-        unsigned int* gr = &g->regs[4 * i + k];
-        if (r != 0 && *(volatile unsigned int*)gr < r) atomicMax(gr, r);
+      unsigned int* gw = &g->regs[i];
+      unsigned int old = __ldcg(gw);
+      for (unsigned int want = max_bytes(v, old); want != old; want = max_bytes(v, old)) {
+        const unsigned int seen = atomicCAS(gw, old, want);
+        if (seen == old) break;
+        old = seen;
       }
     }
     if (overflow != 0) {
@@ -857,23 +883,25 @@ struct BlockSketch {
   }
 };
 
-// SketchHook folds each valid value's hash into a block's sketch; NoHook,
-// the thread layers' default, does nothing.
+// SketchHook folds each value's hash into a block's sketch; NoHook, the
+// thread layers' default, does nothing.
 struct SketchHook {
   BlockSketch* bs;
-  template <typename T> __device__ __forceinline__ void operator()(T x) const { bs->add(sketch_hash<T>(x)); }
+  template <typename T> __device__ __forceinline__ void operator()(T x, bool ok) const {
+    bs->add(sketch_hash<T>(x), ok);
+  }
 };
 struct NoHook {
-  template <typename T> __device__ __forceinline__ void operator()(T) const {}
+  template <typename T> __device__ __forceinline__ void operator()(T, bool) const {}
 };
 
-// Hooked feeds a thread accumulator and, for valid values, a hook.
+// Hooked feeds a thread accumulator and a hook.
 template <class Acc, class Hook> struct Hooked {
   Acc& acc;
   Hook hook;
   template <typename T> __device__ __forceinline__ void operator()(T x, bool ok) {
     acc(x, ok);
-    if (ok) hook(x);
+    hook(x, ok);
   }
 };
 
@@ -1352,7 +1380,7 @@ ARROWAGG_KINDS(ARROWAGG_KERNEL)
   X(float64, FloatSqAgg<double>)
 
 #define ARROWAGG_MOMENT_KERNEL(name, ...)                                                                       \
-  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                                 \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, AGG_MOMENT_MIN_BLOCKS)                                                 \
       arrowagg_moments_##name(const void* values, unsigned long long voff, const uint32_t* validity,          \
                               unsigned long long vbit, unsigned long long n, uint64_t* partials,              \
                               unsigned int* ticket, uint64_t* out) {                                          \

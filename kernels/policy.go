@@ -9,6 +9,11 @@ const (
 	// AggBlockThreads is the number of threads of every block of agg.cu's
 	// kernels (the per-kind, ordered and many-column kernels).
 	AggBlockThreads = 256
+	// AggMomentMinBlocks is the number of blocks per multiprocessor the
+	// moments kernels are compiled to fit (__launch_bounds__: at most 64
+	// registers a thread), so that more loads are in flight on columns with
+	// nulls (measured on an H100: 2.20 -> 2.40 TB/s for int64 with 10% nulls).
+	AggMomentMinBlocks = 4
 	// AggWarpThreads is the number of threads of a warp.
 	AggWarpThreads = 32
 	// AggUnroll is the number of 16-byte vector loads a thread has in flight per
@@ -65,9 +70,9 @@ const (
 	// distinct hashes (four times AggSketchExact).
 	AggSketchSlots = 4096
 	// AggSketchBytes is the size of a device sketch: AggSketchRegisters
-	// 32-bit registers, AggSketchSlots 64-bit slots, then 32-bit words
+	// 8-bit registers, AggSketchSlots 64-bit slots, then 32-bit words
 	// {count, overflow, zero, reserved}.
-	AggSketchBytes = 98320
+	AggSketchBytes = 49168
 
 	// AggColumnDescBytes is the size of a column descriptor of the
 	// many-column kernel (ColumnDesc).

@@ -20,6 +20,11 @@
 // AGG_BLOCK_THREADS is the number of threads of every block of agg.cu's
 // kernels (the per-kind, ordered and many-column kernels).
 #define AGG_BLOCK_THREADS 256
+// AGG_MOMENT_MIN_BLOCKS is the number of blocks per multiprocessor the
+// moments kernels are compiled to fit (__launch_bounds__: at most 64
+// registers a thread), so that more loads are in flight on columns with
+// nulls (measured on an H100: 2.20 -> 2.40 TB/s for int64 with 10% nulls).
+#define AGG_MOMENT_MIN_BLOCKS 4
 // AGG_WARP_THREADS is the number of threads of a warp.
 #define AGG_WARP_THREADS 32
 // AGG_UNROLL is the number of 16-byte vector loads a thread has in flight per
@@ -76,9 +81,9 @@
 // distinct hashes (four times AGG_SKETCH_EXACT).
 #define AGG_SKETCH_SLOTS 4096
 // AGG_SKETCH_BYTES is the size of a device sketch: AGG_SKETCH_REGISTERS
-// 32-bit registers, AGG_SKETCH_SLOTS 64-bit slots, then 32-bit words
+// 8-bit registers, AGG_SKETCH_SLOTS 64-bit slots, then 32-bit words
 // {count, overflow, zero, reserved}.
-#define AGG_SKETCH_BYTES 98320
+#define AGG_SKETCH_BYTES 49168
 
 // AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
 // many-column kernel (ColumnDesc).

@@ -18,7 +18,7 @@ import (
 // union: the order of the launches changes nothing), which is zeroed
 // before the first and read back once after the last, as an agg.Sketch.
 const (
-	sketchRegsBytes  = kernels.AggSketchRegisters * 4
+	sketchRegsBytes  = kernels.AggSketchRegisters // one byte each
 	sketchSlotsBytes = kernels.AggSketchSlots * 8
 )
 
@@ -61,7 +61,7 @@ func decodeSketch(b []byte) (*agg.Sketch, error) {
 	le := binary.LittleEndian
 	k := new(agg.Sketch)
 	for i := range k.Registers {
-		r := le.Uint32(b[4*i:])
+		r := b[i]
 		if r > agg.SketchMaxRank {
 			return nil, fmt.Errorf("device sketch: register %d holds rank %d, beyond %d", i, r, agg.SketchMaxRank)
 		}

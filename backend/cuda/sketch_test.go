@@ -137,7 +137,7 @@ func TestSketchSpecials(t *testing.T) {
 func TestDecodeSketch(t *testing.T) {
 	le := binary.LittleEndian
 	b := make([]byte, kernels.AggSketchBytes)
-	le.PutUint32(b[4*7:], 3)
+	b[7] = 3
 	le.PutUint64(b[sketchRegsBytes+8*5:], 12345)
 	tail := b[sketchRegsBytes+sketchSlotsBytes:]
 	le.PutUint32(tail, 2)     // count
@@ -156,7 +156,7 @@ func TestDecodeSketch(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, k.Overflowed())
 
-	le.PutUint32(b[4*9:], agg.SketchMaxRank+1)
+	b[9] = agg.SketchMaxRank + 1
 	_, err = decodeSketch(b)
 	require.ErrorContains(t, err, "register 9 holds rank 52")
 }

@@ -631,11 +631,11 @@ template <typename T> static uint64_t ref_hash(T x) {
 // exact hashes (or their overflow) are a sequential fold's.
 template <typename T> void test_sketch(Kern moments, SKern k, const char* name) {
   const int words = std::is_floating_point_v<T> ? AGG_FLOAT_MOMENT_WORDS : AGG_INTEGER_MOMENT_WORDS;
-  const uint64_t ns[] = {0, 17, 4097, 20000};
-  const uint64_t pools[] = {1, 300, 1024, 1025, 0};  // 0: any value
-  for (uint64_t n : ns)
-    for (uint64_t pool : pools) {
-      if (pool > n + 1 && pool != 0 && pool != 1) continue;
+  // {n, pool}: pool 0 is any value; 1024 and 1025 distinct values are
+  // the two sides of the exact hashes' limit.
+  const uint64_t cs[][2] = {{0, 0}, {17, 1}, {4097, 300}, {4097, 1025}, {20000, 1024}, {20000, 0}};
+  for (const auto& nc : cs) {
+      const uint64_t n = nc[0], pool = nc[1];
       Case c{n, rng() % 21, rng() % 45, (bool)(rng() % 2), (unsigned[]){1, 2, 3, 5}[rng() % 4]};
       std::vector<T> buf(c.voff + c.n + 8);
       std::vector<uint64_t> poolv(pool ? pool : 1);
@@ -687,7 +687,7 @@ template <typename T> void test_sketch(Kern moments, SKern k, const char* name) 
           CHECK(same, "sketch %s n=%lu pool=%lu: state differs from the moments kernel's", name, c.n, pool);
         }
         int bad = 0;
-        for (int r = 0; r < kSketchRegs; r++) bad += sk->regs[r] != regs[r];
+        for (int r = 0; r < kSketchRegs; r++) bad += ((sk->regs[r >> 2] >> (8 * (r & 3))) & 0xffu) != regs[r];
         CHECK(bad == 0, "sketch %s n=%lu pool=%lu nulls=%d grid=%u launches=%d: %d registers differ", name, c.n, pool,
               c.nulls, c.grid, launches, bad);
         const bool over = distinct.size() > kSketchExact;
@@ -707,14 +707,14 @@ template <typename T> void test_sketch(Kern moments, SKern k, const char* name) 
     }
 }
 
+// test_sketch_all: the sketch kernels of one narrow and the widest kinds
+// of each family (the others are the same templates at other widths; the
+// cuda suite's TestSketchMatchesCPU runs every kind on a GPU).
 static void test_sketch_all() {
   test_sketch<int8_t>(arrowagg_moments_int8, arrowagg_sketch_int8, "int8");
-  test_sketch<int16_t>(arrowagg_moments_int16, arrowagg_sketch_int16, "int16");
   test_sketch<int32_t>(arrowagg_moments_int32, arrowagg_sketch_int32, "int32");
   test_sketch<int64_t>(arrowagg_moments_int64, arrowagg_sketch_int64, "int64");
-  test_sketch<uint8_t>(arrowagg_moments_uint8, arrowagg_sketch_uint8, "uint8");
   test_sketch<uint16_t>(arrowagg_moments_uint16, arrowagg_sketch_uint16, "uint16");
-  test_sketch<uint32_t>(arrowagg_moments_uint32, arrowagg_sketch_uint32, "uint32");
   test_sketch<uint64_t>(arrowagg_moments_uint64, arrowagg_sketch_uint64, "uint64");
   test_sketch<float>(arrowagg_moments_float32, arrowagg_sketch_float32, "float32");
   test_sketch<double>(arrowagg_moments_float64, arrowagg_sketch_float64, "float64");
