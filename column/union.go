@@ -107,11 +107,12 @@ func unionSlot(a array.Union, i int) (arrow.Array, int, error) {
 }
 
 // logicallyNull reports whether element i of arr is null: null in its
-// validity, any element of a null array, a valid dictionary index to a null
-// (an index outside the dictionary counts as a null), a union element whose
-// child value is null, a run-end encoded element whose run's value is null,
-// an extension element whose storage's is. Its error says that a union's
-// element, or a run-end encoded array's run, selects nothing.
+// validity, any element of a null array, a valid dictionary index to a null,
+// a union element whose child value is null, a run-end encoded element whose
+// run's value is null, an extension element whose storage's is. Its error
+// says that a union's element, a run-end encoded array's run or a
+// dictionary's index selects nothing (as the dictionaries of the columns
+// themselves, whose indices outside the dictionary are errors too).
 func logicallyNull(arr arrow.Array, i int) (bool, error) {
 	switch a := arr.(type) {
 	case *array.Null:
@@ -123,7 +124,7 @@ func logicallyNull(arr arrow.Array, i int) (bool, error) {
 		j := a.GetValueIndex(i)
 		d := a.Dictionary()
 		if j < 0 || j >= d.Len() {
-			return true, nil
+			return false, fmt.Errorf("dictionary element %d has index %d, outside its dictionary of %d values", i, j, d.Len())
 		}
 		return logicallyNull(d, j)
 	case array.Union:

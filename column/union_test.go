@@ -141,6 +141,24 @@ func TestViewOfUnionNestedChildren(t *testing.T) {
 	requireUnionView(t, mixed, []bool{false, true, true, false, false})
 }
 
+// A dictionary child whose index points outside its dictionary is an
+// error, as for a dictionary column, not a null.
+func TestUnionDictionaryIndexOutside(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dictType := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}
+	dict := fromJSON(t, mem, arrow.BinaryTypes.String, `["a", "b"]`)
+	defer dict.Release()
+	idx := fromJSON(t, mem, arrow.PrimitiveTypes.Int8, `[0, 7, 1]`)
+	defer idx.Release()
+	d := array.NewDictionaryArray(dictType, idx, dict)
+	defer d.Release()
+	u := sparseUnion(t, []arrow.Array{d}, []string{"d"}, []arrow.UnionTypeCode{0}, 0, 0, 0)
+	defer u.Release()
+	_, err := ViewOf(u)
+	require.ErrorContains(t, err, "dictionary element 1 has index 7, outside its dictionary of 2 values")
+}
+
 // A union in a struct: the struct's nulls fold into the union's (Extract),
 // and the engine's front ends see the same view.
 func TestExtractUnionInStruct(t *testing.T) {

@@ -635,76 +635,76 @@ template <typename T> void test_sketch(Kern moments, SKern k, const char* name) 
   // the two sides of the exact hashes' limit.
   const uint64_t cs[][2] = {{0, 0}, {17, 1}, {4097, 300}, {4097, 1025}, {20000, 1024}, {20000, 0}};
   for (const auto& nc : cs) {
-      const uint64_t n = nc[0], pool = nc[1];
-      Case c{n, rng() % 21, rng() % 45, (bool)(rng() % 2), (unsigned[]){1, 2, 3, 5}[rng() % 4]};
-      std::vector<T> buf(c.voff + c.n + 8);
-      std::vector<uint64_t> poolv(pool ? pool : 1);
-      for (auto& v : poolv) v = rng();
-      for (auto& x : buf) {
-        const uint64_t r = pool ? poolv[rng() % pool] : rng();
-        if constexpr (std::is_floating_point_v<T>) {
-          const int sp = (int)(r % 64);
-          x = sp == 0 ? (T)0.0 : sp == 1 ? (T)-0.0 : sp == 2 ? (T)NAN : (T)((double)(int64_t)(r >> 11) * 1e-3);
-        } else {
-          x = (T)r;
-        }
-      }
-      auto valid = make_validity(c, 0.2);
-      const uint32_t* vp = c.nulls ? valid.data() : nullptr;
-      // the sequential fold
-      uint8_t regs[kSketchRegs] = {};
-      std::vector<uint64_t> distinct;
-      for (uint64_t i = 0; i < c.n; i++) {
-        if (c.nulls && !bit(valid, c.vbit + i)) continue;
-        const uint64_t h = ref_hash(buf[c.voff + i]);
-        const unsigned r = (unsigned)(h >> (64 - kSketchP));
-        const unsigned rank = (unsigned)__builtin_clzll(h << kSketchP | 1ULL << (kSketchP - 1)) + 1;
-        if (rank > regs[r]) regs[r] = (uint8_t)rank;
-        distinct.push_back(h);
-      }
-      std::sort(distinct.begin(), distinct.end());
-      distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-      for (int launches = 1; launches <= 2; launches++) {
-        auto sk = std::make_unique<DeviceSketch>();
-        std::memset(sk.get(), 0, sizeof(DeviceSketch));
-        std::vector<uint64_t> got;
-        const uint64_t cut = launches == 1 ? c.n : c.n / 3;
-        for (int l = 0; l < launches; l++) {
-          const uint64_t lo = l == 0 ? 0 : cut, hi = l == launches - 1 ? c.n : cut;
-          std::vector<uint64_t> partials(c.grid * AGG_STATE_WORDS, 0xdeadbeef), out(AGG_STATE_WORDS, 0xabad1dea);
-          unsigned ticket = 0;
-          emu_launch(k, c.grid, (unsigned)kBlockThreads, (const void*)(buf.data() + lo), (unsigned long long)c.voff,
-                     vp, (unsigned long long)(c.vbit + lo), (unsigned long long)(hi - lo), partials.data(), &ticket,
-                     out.data(), sk.get());
-          CHECK(ticket == 0, "sketch %s: ticket not reset", name);
-          if (launches == 1) got.assign(out.begin(), out.begin() + words);
-        }
-        if (launches == 1) {
-          auto want = run_words(moments, buf.data(), c, vp, words);
-          bool same = true;
-          for (int i = 0; i < words; i++)
-            same = same && (got[i] == want[i] || (std::isnan(dbl(got[i])) && std::isnan(dbl(want[i]))));
-          CHECK(same, "sketch %s n=%lu pool=%lu: state differs from the moments kernel's", name, c.n, pool);
-        }
-        int bad = 0;
-        for (int r = 0; r < kSketchRegs; r++) bad += ((sk->regs[r >> 2] >> (8 * (r & 3))) & 0xffu) != regs[r];
-        CHECK(bad == 0, "sketch %s n=%lu pool=%lu nulls=%d grid=%u launches=%d: %d registers differ", name, c.n, pool,
-              c.nulls, c.grid, launches, bad);
-        const bool over = distinct.size() > kSketchExact;
-        CHECK(sk->overflow == (unsigned)over, "sketch %s n=%lu pool=%lu launches=%d: overflow %u, %zu distinct", name,
-              c.n, pool, launches, sk->overflow, distinct.size());
-        if (!over) {
-          std::vector<uint64_t> kept;
-          for (int i = 0; i < kSketchSlots; i++)
-            if (sk->slots[i] != 0) kept.push_back(sk->slots[i]);
-          if (sk->zero) kept.push_back(0);
-          std::sort(kept.begin(), kept.end());
-          CHECK(kept == distinct && sk->count == distinct.size(),
-                "sketch %s n=%lu pool=%lu launches=%d: %zu hashes kept (count %u), %zu distinct", name, c.n, pool,
-                launches, kept.size(), sk->count, distinct.size());
-        }
+    const uint64_t n = nc[0], pool = nc[1];
+    Case c{n, rng() % 21, rng() % 45, (bool)(rng() % 2), (unsigned[]){1, 2, 3, 5}[rng() % 4]};
+    std::vector<T> buf(c.voff + c.n + 8);
+    std::vector<uint64_t> poolv(pool ? pool : 1);
+    for (auto& v : poolv) v = rng();
+    for (auto& x : buf) {
+      const uint64_t r = pool ? poolv[rng() % pool] : rng();
+      if constexpr (std::is_floating_point_v<T>) {
+        const int sp = (int)(r % 64);
+        x = sp == 0 ? (T)0.0 : sp == 1 ? (T)-0.0 : sp == 2 ? (T)NAN : (T)((double)(int64_t)(r >> 11) * 1e-3);
+      } else {
+        x = (T)r;
       }
     }
+    auto valid = make_validity(c, 0.2);
+    const uint32_t* vp = c.nulls ? valid.data() : nullptr;
+    // the sequential fold
+    uint8_t regs[kSketchRegs] = {};
+    std::vector<uint64_t> distinct;
+    for (uint64_t i = 0; i < c.n; i++) {
+      if (c.nulls && !bit(valid, c.vbit + i)) continue;
+      const uint64_t h = ref_hash(buf[c.voff + i]);
+      const unsigned r = (unsigned)(h >> (64 - kSketchP));
+      const unsigned rank = (unsigned)__builtin_clzll(h << kSketchP | 1ULL << (kSketchP - 1)) + 1;
+      if (rank > regs[r]) regs[r] = (uint8_t)rank;
+      distinct.push_back(h);
+    }
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (int launches = 1; launches <= 2; launches++) {
+      auto sk = std::make_unique<DeviceSketch>();
+      std::memset(sk.get(), 0, sizeof(DeviceSketch));
+      std::vector<uint64_t> got;
+      const uint64_t cut = launches == 1 ? c.n : c.n / 3;
+      for (int l = 0; l < launches; l++) {
+        const uint64_t lo = l == 0 ? 0 : cut, hi = l == launches - 1 ? c.n : cut;
+        std::vector<uint64_t> partials(c.grid * AGG_STATE_WORDS, 0xdeadbeef), out(AGG_STATE_WORDS, 0xabad1dea);
+        unsigned ticket = 0;
+        emu_launch(k, c.grid, (unsigned)kBlockThreads, (const void*)(buf.data() + lo), (unsigned long long)c.voff,
+                   vp, (unsigned long long)(c.vbit + lo), (unsigned long long)(hi - lo), partials.data(), &ticket,
+                   out.data(), sk.get());
+        CHECK(ticket == 0, "sketch %s: ticket not reset", name);
+        if (launches == 1) got.assign(out.begin(), out.begin() + words);
+      }
+      if (launches == 1) {
+        auto want = run_words(moments, buf.data(), c, vp, words);
+        bool same = true;
+        for (int i = 0; i < words; i++)
+          same = same && (got[i] == want[i] || (std::isnan(dbl(got[i])) && std::isnan(dbl(want[i]))));
+        CHECK(same, "sketch %s n=%lu pool=%lu: state differs from the moments kernel's", name, c.n, pool);
+      }
+      int bad = 0;
+      for (int r = 0; r < kSketchRegs; r++) bad += ((sk->regs[r >> 2] >> (8 * (r & 3))) & 0xffu) != regs[r];
+      CHECK(bad == 0, "sketch %s n=%lu pool=%lu nulls=%d grid=%u launches=%d: %d registers differ", name, c.n, pool,
+            c.nulls, c.grid, launches, bad);
+      const bool over = distinct.size() > kSketchExact;
+      CHECK(sk->overflow == (unsigned)over, "sketch %s n=%lu pool=%lu launches=%d: overflow %u, %zu distinct", name,
+            c.n, pool, launches, sk->overflow, distinct.size());
+      if (!over) {
+        std::vector<uint64_t> kept;
+        for (int i = 0; i < kSketchSlots; i++)
+          if (sk->slots[i] != 0) kept.push_back(sk->slots[i]);
+        if (sk->zero) kept.push_back(0);
+        std::sort(kept.begin(), kept.end());
+        CHECK(kept == distinct && sk->count == distinct.size(),
+              "sketch %s n=%lu pool=%lu launches=%d: %zu hashes kept (count %u), %zu distinct", name, c.n, pool,
+              launches, kept.size(), sk->count, distinct.size());
+      }
+    }
+  }
 }
 
 // test_sketch_all: the sketch kernels of one narrow and the widest kinds
