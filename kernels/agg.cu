@@ -644,8 +644,9 @@ template <typename T, class Fam> struct IntSqAcc {
 };
 
 // FloatSqAcc is FloatAcc with the squares: x² = p + e as an error-free
-// product (e from an FMA), p two-summed into (q, qc), e into qc. A thread
-// whose squares end non-finite re-reads its share through CarefulSqAcc.
+// product (e from an FMA; 0 for float32), p two-summed into (q, qc), e into
+// qc. A thread whose squares end non-finite re-reads its share through
+// CarefulSqAcc.
 template <typename T> struct FloatSqAcc {
   FloatAcc<T> base;
   double q = 0, qc = 0;
@@ -654,10 +655,11 @@ template <typename T> struct FloatSqAcc {
     base(x, ok);
     const double xd = (double)(ok ? x : T(0));
     const double p = xd * xd;
-    const double e = fma(xd, xd, -p);
     const double t = q + p;
     const double z = t - q;
-    qc += (q - (t - z)) + (p - z) + e;
+    // A float32's square is exact in double (48 bits of significand): its
+    // rounding error is 0, and the FMA that finds it is left out.
+    qc += sizeof(T) == 4 ? (q - (t - z)) + (p - z) : (q - (t - z)) + (p - z) + fma(xd, xd, -p);
     q = t;
   }
 
