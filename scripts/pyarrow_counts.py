@@ -16,9 +16,11 @@ count is pyarrow.compute.count(column, mode="only_valid") and null_count
 the same with mode="only_null", over the column decoded first where
 pyarrow's count would see physical nulls only: run-end encoded columns
 (expanded), dictionaries (a valid index to a null value is a null) and
-extension types (their storage); a union's nulls are pyarrow.compute.is_null's
-(the logical nulls: a union has no validity of its own, its element is null
-where the child value it selects is).
+extension types (their storage); a union's nulls are its logical nulls, an
+element null where the child value it selects is (a union has no validity
+of its own): pyarrow's own count, null_count and is_null count no union
+element as null, so they are computed here from pyarrow's decoding of the
+type codes, offsets and children.
 
 It prints {"rows": N, "files": K, "columns": [{"name", "type", "count",
 "null_count"}, ...]}, the shape of `arrowagg --format json -a
@@ -29,6 +31,7 @@ compares the two.
 import json
 import sys
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.ipc
@@ -65,12 +68,36 @@ def logical(chunk):
     return chunk
 
 
+def union_nulls(chunk):
+    """Whether each element of a union chunk is null: the child value it
+    selects is (recursively for nested unions)."""
+    t = chunk.type
+    if len(chunk) == 0:
+        return []
+    # The type codes and offsets from the buffers (UnionArray.type_codes
+    # crashes pyarrow 25 on an empty union, whose buffers are absent).
+    bufs, lo, hi = chunk.buffers(), chunk.offset, chunk.offset + len(chunk)
+    codes = np.frombuffer(bufs[1], dtype=np.int8)[lo:hi].tolist()
+    child_of = {code: i for i, code in enumerate(t.type_codes)}
+    dense = t.mode == "dense"
+    offsets = np.frombuffer(bufs[2], dtype=np.int32)[lo:hi].tolist() if dense else None
+    children = {}
+    out = []
+    for i, code in enumerate(codes):
+        k = child_of[code]
+        if k not in children:
+            c = logical(chunk.field(k))
+            children[k] = union_nulls(c) if pa.types.is_union(c.type) else c.is_null().to_pylist()
+        out.append(children[k][offsets[i] if dense else i])
+    return out
+
+
 def counts(column):
     valid = nulls = 0
     for chunk in column.chunks:
         chunk = logical(chunk)
         if pa.types.is_union(chunk.type):
-            n = pc.sum(pc.is_null(chunk)).as_py() or 0
+            n = sum(union_nulls(chunk))
             valid += len(chunk) - n
             nulls += n
             continue
