@@ -67,7 +67,7 @@ clean:
 
 ## kernels: regenerate kernels/policy.go from kernels/policy.h, then the PTX
 ## and the fatbins (SASS for sm_70..sm_90 and the PTX) of the CUDA kernels
-## (CUDA toolkit; about two minutes)
+## (CUDA toolkit; about three minutes on two cores)
 kernels:
 	$(GO) generate ./kernels
 	bash scripts/gen-ptx.sh
