@@ -136,6 +136,21 @@ func Values[T Number](v *View) []T {
 	return all[v.Offset : v.Offset+v.Len : v.Offset+v.Len]
 }
 
+// OwnsValidity reports whether ViewOf makes the validity bitmap of an
+// array of type t (a bit per element, allocated for the view): null, run-end
+// encoded and union arrays, whose nulls are no buffer of their own, and
+// extension arrays over them. A reader charges such a bitmap to its memory
+// budget before the view is made.
+func OwnsValidity(t arrow.DataType) bool {
+	switch t := t.(type) {
+	case arrow.ExtensionType:
+		return OwnsValidity(t.StorageType())
+	case *arrow.NullType, *arrow.RunEndEncodedType, arrow.UnionType:
+		return true
+	}
+	return false
+}
+
 // ViewOf returns the view of an array. It fails for types no backend
 // aggregates. The view borrows the array's buffers: keep the array alive
 // (retained) while the view is in use.

@@ -189,3 +189,39 @@ func TestBudgetIPC(t *testing.T) {
 	require.NoError(t, d.Close())
 	assert.Zero(t, b.Used())
 }
+
+// The bitmap that the view of a null (or run-end encoded, or union) column
+// makes, a bit a row, is charged before the batch is decoded: 2^30 rows of
+// a null column, a file of a few hundred bytes, need 128 MiB.
+func TestBudgetIPCOwnValidity(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const rows = 1 << 30
+	n := array.NewNull(rows)
+	defer n.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.Null, Nullable: true}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{n}, rows)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "n.arrow")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+
+	small := budget.New(64<<20, "--memory")
+	_, _, err = aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{Budget: small})
+	var be *budget.Error
+	require.ErrorAs(t, err, &be)
+	assert.ErrorContains(t, err, "a record batch")
+	assert.Zero(t, small.Used())
+
+	b := budget.New(1<<30, "")
+	sum, _, err := aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{Budget: b})
+	require.NoError(t, err)
+	assert.Equal(t, int64(rows), sum.Rows)
+	assert.GreaterOrEqual(t, b.Peak(), int64(rows/8))
+	assert.Zero(t, b.Used())
+}

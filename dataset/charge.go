@@ -17,7 +17,9 @@ import "github.com/arrowagg/arrowagg/budget"
 //     headers unpadded, pqpadded.go).
 //   - An IPC file's record batches are charged, in file order, with what
 //     decoding them allocates (compressed buffers decompressed, misaligned
-//     ones copied, the whole body when the file is not mapped), from before
+//     ones copied, the whole body when the file is not mapped, the bitmaps
+//     that the views of null, run-end encoded and union columns make: a bit
+//     a row, column.OwnsValidity), from before
 //     they are decoded until their states are merged; dictionaries alike,
 //     while they are in use.
 //   - An IPC stream (standard input, or a file read through Arrow's reader)

@@ -491,6 +491,11 @@ func (r *ipcFileRun) charge(b *ipcFileBatch, charge func(string, int64) error) e
 		return err
 	}
 	n := dec.allocates()
+	for _, l := range r.leaves {
+		if l.Err == nil && column.OwnsValidity(l.Type) { // the bitmap its view makes
+			n += int64(bitutil.BytesForBits(dec.length))
+		}
+	}
 	if err := charge("a record batch decoded", n); err != nil {
 		return err
 	}
