@@ -26,9 +26,7 @@ import (
 // exact), float states within the sums' bound and their variances within
 // twice the documented bound of the exact one.
 func TestMomentsMatchCPU(t *testing.T) {
-	small, err := Open(WithChunkBytes(64<<10), WithStreams(2))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, small.Close()) }()
+	small, hows := gpuPaths(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(5, 7))
@@ -63,20 +61,9 @@ func TestMomentsMatchCPU(t *testing.T) {
 							}
 							requireVarianceClose(t, v, want, got, "%s (%s)", name, how)
 						}
-						for _, be := range []struct {
-							name string
-							b    *Backend
-						}{{"default", testBackend}, {"chunks64k", small}} {
-							got := agg.New(v.Kind.Family(), set)
-							require.NoError(t, be.b.Update(t.Context(), []*column.View{v}, []*agg.State{&got}), name)
-							check(got, be.name)
+						for _, how := range hows {
+							check(gpuStateVia(t, small, how, v, set), how)
 						}
-						col, err := testBackend.Upload(t.Context(), v)
-						require.NoError(t, err, name)
-						got := agg.New(v.Kind.Family(), set)
-						require.NoError(t, col.Update(t.Context(), &got, v.Row), name)
-						col.Free()
-						check(got, "resident")
 						arr.Release()
 					}
 				}

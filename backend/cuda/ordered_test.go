@@ -29,20 +29,29 @@ import (
 // offset × size, three pipelines and resident columns).
 func TestOrderedMatchesCPU(t *testing.T) { matchesCPU(t, true) }
 
-// orderedBackends are the ways a view reaches the GPU in the ordered tests:
-// one chunk, 64 KiB chunks (many chunks, ties across them), resident.
-func orderedBackends(t *testing.T) (small *Backend, names []string) {
+// gpuPaths are the ways a view reaches the GPU in the tests of the ordered
+// aggregates and the statistics: one chunk, 64 KiB chunks (many chunks and
+// launches: ties, partial sums and one device sketch across them),
+// resident.
+func gpuPaths(t *testing.T) (small *Backend, names []string) {
 	small, err := Open(WithChunkBytes(64<<10), WithStreams(2))
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, small.Close()) })
 	return small, []string{"default", "chunks64k", "resident"}
 }
 
-// gpuOrdered aggregates v into a fresh ordered state: through the pipeline
-// of testBackend ("default"), of small ("chunks64k"), or resident.
+// gpuOrdered aggregates v into a fresh ordered state (gpuStateVia).
 func gpuOrdered(t *testing.T, small *Backend, how string, v *column.View) agg.State {
 	t.Helper()
-	s := newState(v, true)
+	return gpuStateVia(t, small, how, v, agg.Default|agg.Ordered)
+}
+
+// gpuStateVia aggregates v into a fresh state of the aggregates set: through
+// the pipeline of testBackend ("default"), of small ("chunks64k"), or
+// resident.
+func gpuStateVia(t *testing.T, small *Backend, how string, v *column.View, set agg.Set) agg.State {
+	t.Helper()
+	s := agg.New(v.Kind.Family(), set)
 	switch how {
 	case "resident":
 		col, err := testBackend.Upload(t.Context(), v)
@@ -123,7 +132,7 @@ func levelArray(t *testing.T, mem memory.Allocator, dt arrow.DataType, levels []
 // next to each other), the earliest row wins; the first and last rows are
 // null. Checked against the rows written out, and against the CPU.
 func TestOrderedTies(t *testing.T) {
-	small, hows := orderedBackends(t)
+	small, hows := gpuPaths(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	const n = 1<<20 + 3
@@ -171,7 +180,7 @@ func TestOrderedTies(t *testing.T) {
 // under nulls, small and across chunks, against rows written out and the
 // CPU's values bit for bit.
 func TestOrderedFloats(t *testing.T) {
-	small, hows := orderedBackends(t)
+	small, hows := gpuPaths(t)
 	nan, inf, negZero := math.NaN(), math.Inf(1), math.Copysign(0, -1)
 	type rows struct{ first, last, min, max int64 }
 	type floatCase struct {

@@ -30,9 +30,7 @@ import (
 // included); float states are within the sums' bound, their sketches the
 // same registers and estimate.
 func TestSketchMatchesCPU(t *testing.T) {
-	small, err := Open(WithChunkBytes(64<<10), WithStreams(2))
-	require.NoError(t, err)
-	defer func() { require.NoError(t, small.Close()) }()
+	small, hows := gpuPaths(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(9, 11))
@@ -81,20 +79,9 @@ func TestSketchMatchesCPU(t *testing.T) {
 							}
 							require.Equal(t, want.Finalize(set).Distinct, got.Finalize(set).Distinct, "%s (%s)", name, how)
 						}
-						for _, be := range []struct {
-							name string
-							b    *Backend
-						}{{"default", testBackend}, {"chunks64k", small}} {
-							got := agg.New(v.Kind.Family(), set)
-							require.NoError(t, be.b.Update(t.Context(), []*column.View{v}, []*agg.State{&got}), name)
-							check(got, be.name)
+						for _, how := range hows {
+							check(gpuStateVia(t, small, how, v, set), how)
 						}
-						col, err := testBackend.Upload(t.Context(), v)
-						require.NoError(t, err, name)
-						got := agg.New(v.Kind.Family(), set)
-						require.NoError(t, col.Update(t.Context(), &got, v.Row), name)
-						col.Free()
-						check(got, "resident")
 						arr.Release()
 					}
 				}
