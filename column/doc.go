@@ -1,5 +1,8 @@
-// Package column gives physical views of Arrow columns: what every backend
-// reads to aggregate a column without going through arrow.Array accessors.
+// Package column gives physical views of columns: what every backend reads
+// to aggregate a column, whatever Arrow implementation (or file reader) owns
+// its memory. It depends on no Arrow Go version (nor does any package of the
+// core: agg, the backends, the planner); the front ends turn their version's
+// arrays into views (package column/arrow17 for Arrow Go v17).
 //
 // The map of the package:
 //
@@ -9,38 +12,23 @@
 //     run-end encoded, unions, decimal256, views, ...; Unsupported), with its
 //     element Width and its Family (signed, unsigned, float, bool, decimal,
 //     bytes, counts), the unit the backends specialize their loops and
-//     kernels on. KindOf maps an Arrow type to its kind, IndexKind a
-//     dictionary's index type (kind.go). NarrowDecimalType is decimal32 and
-//     decimal64, which arrow-go v17 lacks (decimal.go); HalfToFloat64 and
-//     HalfFromFloat64 convert half-precision floats exactly (half.go).
+//     kernels on (kind.go). HalfToFloat64 and HalfFromFloat64 convert
+//     half-precision floats exactly (half.go).
 //   - View is the layout of one contiguous column chunk: the values buffer
-//     with its element offset and length, the validity bitmap with its bit
-//     offset, the offsets of binary columns, and for dictionary arrays the
-//     indices and the dictionary's own View; Row numbers its first element
-//     in the whole stream for the ordered aggregates; an Opaque view has the
-//     validity alone (for run-end encoded arrays, the runs' expanded; for
-//     unions, the logical nulls of the child values they select).
-//     ViewOf makes one from an array that is not a struct; Slice and Values
-//     reinterpret its buffers as Go slices without copying (view.go).
-//   - Leaf is one aggregatable column of a schema. Leaves flattens a schema
-//     into its leaves, struct fields recursively with dotted names ("a.b"),
-//     lists, maps and unions being leaves of their own (Opaque; a union's
-//     nulls are those of the child values it selects, union.go), the
-//     repeats of a name renamed N_1, N_2, ... so that names select, and
-//     reports what cannot be aggregated (an empty struct) per column
-//     (Leaf.Err), without failing the whole request; Find and Names
-//     look leaves up. Extract sets a Column, the View of one leaf in one
-//     record batch, folding the nulls of enclosing structs into the leaf's
-//     validity (leaves.go).
-//   - Element columns are the values inside lists and maps, named by a
-//     path: "tags[]", "a[][]", "m{key}", "m{value}", "l[].x".
-//     ResolveElement resolves one (with an error saying why a path does
-//     not apply), ElementLeaves lists those of a schema, and Extract views
-//     the elements that exist of a batch, skipping those under null lists
-//     (path.go).
+//     with its element offset and length (and, for FixedSizeBinary, the
+//     values' Width), the validity bitmap with its bit offset, the offsets
+//     of binary columns, and for dictionary arrays the indices and the
+//     dictionary's own View; Row numbers its first element in the whole
+//     stream for the ordered aggregates; an Opaque view has the validity
+//     alone. Its Type is the source's name of the logical type (an Arrow
+//     DataType of any version satisfies it), read only for messages. Check
+//     validates a view of memory from outside, Sub cuts one, Slice and
+//     Values reinterpret its buffers as Go slices without copying (view.go).
+//   - Validity bitmaps are read with BitIsSet and CountSetBits (bitmap.go).
 //
 // Who calls it: the backends (backend/cpu's loops; backend/cuda, which
-// uploads Views to the GPU), the planner and the engine, and package
-// dataset, which reads Parquet pages and Arrow IPC batches into Views. It depends on
-// arrow-go alone.
+// uploads Views to the GPU), the planner and the engine, and the sources
+// (package dataset, which reads Parquet pages and Arrow IPC batches into
+// Views; column/arrow17, which views Arrow Go v17 arrays). It imports no
+// other package of the module.
 package column

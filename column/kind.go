@@ -1,10 +1,6 @@
 package column
 
-import (
-	"fmt"
-
-	"github.com/apache/arrow/go/v17/arrow"
-)
+import "fmt"
 
 // Kind is the physical storage of a column's values.
 type Kind uint8
@@ -121,104 +117,4 @@ func (k Kind) Family() Family {
 		return FamilyCounts
 	}
 	return FamilyNone
-}
-
-// KindOf returns the storage kind of values of type dt. For a dictionary type it
-// is the kind of the dictionary's values (see IndexKind for the indices).
-// NarrowDecimalType (decimal32, decimal64) is Decimal32 or Decimal64.
-// Types whose values arrowagg neither orders nor sums but whose nulls it
-// counts are Opaque: lists (list, large_list, fixed_size_list, list_view,
-// large_list_view), maps, run-end encoded columns, unions (sparse and dense:
-// a union has no validity of its own, its nulls are those of the child
-// values its elements select; see ViewOf), decimal256, string_view and
-// binary_view, intervals, null, and other extension types over any of the
-// types KindOf accepts. A struct is Opaque
-// too, counted by its own validity, where it is the value type of a
-// dictionary or the storage of an extension type (Leaves flattens struct
-// columns into their fields). It returns Unsupported, with a reason (an
-// error that wraps arrow.ErrNotImplemented), for the types arrow-go has
-// that none of these are.
-func KindOf(dt arrow.DataType) (Kind, error) {
-	switch t := dt.(type) {
-	case *arrow.DictionaryType:
-		if _, err := KindOf(t.IndexType); err != nil {
-			return Unsupported, err
-		}
-		return KindOf(t.ValueType)
-	case *NarrowDecimalType:
-		if t.BitWidth == 32 {
-			return Decimal32, nil
-		}
-		return Decimal64, nil
-	case arrow.ExtensionType:
-		// Counted by the storage's validity.
-		if _, err := KindOf(t.StorageType()); err != nil {
-			return Unsupported, notImplemented(fmt.Sprintf("type %s (storage %s) is not supported", dt, t.StorageType()))
-		}
-		return Opaque, nil
-	}
-	switch dt.ID() {
-	case arrow.INT8:
-		return Int8, nil
-	case arrow.INT16:
-		return Int16, nil
-	case arrow.INT32, arrow.DATE32, arrow.TIME32:
-		return Int32, nil
-	case arrow.INT64, arrow.DATE64, arrow.TIME64, arrow.TIMESTAMP, arrow.DURATION:
-		return Int64, nil
-	case arrow.UINT8:
-		return Uint8, nil
-	case arrow.UINT16:
-		return Uint16, nil
-	case arrow.UINT32:
-		return Uint32, nil
-	case arrow.UINT64:
-		return Uint64, nil
-	case arrow.FLOAT32:
-		return Float32, nil
-	case arrow.FLOAT64:
-		return Float64, nil
-	case arrow.BOOL:
-		return Bool, nil
-	case arrow.DECIMAL128:
-		return Decimal128, nil
-	case arrow.FLOAT16:
-		return Float16, nil
-	case arrow.FIXED_SIZE_BINARY:
-		return FixedSizeBinary, nil
-	case arrow.STRING, arrow.BINARY:
-		return Binary, nil
-	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
-		return LargeBinary, nil
-	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST, arrow.LIST_VIEW, arrow.LARGE_LIST_VIEW, arrow.MAP,
-		arrow.RUN_END_ENCODED, arrow.DECIMAL256, arrow.STRING_VIEW,
-		arrow.BINARY_VIEW, arrow.INTERVAL_MONTHS, arrow.INTERVAL_DAY_TIME, arrow.INTERVAL_MONTH_DAY_NANO, arrow.NULL,
-		arrow.STRUCT, arrow.SPARSE_UNION, arrow.DENSE_UNION:
-		return Opaque, nil
-	}
-	return Unsupported, notImplemented(fmt.Sprintf("type %s is not supported", dt))
-}
-
-// unsupportedError is why a column cannot be aggregated: its own text,
-// wrapping arrow.ErrNotImplemented for errors.Is.
-type unsupportedError struct{ msg string }
-
-func (e *unsupportedError) Error() string { return e.msg }
-
-func (e *unsupportedError) Unwrap() error { return arrow.ErrNotImplemented }
-
-// notImplemented is an error of text msg that wraps arrow.ErrNotImplemented.
-func notImplemented(msg string) error { return &unsupportedError{msg} }
-
-// IndexKind returns the storage kind of a dictionary type's indices. Its
-// errors wrap arrow.ErrNotImplemented.
-func IndexKind(dt *arrow.DictionaryType) (Kind, error) {
-	k, err := KindOf(dt.IndexType)
-	if err != nil {
-		return Unsupported, err
-	}
-	if f := k.Family(); f != FamilySigned && f != FamilyUnsigned {
-		return Unsupported, notImplemented(fmt.Sprintf("dictionary index type %s is not an integer", dt.IndexType))
-	}
-	return k, nil
 }

@@ -19,7 +19,7 @@ import "github.com/arrowagg/arrowagg/budget"
 //     decoding them allocates (compressed buffers decompressed, misaligned
 //     ones copied, the whole body when the file is not mapped, the bitmaps
 //     that the views of null, run-end encoded and union columns make: a bit
-//     a row, column.OwnsValidity), from before
+//     a row, arrow17.OwnsValidity), from before
 //     they are decoded until their states are merged; dictionaries alike,
 //     while they are in use.
 //   - An IPC stream (standard input, or a file read through Arrow's reader)

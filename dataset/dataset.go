@@ -14,7 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -91,8 +91,8 @@ type fileInfo struct {
 	// open: its decoded footer.
 	pinned  int64
 	schema  *arrow.Schema
-	leaves  []column.Leaf
-	index   column.Index // leaves by name
+	leaves  []arrow17.Leaf
+	index   arrow17.Index // leaves by name
 	parquet *parquetFile
 	stream  *ipcStreamReader // standard input, opened by Open
 	// partitions are the values of the source's partition keys (its
@@ -197,12 +197,12 @@ func (d *Dataset) probe(ctx context.Context, i int) error {
 	if err != nil {
 		return err
 	}
-	fi.leaves, err = column.LeavesContext(ctx, fi.schema, leafLimits)
+	fi.leaves, err = arrow17.LeavesContext(ctx, fi.schema, leafLimits)
 	if err != nil {
 		return err
 	}
 	fi.unknownTypes.countLeaves(fi.leaves)
-	fi.index = column.NewIndex(fi.leaves)
+	fi.index = arrow17.NewIndex(fi.leaves)
 	return nil
 }
 
@@ -241,14 +241,14 @@ func (d *Dataset) releaseFile(i int) {
 // Leaves are the columns of source i as Select sees them: the leaves of its
 // schema (struct fields flattened), then its partition keys (without a
 // Path: they are not in the file).
-func (d *Dataset) Leaves(i int) []column.Leaf { return d.files[i].leaves }
+func (d *Dataset) Leaves(i int) []arrow17.Leaf { return d.files[i].leaves }
 
 // SchemaLeaves are Leaves(i) with the element columns of its lists and maps
-// (column.ElementLeaves: "tags[]", "m{key}", named with Select) each after
+// (arrow17.ElementLeaves: "tags[]", "m{key}", named with Select) each after
 // the leaf it lies in, in schema order.
-func (d *Dataset) SchemaLeaves(i int) []column.Leaf {
-	leaves, elems := d.files[i].leaves, column.ElementLeaves(d.files[i].schema)
-	out := make([]column.Leaf, 0, len(leaves)+len(elems))
+func (d *Dataset) SchemaLeaves(i int) []arrow17.Leaf {
+	leaves, elems := d.files[i].leaves, arrow17.ElementLeaves(d.files[i].schema)
+	out := make([]arrow17.Leaf, 0, len(leaves)+len(elems))
 	j := 0
 	for _, l := range leaves {
 		for j < len(elems) && l.Path != nil && pathBefore(elems[j].Path, l.Path) {
@@ -277,10 +277,10 @@ func (d *Dataset) Schema(i int) *arrow.Schema { return d.files[i].schema }
 type Selection struct {
 	// Leaves are the selected columns, in order, as the first source that has
 	// each one describes it.
-	Leaves []column.Leaf
+	Leaves []arrow17.Leaf
 	// Skipped are columns of types no backend aggregates, left out of a
 	// selection that did not name them.
-	Skipped []column.Leaf
+	Skipped []arrow17.Leaf
 }
 
 // Names are the names of the selected leaves.
@@ -296,7 +296,7 @@ func (s Selection) Names() []string {
 // sources. With no names it selects every supported leaf of every source, in
 // order of first appearance, and lists the unsupported ones in Skipped. A
 // name is a leaf (dotted for struct fields), the elements of a list or a
-// map ("tags[]", "m{key}": column.ResolveElement), or a struct column or
+// map ("tags[]", "m{key}": arrow17.ResolveElement), or a struct column or
 // struct elements ("items[]"), which stand for their supported leaves; a name no source has is an error wrapping
 // engine.ErrUnknownColumn. A selected column has one type in every source
 // that has it (else an *Error names both sources); in a source without it,
@@ -322,14 +322,14 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 		return nil
 	}
 	firstSeen := map[string]int{} // leaf name -> source that first had it
-	add := func(l column.Leaf, src int) {
+	add := func(l arrow17.Leaf, src int) {
 		if _, ok := firstSeen[l.Name]; !ok {
 			firstSeen[l.Name] = src
 			sel.Leaves = append(sel.Leaves, l)
 		}
 	}
 	noted := map[string]int{} // leaf name -> the source whose column of that name was noted
-	skip := func(l column.Leaf, src int) {
+	skip := func(l arrow17.Leaf, src int) {
 		// One note for a column several sources have; every column of one
 		// source (names may repeat in a schema) is noted.
 		if first, ok := noted[l.Name]; ok && first != src {
@@ -360,7 +360,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 			found := false
 			var badPath error // why the name is no element path of the first source it starts a column of
 			for i, fi := range d.files {
-				if _, _, err := column.ResolveElement(fi.schema, name); err != nil && badPath == nil {
+				if _, _, err := arrow17.ResolveElement(fi.schema, name); err != nil && badPath == nil {
 					badPath = &Error{Path: d.sources[i].Name(), Err: fmt.Errorf("%w %q: %w", engine.ErrUnknownColumn, name, err)}
 				}
 				if l, ok := fi.leaf(name); ok {
@@ -373,7 +373,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 				}
 				group := structLeaves(fi.leaves, name)
 				if len(group) == 0 && strings.ContainsAny(name, "[{") { // struct elements: their fields
-					group = elementFields(column.ElementLeaves(fi.schema), name)
+					group = elementFields(arrow17.ElementLeaves(fi.schema), name)
 				}
 				if len(group) > 0 {
 					for _, l := range group {
@@ -414,7 +414,7 @@ func (d *Dataset) SelectContext(ctx context.Context, names []string) (Selection,
 				first := d.sources[firstSeen[want.Name]].Name()
 				return Selection{}, &Error{Path: d.sources[i].Name(), Err: fmt.Errorf("column %q is %s here but %s in %s", want.Name, got.Type, want.Type, first)}
 			}
-			if kind, err := column.KindOf(wide); err == nil {
+			if kind, err := arrow17.KindOf(wide); err == nil {
 				want.Type, want.Kind = wide, kind
 			}
 		}
@@ -443,23 +443,23 @@ func widen(a, b arrow.DataType) (arrow.DataType, bool) {
 
 // leaf returns the source's leaf named name: one of its leaves, or the
 // element column of a list or map that name is the path of.
-func (fi *fileInfo) leaf(name string) (column.Leaf, bool) {
-	var l column.Leaf
+func (fi *fileInfo) leaf(name string) (arrow17.Leaf, bool) {
+	var l arrow17.Leaf
 	ok := false
 	if fi.index == nil {
-		l, ok = column.Find(fi.leaves, name)
+		l, ok = arrow17.Find(fi.leaves, name)
 	} else if i, found := fi.index.Find(name); found {
 		l, ok = fi.leaves[i], true
 	}
 	if !ok && fi.schema != nil {
-		l, ok, _ = column.ResolveElement(fi.schema, name)
+		l, ok, _ = arrow17.ResolveElement(fi.schema, name)
 	}
 	return l, ok
 }
 
 // structLeaves returns the leaves under the struct column name.
-func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
-	var out []column.Leaf
+func structLeaves(leaves []arrow17.Leaf, name string) []arrow17.Leaf {
+	var out []arrow17.Leaf
 	for _, l := range leaves {
 		if strings.HasPrefix(l.Name, name+".") {
 			out = append(out, l)
@@ -471,7 +471,7 @@ func structLeaves(leaves []column.Leaf, name string) []column.Leaf {
 // elementFields returns the element leaves of the fields of the struct
 // elements name ("items[]": "items[].price", "items[].tags", but not
 // "items[].tags[]", as a struct's name stands for its fields).
-func elementFields(elems []column.Leaf, name string) []column.Leaf {
+func elementFields(elems []arrow17.Leaf, name string) []arrow17.Leaf {
 	group := structLeaves(elems, name)
 	depth := 0
 	for i, l := range group {
@@ -559,7 +559,7 @@ func (d *Dataset) Aggregate(ctx context.Context, eng *engine.Engine, sel Selecti
 // partial is the partial aggregate of some rows of the dataset: a state and
 // a plan per selected leaf, rows counted from the first of them.
 type partial struct {
-	leaves []column.Leaf
+	leaves []arrow17.Leaf
 	aggs   agg.Set
 	states []agg.State
 	plans  []engine.ColumnPlan
@@ -570,7 +570,7 @@ type partial struct {
 	elems []int64
 }
 
-func newPartial(leaves []column.Leaf, aggs agg.Set) *partial {
+func newPartial(leaves []arrow17.Leaf, aggs agg.Set) *partial {
 	p := &partial{leaves: leaves, aggs: aggs, states: make([]agg.State, len(leaves)), plans: make([]engine.ColumnPlan, len(leaves)),
 		elems: make([]int64, len(leaves))}
 	for i, l := range leaves {
@@ -650,9 +650,9 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 	s, fi := d.sources[i], &d.files[i]
 	src := newPartial(sel.Leaves, aggs)
 	byName := make(map[string]int, len(sel.Leaves))
-	var present []column.Leaf // as this source has them
-	var outIdx []int          // their index in the selection
-	var keys []int            // the selected leaves that are partition keys of this source
+	var present []arrow17.Leaf // as this source has them
+	var outIdx []int           // their index in the selection
+	var keys []int             // the selected leaves that are partition keys of this source
 	for k, l := range sel.Leaves {
 		byName[l.Name] = k
 		if _, ok := fi.partitions[l.Name]; ok {
@@ -710,7 +710,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 }
 
 // nullRest counts a null in each row for the selected leaves a source lacks.
-func (p *partial) nullRest(present []column.Leaf) {
+func (p *partial) nullRest(present []arrow17.Leaf) {
 	has := make(map[string]bool, len(present))
 	for _, l := range present {
 		has[l.Name] = true
@@ -724,7 +724,7 @@ func (p *partial) nullRest(present []column.Leaf) {
 
 // aggregateBatches folds the leaves of IPC source i (as the source has them;
 // none: rows only) into src, batch by batch, and returns the source's rows.
-func (d *Dataset) aggregateBatches(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
+func (d *Dataset) aggregateBatches(ctx context.Context, eng *engine.Engine, i int, leaves []arrow17.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	names := make([]string, len(leaves))
 	for k, l := range leaves {
 		names[k] = l.Name

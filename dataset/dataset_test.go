@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/testdatagen"
 	"github.com/arrowagg/arrowagg/report"
@@ -65,7 +66,7 @@ func jsonOf(t *testing.T, rows int64, files int, res []engine.Result) string {
 // flatSchema is a schema of one top-level field per leaf, named with the
 // leaf's (dotted) name: every selected leaf resolves in it, which makes it
 // the schema of an accumulator over them.
-func flatSchema(leaves []column.Leaf) *arrow.Schema {
+func flatSchema(leaves []arrow17.Leaf) *arrow.Schema {
 	fields := make([]arrow.Field, len(leaves))
 	for i, l := range leaves {
 		fields[i] = arrow.Field{Name: l.Name, Type: l.Type, Nullable: true}
@@ -76,7 +77,7 @@ func flatSchema(leaves []column.Leaf) *arrow.Schema {
 // inMemory aggregates file f from the generator's rows, batch by batch as the
 // file was written (a batch per Parquet row group or IPC record batch), in
 // one accumulator merged into one over the selected leaves.
-func inMemory(t *testing.T, mem memory.Allocator, f testdatagen.File, leaves []column.Leaf) []engine.Result {
+func inMemory(t *testing.T, mem memory.Allocator, f testdatagen.File, leaves []arrow17.Leaf) []engine.Result {
 	t.Helper()
 	eng := newEngine(t, mem)
 	req := engine.Request{Columns: Selection{Leaves: leaves}.Names()}
@@ -287,8 +288,8 @@ func TestParquetLeaves(t *testing.T) {
 	pq := filepath.Join(testdata, "sample.parquet")
 	schema, pqf, err := probeParquet(pathSource(t, pq))
 	require.NoError(t, err)
-	all := column.Leaves(schema)
-	var pick []column.Leaf
+	all := arrow17.Leaves(schema)
+	var pick []arrow17.Leaf
 	var pointB int
 	for i, l := range all {
 		switch l.Name {

@@ -63,7 +63,7 @@
 // while the current one is aggregated, in order.
 //
 // The sources of a Dataset are one table: columns are matched by name (a
-// name a schema repeats is N_k in its k-th repeat, column.Leaves), and the
+// name a schema repeats is N_k in its k-th repeat, arrow17.Leaves), and the
 // same name with two types is an error naming both files. Every problem
 // with an input is an *Error naming it.
 package dataset

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/report"
 )
@@ -109,7 +109,7 @@ func elementRecords(t *testing.T, r *rand.Rand, batches, rows int) []arrow.Recor
 // elementNames are the element columns of schema (ElementLeaves).
 func elementNames(schema *arrow.Schema) []string {
 	var names []string
-	for _, l := range column.ElementLeaves(schema) {
+	for _, l := range arrow17.ElementLeaves(schema) {
 		names = append(names, l.Name)
 	}
 	return names

@@ -7,7 +7,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // decimal32 and decimal64 (Arrow format 1.5, Arrow 18 and later) are Decimal
@@ -18,7 +18,7 @@ import (
 // in place, as FixedSizeBinary of that width (the type's union tag, and the
 // Decimal table's precision read as the byteWidth), and records what it was;
 // the reader then reads their batches as fixed_size_binary arrays, and the
-// stream's schema and records are retyped as column.NarrowDecimalType (an
+// stream's schema and records are retyped as arrow17.NarrowDecimalType (an
 // extension type over the same buffers) before anything reads them.
 //
 // The fields rewritten are those of the schema, of structs at any depth,
@@ -30,7 +30,7 @@ import (
 // path of child indices from the schema down, and its type.
 type narrowField struct {
 	path []int
-	typ  *column.NarrowDecimalType
+	typ  *arrow17.NarrowDecimalType
 }
 
 // Flatbuffer numbers of the Schema.fbs tables and fields read here.
@@ -69,7 +69,7 @@ func narrowSchemaMessage(meta []byte) ([]narrowField, error) {
 // fields of the Schema table schema as fixed_size_binary fields, and
 // returns them (checkSchema has checked the table's vectors).
 func rewriteNarrowDecimals(schema fbTable) ([]narrowField, error) {
-	return narrowWalk{seen: map[int64]*column.NarrowDecimalType{}, budget: int64(len(schema.b)) / 4}.schema(schema)
+	return narrowWalk{seen: map[int64]*arrow17.NarrowDecimalType{}, budget: int64(len(schema.b)) / 4}.schema(schema)
 }
 
 func (w narrowWalk) schema(schema fbTable) ([]narrowField, error) {
@@ -93,8 +93,8 @@ func (w narrowWalk) schema(schema fbTable) ([]narrowField, error) {
 type narrowWalk struct {
 	path   []int
 	out    []narrowField
-	seen   map[int64]*column.NarrowDecimalType // Decimal tables rewritten, by position (a table may be shared)
-	budget int64                               // fields visited, at most (children may be shared)
+	seen   map[int64]*arrow17.NarrowDecimalType // Decimal tables rewritten, by position (a table may be shared)
+	budget int64                                // fields visited, at most (children may be shared)
 	// widen: the fields are rewritten as decimal128 (their bit width), not
 	// as fixed_size_binary (widenStoredDecimals).
 	widen bool
@@ -173,7 +173,7 @@ func (w *narrowWalk) decimal(f fbTable, tagAt int64) error {
 			return errCorruptSchema
 		}
 		var err error
-		if nt, err = column.NewNarrowDecimalType(width, prec, int32(scale)); err != nil {
+		if nt, err = arrow17.NewNarrowDecimalType(width, prec, int32(scale)); err != nil {
 			return err
 		}
 		if w.widen {
@@ -195,7 +195,7 @@ func (w *narrowWalk) decimal(f fbTable, tagAt int64) error {
 
 // narrowSchema is schema, as arrow-go's reader read it from a rewritten
 // schema message (or pqarrow from a rewritten stored schema), with the types
-// of the fields of narrow as they were (column.NarrowDecimalType); fields
+// of the fields of narrow as they were (arrow17.NarrowDecimalType); fields
 // under a type other than a struct keep the type the reader gave them.
 func narrowSchema(schema *arrow.Schema, narrow []narrowField) *arrow.Schema {
 	if len(narrow) == 0 {
@@ -216,7 +216,7 @@ func narrowSchema(schema *arrow.Schema, narrow []narrowField) *arrow.Schema {
 // narrowType is dt with the fixed_size_binary (or decimal128 of the same
 // precision and scale) type at path (child indices) replaced by nt, where
 // the path goes through structs (and dictionaries) alone.
-func narrowType(dt arrow.DataType, path []int, nt *column.NarrowDecimalType) arrow.DataType {
+func narrowType(dt arrow.DataType, path []int, nt *arrow17.NarrowDecimalType) arrow.DataType {
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
 		if len(path) > 0 {
@@ -323,6 +323,6 @@ func widenStoredDecimals(stream []byte) ([]narrowField, error) {
 	if !ok || !present {
 		return nil, nil
 	}
-	w := narrowWalk{seen: map[int64]*column.NarrowDecimalType{}, budget: int64(len(meta)) / 4, widen: true}
+	w := narrowWalk{seen: map[int64]*arrow17.NarrowDecimalType{}, budget: int64(len(meta)) / 4, widen: true}
 	return w.schema(fbTable{b: meta, pos: at})
 }

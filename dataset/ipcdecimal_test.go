@@ -21,6 +21,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/internal/testdatagen"
 )
 
@@ -136,7 +137,7 @@ func TestNarrowDecimalIPCCorpus(t *testing.T) {
 			for i, r := range sum.Results {
 				f := doc.Schema.Fields[i]
 				name := path + " " + f.Name
-				nt, ok := r.Type.(*column.NarrowDecimalType)
+				nt, ok := r.Type.(*arrow17.NarrowDecimalType)
 				require.True(t, ok, "%s: type %s", name, r.Type)
 				assert.Equal(t, "decimal"+bits, strings.SplitN(nt.String(), "(", 2)[0], name)
 				assert.Equal(t, f.Type.Precision, nt.Precision, name)

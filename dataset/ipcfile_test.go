@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -551,12 +551,12 @@ func TestCopyViewMatchesView(t *testing.T) {
 	rec := ipcRecord(mem, 3, 1000, true)
 	defer rec.Release()
 	eng := newEngine(t, mem)
-	for _, l := range column.Leaves(rec.Schema()) {
+	for _, l := range arrow17.Leaves(rec.Schema()) {
 		if !l.Supported() {
 			continue
 		}
-		var c column.Column
-		require.NoError(t, column.Extract(&c, rec, l, mem))
+		var c arrow17.Column
+		require.NoError(t, arrow17.Extract(&c, rec, l, mem))
 		for _, w := range [][2]int{{0, 1000}, {3, 997}, {9, 10}, {17, 512}} {
 			v := c.View
 			v.Offset += w[0]

@@ -17,6 +17,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -130,8 +131,8 @@ type ipcFileBatch struct {
 
 	msg  *ipcMessage
 	rec  arrow.Record
-	cols []column.Column // per leaf
-	wins [][]agg.State   // per leaf, per window
+	cols []arrow17.Column // per leaf
+	wins [][]agg.State    // per leaf, per window
 	took [][]time.Duration
 	plan []engine.ColumnPlan
 
@@ -186,7 +187,7 @@ type ipcFileRun struct {
 	schema *arrow.Schema
 	fields []ipcField
 	dtypes map[int64]arrow.DataType
-	leaves []column.Leaf
+	leaves []arrow17.Leaf
 	aggs   agg.Set
 	pool   *ipcPool
 	budget *budget.Budget
@@ -200,7 +201,7 @@ type ipcFileRun struct {
 // is read, says that the file is to be read as a stream (so are the files
 // of which element columns are selected: the accumulator views the
 // elements that exist, batch by batch).
-func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []column.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
+func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []arrow17.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
 	for _, l := range leaves {
 		if l.Repeated > 0 { // element columns: the engine's accumulator over the stream's batches
@@ -492,7 +493,7 @@ func (r *ipcFileRun) charge(b *ipcFileBatch, charge func(string, int64) error) e
 	}
 	n := dec.allocates()
 	for _, l := range r.leaves {
-		if l.Err == nil && column.OwnsValidity(l.Type) { // the bitmap its view makes
+		if l.Err == nil && arrow17.OwnsValidity(l.Type) { // the bitmap its view makes
 			n += int64(bitutil.BytesForBits(dec.length))
 		}
 	}
@@ -522,13 +523,13 @@ func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
 			return fmt.Errorf("column %q: %w", b.rec.ColumnName(i), err)
 		}
 	}
-	b.cols = make([]column.Column, len(r.leaves))
+	b.cols = make([]arrow17.Column, len(r.leaves))
 	b.wins = make([][]agg.State, len(r.leaves))
 	b.took = make([][]time.Duration, len(r.leaves))
 	b.plan = make([]engine.ColumnPlan, len(r.leaves))
 	for k, l := range r.leaves {
 		c := &b.cols[k]
-		if err := column.Extract(c, b.rec, l, r.mem); err != nil {
+		if err := arrow17.Extract(c, b.rec, l, r.mem); err != nil {
 			return err
 		}
 		c.Row = 0 // shifted when merged

@@ -17,7 +17,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // The record batches of an IPC file are decoded here rather than by Arrow's
@@ -153,7 +153,7 @@ func childFields(dt arrow.DataType) []arrow.Field {
 
 // flatType reports whether the decoder lays out dt, a type without children.
 func flatType(dt arrow.DataType) bool {
-	if _, ok := dt.(*column.NarrowDecimalType); ok {
+	if _, ok := dt.(*arrow17.NarrowDecimalType); ok {
 		return true // decimal32, decimal64: laid out as fixed_size_binary
 	}
 	switch dt.ID() {
@@ -494,7 +494,7 @@ func (d *batchDecoder) array(ctx context.Context, f *ipcField) (_ arrow.ArrayDat
 			return nil, err
 		}
 		return array.NewData(dt, length, bufs, nil, nulls, 0), nil
-	case *column.NarrowDecimalType:
+	case *arrow17.NarrowDecimalType:
 		if err := fixed(int(t.BitWidth), true); err != nil {
 			return nil, err
 		}

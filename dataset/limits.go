@@ -1,11 +1,11 @@
 package dataset
 
 import (
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // Limits that no real file reaches, stated once. An input beyond one is
-// refused before the work it would cost, as a *column.LimitError (wrapped
+// refused before the work it would cost, as a *arrow17.LimitError (wrapped
 // in an *Error naming the file) that names the limit and the value found:
 // a corrupt or crafted file, exit status 2 in the command. Each bounds a
 // cost that would otherwise grow with a number the file declares, or
@@ -78,13 +78,13 @@ const (
 	MaxBatches = 1 << 24
 )
 
-// leafLimits are the limits of a schema walk (column.LeavesContext).
-var leafLimits = column.LeafLimits{
+// leafLimits are the limits of a schema walk (arrow17.LeavesContext).
+var leafLimits = arrow17.LeafLimits{
 	Depth: MaxNestingDepth, DepthName: "MaxNestingDepth",
 	Leaves: MaxColumns, LeavesName: "MaxColumns",
 }
 
 // limitError is the error of value, of what, beyond limit name = max.
 func limitError(what string, value int64, name string, max int64) error {
-	return &column.LimitError{What: what, Value: value, Limit: name, Max: max}
+	return &arrow17.LimitError{What: what, Value: value, Limit: name, Max: max}
 }

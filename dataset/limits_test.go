@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // A recovered panic reads as corrupt data at the place the errors wrapping
@@ -95,10 +95,10 @@ func manyLeaves(t *testing.T, n int) *Dataset {
 		fields[i] = arrow.Field{Name: names[i], Type: arrow.PrimitiveTypes.Int32}
 	}
 	schema := arrow.NewSchema(fields, nil)
-	leaves, err := column.LeavesContext(context.Background(), schema, leafLimits)
+	leaves, err := arrow17.LeavesContext(context.Background(), schema, leafLimits)
 	require.NoError(t, err)
 	return &Dataset{sources: []Source{{Path: "wide.parquet", Format: Parquet}},
-		files: []fileInfo{{schema: schema, leaves: leaves, index: column.NewIndex(leaves)}}}
+		files: []fileInfo{{schema: schema, leaves: leaves, index: arrow17.NewIndex(leaves)}}}
 }
 
 // Selecting 100,000 columns by name took 43 s: a linear lookup per name.
@@ -162,7 +162,7 @@ func TestCheckFooterBytes(t *testing.T) {
 	}
 	require.NoError(t, checkFooterBytes(ctx, footer(MaxNestingDepth, 3)))
 	err := checkFooterBytes(ctx, footer(MaxNestingDepth+1, 3))
-	var le *column.LimitError
+	var le *arrow17.LimitError
 	require.True(t, errors.As(err, &le), "%v", err)
 	assert.Equal(t, "MaxNestingDepth", le.Limit)
 	assert.EqualValues(t, MaxNestingDepth+1, le.Value)

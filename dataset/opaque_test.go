@@ -20,6 +20,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // opaqueColumn is a column of the files of the tests below: row i of it is
@@ -311,7 +312,7 @@ func TestParquetListBatches(t *testing.T) {
 	schema, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
 	require.Len(t, pqf.meta.RowGroups, 1)
-	leaves, err := parquetLeaves(pqf, column.Leaves(schema), []int{0}, true)
+	leaves, err := parquetLeaves(pqf, arrow17.Leaves(schema), []int{0}, true)
 	require.NoError(t, err)
 	run := &parquetRun{pqf: pqf}
 	require.Less(t, run.batchRows(0, &leaves[0], rows), int64(rows/2), "several batches")
@@ -469,7 +470,7 @@ func TestListCountedFromSmallestLeaf(t *testing.T) {
 
 	schema, pqf, err := probeParquet(pathSource(t, path))
 	require.NoError(t, err)
-	leaves := column.Leaves(schema)
+	leaves := arrow17.Leaves(schema)
 	pls, err := parquetLeaves(pqf, leaves, []int{0, 1}, true)
 	require.NoError(t, err)
 	// Parquet leaves: m's key 0, value 1; ls's s 2, i 3.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -79,9 +80,18 @@ func (l *pageLeaf) width() int {
 		return 12
 	}
 	if l.kind == column.FixedSizeBinary {
-		return column.FixedSizeWidth(l.typ)
+		return l.viewWidth()
 	}
 	return l.kind.Width()
+}
+
+// viewWidth is the Width of l's views: a FixedSizeBinary leaf's byte width,
+// 0 for the other kinds.
+func (l *pageLeaf) viewWidth() int {
+	if l.kind == column.FixedSizeBinary {
+		return arrow17.FixedSizeWidth(l.typ)
+	}
+	return 0
 }
 
 // pageEncodings are the encodings the page path decodes: values PLAIN,
@@ -168,7 +178,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 	for _, id := range pageKinds[phys] {
 		found = found || dt.ID() == id
 	}
-	if _, ok := dt.(*column.NarrowDecimalType); ok {
+	if _, ok := dt.(*arrow17.NarrowDecimalType); ok {
 		// decimal32 and decimal64: INT32 and INT64 values as they are
 		// (the kind's width and the physical size are checked below).
 		found = phys == parquet.Types.Int32 || phys == parquet.Types.Int64
@@ -176,7 +186,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 	if !found {
 		return notPaged("%s read as %s", phys, dt)
 	}
-	kind, err := column.KindOf(dt)
+	kind, err := arrow17.KindOf(dt)
 	if err != nil || !opaque && kind.Width() != phys.ByteSize() {
 		return notPaged("%s read as %s", phys, dt)
 	}
@@ -211,7 +221,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLeaf, error) {
 	descr := md.Schema.Column(col)
 	phys := descr.PhysicalType()
-	kind, err := column.KindOf(dt)
+	kind, err := arrow17.KindOf(dt)
 	if err != nil {
 		return pageLeaf{}, fmt.Errorf("%w: %v", errNotPaged, err)
 	}
@@ -226,7 +236,7 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 	case kind == column.Decimal128 && descr.TypeLength() >= 1 && descr.TypeLength() <= 16:
 		pl.flba = descr.TypeLength()
 	case kind == column.Float16 && descr.TypeLength() == 2:
-	case kind == column.FixedSizeBinary && descr.TypeLength() == column.FixedSizeWidth(dt) && descr.TypeLength() > 0:
+	case kind == column.FixedSizeBinary && descr.TypeLength() == arrow17.FixedSizeWidth(dt) && descr.TypeLength() > 0:
 	default:
 		return pageLeaf{}, fmt.Errorf("%w: FIXED_LEN_BYTE_ARRAY read as %s", errNotPaged, dt)
 	}
@@ -544,7 +554,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			} else {
 				copy(s.dict, data[:n*width])
 			}
-			dict = column.View{Type: l.typ, Kind: l.kind, Len: n, Values: s.dict}
+			dict = column.View{Type: l.typ, Kind: l.kind, Width: l.viewWidth(), Len: n, Values: s.dict}
 			hasDict = true
 			continue
 		case pageTypeData:
@@ -700,7 +710,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			res.state.AddNulls(int64(e))
 			continue
 		}
-		v := column.View{Type: l.typ, Kind: l.kind, Len: k, Row: at}
+		v := column.View{Type: l.typ, Kind: l.kind, Width: l.viewWidth(), Len: k, Row: at}
 		ew := width // element width of v.Values
 		if pv.dict != nil {
 			s.idx = grow(s.idx, 4*k)

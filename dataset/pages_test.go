@@ -32,6 +32,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/planner"
 )
@@ -340,7 +341,7 @@ func TestPageLeafOf(t *testing.T) {
 		schema, pqf, err := probeParquet(pathSource(t, path))
 		require.NoError(t, err)
 		out := map[string]string{}
-		for _, l := range column.Leaves(schema) {
+		for _, l := range arrow17.Leaves(schema) {
 			sf := &pqf.manifest.Fields[l.Path[0]]
 			for _, i := range l.Path[1:] {
 				sf = &sf.Children[i]

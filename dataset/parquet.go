@@ -19,7 +19,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/startup"
 )
@@ -64,7 +64,7 @@ type parquetLeaf struct {
 	// is its levels: it is counted from the levels of col, the first
 	// Parquet leaf column under it (pqlist.go).
 	list *file.LevelInfo
-	// elem: the leaf is an element column (column.Leaf.Repeated > 0), whose
+	// elem: the leaf is an element column (arrow17.Leaf.Repeated > 0), whose
 	// values are the elements of lists; its states count elements, not
 	// rows (pqlist.go).
 	elem bool
@@ -79,7 +79,7 @@ type chunkResult struct {
 // parquetLeaves resolves the leaves (as the file's schema has them, with
 // their index in the selection in outIdx) to Parquet leaf columns, and picks
 // those aggregated from pages when paged is set.
-func parquetLeaves(pqf *parquetFile, leaves []column.Leaf, outIdx []int, paged bool) ([]parquetLeaf, error) {
+func parquetLeaves(pqf *parquetFile, leaves []arrow17.Leaf, outIdx []int, paged bool) ([]parquetLeaf, error) {
 	out := make([]parquetLeaf, len(leaves))
 	for k, l := range leaves {
 		sf := &pqf.manifest.Fields[l.Path[0]]

@@ -9,7 +9,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -63,20 +63,20 @@ func (d *Dataset) addPartitions() error {
 			}
 			fi.partitions[p.Key] = partitionValue{value: p.Value, null: p.Value == hiveNull}
 			t := types[p.Key]
-			kind, err := column.KindOf(t)
+			kind, err := arrow17.KindOf(t)
 			if err != nil {
 				return err
 			}
-			fi.leaves = append(fi.leaves, column.Leaf{Name: p.Key, Type: t, Kind: kind}) // (no path: not in the file)
+			fi.leaves = append(fi.leaves, arrow17.Leaf{Name: p.Key, Type: t, Kind: kind}) // (no path: not in the file)
 		}
-		fi.index = column.NewIndex(fi.leaves)
+		fi.index = arrow17.NewIndex(fi.leaves)
 	}
 	return nil
 }
 
 // partitionState is the state of leaf l, a partition key of value v, over a
 // file of rows rows.
-func (d *Dataset) partitionState(ctx context.Context, eng *engine.Engine, l column.Leaf, v partitionValue, rows int64, aggs agg.Set) (agg.State, error) {
+func (d *Dataset) partitionState(ctx context.Context, eng *engine.Engine, l arrow17.Leaf, v partitionValue, rows int64, aggs agg.Set) (agg.State, error) {
 	st := agg.New(l.Kind.Family(), aggs)
 	if v.null || rows == 0 {
 		st.AddNulls(rows)
@@ -116,7 +116,7 @@ func (d *Dataset) partitionState(ctx context.Context, eng *engine.Engine, l colu
 }
 
 // constantWindow folds n rows (at most a morsel) of the value s of leaf l.
-func (d *Dataset) constantWindow(ctx context.Context, eng *engine.Engine, l column.Leaf, s string, n int64, aggs agg.Set) (agg.State, error) {
+func (d *Dataset) constantWindow(ctx context.Context, eng *engine.Engine, l arrow17.Leaf, s string, n int64, aggs agg.Set) (agg.State, error) {
 	st := agg.New(l.Kind.Family(), aggs)
 	var arr arrow.Array
 	switch l.Type.ID() {
@@ -145,8 +145,8 @@ func (d *Dataset) constantWindow(ctx context.Context, eng *engine.Engine, l colu
 	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: l.Name, Type: l.Type}}, nil), []arrow.Array{arr}, n)
 	arr.Release()
 	defer rec.Release()
-	var c column.Column
-	if err := column.Extract(&c, rec, column.Leaf{Name: l.Name, Type: l.Type, Kind: l.Kind, Path: []int{0}}, d.opts.Mem); err != nil {
+	var c arrow17.Column
+	if err := arrow17.Extract(&c, rec, arrow17.Leaf{Name: l.Name, Type: l.Type, Kind: l.Kind, Path: []int{0}}, d.opts.Mem); err != nil {
 		return st, err
 	}
 	defer c.Release()

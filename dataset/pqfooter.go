@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // checkParquetFooter checks the footer of the Parquet file s against
@@ -353,7 +354,7 @@ func (c *compact) listHeader() (int64, byte) {
 // are counted (count and null_count), their values not read, and their type
 // names the logical type. A leaf that is a list or a map is counted as such
 // already, and one left out for another reason stays so.
-func (fix *footerFix) countLeaves(leaves []column.Leaf) {
+func (fix *footerFix) countLeaves(leaves []arrow17.Leaf) {
 	if fix == nil {
 		return
 	}
@@ -375,7 +376,7 @@ func (fix *footerFix) countLeaves(leaves []column.Leaf) {
 }
 
 // unsupportedError is an error of what a reader does not support, wrapping
-// arrow.ErrNotImplemented (as column.KindOf's errors do).
+// arrow.ErrNotImplemented (as arrow17.KindOf's errors do).
 type unsupportedError struct{ msg string }
 
 func (e *unsupportedError) Error() string { return e.msg }

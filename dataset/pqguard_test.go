@@ -24,7 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -511,9 +511,9 @@ func TestNestedLeafPanicIsRecovered(t *testing.T) {
 
 	schema, pqf, err := probeParquet(pathSource(t, bad))
 	require.NoError(t, err)
-	leaf, ok := column.Find(column.Leaves(schema), "rec.s")
+	leaf, ok := arrow17.Find(arrow17.Leaves(schema), "rec.s")
 	require.True(t, ok)
-	leaves, err := parquetLeaves(pqf, []column.Leaf{leaf}, []int{0}, false)
+	leaves, err := parquetLeaves(pqf, []arrow17.Leaf{leaf}, []int{0}, false)
 	require.NoError(t, err)
 	f, err := os.Open(bad)
 	require.NoError(t, err)

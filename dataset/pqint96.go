@@ -16,6 +16,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -268,7 +269,7 @@ func (r *parquetRun) encryptedInt96(ctx context.Context, pf *file.Reader, rg int
 	if descr.MaxRepetitionLevel() != 0 || l.list != nil || l.elem {
 		return chunkResult{}, fmt.Errorf("%w: repeated INT96 timestamps of an encrypted column chunk read as timestamp[%s]", arrow.ErrNotImplemented, unit)
 	}
-	kind, err := column.KindOf(l.typ)
+	kind, err := arrow17.KindOf(l.typ)
 	if err != nil {
 		return chunkResult{}, err
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -160,7 +160,7 @@ func rowsOf(reps []int16) int64 {
 // group rg: about batchBytes, a multiple of the CPU morsel when large.
 func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
 	w := int64(8)
-	if k, err := column.KindOf(l.typ); err == nil && k.Width() > 0 {
+	if k, err := arrow17.KindOf(l.typ); err == nil && k.Width() > 0 {
 		w = int64(k.Width())
 	}
 	if rcs := r.pqf.meta.RowGroups[rg].Columns; l.col < len(rcs) && rows > 0 {
@@ -179,7 +179,7 @@ func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
 // are all null (the walk over its pages found nothing else: pqwalk.go's
 // nullPage), made without decoding it.
 func (r *parquetRun) nullChunk(l *parquetLeaf, rows int64) (chunkResult, error) {
-	k, err := column.KindOf(l.typ)
+	k, err := arrow17.KindOf(l.typ)
 	if err != nil {
 		return chunkResult{}, err
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/budget"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // batchReader yields the record batches of one source.
@@ -502,7 +502,7 @@ func checkArray(arr arrow.Array) error {
 		}
 	case array.Union:
 		// Its nulls are those of the child values its elements select.
-		if err := column.CheckUnion(a); err != nil {
+		if err := arrow17.CheckUnion(a); err != nil {
 			return fmt.Errorf("corrupt Arrow IPC stream: %w", err)
 		}
 		for i := 0; i < a.NumFields(); i++ {

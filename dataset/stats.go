@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -200,7 +201,7 @@ func statsLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (sl stat
 	if !found || !logicalMatches(dt, descr.LogicalType()) {
 		return no("%s (%s) read as %s", phys, descr.LogicalType(), dt)
 	}
-	kind, err := column.KindOf(dt)
+	kind, err := arrow17.KindOf(dt)
 	if err != nil {
 		return no("%v", err)
 	}

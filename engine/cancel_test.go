@@ -20,7 +20,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // pollCtx is a context that counts the calls of its Err method (the polls
@@ -204,7 +204,7 @@ func TestCancelUpdateView(t *testing.T) {
 	arr := cancelColumns[0].make(mem, 1<<20)
 	defer arr.Release()
 	eng := cpuEngine(t, mem, 2)
-	v, err := column.ViewOf(arr)
+	v, err := arrow17.ViewOf(arr)
 	require.NoError(t, err)
 	s := newState(v.Kind.Family())
 	ctx, cancel := newPollCtx(2)

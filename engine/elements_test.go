@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // elementTypes are the nested types the element tests cover: every list
@@ -176,7 +177,7 @@ func TestElementColumns(t *testing.T) {
 			parent := randNested(mem, r, dt, n+7, 0.2)
 			chunks := randomChunks(r, parent, 7, n) // sliced: offsets into the parent
 			schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: dt, Nullable: true}}, nil)
-			elems := column.ElementLeaves(schema)
+			elems := arrow17.ElementLeaves(schema)
 			require.NotEmpty(t, elems, "%s", dt)
 			for _, l := range elems {
 				msg := fmt.Sprintf("%s %s n=%d seed=%d", dt, l.Name, n, seed)

@@ -17,6 +17,7 @@ import (
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -182,7 +183,7 @@ func (e *Engine) Device() Device { return e.device }
 type Request struct {
 	// Columns are leaf names (dotted for struct fields), or paths of the
 	// elements of lists and maps ("tags[]", "m{key}", "m{value}",
-	// "items[].price": column.ResolveElement), whose values are the
+	// "items[].price": arrow17.ResolveElement), whose values are the
 	// elements that exist and whose ordered aggregates number elements;
 	// empty means every leaf of the schema (no element columns),
 	// unsupported ones included with their Err set.
@@ -200,21 +201,21 @@ var ErrUnknownColumn = errors.New("unknown column")
 // schema order when req names none, unsupported leaves included with their
 // Err). A named leaf that is unsupported is an error: its Err, which wraps
 // arrow.ErrNotImplemented. A name may be the path of the elements of a list
-// or a map ("tags[]", "m{key}": column.ResolveElement); a path that does not
+// or a map ("tags[]", "m{key}": arrow17.ResolveElement); a path that does not
 // apply to its column is an error wrapping ErrUnknownColumn that says why.
-func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
-	all := column.Leaves(schema)
+func (req Request) Resolve(schema *arrow.Schema) ([]arrow17.Leaf, error) {
+	all := arrow17.Leaves(schema)
 	if len(req.Columns) == 0 {
 		return all, nil
 	}
-	out := make([]column.Leaf, 0, len(req.Columns))
-	find := func(name string) (column.Leaf, bool) { return column.Find(all, name) }
+	out := make([]arrow17.Leaf, 0, len(req.Columns))
+	find := func(name string) (arrow17.Leaf, bool) { return arrow17.Find(all, name) }
 	if len(req.Columns) > 8 { // (a map pays off)
-		ix := column.NewIndex(all)
-		find = func(name string) (column.Leaf, bool) {
+		ix := arrow17.NewIndex(all)
+		find = func(name string) (arrow17.Leaf, bool) {
 			i, ok := ix.Find(name)
 			if !ok {
-				return column.Leaf{}, false
+				return arrow17.Leaf{}, false
 			}
 			return all[i], true
 		}
@@ -223,12 +224,12 @@ func (req Request) Resolve(schema *arrow.Schema) ([]column.Leaf, error) {
 		l, ok := find(name)
 		if !ok {
 			var err error
-			if l, ok, err = column.ResolveElement(schema, name); err != nil {
+			if l, ok, err = arrow17.ResolveElement(schema, name); err != nil {
 				return nil, fmt.Errorf("%w %q: %w", ErrUnknownColumn, name, err)
 			}
 		}
 		if !ok {
-			return nil, fmt.Errorf("%w %q (columns: %s)", ErrUnknownColumn, name, column.Names(all))
+			return nil, fmt.Errorf("%w %q (columns: %s)", ErrUnknownColumn, name, arrow17.Names(all))
 		}
 		if !l.Supported() {
 			return nil, l.Err
@@ -246,14 +247,14 @@ func (req Request) aggs() agg.Set { return agg.Normalize(req.Aggs) }
 type Accumulator struct {
 	e      *Engine
 	schema *arrow.Schema
-	leaves []column.Leaf
+	leaves []arrow17.Leaf
 	aggs   agg.Set
 	states []agg.State
 
 	views  []*column.View
 	ptrs   []*agg.State
 	active []int
-	cols   []column.Column // one per leaf, reused batch after batch
+	cols   []arrow17.Column // one per leaf, reused batch after batch
 	took   []time.Duration
 	plans  []ColumnPlan // per leaf, summed over batches
 	rows   int64        // rows added so far: the row of the next batch's first row
@@ -270,7 +271,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 		return nil, err
 	}
 	a := &Accumulator{e: e, schema: schema, leaves: leaves, aggs: req.aggs(), states: make([]agg.State, len(leaves)),
-		cols: make([]column.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves)), elems: make([]int64, len(leaves))}
+		cols: make([]arrow17.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves)), elems: make([]int64, len(leaves))}
 	for i, l := range leaves {
 		a.states[i] = agg.New(l.Kind.Family(), a.aggs)
 	}
@@ -278,7 +279,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 }
 
 // Leaves are the columns the accumulator aggregates, in result order.
-func (a *Accumulator) Leaves() []column.Leaf { return a.leaves }
+func (a *Accumulator) Leaves() []arrow17.Leaf { return a.leaves }
 
 // States are the partial states so far, one per leaf (unsupported leaves keep
 // an empty state).
@@ -296,7 +297,7 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 			continue
 		}
 		c := &a.cols[i]
-		if err := column.Extract(c, rec, l, a.e.mem); err != nil {
+		if err := arrow17.Extract(c, rec, l, a.e.mem); err != nil {
 			return err
 		}
 		if l.Repeated > 0 {

@@ -15,11 +15,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
-func narrowDecimal(t testing.TB, bits, precision, scale int32) *column.NarrowDecimalType {
-	dt, err := column.NewNarrowDecimalType(bits, precision, scale)
+func narrowDecimal(t testing.TB, bits, precision, scale int32) *arrow17.NarrowDecimalType {
+	dt, err := arrow17.NewNarrowDecimalType(bits, precision, scale)
 	require.NoError(t, err)
 	return dt
 }
@@ -152,7 +152,7 @@ func widened(t *testing.T, mem memory.Allocator, arr arrow.Array) arrow.Array {
 		b = array.NewFloat64Builder(mem)
 	case *arrow.FixedSizeBinaryType:
 		b = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
-	case *column.NarrowDecimalType:
+	case *arrow17.NarrowDecimalType:
 		b = array.NewDecimal128Builder(mem, dt.Decimal128())
 	default:
 		t.Fatalf("no wide type for %s", dt)

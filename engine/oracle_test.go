@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // This file holds the test oracle: an independent, exact computation of the
@@ -372,7 +373,7 @@ func valueOf(values arrow.Array, j int) any {
 		return halfOracle(a.Value(j).Uint16())
 	case *array.FixedSizeBinary:
 		return string(a.Value(j))
-	case *column.NarrowDecimalArray:
+	case *arrow17.NarrowDecimalArray:
 		b := a.Storage().(*array.FixedSizeBinary).Value(j)
 		var x int64
 		if len(b) == 4 {

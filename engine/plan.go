@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
@@ -350,22 +348,6 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 	return planner.PlanViews(views, cols, cal, opt, e.locator())
 }
 
-// subView returns elements [lo, hi) of v as a view of its own.
-func subView(v *column.View, lo, hi int) *column.View {
-	s := *v
-	s.Offset += lo
-	s.ValidityOffset += lo
-	s.Row += int64(lo)
-	s.Len = hi - lo
-	if s.Validity != nil {
-		s.NullCount = s.Len - bitutil.CountSetBits(s.Validity, s.ValidityOffset, s.Len)
-		if s.NullCount == 0 {
-			s.Validity = nil
-		}
-	}
-	return &s
-}
-
 // execute runs one batch's plan: the GPU's share and the CPU's share at the
 // same time, then merges each column's GPU part before its CPU part.
 func (e *Engine) execute(ctx context.Context, views []*column.View, states []*agg.State, plan []planner.Decision, took []time.Duration) error {
@@ -386,8 +368,9 @@ func (e *Engine) execute(ctx context.Context, views []*column.View, states []*ag
 				continue
 			}
 			splits = append(splits, states[i].Identity())
-			gv, gi = append(gv, subView(v, 0, k)), append(gi, i)
-			cv, ci = append(cv, subView(v, k, v.Len)), append(ci, i)
+			head, tail := v.Sub(0, k), v.Sub(k, v.Len)
+			gv, gi = append(gv, &head), append(gi, i)
+			cv, ci = append(cv, &tail), append(ci, i)
 			gs = append(gs, states[i])
 			cs = append(cs, nil) // filled below, once splits stops growing
 		default:

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/stretchr/testify/require"
 )
 
@@ -221,7 +222,7 @@ func resultType(dt arrow.DataType) arrow.DataType {
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		dt = d.ValueType
 	}
-	if d, ok := dt.(*column.NarrowDecimalType); ok {
+	if d, ok := dt.(*arrow17.NarrowDecimalType); ok {
 		return d.Decimal128()
 	}
 	return dt

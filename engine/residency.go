@@ -13,6 +13,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -135,7 +136,7 @@ func (r *Residency) Close() error {
 type Resident struct {
 	r       *Residency
 	schema  *arrow.Schema
-	leaves  []column.Leaf
+	leaves  []arrow17.Leaf
 	index   map[string]int // leaf name -> index in leaves
 	recs    []arrow.Record
 	batches []residentBatch
@@ -148,7 +149,7 @@ type Resident struct {
 
 // residentBatch is one record batch of a Resident.
 type residentBatch struct {
-	cols []column.Column   // per leaf of the schema; views' Row is the batch's first row
+	cols []arrow17.Column  // per leaf of the schema; views' Row is the batch's first row
 	dev  []*residentColumn // per leaf; nil where the GPU does not handle the column
 }
 
@@ -198,7 +199,7 @@ func (r *Residency) UploadTable(ctx context.Context, tbl arrow.Table) (*Resident
 // are uploaded at a later use if there is room then. It does not release
 // rdr. Release the Resident when done.
 func (r *Residency) Upload(ctx context.Context, rdr array.RecordReader) (*Resident, error) {
-	res := &Resident{r: r, schema: rdr.Schema(), leaves: column.Leaves(rdr.Schema()), refs: 1}
+	res := &Resident{r: r, schema: rdr.Schema(), leaves: arrow17.Leaves(rdr.Schema()), refs: 1}
 	res.index = make(map[string]int, len(res.leaves))
 	for i, l := range res.leaves {
 		res.index[l.Name] = i
@@ -226,14 +227,14 @@ func (res *Resident) load(ctx context.Context, rdr array.RecordReader) error {
 		}
 		rec.Retain()
 		res.recs = append(res.recs, rec)
-		b := residentBatch{cols: make([]column.Column, len(res.leaves)), dev: make([]*residentColumn, len(res.leaves))}
+		b := residentBatch{cols: make([]arrow17.Column, len(res.leaves)), dev: make([]*residentColumn, len(res.leaves))}
 		res.batches = append(res.batches, b)
 		for i, l := range res.leaves {
 			if !l.Supported() {
 				continue
 			}
 			col := &b.cols[i]
-			if err := column.Extract(col, rec, l, r.e.mem); err != nil {
+			if err := arrow17.Extract(col, rec, l, r.e.mem); err != nil {
 				return err
 			}
 			col.Row = res.rows

@@ -19,6 +19,7 @@ import (
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // fakeResidentGPU is a GPU backend that keeps "device" columns in host
@@ -209,7 +210,7 @@ func fakeHandles(dt arrow.DataType) bool {
 	if _, ok := dt.(*arrow.DictionaryType); ok {
 		return false
 	}
-	k, err := column.KindOf(dt)
+	k, err := arrow17.KindOf(dt)
 	return err == nil && k.Family() != column.FamilyBytes
 }
 
@@ -490,7 +491,7 @@ func TestResidencyConcurrent(t *testing.T) {
 		recs[i] = oracleRecord(mem, r, schema, 20_000+i*977)
 		want[i], _ = cpu.AggregateRecord(ctx, recs[i], all)
 		for j := range types[:5] {
-			v, err := column.ViewOf(recs[i].Column(j))
+			v, err := arrow17.ViewOf(recs[i].Column(j))
 			require.NoError(t, err)
 			total += f.DeviceBytes(&v)
 		}

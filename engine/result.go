@@ -12,6 +12,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // Result holds the aggregates of one column.
@@ -30,7 +31,7 @@ import (
 // durations, as Arrow's sum. Min, max, first and last are of the column's
 // type (float16 as *scalar.Float16, fixed_size_binary as
 // *scalar.FixedSizeBinary), but for decimal32 and decimal64
-// (column.NarrowDecimalType), which arrow-go v17 has no scalars of: theirs
+// (arrow17.NarrowDecimalType), which arrow-go v17 has no scalars of: theirs
 // are decimal128 of the column's precision and scale. Integer and decimal sums are exact: when one
 // does not fit that type, SumOverflow is set, Sum is a null scalar of that
 // type and SumWide holds the exact value. SumExact always has the exact
@@ -87,7 +88,7 @@ func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
 	}
-	if d, ok := vt.(*column.NarrowDecimalType); ok {
+	if d, ok := vt.(*arrow17.NarrowDecimalType); ok {
 		vt = d.Decimal128() // decimal32 and decimal64 answer as decimal128 of their precision and scale
 	}
 	f := s.Finalize(aggs)
@@ -314,5 +315,5 @@ func valueScalar(dt arrow.DataType, has bool, v agg.Value) scalar.Scalar {
 	case arrow.FIXED_SIZE_BINARY:
 		return scalar.NewFixedSizeBinaryScalar(memory.NewBufferBytes(append([]byte(nil), b...)), dt)
 	}
-	return nil // not reached: column.KindOf admits only the types above
+	return nil // not reached: arrow17.KindOf admits only the types above
 }

@@ -7,11 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/array"
-	amath "github.com/apache/arrow/go/v17/arrow/math"
-	"github.com/apache/arrow/go/v17/arrow/memory"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
@@ -86,14 +81,12 @@ func Cached(threads int, gpu string) (Calibration, bool) {
 // returns Defaults(threads) when the first measurement fails (ctx done).
 func MeasureCPU(ctx context.Context, threads int) Calibration {
 	const n = 16 << 20
-	buf := memory.NewResizableBuffer(memory.DefaultAllocator)
-	defer buf.Release()
-	buf.Resize(n * 8)
-	vals := column.Slice[int64](buf.Bytes())
+	buf := make([]byte, n*8)
+	vals := column.Slice[int64](buf)
 	for i := range vals {
 		vals[i] = int64(uint64(i)*2654435761) >> 7
 	}
-	v := column.View{Type: arrow.PrimitiveTypes.Int64, Kind: column.Int64, Len: n, Values: buf.Bytes()}
+	v := column.View{Type: column.TypeName("int64"), Kind: column.Int64, Len: n, Values: buf}
 	timeIt := func(threads int) float64 {
 		c := &cpu.CPU{Threads: threads}
 		best := time.Duration(math.MaxInt64)
@@ -120,11 +113,11 @@ func MeasureCPU(ctx context.Context, threads int) Calibration {
 	cal := Calibration{Version: Version, CPUPerThread: one, CPUMax: all, MaxThreads: threads,
 		CPUOverhead: overhead, HostMemory: memoryRate(vals, threads)}
 	// The same buffer as finite float64 values, for the float rate.
-	floats := column.Slice[float64](buf.Bytes())
+	floats := column.Slice[float64](buf)
 	for i := range floats {
 		floats[i] = float64(i%1000003) * 0.25
 	}
-	v.Type, v.Kind = arrow.PrimitiveTypes.Float64, column.Float64
+	v.Type, v.Kind = column.TypeName("float64"), column.Float64
 	if f := timeIt(1); f > 0 {
 		cal.CPUFloat = min(1, f/one)
 	}
@@ -149,7 +142,7 @@ func MeasureCPU(ctx context.Context, threads int) Calibration {
 				if (part+1)*m*4 > len(v.Values) {
 					part = 0
 				}
-				sub := column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: m,
+				sub := column.View{Type: column.TypeName("int32"), Kind: column.Int32, Len: m,
 					Values: v.Values[part*m*4 : (part+1)*m*4]}
 				part++
 				s := agg.New(column.FamilySigned, 0)
@@ -170,7 +163,7 @@ func MeasureCPU(ctx context.Context, threads int) Calibration {
 	return cal
 }
 
-// memoryRate is the host's memory read rate: arrow's SIMD sum over vals in
+// memoryRate is the host's memory read rate: a SIMD sum (cpu.SumInt64) over vals in
 // as many parts as threads, all at once (best of three).
 func memoryRate(vals []int64, threads int) float64 {
 	best := time.Duration(math.MaxInt64)
@@ -184,8 +177,7 @@ func memoryRate(vals []int64, threads int) float64 {
 			wg.Add(1)
 			go func(w int, part []int64) {
 				defer wg.Done()
-				sums[w] = amath.Int64.Sum(array.NewInt64Data(array.NewData(arrow.PrimitiveTypes.Int64, len(part),
-					[]*memory.Buffer{nil, memory.NewBufferBytes(arrow.Int64Traits.CastToBytes(part))}, nil, 0, 0)))
+				sums[w] = cpu.SumInt64(part)
 			}(w, vals[lo:hi])
 		}
 		wg.Wait()

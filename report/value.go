@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -115,7 +116,7 @@ func valueType(dt arrow.DataType) arrow.DataType {
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		dt = d.ValueType
 	}
-	if d, ok := dt.(*column.NarrowDecimalType); ok {
+	if d, ok := dt.(*arrow17.NarrowDecimalType); ok {
 		return d.Decimal128()
 	}
 	return dt

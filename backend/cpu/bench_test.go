@@ -17,6 +17,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 const benchN = 16 << 20
@@ -82,7 +83,7 @@ func benchUUID(r *rand.Rand) []byte {
 }
 
 func benchDecimal32(nullFrac float64) arrow.Array {
-	dt, _ := column.NewNarrowDecimalType(32, 9, 2)
+	dt, _ := arrow17.NewNarrowDecimalType(32, 9, 2)
 	b := array.NewFixedSizeBinaryBuilder(memory.DefaultAllocator, &arrow.FixedSizeBinaryType{ByteWidth: 4})
 	st := benchArray(b, b.Append, func(r *rand.Rand) []byte {
 		return binary.LittleEndian.AppendUint32(nil, uint32(r.Int32N(2e9)-1e9))
@@ -148,7 +149,7 @@ func BenchmarkFused(b *testing.B) {
 			for _, n := range threads {
 				b.Run(fmt.Sprintf("%s/fused-threads%d", name, n), func(b *testing.B) {
 					c := &CPU{Threads: n}
-					v, err := column.ViewOf(arr)
+					v, err := arrow17.ViewOf(arr)
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -200,7 +201,7 @@ func BenchmarkStats(b *testing.B) {
 		{"int64", benchInt64}, {"float64", benchFloat64}, {"int32", benchInt32}, {"float32", benchFloat32},
 	} {
 		arr := tc.make(0.1)
-		v, err := column.ViewOf(arr)
+		v, err := arrow17.ViewOf(arr)
 		if err != nil {
 			b.Fatal(err)
 		}

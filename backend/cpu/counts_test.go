@@ -13,6 +13,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // A state asked for count and null_count alone is folded from the validity
@@ -154,7 +155,7 @@ func TestOpaqueDictionaryCounted(t *testing.T) {
 	sl := array.NewSlice(dict, 7, n)
 	defer sl.Release()
 	for _, a := range []arrow.Array{dict, sl} {
-		v, err := column.ViewOf(a)
+		v, err := arrow17.ViewOf(a)
 		require.NoError(t, err)
 		want := int64(0)
 		for i := 0; i < a.Len(); i++ {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"sync"
 
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
@@ -179,7 +177,7 @@ func (c *CPU) run(ctx context.Context, sc *Scratch, w, stride int) error {
 		if sc.counts[tk.col] {
 			n := int64(tk.hi - tk.lo)
 			if v.Validity != nil {
-				n = int64(bitutil.CountSetBits(v.Validity, v.ValidityOffset+tk.lo, tk.hi-tk.lo))
+				n = int64(column.CountSetBits(v.Validity, v.ValidityOffset+tk.lo, tk.hi-tk.lo))
 			}
 			*st = agg.Counts(fam, n, int64(tk.hi-tk.lo)-n)
 			continue

@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // A dictionary of numbers without nulls is folded by gathering the values
@@ -66,9 +67,9 @@ func TestGatheredDictionaryIsItsValues(t *testing.T) {
 					plain, err := compute.CastArray(ctx, d, compute.SafeCastOptions(vt))
 					require.NoError(t, err)
 					for _, l := range append(simdLevels(), simdNone) {
-						dv, err := column.ViewOf(d)
+						dv, err := arrow17.ViewOf(d)
 						require.NoError(t, err)
-						pv, err := column.ViewOf(plain)
+						pv, err := arrow17.ViewOf(plain)
 						require.NoError(t, err)
 						require.True(t, gatherable(&dv))
 						got, want := morselStates(t, l, &dv), morselStates(t, l, &pv)
@@ -101,7 +102,7 @@ func TestGatheredDictionaryIndexOutOfRange(t *testing.T) {
 		require.NoError(t, err)
 		dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}, idx, values)
 		idx.Release()
-		v, err := column.ViewOf(dict)
+		v, err := arrow17.ViewOf(dict)
 		require.NoError(t, err)
 		s := agg.New(column.FamilySigned, 0)
 		err = (&CPU{Threads: 1}).Update(context.Background(), []*column.View{&v}, []*agg.State{&s})

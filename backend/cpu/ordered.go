@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 )
@@ -58,7 +56,7 @@ func elementAt(v *column.View, i int) (e element, ok bool, err error) {
 	case column.Float64:
 		e.enc[0] = math.Float64bits(column.Slice[float64](v.Values)[k])
 	case column.Bool:
-		if bitutil.BitIsSet(v.Values, k) {
+		if column.BitIsSet(v.Values, k) {
 			e.enc[0] = 1
 		}
 	case column.Decimal128:

@@ -296,3 +296,16 @@ func kernelFloatSquares[T float32 | float64](vals []T, valid []byte, out *floatS
 	}
 	return n
 }
+
+//go:noescape
+func sumInt64AVX512(vals *int64, n int) int64
+
+// kernelSum is the wrapping sum of vals[:k] and k, a multiple of 32 (0 where
+// there is no kernel).
+func kernelSum(vals []int64) (sum int64, k int) {
+	if simdLevel < simdAVX512 {
+		return 0, 0
+	}
+	k = len(vals) &^ 31
+	return sumInt64AVX512(unsafe.SliceData(vals), k), k
+}

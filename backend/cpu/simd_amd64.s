@@ -1145,3 +1145,37 @@ mloop:
 	MOVB      AX, ret+8(FP)
 	VZEROUPPER
 	RET
+
+// func sumInt64AVX512(vals *int64, n int) int64
+// The wrapping sum of vals[0:n&^31] (the planner's memory read rate).
+TEXT ·sumInt64AVX512(SB), NOSPLIT, $0-24
+	MOVQ   vals+0(FP), SI
+	MOVQ   n+8(FP), CX
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	SHRQ   $5, CX
+	JZ     sdone
+sloop:
+	VPADDQ 0(SI), Z0, Z0
+	VPADDQ 64(SI), Z1, Z1
+	VPADDQ 128(SI), Z2, Z2
+	VPADDQ 192(SI), Z3, Z3
+	ADDQ   $256, SI
+	DECQ   CX
+	JNZ    sloop
+sdone:
+	VPADDQ        Z1, Z0, Z0
+	VPADDQ        Z3, Z2, Z2
+	VPADDQ        Z2, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y1
+	VPADDQ        Y1, Y0, Y0
+	VEXTRACTI128  $1, Y0, X1
+	VPADDQ        X1, X0, X0
+	VPSHUFD       $0x4e, X0, X1
+	VPADDQ        X1, X0, X0
+	VMOVQ         X0, AX
+	MOVQ          AX, ret+16(FP)
+	VZEROUPPER
+	RET

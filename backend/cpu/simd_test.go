@@ -15,6 +15,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // The SIMD kernels and the Go loops must produce bit-identical States: these
@@ -160,7 +161,7 @@ func TestSIMDMatchesGoLoops(t *testing.T) {
 			b.Release()
 			arr := array.NewSlice(parent, int64(off), int64(off+n))
 			msg := fmt.Sprintf("%s n=%d off=%d nulls=%g profile=%d seed=%d", dt, n, off, nullFrac, profile, seed)
-			v, err := column.ViewOf(arr)
+			v, err := arrow17.ViewOf(arr)
 			require.NoError(t, err, msg)
 			want := morselStates(t, simdNone, &v)
 			var count, nulls int64
@@ -237,7 +238,7 @@ func TestSIMDFloatLanes(t *testing.T) {
 			parent := b.NewArray()
 			b.Release()
 			arr := array.NewSlice(parent, int64(off), int64(off+n))
-			v, err := column.ViewOf(arr)
+			v, err := arrow17.ViewOf(arr)
 			require.NoError(t, err)
 			for lo := 0; lo < n; lo += MorselSize {
 				hi := min(lo+MorselSize, n)
@@ -274,7 +275,7 @@ func TestSIMDValidityWindows(t *testing.T) {
 		for off := 0; off <= 70; off++ {
 			for _, n := range []int{1, 7, 8, 9, 15, 16, 17, 33, 64, 65, 200} {
 				arr := array.NewSlice(parent, int64(off), int64(off+n))
-				v, err := column.ViewOf(arr)
+				v, err := arrow17.ViewOf(arr)
 				require.NoError(t, err)
 				want := morselStates(t, simdNone, &v)
 				require.Equal(t, int64(arr.Len()-arr.NullN()), want[0].Count)
@@ -333,7 +334,7 @@ func TestSIMDAdversarialSum(t *testing.T) {
 	arr := b.NewFloat64Array()
 	b.Release()
 	defer arr.Release()
-	v, err := column.ViewOf(arr)
+	v, err := arrow17.ViewOf(arr)
 	require.NoError(t, err)
 	for _, l := range append(simdLevels(), simdNone) {
 		withSIMD(l, func() {
@@ -364,7 +365,7 @@ func TestUpdateAllocatesNothing(t *testing.T) {
 		b.Release()
 		arr := array.NewSlice(full, 3, int64(full.Len())) // validity shifted by 3 bits
 		full.Release()
-		v, err := column.ViewOf(arr)
+		v, err := arrow17.ViewOf(arr)
 		require.NoError(t, err)
 		var m morselAccs
 		states := make([]agg.State, (v.Len+MorselSize-1)/MorselSize) // as the CPU backend's scratch

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // kernelRaises writes exactly the hashes of the valid values whose rank
@@ -197,7 +198,7 @@ func TestSketchMatchesReference(t *testing.T) {
 				defer arr.Release()
 				ref := refSketch(arr)
 				msg := fmt.Sprintf("%s n=%d card=%d nulls=%g seed=%d", dt, c.n, c.card, nullFrac, seed)
-				kind, err := column.KindOf(dt)
+				kind, err := arrow17.KindOf(dt)
 				require.NoError(t, err, msg)
 				for _, l := range levels {
 					for _, threads := range []int{1, 3} {
@@ -214,7 +215,7 @@ func TestSketchMatchesReference(t *testing.T) {
 								slices.Sort(cuts)
 								for k := 0; k+1 < len(cuts); k++ {
 									sl := array.NewSlice(arr, int64(cuts[k]), int64(cuts[k+1]))
-									part, err := column.ViewOf(sl)
+									part, err := arrow17.ViewOf(sl)
 									require.NoError(t, err, msg)
 									views, states := [1]*column.View{&part}, [1]*agg.State{&got}
 									require.NoError(t, c.Update(ctx, views[:], states[:]), msg)

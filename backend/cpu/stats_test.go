@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // The SIMD sketch hashes are agg's, value for value (floats: -0 as +0,
@@ -107,7 +108,7 @@ func TestStatsSIMDMatchesGoLoops(t *testing.T) {
 			b.Release()
 			arr := array.NewSlice(parent, int64(off), int64(off+n))
 			msg := fmt.Sprintf("%s n=%d off=%d nulls=%g profile=%d seed=%d", dt, n, off, nullFrac, profile, seed)
-			v, err := column.ViewOf(arr)
+			v, err := arrow17.ViewOf(arr)
 			require.NoError(t, err, msg)
 			want := statsMorselStates(t, simdNone, &v)
 			for _, l := range simdLevels() {

@@ -375,7 +375,8 @@ func TestCancel(t *testing.T) {
 // TestHostAllocator: columns built in page-locked memory are copied by DMA
 // directly (no staging) and give the same results.
 func TestHostAllocator(t *testing.T) {
-	pin := testBackend.HostAllocator()
+	var asArrow memory.Allocator = testBackend.HostAllocator() // an Arrow Go allocator
+	pin := asArrow.(*HostAllocator)
 	mem := memory.NewCheckedAllocator(pin)
 	r := rand.New(rand.NewPCG(6, 6))
 	for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float64, arrow.FixedWidthTypes.Boolean} {

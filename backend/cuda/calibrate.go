@@ -12,8 +12,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
@@ -57,8 +55,8 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 	for i := range host {
 		host[i] = byte(i * 131)
 	}
-	v := &column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: calibrationBytes / 4, Values: host}
-	tiny := &column.View{Type: arrow.PrimitiveTypes.Int32, Kind: column.Int32, Len: 1, Values: host[:4]}
+	v := &column.View{Type: column.TypeName("int32"), Kind: column.Int32, Len: calibrationBytes / 4, Values: host}
+	tiny := &column.View{Type: column.TypeName("int32"), Kind: column.Int32, Len: 1, Values: host[:4]}
 	best := func(runs int, f func() (time.Duration, error)) (time.Duration, error) {
 		t := time.Duration(1<<63 - 1)
 		for i := 0; i < runs; i++ {

@@ -18,6 +18,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/planner"
 )
@@ -195,7 +196,7 @@ func runConcTask(ctx context.Context, task *concTask, g int, cpuEng, eng *engine
 		}
 		task.rec = src.NewSlice(int64(g*7), src.NumRows()-int64(g*13))
 		for i := range task.rec.NumCols() {
-			v, err := column.ViewOf(task.rec.Column(int(i)))
+			v, err := arrow17.ViewOf(task.rec.Column(int(i)))
 			if err != nil {
 				return err
 			}
@@ -216,7 +217,7 @@ func runConcTask(ctx context.Context, task *concTask, g int, cpuEng, eng *engine
 	for _, c := range cols {
 		arr := array.NewSlice(mixed.Column(c), lo, hi)
 		task.arrs = append(task.arrs, arr)
-		v, err := column.ViewOf(arr)
+		v, err := arrow17.ViewOf(arr)
 		if err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // testBackend is the backend with the default options, shared by the tests
@@ -53,7 +54,7 @@ var gpuTypes = []arrow.DataType{
 }
 
 func kindOf(t testing.TB, dt arrow.DataType) column.Kind {
-	k, err := column.KindOf(dt)
+	k, err := arrow17.KindOf(dt)
 	require.NoError(t, err)
 	return k
 }
@@ -235,7 +236,7 @@ func requireIdentical(t testing.TB, a, b agg.State, msgAndArgs ...any) {
 
 // viewOf returns the view of arr.
 func viewOf(t testing.TB, arr arrow.Array) *column.View {
-	v, err := column.ViewOf(arr)
+	v, err := arrow17.ViewOf(arr)
 	require.NoError(t, err)
 	return &v
 }

@@ -6,31 +6,28 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
-
-	"github.com/apache/arrow/go/v17/arrow/memory"
 )
 
-// HostAllocator is a memory.Allocator of page-locked host memory. Arrow
+// HostAllocator is an allocator of page-locked host memory: it has the
+// methods of Arrow Go's memory.Allocator (Allocate, Reallocate, Free: the
+// same in every Arrow Go version), without importing one. Arrow
 // buffers allocated with it (builders, IPC and Parquet readers take an
 // allocator) are copied to the GPU directly by DMA, with no staging copy.
 // When page-locked memory runs out it falls back to Go memory (and warns
 // once); Free tells the two apart. Free every buffer before closing the
 // backend.
 type HostAllocator struct {
-	b        *Backend
-	mu       sync.Mutex
-	live     map[uintptr]int // page-locked allocations by address
-	bytes    int64
-	fallback memory.Allocator
-	warned   bool
+	b      *Backend
+	mu     sync.Mutex
+	live   map[uintptr]int // page-locked allocations by address
+	bytes  int64
+	warned bool
 }
-
-var _ memory.Allocator = (*HostAllocator)(nil)
 
 // HostAllocator returns an allocator of page-locked host memory for this
 // backend's device.
 func (b *Backend) HostAllocator() *HostAllocator {
-	return &HostAllocator{b: b, live: map[uintptr]int{}, fallback: memory.NewGoAllocator()}
+	return &HostAllocator{b: b, live: map[uintptr]int{}}
 }
 
 // Allocate implements memory.Allocator (page-aligned memory).
@@ -52,7 +49,7 @@ func (a *HostAllocator) Allocate(size int) []byte {
 		if warn {
 			a.b.opts.warn(fmt.Sprintf("page-locked host allocation of %d bytes failed (%v): using Go memory", size, err))
 		}
-		return a.fallback.Allocate(size)
+		return goAlloc(size)
 	}
 	a.mu.Lock()
 	a.live[uintptr(unsafe.Pointer(&buf[0]))] = size
@@ -85,8 +82,7 @@ func (a *HostAllocator) Free(b []byte) {
 		a.bytes -= int64(size)
 	}
 	a.mu.Unlock()
-	if !ok {
-		a.fallback.Free(b)
+	if !ok { // Go memory (goAlloc): the collector frees it
 		return
 	}
 	a.b.d.do(func() error { return hostFree(unsafe.Slice(unsafe.SliceData(b), size)) }) //nolint:errcheck // ErrClosed: the context freed it
@@ -97,4 +93,16 @@ func (a *HostAllocator) Allocated() int64 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.bytes
+}
+
+// goAlignment is the alignment of goAlloc's buffers, that of Arrow Go's own
+// allocator.
+const goAlignment = 64
+
+// goAlloc is size bytes of Go memory, aligned to goAlignment: the fallback
+// when page-locked memory runs out.
+func goAlloc(size int) []byte {
+	buf := make([]byte, size+goAlignment)
+	skip := -int(uintptr(unsafe.Pointer(&buf[0]))) & (goAlignment - 1)
+	return buf[skip : skip+size : skip+size]
 }

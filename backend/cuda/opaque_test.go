@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -46,7 +47,7 @@ func TestOpaqueStaysOnCPU(t *testing.T) {
 // backend refuses them, and an engine that must use the GPU folds them on
 // the CPU, with the CPU's results.
 func TestNarrowKindsStayOnCPU(t *testing.T) {
-	d32, err := column.NewNarrowDecimalType(32, 9, 2)
+	d32, err := arrow17.NewNarrowDecimalType(32, 9, 2)
 	require.NoError(t, err)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -65,7 +66,7 @@ func TestNarrowKindsStayOnCPU(t *testing.T) {
 	require.NoError(t, err)
 	defer cpu.Close()
 	for _, arr := range []arrow.Array{half, fsb4, dec} {
-		v, err := column.ViewOf(arr)
+		v, err := arrow17.ViewOf(arr)
 		require.NoError(t, err)
 		require.False(t, testBackend.Handles(&v), "%s", arr.DataType())
 		got, err := gpu.AggregateArray(context.Background(), arr, agg.All)

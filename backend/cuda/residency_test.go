@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/planner"
 )
@@ -218,7 +218,7 @@ func BenchmarkResidency(b *testing.B) {
 			schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: dt, Nullable: nulls}}, nil)
 			rec := array.NewRecord(schema, []arrow.Array{arr}, int64(arr.Len()))
 			arr.Release()
-			v, err := column.ViewOf(rec.Column(0))
+			v, err := arrow17.ViewOf(rec.Column(0))
 			if err != nil {
 				b.Fatal(err)
 			}

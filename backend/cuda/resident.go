@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/apache/arrow/go/v17/arrow"
-
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
@@ -25,7 +23,7 @@ var _ backend.DeviceColumn = (*DeviceColumn)(nil)
 // frees it too.
 type DeviceColumn struct {
 	b        *Backend
-	typ      arrow.DataType
+	typ      column.Type
 	kind     column.Kind
 	n        int
 	row      int64 // row of element 0 (column.View.Row)
@@ -126,8 +124,8 @@ func (c *DeviceColumn) copyIn(ctx context.Context, dst *devBuf, src []byte) (err
 // Len is the number of elements.
 func (c *DeviceColumn) Len() int { return c.n }
 
-// Type is the column's Arrow type.
-func (c *DeviceColumn) Type() arrow.DataType { return c.typ }
+// Type is the column's type, as its view names it.
+func (c *DeviceColumn) Type() column.Type { return c.typ }
 
 // ByteSize is the number of bytes an aggregation reads: values and validity
 // bitmap (column.View.ByteSize).

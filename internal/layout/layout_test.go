@@ -144,3 +144,36 @@ func TestLayerRules(t *testing.T) {
 		}
 	}
 }
+
+// versionFree are the packages of the engine's core: they work on column
+// views and partial states and depend on no Arrow Go version, so that a
+// front end for any version can hand them its arrays' memory.
+var versionFree = []string{"column", "agg", "backend", "backend/cpu", "backend/cuda", "planner", "budget",
+	"internal/staging", "internal/cudrv", "internal/cudadev", "kernels"}
+
+// TestCoreImportsNoArrow: no package of the core depends, directly or
+// through another module, on an Arrow Go module, in either build.
+func TestCoreImportsNoArrow(t *testing.T) {
+	for _, tags := range []string{"", "cuda"} {
+		args := []string{"list", "-e", "-deps", "-f", "{{.ImportPath}}"}
+		if tags != "" {
+			args = append(args, "-tags", tags)
+		}
+		for _, p := range versionFree {
+			args = append(args, "./"+p)
+		}
+		cmd := exec.Command("go", args...)
+		cmd.Dir = "../.."
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		require.NoError(t, err, stderr.String())
+		var arrow []string
+		for _, dep := range strings.Fields(string(out)) {
+			if strings.HasPrefix(dep, "github.com/apache/arrow") {
+				arrow = append(arrow, dep)
+			}
+		}
+		require.Empty(t, arrow, "tags %q: the core depends on Arrow Go", tags)
+	}
+}

@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"fmt"
@@ -6,8 +6,9 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Element columns: the values inside lists and maps, named by a path that
@@ -271,10 +272,10 @@ func extractElements(c *Column, rec arrow.Record, l Leaf, mem memory.Allocator) 
 		c.combineValidity(parents, mem)
 	}
 	whole := c.View
-	c.View = View{Type: whole.Type, Kind: whole.Kind, IndexKind: whole.IndexKind, Dict: whole.Dict}
+	c.View = column.View{Type: whole.Type, Kind: whole.Kind, Width: whole.Width, IndexKind: whole.IndexKind, Dict: whole.Dict}
 	var row int64
 	for k, s := range spans {
-		seg := whole.sliced(int(s.lo), int(s.hi-s.lo))
+		seg := whole.Sub(int(s.lo), int(s.hi))
 		seg.Row = row
 		row += s.hi - s.lo
 		if k == 0 {
@@ -285,19 +286,6 @@ func extractElements(c *Column, rec arrow.Record, l Leaf, mem memory.Allocator) 
 	}
 	c.elems = row
 	return nil
-}
-
-// sliced is elements [lo, lo+n) of v.
-func (v View) sliced(lo, n int) View {
-	s := v
-	s.Offset += lo
-	s.ValidityOffset += lo
-	s.Len = n
-	s.NullCount = 0
-	if s.Validity != nil {
-		s.NullCount = n - bitutil.CountSetBits(s.Validity, s.ValidityOffset, n)
-	}
-	return s
 }
 
 // validSpans narrows spans of arr to its valid entries.

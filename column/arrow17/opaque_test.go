@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"strings"
@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 func fromJSON(t *testing.T, mem memory.Allocator, dt arrow.DataType, js string) arrow.Array {
@@ -20,7 +22,7 @@ func fromJSON(t *testing.T, mem memory.Allocator, dt arrow.DataType, js string) 
 
 // requireValidity checks that view v has, element for element, the nulls
 // of want (which Arrow itself tells: IsNull).
-func requireValidity(t *testing.T, want []bool, v View, msg ...any) {
+func requireValidity(t *testing.T, want []bool, v column.View, msg ...any) {
 	t.Helper()
 	require.Equal(t, len(want), v.Len, msg...)
 	nulls := 0
@@ -70,8 +72,8 @@ func TestViewOfOpaque(t *testing.T) {
 			sl := array.NewSlice(arr, int64(bounds[0]), int64(bounds[1]))
 			v, err := ViewOf(sl)
 			require.NoError(t, err, c.dt)
-			require.Equal(t, Opaque, v.Kind, c.dt)
-			require.True(t, arrow.TypeEqual(c.dt, v.Type), c.dt)
+			require.Equal(t, column.Opaque, v.Kind, c.dt)
+			require.True(t, arrow.TypeEqual(c.dt, v.Type.(arrow.DataType)), c.dt)
 			require.Nil(t, v.Values, c.dt)
 			require.Equal(t, sl.NullN(), v.NullCount, "%s %v", c.dt, bounds)
 			requireValidity(t, isNull(sl), v, "%s %v", c.dt, bounds)
@@ -105,7 +107,7 @@ func TestViewOfRunEndEncoded(t *testing.T) {
 			sl := array.NewSlice(ree, int64(bounds[0]), int64(bounds[1]))
 			v, err := ViewOf(sl)
 			require.NoError(t, err, "%s %v", ends, bounds)
-			require.Equal(t, Opaque, v.Kind)
+			require.Equal(t, column.Opaque, v.Kind)
 			requireValidity(t, want[bounds[0]:bounds[1]], v, "%s %v", ends, bounds)
 			sl.Release()
 		}
@@ -182,7 +184,7 @@ func TestViewOfNullAndExtension(t *testing.T) {
 	defer nulls.Release()
 	v, err := ViewOf(nulls)
 	require.NoError(t, err)
-	require.Equal(t, Opaque, v.Kind)
+	require.Equal(t, column.Opaque, v.Kind)
 	want := make([]bool, 70)
 	for i := range want {
 		want[i] = true
@@ -202,9 +204,9 @@ func TestViewOfNullAndExtension(t *testing.T) {
 		sl := array.NewSlice(ext, 1, 5)
 		v, err := ViewOf(sl)
 		require.NoError(t, err, c.dt)
-		require.Equal(t, Opaque, v.Kind, c.dt)
+		require.Equal(t, column.Opaque, v.Kind, c.dt)
 		require.Nil(t, v.Values, c.dt)
-		require.True(t, arrow.TypeEqual(sl.DataType(), v.Type))
+		require.True(t, arrow.TypeEqual(sl.DataType(), v.Type.(arrow.DataType)))
 		requireValidity(t, isNull(sl), v, c.dt)
 		sl.Release()
 		ext.Release()
@@ -229,7 +231,7 @@ func TestExtractListInStruct(t *testing.T) {
 		require.Equal(t, "s.l", Names(leaves))
 		var c Column
 		require.NoError(t, Extract(&c, rec, leaves[0], mem))
-		require.Equal(t, Opaque, c.Kind)
+		require.Equal(t, column.Opaque, c.Kind)
 		want := []bool{false, true, true, false, true, false}[bounds[0]:bounds[1]]
 		requireValidity(t, want, c.View, bounds)
 		c.Release()
@@ -251,9 +253,9 @@ func TestViewOfDictionaryOfLists(t *testing.T) {
 	defer dict.Release()
 	v, err := ViewOf(dict)
 	require.NoError(t, err)
-	require.Equal(t, Opaque, v.Kind)
-	require.Equal(t, Uint16, v.IndexKind)
-	require.Equal(t, Opaque, v.Dict.Kind)
+	require.Equal(t, column.Opaque, v.Kind)
+	require.Equal(t, column.Uint16, v.IndexKind)
+	require.Equal(t, column.Opaque, v.Dict.Kind)
 	requireValidity(t, []bool{false, true, false}, *v.Dict)
 	require.Equal(t, 1, v.NullCount, "the indices' own nulls; those of the dictionary are the backends' to count")
 }

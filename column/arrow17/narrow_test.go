@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"encoding/binary"
@@ -8,6 +8,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // float16, fixed_size_binary, decimal32 and decimal64 are kinds of the
@@ -19,16 +21,16 @@ func TestNarrowKinds(t *testing.T) {
 	require.NoError(t, err)
 	for _, c := range []struct {
 		dt     arrow.DataType
-		kind   Kind
-		family Family
+		kind   column.Kind
+		family column.Family
 		width  int
 		name   string
 	}{
-		{arrow.FixedWidthTypes.Float16, Float16, FamilyFloat, 2, "float16"},
-		{&arrow.FixedSizeBinaryType{ByteWidth: 16}, FixedSizeBinary, FamilyBytes, 0, "fixed_size_binary"},
-		{d32, Decimal32, FamilyDecimal, 4, "decimal32"},
-		{d64, Decimal64, FamilyDecimal, 8, "decimal64"},
-		{&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: d32}, Decimal32, FamilyDecimal, 4, "decimal32"},
+		{arrow.FixedWidthTypes.Float16, column.Float16, column.FamilyFloat, 2, "float16"},
+		{&arrow.FixedSizeBinaryType{ByteWidth: 16}, column.FixedSizeBinary, column.FamilyBytes, 0, "fixed_size_binary"},
+		{d32, column.Decimal32, column.FamilyDecimal, 4, "decimal32"},
+		{d64, column.Decimal64, column.FamilyDecimal, 8, "decimal64"},
+		{&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: d32}, column.Decimal32, column.FamilyDecimal, 4, "decimal32"},
 	} {
 		k, err := KindOf(c.dt)
 		require.NoError(t, err, c.dt)
@@ -75,8 +77,8 @@ func TestNarrowViews(t *testing.T) {
 	defer sl.Release()
 	v, err := ViewOf(sl)
 	require.NoError(t, err)
-	require.Equal(t, Float16, v.Kind)
-	require.Equal(t, []float64{-2, 0.25}, []float64{HalfToFloat64(Values[uint16](&v)[1]), HalfToFloat64(Values[uint16](&v)[2])})
+	require.Equal(t, column.Float16, v.Kind)
+	require.Equal(t, []float64{-2, 0.25}, []float64{column.HalfToFloat64(column.Values[uint16](&v)[1]), column.HalfToFloat64(column.Values[uint16](&v)[2])})
 	require.Equal(t, 1, v.NullCount)
 
 	fsb := fromJSON(t, mem, &arrow.FixedSizeBinaryType{ByteWidth: 3}, `["YWJj", null, "eHl6"]`)
@@ -85,13 +87,13 @@ func TestNarrowViews(t *testing.T) {
 	defer fs.Release()
 	v, err = ViewOf(fs)
 	require.NoError(t, err)
-	require.Equal(t, FixedSizeBinary, v.Kind)
+	require.Equal(t, column.FixedSizeBinary, v.Kind)
 	require.Equal(t, 3, v.ElemWidth())
 	require.Equal(t, "xyz", string(v.Values[3*v.Offset:3*(v.Offset+1)]))
 	require.EqualValues(t, 3, v.ByteSize())
 	short := v
 	short.Values = v.Values[:3*v.Offset+2]
-	require.ErrorContains(t, short.check(), "too short")
+	require.ErrorContains(t, short.Check(), "too short")
 
 	d32, _ := NewNarrowDecimalType(32, 9, 2)
 	raw := binary.LittleEndian.AppendUint32(nil, uint32(0xFFFFFFFF))
@@ -103,7 +105,7 @@ func TestNarrowViews(t *testing.T) {
 	defer dec.Release()
 	v, err = ViewOf(dec)
 	require.NoError(t, err)
-	require.Equal(t, Decimal32, v.Kind)
-	require.True(t, arrow.TypeEqual(d32, v.Type))
-	require.Equal(t, []int32{-1, 12345}, Values[int32](&v))
+	require.Equal(t, column.Decimal32, v.Kind)
+	require.True(t, arrow.TypeEqual(d32, v.Type.(arrow.DataType)))
+	require.Equal(t, []int32{-1, 12345}, column.Values[int32](&v))
 }

@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"strings"
@@ -8,19 +8,21 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 func TestKindOf(t *testing.T) {
 	for _, tc := range []struct {
 		dt   arrow.DataType
-		kind Kind
+		kind column.Kind
 	}{
-		{arrow.PrimitiveTypes.Int8, Int8}, {arrow.PrimitiveTypes.Uint64, Uint64},
-		{arrow.FixedWidthTypes.Date32, Int32}, {arrow.FixedWidthTypes.Timestamp_ns, Int64},
-		{arrow.FixedWidthTypes.Duration_s, Int64}, {arrow.FixedWidthTypes.Time32s, Int32},
-		{arrow.FixedWidthTypes.Boolean, Bool}, {&arrow.Decimal128Type{Precision: 10, Scale: 2}, Decimal128},
-		{arrow.BinaryTypes.LargeString, LargeBinary}, {arrow.BinaryTypes.Binary, Binary},
-		{&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Float32}, Float32},
+		{arrow.PrimitiveTypes.Int8, column.Int8}, {arrow.PrimitiveTypes.Uint64, column.Uint64},
+		{arrow.FixedWidthTypes.Date32, column.Int32}, {arrow.FixedWidthTypes.Timestamp_ns, column.Int64},
+		{arrow.FixedWidthTypes.Duration_s, column.Int64}, {arrow.FixedWidthTypes.Time32s, column.Int32},
+		{arrow.FixedWidthTypes.Boolean, column.Bool}, {&arrow.Decimal128Type{Precision: 10, Scale: 2}, column.Decimal128},
+		{arrow.BinaryTypes.LargeString, column.LargeBinary}, {arrow.BinaryTypes.Binary, column.Binary},
+		{&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Float32}, column.Float32},
 	} {
 		k, err := KindOf(tc.dt)
 		require.NoError(t, err, tc.dt)
@@ -49,12 +51,12 @@ func TestKindOfOpaque(t *testing.T) {
 	} {
 		k, err := KindOf(dt)
 		require.NoError(t, err, dt)
-		require.Equal(t, Opaque, k, dt)
-		require.Equal(t, FamilyCounts, k.Family(), dt)
+		require.Equal(t, column.Opaque, k, dt)
+		require.Equal(t, column.FamilyCounts, k.Family(), dt)
 		require.Zero(t, k.Width(), dt)
 	}
-	require.Equal(t, "opaque", Opaque.String())
-	require.Equal(t, "counts", FamilyCounts.String())
+	require.Equal(t, "opaque", column.Opaque.String())
+	require.Equal(t, "counts", column.FamilyCounts.String())
 }
 
 // Every leaf of a schema whose names repeat is aggregated: the k-th repeat
@@ -72,13 +74,13 @@ func TestLeavesDuplicateNames(t *testing.T) {
 		require.True(t, l.Supported(), l.Name)
 	}
 	require.Equal(t, []int{1}, leaves[1].Path)
-	require.Equal(t, Int32, leaves[1].Kind)
+	require.Equal(t, column.Int32, leaves[1].Kind)
 	require.Equal(t, "ints", leaves[1].SchemaName)
 	require.Equal(t, 2, leaves[1].Occurrence)
 	require.Equal(t, `the 2nd column named "ints"`, leaves[1].Renamed())
 	require.Empty(t, leaves[0].Renamed())
 	require.Equal(t, []int{2, 1}, leaves[3].Path)
-	require.Equal(t, Binary, leaves[3].Kind)
+	require.Equal(t, column.Binary, leaves[3].Kind)
 	require.Equal(t, "struct.", leaves[3].SchemaName)
 	require.Equal(t, 2, leaves[3].Occurrence)
 	require.Empty(t, leaves[0].SchemaName)
@@ -145,7 +147,7 @@ func TestLeaves(t *testing.T) {
 	require.Equal(t, []int{1, 1, 0}, leaves[2].Path)
 	require.True(t, leaves[2].Supported())
 	require.True(t, leaves[3].Supported(), "a list in a struct is a leaf, counted")
-	require.Equal(t, Opaque, leaves[3].Kind)
+	require.Equal(t, column.Opaque, leaves[3].Kind)
 	require.Equal(t, []int{1, 2}, leaves[3].Path)
 	require.False(t, leaves[4].Supported())
 	require.ErrorIs(t, leaves[4].Err, arrow.ErrNotImplemented)
@@ -169,17 +171,17 @@ func TestViewOfSliceAndValidation(t *testing.T) {
 	require.Equal(t, 3, v.ValidityOffset)
 	require.Equal(t, 6, v.Len)
 	require.Equal(t, 1, v.NullCount)
-	require.Equal(t, []int16{4, 5, 6, 7, 8, 9}, Values[int16](&v))
+	require.Equal(t, []int16{4, 5, 6, 7, 8, 9}, column.Values[int16](&v))
 	require.False(t, v.Valid(5))
 	require.Equal(t, int64(6*2+1), v.ByteSize())
 
 	// Arrow refuses to build most malformed arrays; views re-check what the
 	// backends rely on all the same.
-	short := View{Type: arrow.PrimitiveTypes.Int64, Kind: Int64, Len: 100, Values: make([]byte, 64)}
-	require.ErrorContains(t, short.check(), "too short")
+	short := column.View{Type: arrow.PrimitiveTypes.Int64, Kind: column.Int64, Len: 100, Values: make([]byte, 64)}
+	require.ErrorContains(t, short.Check(), "too short")
 	offs := arrow.Int32Traits.CastToBytes([]int32{0, 2, 1000})
-	bin := View{Type: arrow.BinaryTypes.String, Kind: Binary, Len: 2, Offsets: offs, Values: []byte("abc")}
-	require.ErrorContains(t, bin.check(), "outside")
-	bits := View{Type: arrow.PrimitiveTypes.Int8, Kind: Int8, Len: 20, Values: make([]byte, 20), Validity: []byte{0xff}, NullCount: 1}
-	require.ErrorContains(t, bits.check(), "validity")
+	bin := column.View{Type: arrow.BinaryTypes.String, Kind: column.Binary, Len: 2, Offsets: offs, Values: []byte("abc")}
+	require.ErrorContains(t, bin.Check(), "outside")
+	bits := column.View{Type: arrow.PrimitiveTypes.Int8, Kind: column.Int8, Len: 20, Values: make([]byte, 20), Validity: []byte{0xff}, NullCount: 1}
+	require.ErrorContains(t, bits.Check(), "validity")
 }

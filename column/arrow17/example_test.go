@@ -1,4 +1,4 @@
-package column_test
+package arrow17_test
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/column/arrow17"
 )
 
 // Leaves flattens a schema into the columns a backend aggregates: struct
@@ -26,7 +27,7 @@ func ExampleLeaves() {
 		{Name: "either", Type: arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int8}}, []arrow.UnionTypeCode{0})},
 		{Name: "none", Type: arrow.StructOf()},
 	}, nil)
-	leaves := column.Leaves(schema)
+	leaves := arrow17.Leaves(schema)
 	for _, l := range leaves {
 		if !l.Supported() {
 			fmt.Printf("%-5s path %v: %v\n", l.Name, l.Path, l.Err)
@@ -34,7 +35,7 @@ func ExampleLeaves() {
 		}
 		fmt.Printf("%-5s path %v: kind %s (%s)\n", l.Name, l.Path, l.Kind, l.Kind.Family())
 	}
-	l, ok := column.Find(leaves, "pos.y")
+	l, ok := arrow17.Find(leaves, "pos.y")
 	fmt.Println("find pos.y:", ok, l.Path)
 	// Output:
 	// id    path [0]: kind int64 (signed)
@@ -70,9 +71,9 @@ func ExampleExtract() {
 	rec := array.NewRecord(schema, []arrow.Array{pos}, int64(pos.Len()))
 	defer rec.Release()
 
-	leaf, _ := column.Find(column.Leaves(schema), "pos.x")
-	var c column.Column
-	if err := column.Extract(&c, rec, leaf, mem); err != nil {
+	leaf, _ := arrow17.Find(arrow17.Leaves(schema), "pos.x")
+	var c arrow17.Column
+	if err := arrow17.Extract(&c, rec, leaf, mem); err != nil {
 		fmt.Println(err)
 		return
 	}

@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"testing"
@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // codesBuf is a buffer of union type codes.
@@ -43,7 +45,7 @@ func requireUnionView(t *testing.T, arr arrow.Array, want []bool) {
 	t.Helper()
 	v, err := ViewOf(arr)
 	require.NoError(t, err)
-	require.Equal(t, Opaque, v.Kind)
+	require.Equal(t, column.Opaque, v.Kind)
 	require.Nil(t, v.Values)
 	requireValidity(t, want, v, arr.DataType())
 	for _, lo := range []int{1, 2} {
@@ -179,7 +181,7 @@ func TestExtractUnionInStruct(t *testing.T) {
 	leaves := Leaves(schema)
 	require.Len(t, leaves, 1)
 	require.Equal(t, "s.u", leaves[0].Name)
-	require.Equal(t, Opaque, leaves[0].Kind)
+	require.Equal(t, column.Opaque, leaves[0].Kind)
 	require.True(t, leaves[0].Supported())
 	var c Column
 	require.NoError(t, Extract(&c, rec, leaves[0], mem))

@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"context"

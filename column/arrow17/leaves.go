@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Leaf is one aggregatable column of a schema: a top-level field, or a leaf field
@@ -17,9 +19,9 @@ import (
 type Leaf struct {
 	Name string
 	Type arrow.DataType
-	Path []int // field indices from the schema down to the leaf
-	Kind Kind  // Unsupported when Err is set
-	Err  error // why the column cannot be aggregated (wrapping arrow.ErrNotImplemented), nil when it can
+	Path []int       // field indices from the schema down to the leaf
+	Kind column.Kind // column.Unsupported when Err is set
+	Err  error       // why the column cannot be aggregated (wrapping arrow.ErrNotImplemented), nil when it can
 	// Repeated is, for an element column (path.go: "tags[]", "m{key}"),
 	// the number of lists and maps it lies in (Path goes through each: 0
 	// for a list's elements, 0 then 0 or 1 for a map's keys or values);
@@ -324,13 +326,13 @@ func Names(leaves []Leaf) string {
 // Column is the view of one leaf in one record batch. Release it when done: it
 // may own a validity bitmap combined from enclosing structs.
 type Column struct {
-	View
+	column.View
 	arr   arrow.Array // the leaf array, retained
 	owned *memory.Buffer
 	// An element column's elements are View, then rest (when they are not
 	// contiguous in the leaf array), elems in all; their Row counts the
 	// elements before them in the batch.
-	rest  []View
+	rest  []column.View
 	elems int64
 }
 
@@ -338,7 +340,7 @@ type Column struct {
 // order: the elements of a batch are contiguous in the leaf array unless
 // null lists cover elements (fixed_size_list nulls always do), or lists
 // under null structs. Nil for a column of the rows.
-func (c *Column) Rest() []View { return c.rest }
+func (c *Column) Rest() []column.View { return c.rest }
 
 // Elements is the number of elements of an element column in the batch
 // (the lengths of View and Rest together).

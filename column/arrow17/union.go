@@ -1,4 +1,4 @@
-package column
+package arrow17
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Unions (sparse and dense) have no validity bitmap: an element of a union
@@ -25,8 +27,8 @@ import (
 
 // unionView is the Opaque view of a union array: its logical nulls, in a
 // bitmap the view owns.
-func unionView(a array.Union) (View, error) {
-	v := View{Type: a.DataType(), Kind: Opaque, Len: a.Len()}
+func unionView(a array.Union) (column.View, error) {
+	v := column.View{Type: a.DataType(), Kind: column.Opaque, Len: a.Len()}
 	if v.Len == 0 {
 		return v, nil
 	}
@@ -34,7 +36,7 @@ func unionView(a array.Union) (View, error) {
 	for i := 0; i < v.Len; i++ {
 		null, err := logicallyNull(a, i)
 		if err != nil {
-			return View{}, err
+			return column.View{}, err
 		}
 		if null {
 			v.NullCount++
