@@ -51,4 +51,4 @@ for p in "${pkgs[@]}"; do
 		} >"$dst/$base"
 	done
 done
-gofmt -l "$out" >/dev/null
+gofmt -w "$out"

@@ -21,8 +21,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
+	"github.com/arrowagg/arrowagg/backend/cpu"
 )
 
 // pollCtx is a context that counts the calls of its Err method (the polls

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // elementTypes are the nested types the element tests cover: every list

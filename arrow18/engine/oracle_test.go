@@ -17,8 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // This file holds the test oracle: an independent, exact computation of the

@@ -18,10 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
 )
 
 // fakeResidentGPU is a GPU backend that keeps "device" columns in host

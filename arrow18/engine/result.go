@@ -13,8 +13,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Result holds the aggregates of one column.

@@ -20,10 +20,10 @@ package gpuagg
 
 import (
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/arrow18/engine"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
-	"github.com/arrowagg/arrowagg/arrow18/engine"
 	"github.com/arrowagg/arrowagg/planner"
 )
 

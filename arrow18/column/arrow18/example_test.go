@@ -9,8 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Leaves flattens a schema into the columns a backend aggregates: struct
