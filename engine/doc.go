@@ -1,19 +1,14 @@
-// Package engine aggregates Arrow data: it resolves the requested columns,
-// asks the planner where each goes, runs the plan on the backends and turns
-// the partial states into results.
+// Package engine is the Arrow Go v17 front end of the engine: it resolves
+// the requested columns of v17 schemas, turns record batches into column
+// views (package column/arrow17), hands them to the version-free engine
+// (package engine/core: planning, backends, residency) and turns the
+// partial states into v17 scalars.
 //
-//   - engine.go: Engine and its options (New, WithThreads, WithDevice,
-//     WithGPU, ...), Request, Accumulator (Add, Merge, Results) and the
-//     Aggregate* entry points; UpdateView, the allocation-free core.
-//   - device.go: the device policy (DeviceAuto, DeviceCPU, DeviceGPU).
-//   - plan.go: the engine's calibration (measured once by the planner),
-//     ColumnPlan (how a column was aggregated: Source, Backend, Location,
-//     amounts and reason; Add is its one bookkeeping method), the batch plan
-//     under the device policy, and execute, which runs a batch's GPU and CPU
-//     shares at once and commits both only when both succeeded.
-//   - residency.go: Residency and Resident, columns kept in device memory
-//     within a budget (residentColumn is one column chunk's record), and
-//     Accumulator.AddResident.
+//   - engine.go: Engine (the core's, with the v17 entry points) and its
+//     options, Request, Accumulator (Add, Merge, Results) and the
+//     Aggregate* entry points.
+//   - residency.go: Residency and Resident for v17 record batches, and
+//     Accumulator.AddResident (the core's residency underneath).
 //   - result.go: Result and Finalize, a state as Arrow scalars.
 //   - states_record.go: partial states as an Arrow record (StatesSchema,
 //     Accumulator.StatesRecord, MergeRecord).

@@ -4,21 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/agg"
-	"github.com/arrowagg/arrowagg/backend"
-	"github.com/arrowagg/arrowagg/backend/cpu"
-	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
-	"github.com/arrowagg/arrowagg/planner"
+	"github.com/arrowagg/arrowagg/engine/core"
 )
 
 // MorselSize is the CPU backend's morsel (backend/cpu): UpdateView folds a
@@ -26,65 +19,58 @@ import (
 // at multiples of it fold into the same morsels, whatever the cut. A source
 // that runs its own tasks in parallel (the Parquet page path) sizes its views
 // by it.
-const MorselSize = cpu.MorselSize
+const MorselSize = core.MorselSize
 
-// Engine aggregates Arrow data. It is safe for concurrent use by many
-// goroutines; one Engine per process is the intended use.
+// Engine aggregates Arrow Go v17 data: the version-free engine (package
+// engine/core: planning, backends, residency), whose methods it has, with
+// the entry points of v17 arrays, records, tables and readers. It is safe
+// for concurrent use by many goroutines; one Engine per process is the
+// intended use.
 type Engine struct {
-	mem     memory.Allocator
-	threads int
-	device  Device
-	cpu     *cpu.CPU
-	gpu     backend.GPUBackend // nil: CPU only
-	// gpuShared: the GPU backend came from WithGPU and is the caller's to close.
-	gpuShared bool
-	gpuCfg    backend.GPUConfig
-	minSplit  int64 // planner.Options.MinSplitBytes (planner.SplitFrom)
-
-	cal     planner.Calibration
-	calSet  bool
-	calOnce sync.Once
-	calDone atomic.Bool // calibrate has set cal
-	// cached: the calibration cached for this host's GPU, looked up once
-	// (cachedCalibration), from New under DeviceAuto.
-	cachedOnce sync.Once
-	cached     planner.Calibration
-	cachedOK   bool
-	// gpuFailed: the GPU backend, opened lazily, found no usable device
-	// (backend.Prober); the engine plans on the CPU alone.
-	gpuFailed atomic.Bool
-	// certain: the sizes in bytes (integers, floats) below which a column of
-	// one morsel is aggregated on the CPU before a GPU launch returns.
-	certain [2]int64
+	*core.Engine
+	mem memory.Allocator
 }
 
-// Option configures an Engine.
-type Option func(*Engine)
+// Option configures an Engine (the core engine's options).
+type Option = core.Option
+
+// The device policy, and how a column was aggregated (the core's).
+type (
+	Device     = core.Device
+	ColumnPlan = core.ColumnPlan
+	Source     = core.Source
+)
+
+// The sources of a ColumnPlan.
+const (
+	SourceNone  = core.SourceNone
+	SourceArrow = core.SourceArrow
+	SourcePages = core.SourcePages
+	SourceStats = core.SourceStats
+)
+
+// The device policies.
+const (
+	DeviceAuto = core.DeviceAuto
+	DeviceCPU  = core.DeviceCPU
+	DeviceGPU  = core.DeviceGPU
+)
+
+// The engine's options but WithAllocator: the core's.
+var (
+	WithThreads        = core.WithThreads
+	WithDevice         = core.WithDevice
+	WithGPU            = core.WithGPU
+	WithGPUMemoryLimit = core.WithGPUMemoryLimit
+	WithMinSplitBytes  = core.WithMinSplitBytes
+	WithCalibration    = core.WithCalibration
+	ParseDevice        = core.ParseDevice
+)
 
 // WithAllocator sets the allocator for the engine's own buffers (combined
 // validity bitmaps of struct leaves, result scalars); default
 // memory.DefaultAllocator.
-func WithAllocator(mem memory.Allocator) Option { return func(e *Engine) { e.mem = mem } }
-
-// WithThreads sets how many goroutines the CPU backend uses; default
-// runtime.GOMAXPROCS(0). Results do not depend on it.
-func WithThreads(n int) Option { return func(e *Engine) { e.threads = n } }
-
-// WithDevice sets the device policy; default DeviceAuto.
-func WithDevice(d Device) Option { return func(e *Engine) { e.device = d } }
-
-// WithGPU makes the engine use b as its GPU backend (instead of opening the
-// registered one). The engine does not close it.
-func WithGPU(b backend.GPUBackend) Option { return func(e *Engine) { e.gpu, e.gpuShared = b, true } }
-
-// WithGPUMemoryLimit caps the device memory of the GPU backend the engine
-// opens (bytes; 0, the default, for no cap): larger columns stream through
-// the device in chunks that fit.
-func WithGPUMemoryLimit(n int64) Option { return func(e *Engine) { e.gpuCfg.MemoryLimit = n } }
-
-// WithMinSplitBytes sets the smallest column the planner considers splitting
-// between the CPU and the GPU (default planner.Options' default).
-func WithMinSplitBytes(n int64) Option { return func(e *Engine) { e.minSplit = n } }
+func WithAllocator(mem memory.Allocator) Option { return core.WithAllocator(mem) }
 
 // New returns an Engine. With DeviceGPU it fails when no GPU backend can be
 // opened; with DeviceAuto it falls back to the CPU. A GPU backend that sets
@@ -92,85 +78,16 @@ func WithMinSplitBytes(n int64) Option { return func(e *Engine) { e.minSplit = n
 // here under DeviceAuto: its driver is initialized when a plan first needs a
 // calibration, its context when work first goes to it.
 func New(opts ...Option) (*Engine, error) {
-	e := &Engine{mem: memory.DefaultAllocator, threads: runtime.GOMAXPROCS(0)}
-	for _, o := range opts {
-		o(e)
-	}
-	if e.threads < 1 {
-		e.threads = 1
-	}
-	e.minSplit = planner.SplitFrom(e.minSplit)
-	e.cpu = &cpu.CPU{Threads: e.threads}
-	if e.gpu == nil && e.device != DeviceCPU && backend.GPUBuiltIn() {
-		g, err := backend.OpenGPU(e.gpuCfg)
-		switch {
-		case err == nil:
-			e.gpu = g
-		case e.device == DeviceGPU:
-			return nil, err
-		}
-	}
-	if e.device == DeviceGPU && e.gpu != nil {
-		// A backend that sets its device up lazily is asked now whether
-		// there is one, so that DeviceGPU fails here, clearly.
-		if err := e.probe(); err != nil {
-			if !e.gpuShared {
-				e.gpu.Close() //nolint:errcheck // nothing was opened
-			}
-			e.gpu = nil
-			return nil, fmt.Errorf("%w: %w", backend.ErrNoGPU, err)
-		}
-	}
-	if e.device == DeviceGPU && e.gpu == nil {
-		_, err := backend.OpenGPU(e.gpuCfg)
+	c, err := core.New(opts...)
+	if err != nil {
 		return nil, err
 	}
-	if e.device == DeviceCPU {
-		e.gpu = nil
+	mem := memory.DefaultAllocator
+	if a, ok := c.Allocator().(memory.Allocator); ok && a != nil {
+		mem = a
 	}
-	if e.device == DeviceAuto && e.gpu != nil && !e.calSet {
-		// The cached calibration is looked up (files only, no driver) while
-		// the caller opens its input, so that the first plan finds it ready.
-		go e.cachedCalibration()
-	}
-	return e, nil
+	return &Engine{Engine: c, mem: mem}, nil
 }
-
-// Close releases the GPU backend the engine opened.
-func (e *Engine) Close() error {
-	if e.gpu != nil && !e.gpuShared {
-		err := e.gpu.Close()
-		e.gpu = nil
-		return err
-	}
-	return nil
-}
-
-// Threads is the CPU backend's goroutine count.
-func (e *Engine) Threads() int { return e.threads }
-
-// HasGPU reports whether the engine has a GPU backend to plan with. A
-// backend that sets its device up lazily (backend.Prober) counts until the
-// engine has found it has no device (when it first needed one).
-func (e *Engine) HasGPU() bool { return e.gpu != nil && !e.gpuFailed.Load() }
-
-// probe asks a GPU backend that sets its device up lazily whether it has one
-// (backend.Prober; nil for other backends). The backend answers once and
-// then repeats itself.
-func (e *Engine) probe() error {
-	p, ok := e.gpu.(backend.Prober)
-	if !ok {
-		return nil
-	}
-	err := p.Probe()
-	if err != nil {
-		e.gpuFailed.Store(true)
-	}
-	return err
-}
-
-// Device is the engine's device policy.
-func (e *Engine) Device() Device { return e.device }
 
 // Request names what to aggregate.
 //
@@ -239,29 +156,16 @@ func (req Request) Resolve(schema *arrow.Schema) ([]arrow17.Leaf, error) {
 	return out, nil
 }
 
-func (req Request) aggs() agg.Set { return agg.Normalize(req.Aggs) }
-
 // Accumulator aggregates a stream of record batches of one schema into one
 // partial state per requested column. Batches are folded in the order they
 // are added. It is not safe for concurrent use; the Engine behind it is.
 type Accumulator struct {
 	e      *Engine
+	c      *core.Accumulator
 	schema *arrow.Schema
 	leaves []arrow17.Leaf
-	aggs   agg.Set
-	states []agg.State
-
-	views  []*column.View
-	ptrs   []*agg.State
-	active []int
 	cols   []arrow17.Column // one per leaf, reused batch after batch
-	took   []time.Duration
-	plans  []ColumnPlan // per leaf, summed over batches
-	rows   int64        // rows added so far: the row of the next batch's first row
-	// elems, per element column (Leaf.Repeated), is the elements added so
-	// far: the position of the next batch's first element (the ordered
-	// aggregates of an element column report elements, not rows).
-	elems []int64
+	parts  []core.Part
 }
 
 // NewAccumulator starts aggregating record batches of schema.
@@ -270,12 +174,20 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 	if err != nil {
 		return nil, err
 	}
-	a := &Accumulator{e: e, schema: schema, leaves: leaves, aggs: req.aggs(), states: make([]agg.State, len(leaves)),
-		cols: make([]arrow17.Column, len(leaves)), plans: make([]ColumnPlan, len(leaves)), elems: make([]int64, len(leaves))}
+	return &Accumulator{e: e, c: e.Engine.NewAccumulator(coreColumns(leaves), req.Aggs), schema: schema, leaves: leaves,
+		cols: make([]arrow17.Column, len(leaves)), parts: make([]core.Part, len(leaves))}, nil
+}
+
+// coreColumns describes leaves to the core.
+func coreColumns(leaves []arrow17.Leaf) []core.Column {
+	out := make([]core.Column, len(leaves))
 	for i, l := range leaves {
-		a.states[i] = agg.New(l.Kind.Family(), a.aggs)
+		out[i] = core.Column{Name: l.Name, Kind: l.Kind, Repeated: l.Repeated, Err: l.Err}
+		if l.Type != nil {
+			out[i].Type = l.Type
+		}
 	}
-	return a, nil
+	return out
 }
 
 // Leaves are the columns the accumulator aggregates, in result order.
@@ -283,16 +195,22 @@ func (a *Accumulator) Leaves() []arrow17.Leaf { return a.leaves }
 
 // States are the partial states so far, one per leaf (unsupported leaves keep
 // an empty state).
-func (a *Accumulator) States() []agg.State { return a.states }
+func (a *Accumulator) States() []agg.State { return a.c.States() }
+
+// Rows is the number of rows added so far (merged accumulators' included).
+func (a *Accumulator) Rows() int64 { return a.c.Rows() }
+
+// Plan is how each column was aggregated so far, in result order.
+func (a *Accumulator) Plan() []ColumnPlan { return a.c.Plan() }
 
 // Add folds one record batch into the states.
 func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 	if !rec.Schema().Equal(a.schema) {
 		return fmt.Errorf("record batch schema %s does not match %s", rec.Schema(), a.schema)
 	}
-	a.views, a.ptrs, a.active = a.views[:0], a.ptrs[:0], a.active[:0]
 	defer a.releaseColumns()
 	for i, l := range a.leaves {
+		a.parts[i] = core.Part{}
 		if !l.Supported() {
 			continue
 		}
@@ -300,46 +218,10 @@ func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
 		if err := arrow17.Extract(c, rec, l, a.e.mem); err != nil {
 			return err
 		}
-		if l.Repeated > 0 {
-			c.StartAt(a.elems[i])
-			a.elems[i] += c.Elements()
-		} else {
-			c.StartAt(a.rows)
-		}
-		a.views = append(a.views, &c.View)
-		a.ptrs = append(a.ptrs, &a.states[i])
-		a.active = append(a.active, i)
+		a.parts[i] = core.Part{View: &c.View, Rest: c.Rest(), Elements: c.Elements()}
 	}
-	if len(a.views) == 0 {
-		a.rows += rec.NumRows()
-		return nil
-	}
-	plan := a.e.planBatch(ctx, a.views, a.ptrs)
-	a.took = append(a.took[:0], make([]time.Duration, len(a.views))...)
-	if err := a.e.execute(ctx, a.views, a.ptrs, plan, a.took); err != nil {
-		return fmt.Errorf("aggregating %s: %w", a.leafNames(), err)
-	}
-	for k, i := range a.active {
-		a.plans[i].Add(decided(plan[k], a.e.locate(a.views[k]), a.views[k].ByteSize(), a.took[k], ""))
-	}
-	// The elements of an element column that are not contiguous in its
-	// leaf array (under null lists): a view each, after the first.
-	for _, i := range a.active {
-		for k := range a.cols[i].Rest() {
-			v := &a.cols[i].Rest()[k]
-			start := time.Now()
-			if err := a.e.UpdateView(ctx, v, &a.states[i]); err != nil {
-				return fmt.Errorf("aggregating column %q: %w", a.leaves[i].Name, err)
-			}
-			a.plans[i].Add(decided(a.e.PlanView(ctx, v, &a.states[i]), a.e.locate(v), v.ByteSize(), time.Since(start), ""))
-		}
-	}
-	a.rows += rec.NumRows()
-	return nil
+	return a.c.Add(ctx, rec.NumRows(), a.parts)
 }
-
-// Rows is the number of rows added so far (merged accumulators' included).
-func (a *Accumulator) Rows() int64 { return a.rows }
 
 func (a *Accumulator) releaseColumns() {
 	for i := range a.cols {
@@ -347,56 +229,31 @@ func (a *Accumulator) releaseColumns() {
 	}
 }
 
-func (a *Accumulator) leafNames() string {
-	if len(a.active) == 1 {
-		return fmt.Sprintf("column %q", a.leaves[a.active[0]].Name)
-	}
-	return fmt.Sprintf("%d columns", len(a.active))
-}
-
 // Merge folds the states of another accumulator of the same request into a,
 // after a's own (for example a later file of the same dataset): o's rows
 // follow a's.
 func (a *Accumulator) Merge(o *Accumulator) error {
-	if len(o.states) != len(a.states) {
-		return fmt.Errorf("merging accumulators of %d and %d columns", len(a.states), len(o.states))
+	if len(o.leaves) != len(a.leaves) {
+		return fmt.Errorf("merging accumulators of %d and %d columns", len(a.leaves), len(o.leaves))
 	}
-	for i := range a.states {
+	for i := range a.leaves {
 		if a.leaves[i].Name != o.leaves[i].Name || !arrow.TypeEqual(a.leaves[i].Type, o.leaves[i].Type) {
 			return fmt.Errorf("merging column %q (%s) with %q (%s)", a.leaves[i].Name, a.leaves[i].Type, o.leaves[i].Name, o.leaves[i].Type)
 		}
 	}
-	a.mergeStates(o.states, o.rows)
-	for i := range a.plans {
-		a.plans[i].Add(o.plans[i])
-	}
-	return nil
-}
-
-// mergeStates merges the partial states of rows more rows after a's.
-func (a *Accumulator) mergeStates(states []agg.State, rows int64) {
-	for i := range a.states {
-		o := states[i]
-		if a.leaves[i].Repeated > 0 { // positions of elements
-			o.ShiftRows(a.elems[i])
-			a.elems[i] += o.Count + o.NullCount
-		} else {
-			o.ShiftRows(a.rows)
-		}
-		a.states[i].Merge(&o)
-	}
-	a.rows += rows
+	return a.c.Merge(o.c)
 }
 
 // Results finalizes the states.
 func (a *Accumulator) Results() []Result {
 	out := make([]Result, len(a.leaves))
+	states := a.c.States()
 	for i, l := range a.leaves {
 		if !l.Supported() {
 			out[i] = Result{Name: l.Name, Type: l.Type, Err: l.Err}
 			continue
 		}
-		out[i] = Finalize(&a.states[i], l.Name, l.Type, a.aggs)
+		out[i] = Finalize(&states[i], l.Name, l.Type, a.c.Aggs())
 	}
 	return out
 }
@@ -417,27 +274,6 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 		return nil, fmt.Errorf("reading record batches: %w", err)
 	}
 	return acc.Results(), nil
-}
-
-// UpdateView folds one column view into a state where the planner puts it
-// (CPU, GPU or both). Without a GPU it is the CPU backend's allocation-free
-// core under every other entry point.
-func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *agg.State) error {
-	if e.gpu == nil || (e.device == DeviceAuto && (e.tinyFirst(v) || e.cpuCertain(ctx, v) ||
-		e.cal.CPUWherever(planner.ColumnOf(v), e.threads, e.minSplit))) {
-		views, states := [1]*column.View{v}, [1]*agg.State{s} // on the stack
-		return e.cpu.Update(ctx, views[:], states[:])
-	}
-	views, states := []*column.View{v}, []*agg.State{s}
-	plan := e.planBatch(ctx, views, states)
-	took := make([]time.Duration, 1)
-	return e.execute(ctx, views, states, plan, took)
-}
-
-// PlanView is the planner's decision for aggregating v into a state like s,
-// without aggregating it.
-func (e *Engine) PlanView(ctx context.Context, v *column.View, s *agg.State) planner.Decision {
-	return e.planBatch(ctx, []*column.View{v}, []*agg.State{s})[0]
 }
 
 // AggregateRecord aggregates the columns of one record batch.

@@ -369,10 +369,10 @@ func TestResidencyEvictsLeastRecentlyUsed(t *testing.T) {
 	}
 	recA, a := upload()
 	recB, b := upload()
-	require.Equal(t, ResidencyStats{Budget: rz.budget, Resident: 16000, Columns: 2, Uploads: 2}, rz.Stats())
+	require.Equal(t, ResidencyStats{Budget: rz.Stats().Budget, Resident: 16000, Columns: 2, Uploads: 2}, rz.Stats())
 	recC, c := upload() // evicts A
 	require.Equal(t, int64(1), f.frees.Load())
-	require.Equal(t, ResidencyStats{Budget: rz.budget, Resident: 16000, Columns: 2, Uploads: 3, Evictions: 1}, rz.Stats())
+	require.Equal(t, ResidencyStats{Budget: rz.Stats().Budget, Resident: 16000, Columns: 2, Uploads: 3, Evictions: 1}, rz.Stats())
 
 	check(recB, b, "resident on the GPU (uploaded 1 call ago)") // B is now the most recently used
 	check(recA, a, "evicted: uploaded again")                   // evicts C, the least recently used
@@ -380,10 +380,10 @@ func TestResidencyEvictsLeastRecentlyUsed(t *testing.T) {
 	check(recC, c, "evicted: uploaded again") // evicts A
 	check(recA, a, "evicted: uploaded again") // evicts B
 	check(recC, c, "resident on the GPU (uploaded 1 call ago)")
-	require.Equal(t, ResidencyStats{Budget: rz.budget, Resident: 16000, Columns: 2, Uploads: 6, Reuploads: 3,
+	require.Equal(t, ResidencyStats{Budget: rz.Stats().Budget, Resident: 16000, Columns: 2, Uploads: 6, Reuploads: 3,
 		Evictions: 4, Hits: 3}, rz.Stats())
 	require.Equal(t, int64(16000), f.inUse.Load())
-	require.LessOrEqual(t, f.peak.Load(), rz.budget)
+	require.LessOrEqual(t, f.peak.Load(), rz.Stats().Budget)
 
 	// Larger than the whole budget: aggregated through the host path.
 	big := int64Record(mem, r, 3*n)
@@ -552,7 +552,7 @@ func TestResidencyConcurrent(t *testing.T) {
 	require.Positive(t, st.Evictions)
 	require.Positive(t, st.Hits)
 	require.Equal(t, f.inUse.Load(), st.Resident)
-	require.LessOrEqual(t, f.peak.Load(), rz.budget)
+	require.LessOrEqual(t, f.peak.Load(), rz.Stats().Budget)
 	require.Equal(t, st.Uploads, f.uploads.Load())
 	require.LessOrEqual(t, st.Reuploads, st.Uploads)
 

@@ -30,14 +30,14 @@ func (a *Accumulator) StatesRecord(mem memory.Allocator) (arrow.Record, error) {
 	states := b.Field(2).(*array.BinaryBuilder)
 	rows := b.Field(3).(*array.Int64Builder)
 	for i, l := range a.leaves {
-		enc, err := a.states[i].MarshalBinary()
+		enc, err := a.c.States()[i].MarshalBinary()
 		if err != nil {
 			return nil, fmt.Errorf("column %q: %w", l.Name, err)
 		}
 		names.Append(l.Name)
 		types.Append(l.Type.String())
 		states.Append(enc)
-		rows.Append(a.rows)
+		rows.Append(a.c.Rows())
 	}
 	return b.NewRecord(), nil
 }
@@ -62,14 +62,14 @@ func (a *Accumulator) MergeRecord(rec arrow.Record) error {
 		if err := decoded[i].UnmarshalBinary(enc.Value(i)); err != nil {
 			return fmt.Errorf("column %q: %w", l.Name, err)
 		}
-		if decoded[i].Family != a.states[i].Family {
-			return fmt.Errorf("%w: column %q has family %s, want %s", agg.ErrState, l.Name, decoded[i].Family, a.states[i].Family)
+		if decoded[i].Family != a.c.States()[i].Family {
+			return fmt.Errorf("%w: column %q has family %s, want %s", agg.ErrState, l.Name, decoded[i].Family, a.c.States()[i].Family)
 		}
 	}
 	var rows int64
 	if len(a.leaves) > 0 {
 		rows = rec.Column(3).(*array.Int64).Value(0)
 	}
-	a.mergeStates(decoded, rows)
+	a.c.MergeStates(decoded, rows)
 	return nil
 }

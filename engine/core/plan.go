@@ -1,4 +1,4 @@
-package engine
+package core
 
 import (
 	"context"
@@ -240,8 +240,8 @@ func (w *planWhy) String() string {
 // Plan reports how each column was aggregated so far, in result order
 // (unsupported columns have no Source and their error as Reason).
 func (a *Accumulator) Plan() []ColumnPlan {
-	out := make([]ColumnPlan, len(a.leaves))
-	for i, l := range a.leaves {
+	out := make([]ColumnPlan, len(a.cols))
+	for i, l := range a.cols {
 		out[i] = a.plans[i]
 		out[i].Name = l.Name
 		switch {
