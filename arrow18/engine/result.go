@@ -33,7 +33,7 @@ import (
 // durations, as Arrow's sum. Min, max, first and last are of the column's
 // type (float16 as *scalar.Float16, fixed_size_binary as
 // *scalar.FixedSizeBinary), but for decimal32 and decimal64
-// (arrow18.NarrowDecimalType), which arrow-go v18 has no scalars of: theirs
+// (arrow18.NarrowDecimalType), which arrow-go v17 has no scalars of: theirs
 // are decimal128 of the column's precision and scale. Integer and decimal sums are exact: when one
 // does not fit that type, SumOverflow is set, Sum is a null scalar of that
 // type and SumWide holds the exact value. SumExact always has the exact
