@@ -808,18 +808,38 @@ __device__ __forceinline__ unsigned int max_bytes(unsigned int a, unsigned int b
   return (a & mask) | (b & ~mask);
 }
 
+// min_byte is the smallest of the four bytes of w.
+__device__ __forceinline__ unsigned min_byte(unsigned int w) {
+  unsigned a = w & 0xffu, b = (w >> 8) & 0xffu, c = (w >> 16) & 0xffu, d = w >> 24;
+  a = a < b ? a : b;
+  c = c < d ? c : d;
+  return a < c ? a : c;
+}
+
 // BlockSketch is a block's sketch in shared memory.
 struct BlockSketch {
   unsigned int regs[kSketchRegs / 4];      // four 8-bit registers a word
   unsigned long long slots[kBlockSlots];   // the block's distinct nonzero hashes
   unsigned int count, overflow, zero;
+  // floor: every register is at least floor (the smallest at init; the
+  // registers only rise): a hash of a rank at most floor raises none.
+  unsigned int floor;
 
-  // init starts the block's registers from the column's, its table empty;
-  // the block keeps no hashes when the column's table has overflowed
-  // already. Every thread of the block calls it.
+  // init starts the block's registers from the column's, its table empty,
+  // and finds their floor; the block keeps no hashes when the column's
+  // table has overflowed already. Every thread of the block calls it.
   __device__ __forceinline__ void init(const DeviceSketch* g) {
-    for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) regs[i] = __ldcg(&g->regs[i]);
+    if (threadIdx.x == 0) floor = 0xffu;
+    __syncthreads();
+    unsigned low = 0xffu;  // the smallest of this thread's registers
+    for (int i = threadIdx.x; i < kSketchRegs / 4; i += kBlockThreads) {
+      const unsigned int w = __ldcg(&g->regs[i]);
+      regs[i] = w;
+      const unsigned m = min_byte(w);
+      low = m < low ? m : low;
+    }
     for (int i = threadIdx.x; i < kBlockSlots; i += kBlockThreads) slots[i] = 0;
+    atomicMin(&floor, low);
     if (threadIdx.x == 0) {
       count = 0, zero = 0;
       overflow = *(const volatile unsigned int*)&g->overflow;
@@ -827,16 +847,20 @@ struct BlockSketch {
     __syncthreads();
   }
 
-  // add folds hash h of a value, valid or not (ok). The common case, a
-  // register that the hash does not raise and no hashes to keep, is
-  // inline; the rest (raise, keep) is a call, which keeps the unrolled
-  // loops of the thread layer small.
-  __device__ __forceinline__ void add(uint64_t h, bool ok) {
-    const unsigned r = (unsigned)(h >> (64 - kSketchP));
+  // add folds hash h of a value, valid or not (ok); floor is the block's
+  // (init), and collecting whether the block kept its hashes at init (it
+  // keeps none once its table overflowed, which stays so). The common case
+  // once the registers are warm, a rank at most the floor and no hashes to
+  // keep, reads no shared memory; a register that the hash does not raise
+  // is inline too; the rest (raise, keep) is a call, which keeps the
+  // unrolled loops of the thread layer small.
+  __device__ __forceinline__ void add(uint64_t h, bool ok, unsigned floor_, bool collecting) {
     const unsigned rank = ok ? clz64(h << kSketchP | 1ULL << (kSketchP - 1)) + 1 : 0u;
+    const bool keep = collecting && ok && *(volatile unsigned int*)&overflow == 0;
+    if (rank <= floor_ && !keep) return;
+    const unsigned r = (unsigned)(h >> (64 - kSketchP));
     const unsigned int old = *(volatile unsigned int*)&regs[r >> 2];
     const bool raise = ((old >> ((r & 3) * 8)) & 0xffu) < rank;
-    const bool keep = ok && *(volatile unsigned int*)&overflow == 0;
     if (raise || keep) slow(h, r, rank, keep);
   }
 
@@ -889,8 +913,10 @@ struct BlockSketch {
 // thread layers' default, does nothing.
 struct SketchHook {
   BlockSketch* bs;
+  unsigned floor;   // bs->floor, in a register
+  bool collecting;  // bs kept its hashes at init
   template <typename T> __device__ __forceinline__ void operator()(T x, bool ok) const {
-    bs->add(sketch_hash<T>(x), ok);
+    bs->add(sketch_hash<T>(x), ok, floor, collecting);
   }
 };
 struct NoHook {
@@ -1041,7 +1067,8 @@ __device__ __forceinline__ void sketch_grid(const Chunk& c, uint64_t* partials, 
                                             DeviceSketch* g) {
   __shared__ BlockSketch bs;
   bs.init(g);
-  const typename Agg::Family::State s = Agg::thread_state(c, grid_share(), SketchHook{&bs});
+  const typename Agg::Family::State s =
+      Agg::thread_state(c, grid_share(), SketchHook{&bs, bs.floor, bs.overflow == 0});
   __syncthreads();
   bs.flush(g);
   grid_finish<typename Agg::Family>(s, partials, ticket, out);

@@ -250,6 +250,45 @@ func benchResident(b *testing.B, p passes) {
 	}
 }
 
+// BenchmarkResidentCall: what a caller waits for to aggregate a 1 GiB
+// resident column (DeviceColumn.update: the launches, the state read back,
+// and with approx_distinct a fresh device sketch, its warm-up and its read
+// back): the default six (six), with stddev and variance (moments), and
+// with approx_distinct too (sketch), one call an iteration, wall time.
+func BenchmarkResidentCall(b *testing.B) {
+	ctx := context.Background()
+	sets := []struct {
+		name string
+		aggs agg.Set
+	}{{"six", agg.Default}, {"moments", agg.Default | agg.Stddev | agg.Variance},
+		{"sketch", agg.Default | agg.Stddev | agg.Variance | agg.ApproxDistinct}}
+	for _, dt := range benchTypes {
+		for _, nulls := range []bool{false, true} {
+			arr := benchArray(b, memory.DefaultAllocator, dt, nulls)
+			v := viewOf(b, arr)
+			col, err := testBackend.Upload(ctx, v)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, set := range sets {
+				b.Run(fmt.Sprintf("%s/%s/%s", dt, nullsName(nulls), set.name), func(b *testing.B) {
+					b.SetBytes(col.ByteSize())
+					start := time.Now()
+					for b.Loop() {
+						s := agg.New(v.Kind.Family(), set.aggs)
+						if err := col.update(ctx, &s); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportMetric(float64(col.ByteSize())*float64(b.N)/time.Since(start).Seconds()/1e12, "TB/s")
+				})
+			}
+			col.Free()
+			arr.Release()
+		}
+	}
+}
+
 // checkAgainstCPU makes sure the benchmarked kernels compute the right
 // thing (the ordered aggregates and the sums of squares too, where p asks).
 func checkAgainstCPU(b *testing.B, v *column.View, col *DeviceColumn, p passes) {

@@ -628,7 +628,10 @@ template <typename T> static uint64_t ref_hash(T x) {
 // of few and of many distinct values (with nulls, offsets, several grids),
 // in one launch or two launches into the same device sketch, and checks
 // that the state is the moments kernel's and that the registers and the
-// exact hashes (or their overflow) are a sequential fold's.
+// exact hashes (or their overflow) are a sequential fold's; then once more
+// into a warm sketch (overflowed, every register at least a floor of 1 to
+// 6), where most hashes are below the blocks' floor: the registers must be
+// the larger of the warm ones and the fold's.
 template <typename T> void test_sketch(Kern moments, SKern k, const char* name) {
   const int words = std::is_floating_point_v<T> ? AGG_FLOAT_MOMENT_WORDS : AGG_INTEGER_MOMENT_WORDS;
   // {n, pool}: pool 0 is any value; 1024 and 1025 distinct values are
@@ -704,6 +707,25 @@ template <typename T> void test_sketch(Kern moments, SKern k, const char* name) 
               launches, kept.size(), sk->count, distinct.size());
       }
     }
+    // A warm device sketch: overflowed, its registers from floor to floor+3.
+    const unsigned floor = 1 + (unsigned)(rng() % 6);
+    auto sk = std::make_unique<DeviceSketch>();
+    std::memset(sk.get(), 0, sizeof(DeviceSketch));
+    sk->overflow = 1;
+    uint8_t warm[kSketchRegs];
+    for (int r = 0; r < kSketchRegs; r++) {
+      warm[r] = (uint8_t)(floor + rng() % 4);
+      sk->regs[r >> 2] |= (unsigned)warm[r] << (8 * (r & 3));
+    }
+    std::vector<uint64_t> partials(c.grid * AGG_STATE_WORDS, 0xdeadbeef), out(AGG_STATE_WORDS, 0xabad1dea);
+    unsigned ticket = 0;
+    emu_launch(k, c.grid, (unsigned)kBlockThreads, (const void*)buf.data(), (unsigned long long)c.voff, vp,
+               (unsigned long long)c.vbit, (unsigned long long)c.n, partials.data(), &ticket, out.data(), sk.get());
+    int bad = 0;
+    for (int r = 0; r < kSketchRegs; r++)
+      bad += ((sk->regs[r >> 2] >> (8 * (r & 3))) & 0xffu) != std::max(warm[r], regs[r]);
+    CHECK(bad == 0 && sk->overflow == 1, "sketch %s n=%lu pool=%lu floor=%u warm: %d registers differ, overflow %u",
+          name, c.n, pool, floor, bad, sk->overflow);
   }
 }
 

@@ -100,6 +100,13 @@ inline unsigned atomicMax(unsigned* p, unsigned v) {
   return old;
 }
 
+inline unsigned atomicMin(unsigned* p, unsigned v) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (old > v && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+  }
+  return old;
+}
+
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) {
   return (unsigned)((((uint64_t)hi << 32) | lo) >> (sh & 31));
