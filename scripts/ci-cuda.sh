@@ -47,6 +47,7 @@ kernels/emu/run.sh "$tmp/emu"
 echo "ci-cuda: building with -tags cuda"
 go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
 go build -tags cuda ./...
+(cd arrow18 && go vet -tags cuda ./... && go build -tags cuda ./...)
 ARROWAGG_REQUIRE_CUDA=1 go test -count=1 -run TestNoStateFieldWritesOutsideAgg ./agg
 go test -tags cuda -c -o "$tmp/cuda.test" ./backend/cuda
 go test -tags cuda -c -o "$tmp/ladder.test" ./ladder

@@ -32,6 +32,8 @@ flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
 go test "${flags[@]}" -c -o "$out/cuda.test" ./backend/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
+# The Arrow Go v18 front end's examples, Example_gpu among them (module arrow18).
+(cd arrow18 && go test "${flags[@]}" -c -o "$out/arrow18-gpuagg.test" ./gpuagg)
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg
 go build "${flags[@]}" -o "$out/arrowagg-ladder" ./cmd/arrowagg-ladder
 go build "${flags[@]}" -o "$out/arrowagg-startup" ./cmd/arrowagg-startup

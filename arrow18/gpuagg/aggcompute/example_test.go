@@ -51,7 +51,7 @@ func Example() {
 	// mean: 0.875
 }
 
-// Register adds its eleven functions to a registry, or none of them: a
+// Register adds its fourteen functions to a registry, or none of them: a
 // second Register into the same registry is an error.
 func ExampleRegister() {
 	reg := compute.NewRegistry()
@@ -63,8 +63,8 @@ func ExampleRegister() {
 	err := aggcompute.Register(reg, nil)
 	fmt.Println(errors.Is(err, aggcompute.ErrRegistered), reg.NumFunctions())
 	// Output:
-	// [arg_max arg_min count first first_last last max mean min min_max sum]
-	// true 11
+	// [all any arg_max arg_min count count_all first first_last last max mean min min_max sum]
+	// true 14
 }
 
 // The zero ScalarAggregateOptions are Arrow's defaults: nulls skipped, null
@@ -122,4 +122,69 @@ func ExampleScalarAggregateOptions() {
 	// sum of nulls, 0:    0 (int64)
 	// mean of nulls, 0:   NaN (float64)
 	// mean of 1.00, 1.25: 1.13 (decimal(5, 2))
+}
+
+// any and all of booleans skip nulls by default; with KeepNulls they follow
+// Kleene logic: a true decides any and a false all, otherwise a null makes
+// them null. Without MinCount valid values (1 by default) they are null;
+// with MinCount 0, any of nothing is false and all of nothing true.
+// count_all counts the rows, nulls included.
+func Example_anyAll() {
+	reg := compute.NewRegistry()
+	if err := aggcompute.Register(reg, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	ectx := compute.DefaultExecCtx()
+	ectx.Registry = reg
+	ctx := compute.SetExecCtx(context.Background(), ectx)
+
+	b := array.NewBooleanBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	b.AppendValues([]bool{true, false}, []bool{true, false})
+	trueNull := b.NewArray() // [true, null]
+	defer trueNull.Release()
+	b.AppendValues([]bool{false, false}, []bool{true, false})
+	falseNull := b.NewArray() // [false, null]
+	defer falseNull.Release()
+	empty := b.NewArray() // []
+	defer empty.Release()
+
+	keep := aggcompute.ScalarAggregateOptions{KeepNulls: true}
+	none := aggcompute.ScalarAggregateOptions{MinCount: new(uint32)}
+	for _, c := range []struct {
+		what, fn string
+		opts     compute.FunctionOptions
+		arr      arrow.Array
+	}{
+		{"any [false, null]", "any", nil, falseNull},
+		{"any [false, null], KeepNulls", "any", keep, falseNull},
+		{"any [true, null], KeepNulls", "any", keep, trueNull},
+		{"all [true, null]", "all", nil, trueNull},
+		{"all [true, null], KeepNulls", "all", keep, trueNull},
+		{"all [false, null], KeepNulls", "all", keep, falseNull},
+		{"all []", "all", nil, empty},
+		{"all [], MinCount 0", "all", none, empty},
+		{"count_all [true, null]", "count_all", nil, trueNull},
+	} {
+		in := compute.NewDatum(c.arr)
+		out, err := compute.CallFunction(ctx, c.fn, c.opts, in)
+		in.Release()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Printf("%-30s %s\n", c.what+":", out.(*compute.ScalarDatum).Value)
+		out.Release()
+	}
+	// Output:
+	// any [false, null]:             false
+	// any [false, null], KeepNulls:  null
+	// any [true, null], KeepNulls:   true
+	// all [true, null]:              true
+	// all [true, null], KeepNulls:   null
+	// all [false, null], KeepNulls:  false
+	// all []:                        null
+	// all [], MinCount 0:            true
+	// count_all [true, null]:        2
 }
