@@ -14,6 +14,13 @@
 //
 // Every name here is an alias of, or a thin wrapper around, the one in those
 // packages: values of both are the same.
+//
+// The package exists once per Arrow Go version, the same code over each
+// version's types: github.com/arrowagg/arrowagg/gpuagg for arrow-go v17, and
+// github.com/arrowagg/arrowagg/arrow18/gpuagg (module
+// github.com/arrowagg/arrowagg/arrow18) for arrow-go v18, generated from
+// the v17 one by scripts/gen-arrow18.sh. Both run on the same core, which
+// imports no Arrow version, and their partial states merge.
 package gpuagg
 
 import (

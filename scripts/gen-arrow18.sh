@@ -46,7 +46,7 @@ for p in "${pkgs[@]}"; do
 				-e 's#"github\.com/arrowagg/arrowagg/engine"#"github.com/arrowagg/arrowagg/arrow18/engine"#g' \
 				-e 's#"github\.com/arrowagg/arrowagg/gpuagg(/aggcompute)?"#"github.com/arrowagg/arrowagg/arrow18/gpuagg\1"#g' \
 				-e 's#\barrow17(_test)?\b#arrow18\1#g' \
-				-e 's#Arrow Go v17#Arrow Go v18#g; s#arrow-go v17#arrow-go v18#g; s#Arrow v17#Arrow v18#g' \
+				-e 's#Arrow Go v17#Arrow Go v18#g; s#Arrow v17#Arrow v18#g' \
 				"$f"
 		} >"$dst/$base"
 	done

@@ -19,4 +19,11 @@
 // backend/cpu always, a GPU backend from the registry when one is built in);
 // the decisions are package planner's; the states are package agg's.
 // Package gpuagg re-exports these names for existing users.
+//
+// The package exists once per Arrow Go version, the same code over each
+// version's types: github.com/arrowagg/arrowagg/engine for arrow-go v17, and
+// github.com/arrowagg/arrowagg/arrow18/engine (module
+// github.com/arrowagg/arrowagg/arrow18) for arrow-go v18, generated from
+// the v17 one by scripts/gen-arrow18.sh. Both run on the same core, which
+// imports no Arrow version, and their partial states merge.
 package engine

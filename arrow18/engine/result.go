@@ -34,7 +34,7 @@ import (
 // type (float16 as *scalar.Float16, fixed_size_binary as
 // *scalar.FixedSizeBinary), but for decimal32 and decimal64
 // (arrow18.NarrowDecimalType, and the native decimal32 and decimal64 of
-// Arrow Go v18), which arrow-go v18 has no scalars of: theirs are decimal128
+// Arrow Go v18), which arrow-go v17 has no scalars of: theirs are decimal128
 // of the column's precision and scale, and their sum is decimal128's,
 // decimal128(38, scale). (nativeDecimal128 says why: arrow-go v18 has the
 // native types and arrays but no scalars of them either, and Arrow C++

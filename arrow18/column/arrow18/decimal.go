@@ -13,7 +13,7 @@ import (
 // NarrowDecimalType is Arrow's decimal32 or decimal64 (format 1.5, Arrow
 // 18 and later): a decimal of precision Precision and scale Scale whose
 // unscaled values are 4- or 8-byte little-endian two's complement integers.
-// arrow-go v18 has no type of its own for them, so they travel as an
+// arrow-go v17 has no type of its own for them, so they travel as an
 // extension type over fixed_size_binary(4) or (8): the very same buffers.
 // Its kinds are Decimal32 and Decimal64; its results are those of
 // decimal128(Precision, Scale) (Decimal128).

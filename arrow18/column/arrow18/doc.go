@@ -8,7 +8,7 @@
 //
 //   - KindOf maps a v17 type to its storage kind, IndexKind a dictionary's
 //     index type; their errors wrap arrow.ErrNotImplemented (kind.go).
-//     NarrowDecimalType is decimal32 and decimal64, which arrow-go v18
+//     NarrowDecimalType is decimal32 and decimal64, which arrow-go v17
 //     lacks (decimal.go).
 //   - ViewOf makes the View of an array that is not a struct, borrowing its
 //     buffers: an Opaque view has the array's validity and no values (for

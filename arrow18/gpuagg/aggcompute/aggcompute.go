@@ -48,6 +48,13 @@
 // integer sum that does not fit int64 / uint64 is an error wrapping
 // ErrOverflow that gives the exact value (engine.Result.SumWide has it too);
 // it never wraps around.
+//
+// The package exists once per Arrow Go version, the same code over each
+// version's types: github.com/arrowagg/arrowagg/gpuagg/aggcompute for arrow-go v17, and
+// github.com/arrowagg/arrowagg/arrow18/gpuagg/aggcompute (module
+// github.com/arrowagg/arrowagg/arrow18) for arrow-go v18, generated from
+// the v17 one by scripts/gen-arrow18.sh. Both run on the same core, which
+// imports no Arrow version, and their partial states merge.
 package aggcompute
 
 import (
