@@ -33,11 +33,15 @@ import (
 // durations, as Arrow's sum. Min, max, first and last are of the column's
 // type (float16 as *scalar.Float16, fixed_size_binary as
 // *scalar.FixedSizeBinary), but for decimal32 and decimal64
-// (arrow18.NarrowDecimalType), which arrow-go v17 has no scalars of: theirs
-// are decimal128 of the column's precision and scale. Integer and decimal sums are exact: when one
-// does not fit that type, SumOverflow is set, Sum is a null scalar of that
-// type and SumWide holds the exact value. SumExact always has the exact
-// (unscaled) integer sum.
+// (arrow18.NarrowDecimalType, and the native decimal32 and decimal64 of
+// Arrow Go v18), which arrow-go v17 has no scalars of: theirs are decimal128
+// of the column's precision and scale, and their sum is decimal128's,
+// decimal128(38, scale). (nativeDecimal128 says why: arrow-go v18 has the
+// native types and arrays but no scalars of them either, and Arrow C++
+// registers its sum and mean kernels for decimal128 and decimal256 only.)
+// Integer and decimal sums are exact: when one does not fit that type,
+// SumOverflow is set, Sum is a null scalar of that type and SumWide holds
+// the exact value. SumExact always has the exact (unscaled) integer sum.
 //
 // Mean is a float64 for every type it applies to, decimals included: the
 // exact sum over the count, rounded once. (Arrow C++'s mean of a decimal is a
@@ -92,6 +96,8 @@ func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result
 	}
 	if d, ok := vt.(*arrow18.NarrowDecimalType); ok {
 		vt = d.Decimal128() // decimal32 and decimal64 answer as decimal128 of their precision and scale
+	} else if d, ok := nativeDecimal128(vt); ok {
+		vt = d // so do Arrow Go v18's native ones (nativeDecimal128)
 	}
 	f := s.Finalize(aggs)
 	aggs = f.Set

@@ -12,7 +12,8 @@ import (
 
 // KindOf returns the storage kind of values of type dt. For a dictionary type it
 // is the kind of the dictionary's values (see IndexKind for the indices).
-// NarrowDecimalType (decimal32, decimal64) is Decimal32 or Decimal64.
+// NarrowDecimalType (decimal32, decimal64) is Decimal32 or Decimal64, and
+// so are Arrow Go v18's native decimal32 and decimal64 (nativeKind).
 // Types whose values arrowagg neither orders nor sums but whose nulls it
 // counts are Opaque: lists (list, large_list, fixed_size_list, list_view,
 // large_list_view), maps, run-end encoded columns, unions (sparse and dense:
@@ -26,6 +27,9 @@ import (
 // error that wraps arrow.ErrNotImplemented), for the types arrow-go has
 // that none of these are.
 func KindOf(dt arrow.DataType) (column.Kind, error) {
+	if k, ok := nativeKind(dt); ok { // this Arrow version's own types
+		return k, nil
+	}
 	switch t := dt.(type) {
 	case *arrow.DictionaryType:
 		if _, err := KindOf(t.IndexType); err != nil {
