@@ -85,20 +85,31 @@ type Result struct {
 	State agg.State
 }
 
-// Finalize turns the state of a column of type dt into its requested results,
-// as Arrow scalars: agg's neutral values (State.Finalize) in this Arrow
-// version's types. An aggregate the state does not track (State.Tracks) is
-// left unset, as if not requested.
-func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result {
+// ValueType is the type the values of a column of type dt answer in (min,
+// max, first, last; the decimal of a decimal's mean): a dictionary's value
+// type; for decimal32 and decimal64 (NarrowDecimalType, and the native ones
+// of Arrow Go versions that have them: nativeDecimal128) the decimal128 of
+// their precision and scale; dt itself otherwise.
+func ValueType(dt arrow.DataType) arrow.DataType {
 	vt := dt
 	if d, ok := dt.(*arrow.DictionaryType); ok {
 		vt = d.ValueType
 	}
 	if d, ok := vt.(*arrow18.NarrowDecimalType); ok {
-		vt = d.Decimal128() // decimal32 and decimal64 answer as decimal128 of their precision and scale
-	} else if d, ok := nativeDecimal128(vt); ok {
-		vt = d // so do Arrow Go v18's native ones (nativeDecimal128)
+		return d.Decimal128()
 	}
+	if d, ok := nativeDecimal128(vt); ok {
+		return d
+	}
+	return vt
+}
+
+// Finalize turns the state of a column of type dt into its requested results,
+// as Arrow scalars: agg's neutral values (State.Finalize) in this Arrow
+// version's types. An aggregate the state does not track (State.Tracks) is
+// left unset, as if not requested.
+func Finalize(s *agg.State, name string, dt arrow.DataType, aggs agg.Set) Result {
+	vt := ValueType(dt)
 	f := s.Finalize(aggs)
 	aggs = f.Set
 	r := Result{Name: name, Type: dt, State: *s}

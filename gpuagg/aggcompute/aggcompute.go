@@ -24,7 +24,9 @@
 // for decimals; mean is float64, and for decimal128(p, s) a decimal128(p, s),
 // the exact mean rounded half away from zero; min, max, first and last are of
 // the input's type (a dictionary's value type); count and count_all are
-// int64; any and all are boolean.
+// int64; any and all are boolean. decimal32(p, s) and decimal64(p, s)
+// answer min, max, first, last and mean as decimal128(p, s), which Arrow Go
+// has scalars of (engine.ValueType).
 //
 // Nulls and empty inputs follow Arrow C++. The zero ScalarAggregateOptions
 // (and nil options) are Arrow's defaults: nulls skipped, and a null result
@@ -312,14 +314,6 @@ func notApplicable(fn string, dt arrow.DataType) error {
 	return fmt.Errorf("%w: function '%s' has no kernel matching input type (%s)", arrow.ErrNotImplemented, fn, dt)
 }
 
-// valueType is the type of an input's values (a dictionary's value type).
-func valueType(dt arrow.DataType) arrow.DataType {
-	if d, ok := dt.(*arrow.DictionaryType); ok {
-		return d.ValueType
-	}
-	return dt
-}
-
 // sumOf is the sum: 0 of the sum's type without valid values (when the
 // options allow a result), an error when it overflows that type.
 func sumOf(r engine.Result, dt arrow.DataType, null bool) (scalar.Scalar, error) {
@@ -355,12 +349,13 @@ func zero(dt arrow.DataType) (scalar.Scalar, error) {
 
 // meanOf is the mean: a float64 (NaN without valid values when the options
 // allow a result), and for decimal128(p, s) a decimal128(p, s) rounded half
-// away from zero (null without valid values), as Arrow C++'s.
+// away from zero (null without valid values), as Arrow C++'s; for
+// decimal32(p, s) and decimal64(p, s) the same decimal128(p, s).
 func meanOf(r engine.Result, dt arrow.DataType, null bool) (scalar.Scalar, error) {
 	if r.Mean == nil {
 		return nil, notApplicable("mean", dt)
 	}
-	if vt, ok := valueType(dt).(*arrow.Decimal128Type); ok {
+	if vt, ok := engine.ValueType(dt).(*arrow.Decimal128Type); ok { // decimal32 and decimal64 as decimal128
 		if null || r.Count == 0 {
 			return scalar.MakeNullScalar(vt), nil
 		}

@@ -60,3 +60,32 @@ func TestNativeDecimal32SumMinMax(t *testing.T) {
 	require.Equal(t, int64(-5), mm.Value[0].(*scalar.Decimal128).Value.BigInt().Int64())
 	require.Equal(t, int64(top), mm.Value[1].(*scalar.Decimal128).Value.BigInt().Int64())
 }
+
+// The mean of Arrow Go v18's native decimal32 and decimal64 is the
+// decimal128 of their precision and scale (no scalars of theirs), the exact
+// mean rounded half away from zero, as for decimal128.
+func TestNativeDecimalMean(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := registryCtx(t)
+	d32 := &arrow.Decimal32Type{Precision: 9, Scale: 2}
+	b := array.NewDecimal32Builder(mem, d32)
+	b.AppendValues([]decimal.Decimal32{-100, -201}, nil)
+	b.AppendNull()
+	a32 := b.NewArray()
+	b.Release()
+	defer a32.Release()
+	m := call(t, ctx, "mean", nil, a32).(*scalar.Decimal128)
+	require.Equal(t, &arrow.Decimal128Type{Precision: 9, Scale: 2}, m.DataType())
+	require.Equal(t, int64(-151), m.Value.BigInt().Int64()) // -1.505 -> -1.51
+
+	d64 := &arrow.Decimal64Type{Precision: 18, Scale: 3}
+	b64 := array.NewDecimal64Builder(mem, d64)
+	b64.AppendValues([]decimal.Decimal64{999_999_999_999_999_999, 999_999_999_999_999_998}, nil)
+	a64 := b64.NewArray()
+	b64.Release()
+	defer a64.Release()
+	m = call(t, ctx, "mean", nil, a64).(*scalar.Decimal128)
+	require.Equal(t, &arrow.Decimal128Type{Precision: 18, Scale: 3}, m.DataType())
+	require.Equal(t, "999999999999999999", m.Value.BigInt().String()) // ...998.5 -> ...999
+}
