@@ -473,6 +473,9 @@ func countImpl(e *engine.Engine) compute.MetaFunctionImpl {
 		default:
 			return nil, fmt.Errorf("%w: want CountOptions, got %s", arrow.ErrInvalid, opts.TypeName())
 		}
+		if mode > CountAll {
+			return nil, fmt.Errorf("%w: count mode %d (want CountOnlyValid, CountOnlyNull or CountAll)", arrow.ErrInvalid, mode)
+		}
 		return countOf(ctx, e, args[0], mode)
 	}
 }

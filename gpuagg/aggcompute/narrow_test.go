@@ -6,11 +6,13 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/compute"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/column/arrow17"
+	"github.com/arrowagg/arrowagg/gpuagg/aggcompute"
 )
 
 // The mean of a decimal32 column (arrow17.NarrowDecimalType) is, as for
@@ -48,4 +50,23 @@ func TestNarrowDecimalMean(t *testing.T) {
 		require.Equal(t, &arrow.Decimal128Type{Precision: 9, Scale: 2}, d.DataType())
 		require.Equal(t, c.want, d.Value.BigInt().Int64(), "%v", c.vals)
 	}
+}
+
+// A CountOptions mode that is none of the three is an error wrapping
+// arrow.ErrInvalid, not a count of the valid values.
+func TestCountUnknownMode(t *testing.T) {
+	ctx := registryCtx(t)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues([]int64{1, 2}, nil)
+	arr := b.NewArray()
+	b.Release()
+	defer arr.Release()
+	in := compute.NewDatum(arr)
+	defer in.Release()
+	_, err := compute.CallFunction(ctx, "count", aggcompute.CountOptions{Mode: aggcompute.CountAll + 1}, in)
+	require.ErrorIs(t, err, arrow.ErrInvalid)
+	out, err := compute.CallFunction(ctx, "count", aggcompute.CountOptions{Mode: aggcompute.CountAll}, in)
+	require.NoError(t, err)
+	defer out.Release()
+	require.Equal(t, int64(2), out.(*compute.ScalarDatum).Value.(*scalar.Int64).Value)
 }
