@@ -5,7 +5,7 @@ go 1.26.8
 require (
 	github.com/apache/arrow-go/v18 v18.8.0
 	github.com/apache/arrow/go/v17 v17.0.0
-	github.com/arrowagg/arrowagg v0.0.0-20261127015555-46529145b701
+	github.com/arrowagg/arrowagg v0.0.0-20261127023319-a2706d953fd6
 	github.com/stretchr/testify v1.12.1
 )
 
