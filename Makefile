@@ -16,9 +16,9 @@ run: build
 ## test: gofmt check, go vet, every test with the race detector, the
 ## engine's property tests again without it (under it, their largest arrays
 ## are of one type: see engine's bigSizes), the same for the Arrow Go v18
-## front end (module arrow18, generated from the v17 one: its tests are the
-## v17 ones, which run in full under the race detector above, so under it
-## with -short here, and the property tests in full without it), then a
+## front end (module arrow18, generated from the v17 one: its engine's tests
+## are the v17 engine's, which run under the race detector above, so they
+## run in full without it here, its other packages under it), then a
 ## capped run of the fuzz targets on their seed corpora (fuzz-short)
 ENGINE_PROPERTY_TESTS = ^(TestPropertyAgainstOracle|TestOrderedAggregates)$$
 test:
@@ -27,7 +27,7 @@ test:
 	$(GO) vet ./... ./testdata/gen
 	$(GO) test -race -timeout 30m ./...
 	$(GO) test -run '$(ENGINE_PROPERTY_TESTS)' ./engine
-	cd arrow18 && $(GO) vet ./... && $(GO) test -race -short -timeout 30m ./... && $(GO) test -run '$(ENGINE_PROPERTY_TESTS)' ./engine
+	cd arrow18 && $(GO) vet ./... && $(GO) test -race $$($(GO) list ./... | grep -v '/arrow18/engine$$') && $(GO) test ./engine
 	cd bench && $(GO) vet ./internal/... ./cmd/ipcgen && $(GO) test -race ./internal/... ./cmd/ipcgen
 	$(MAKE) fuzz-short
 
