@@ -182,10 +182,7 @@ func (e *Engine) NewAccumulator(schema *arrow.Schema, req Request) (*Accumulator
 func coreColumns(leaves []arrow17.Leaf) []core.Column {
 	out := make([]core.Column, len(leaves))
 	for i, l := range leaves {
-		out[i] = core.Column{Name: l.Name, Kind: l.Kind, Repeated: l.Repeated, Err: l.Err}
-		if l.Type != nil {
-			out[i].Type = l.Type
-		}
+		out[i] = core.Column{Name: l.Name, Type: l.Type, Kind: l.Kind, Repeated: l.Repeated, Err: l.Err}
 	}
 	return out
 }

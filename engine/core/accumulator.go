@@ -69,9 +69,6 @@ func (e *Engine) NewAccumulator(cols []Column, aggs agg.Set) *Accumulator {
 	return a
 }
 
-// Engine is the accumulator's engine.
-func (a *Accumulator) Engine() *Engine { return a.e }
-
 // Columns are the columns the accumulator aggregates, in result order.
 func (a *Accumulator) Columns() []Column { return a.cols }
 

@@ -257,9 +257,6 @@ func (res *Resident) Load(ctx context.Context) error {
 	return nil
 }
 
-// Columns are the columns of the resident data.
-func (res *Resident) Columns() []Column { return res.cols }
-
 // Rows is the number of rows of the record batches.
 func (res *Resident) Rows() int64 { return res.rows }
 
