@@ -1,0 +1,16 @@
+//go:build emu
+
+// Package emugpu runs the CUDA source of the kernels (kernels/*.cu and
+// kernels/*.cuh) on the CPU, through the emulation of the CUDA built-ins in
+// kernels/emu/emu.h, so that Go tests can check the device code's logic on
+// machines without a GPU. It is built only with the emu build tag
+// (go test -tags emu ./internal/emugpu) and is no part of the library.
+//
+// Layout: one C++ file per kernel family (unsnap.cc: the snappy
+// decompressor of kernels/unsnap.cuh), each including emu.h and then the
+// CUDA source it runs, defining the test kernels and an extern "C" entry
+// point that launches them with emu_launch; one Go file per family wraps
+// that entry point (unsnap.go) and emugpu.go holds the cgo flags they share.
+// The emulator runs one thread per CUDA thread, so launches are slow: keep
+// inputs to what a test needs.
+package emugpu
