@@ -3,7 +3,8 @@
 # checks that kernels/policy.go is what kernels/policy.h generates,
 # regenerates the kernels' PTX and fatbins and fails when one differs from the
 # committed one (nvcc 11.8's output is the same bytes run after run), runs the
-# kernels on the CPU through their emulation harness (kernels/emu), compiles,
+# kernels on the CPU through their emulation harness (kernels/emu) and the Go
+# tests of their device functions (internal/emugpu, build tag emu), compiles,
 # without running, the cuda build and the cuda test binaries, runs the driver
 # binding's tests (internal/cudrv: they need no GPU), and runs the cuda command
 # without a GPU (the binaries open libcuda.so.1 when a plan needs the GPU, so
@@ -43,6 +44,9 @@ done
 
 echo "ci-cuda: running the kernels on the CPU (kernels/emu)"
 kernels/emu/run.sh "$tmp/emu"
+
+echo "ci-cuda: running the kernels' device functions on the CPU from Go tests (internal/emugpu)"
+go test -tags emu -count=1 ./internal/emugpu
 
 echo "ci-cuda: building with -tags cuda"
 go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder

@@ -11,6 +11,11 @@
 // CUDA source it runs, defining the test kernels and an extern "C" entry
 // point that launches them with emu_launch; one Go file per family wraps
 // that entry point (unsnap.go) and emugpu.go holds the cgo flags they share.
+// Every file outside this folder that the C++ files include has a symbolic
+// link here named *.h (kernels_unsnap.h, kernels_emu_emu.h): the go command
+// hashes only a package's own files to decide whether to rebuild it, and the
+// links make an edit of a kernel rebuild this package (TestIncludesHashed
+// checks that none is missing).
 // The emulator runs one thread per CUDA thread, so launches are slow: keep
 // inputs to what a test needs.
 package emugpu

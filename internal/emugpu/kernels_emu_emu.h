@@ -1,0 +1,1 @@
+../../kernels/emu/emu.h
