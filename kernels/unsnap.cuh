@@ -74,9 +74,20 @@ constexpr unsigned kLaneMask = kWarp - 1;
 // two bytewise steps, cheaper than the word path's setup).
 constexpr uint32_t kWordLiteral = 128;
 
+// UNSNAP_CHECK_READ(p, bytes) is called before each read of the input: a
+// hook for the CPU emulation's tests (internal/emugpu), which define it to
+// check that no read leaves the input, to the byte (a guard page catches
+// only reads that cross a page). Nothing by default.
+#ifndef UNSNAP_CHECK_READ
+#define UNSNAP_CHECK_READ(p, bytes)
+#endif
+
 // ld_in reads input bytes: read-only for the kernel's lifetime, so through
 // the read-only cache.
-__device__ __forceinline__ uint32_t ld_in(const uint8_t* p) { return __ldg(p); }
+__device__ __forceinline__ uint32_t ld_in(const uint8_t* p) {
+  UNSNAP_CHECK_READ(p, 1);
+  return __ldg(p);
+}
 
 // copy_literal writes out[0, n) = in[0, n) with all lanes (bytes ranges
 // that do not overlap: input and output are different buffers).
@@ -103,6 +114,7 @@ __device__ __forceinline__ void copy_literal(const uint8_t* __restrict__ in, uin
   uint32_t* dst = (uint32_t*)(out + w0);
   const uint32_t words = (w1 - w0) / 4;
   for (uint32_t k = lane; k < words; k += kWarp) {
+    UNSNAP_CHECK_READ(src + k, sh ? 8 : 4);
     const uint32_t lo = __ldg(src + k);
     const uint32_t hi = sh ? __ldg(src + k + 1) : 0u;
     dst[k] = __funnelshift_r(lo, hi, sh);

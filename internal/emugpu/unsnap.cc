@@ -7,8 +7,25 @@
 // Each input is copied to the end of its own mapping, against an
 // inaccessible page (or, placed at the start, just after one), so a read
 // past either end of the input faults; each output has guard bytes on both
-// sides, checked after the launch, so a write outside it is reported.
+// sides, checked after the launch, so a write outside it is reported; every
+// read of an input is checked against its bounds (UNSNAP_CHECK_READ), so a
+// read outside it is reported too, to the byte.
 #include "../../kernels/emu/emu.h"
+
+// Every read of an input is checked against the bounds of the input the
+// calling thread's warp decodes (set by the test kernel), to the byte: a
+// read outside marks the input (read_outside), reported after the launch.
+namespace {
+thread_local const uint8_t* read_lo;
+thread_local const uint8_t* read_hi;
+thread_local int32_t* read_outside;
+inline void check_read(const void* p, size_t n) {
+  const uint8_t* b = (const uint8_t*)p;
+  if (b < read_lo || b + n > read_hi) __atomic_store_n(read_outside, 1, __ATOMIC_RELAXED);
+}
+}  // namespace
+#define UNSNAP_CHECK_READ(p, bytes) check_read((p), (bytes))
+
 #include "../../kernels/unsnap.cuh"
 
 #include <sys/mman.h>
@@ -24,11 +41,15 @@ constexpr size_t kGuard = 64;        // guard bytes on each side of an output
 constexpr uint8_t kGuardByte = 0xA5;
 
 __global__ void unsnap_test(const uint8_t* const* ins, const uint32_t* in_lens, uint8_t* const* outs,
-                            const uint32_t* out_lens, int32_t* codes, unsigned n) {
+                            const uint32_t* out_lens, int32_t* codes, int32_t* outside, unsigned n) {
   const unsigned lane = threadIdx.x % 32;
   const unsigned warps = gridDim.x * (blockDim.x / 32);
-  for (unsigned i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; i < n; i += warps)
+  for (unsigned i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; i < n; i += warps) {
+    read_lo = ins[i];
+    read_hi = ins[i] + in_lens[i];
+    read_outside = &outside[i];
     codes[(size_t)i * 32 + lane] = arrowagg::unsnap_warp(ins[i], in_lens[i], outs[i], out_lens[i]);
+  }
 }
 
 // A Mapping holds one input between inaccessible pages.
@@ -74,11 +95,17 @@ extern "C" int emugpu_unsnap(const uint8_t* src, const uint64_t* src_off, const 
   if (rc == 0 && n > 0) {
     std::vector<uint32_t> out_lens(dst_len, dst_len + n);
     std::vector<uint32_t> in_lens(src_len, src_len + n);
+    std::vector<int32_t> outside(n);
     const unsigned blocks = std::min<unsigned>((n + kBlockWarps - 1) / kBlockWarps, kMaxBlocks);
     emu_launch(unsnap_test, blocks, kBlockWarps * 32, (const uint8_t* const*)ins.data(),
                (const uint32_t*)in_lens.data(), (uint8_t* const*)outs.data(), (const uint32_t*)out_lens.data(),
-               codes, n);
-    for (uint32_t i = 0; i < n; i++) {
+               codes, outside.data(), n);
+    for (uint32_t i = 0; i < n; i++)
+      if (outside[i]) {
+        rc = -2 - (int)i;  // the first input read outside
+        break;
+      }
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
       const std::vector<uint8_t>& b = outbufs[i];
       for (size_t k = 0; k < kGuard; k++)
         if (b[k] != kGuardByte || b[kGuard + dst_len[i] + k] != kGuardByte) {

@@ -36,8 +36,10 @@ const (
 // one emulated launch of several blocks, with out_len outLens[i]. It returns
 // the bytes each warp wrote to its output (all of them, whatever the code)
 // and the code it returned. It fails when the warp's lanes returned
-// different codes or when a write outside an output is detected (guard
-// bytes around each output); a read outside an input crashes the process.
+// different codes, when a read outside an input is detected (each read is
+// checked against the input's bounds) or a write outside an output (guard
+// bytes around each output); a read far outside an input may crash the
+// process first (the inaccessible page).
 func Unsnap(srcs [][]byte, outLens []int, place Placement) (outs [][]byte, codes []int, err error) {
 	if len(srcs) != len(outLens) {
 		return nil, nil, fmt.Errorf("emugpu: %d inputs, %d output lengths", len(srcs), len(outLens))
@@ -72,8 +74,10 @@ func Unsnap(srcs [][]byte, outLens []int, place Placement) (outs [][]byte, codes
 		(*C.uint64_t)(unsafe.Pointer(&dstOff[0])), (*C.uint32_t)(unsafe.Pointer(&dstLen[0])),
 		(*C.int32_t)(unsafe.Pointer(&lanes[0])), C.uint32_t(n), C.int(place))
 	switch {
-	case rc < 0:
+	case rc == -1:
 		return nil, nil, errors.New("emugpu: mapping an input failed")
+	case rc < -1:
+		return nil, nil, fmt.Errorf("emugpu: input %d: unsnap_warp read outside it", -2-rc)
 	case rc > 0:
 		return nil, nil, fmt.Errorf("emugpu: input %d: unsnap_warp wrote outside its output", rc-1)
 	}
