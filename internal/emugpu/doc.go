@@ -11,6 +11,9 @@
 // CUDA source it runs, defining the test kernels and an extern "C" entry
 // point that launches them with emu_launch; one Go file per family wraps
 // that entry point (unsnap.go) and emugpu.go holds the cgo flags they share.
+// Every .cc file includes readcheck.h after emu.h and before any kernel
+// source: the hook that checks each read of a kernel's input against its
+// bounds, the same in every file (the kernels' inline functions must be).
 // Every file outside this folder that the C++ files include has a symbolic
 // link here named *.h (kernels_unsnap.h, kernels_emu_emu.h): the go command
 // hashes only a package's own files to decide whether to rebuild it, and the

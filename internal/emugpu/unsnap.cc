@@ -12,19 +12,7 @@
 // read outside it is reported too, to the byte.
 #include "../../kernels/emu/emu.h"
 
-// Every read of an input is checked against the bounds of the input the
-// calling thread's warp decodes (set by the test kernel), to the byte: a
-// read outside marks the input (read_outside), reported after the launch.
-namespace {
-thread_local const uint8_t* read_lo;
-thread_local const uint8_t* read_hi;
-thread_local int32_t* read_outside;
-inline void check_read(const void* p, size_t n) {
-  const uint8_t* b = (const uint8_t*)p;
-  if (b < read_lo || b + n > read_hi) __atomic_store_n(read_outside, 1, __ATOMIC_RELAXED);
-}
-}  // namespace
-#define UNSNAP_CHECK_READ(p, bytes) check_read((p), (bytes))
+#include "readcheck.h"  // every read of an input checked, to the byte
 
 #include "../../kernels/unsnap.cuh"
 
@@ -45,9 +33,7 @@ __global__ void unsnap_test(const uint8_t* const* ins, const uint32_t* in_lens, 
   const unsigned lane = threadIdx.x % 32;
   const unsigned warps = gridDim.x * (blockDim.x / 32);
   for (unsigned i = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; i < n; i += warps) {
-    read_lo = ins[i];
-    read_hi = ins[i] + in_lens[i];
-    read_outside = &outside[i];
+    emugpu::read_bounds(ins[i], in_lens[i], &outside[i]);
     codes[(size_t)i * 32 + lane] = arrowagg::unsnap_warp(ins[i], in_lens[i], outs[i], out_lens[i]);
   }
 }
