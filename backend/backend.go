@@ -87,6 +87,17 @@ type StatsGPU interface {
 	SupportsStats(k column.Kind, tracks agg.Set) bool
 }
 
+// PageGPU is implemented by GPU backends that decode Parquet pages
+// themselves (column.Pages): the chunks go up as stored and the values are
+// decoded and aggregated on the device.
+type PageGPU interface {
+	// HandlesPages reports whether UpdatePages takes pages of kind k for
+	// a state that tracks tracks.
+	HandlesPages(k column.Kind, tracks agg.Set) bool
+	// UpdatePages folds p into s; s is left untouched when it fails.
+	UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error
+}
+
 // DeviceColumn is a column chunk held in device memory by a ResidentGPU.
 type DeviceColumn interface {
 	// Update folds the column into s, like Backend.Update for the view it

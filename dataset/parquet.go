@@ -68,6 +68,9 @@ type parquetLeaf struct {
 	// values are the elements of lists; its states count elements, not
 	// rows (pqlist.go).
 	elem bool
+	// gpu: the GPU decodes its pages, every row group's at once
+	// (pqgpu.go); its tasks have nothing to do.
+	gpu bool
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -242,6 +245,22 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	gl, err := r.planGPU(ctx, f, f.Size())
+	if err != nil {
+		return err
+	}
+	gpuDone := make(chan struct{})
+	// (The GPU's own context: schedule cancels ctx when it is done.)
+	gctx, gcancel := context.WithCancel(parent)
+	defer gcancel()
+	if len(gl) > 0 {
+		for _, g := range gl {
+			g.leaf.gpu = true
+		}
+		go r.runGPU(gctx, gl, gpuDone)
+	} else {
+		close(gpuDone)
+	}
 	workers := max(1, min(r.workers, plan.tasks))
 	tasks := make(chan int)
 	results := make(chan taskDone)
@@ -250,6 +269,18 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	}
 	folding := time.Now()
 	err = r.schedule(ctx, cancel, &plan, workers, tasks, results, src, prog)
+	if err != nil {
+		gcancel()
+	}
+	<-gpuDone
+	for _, g := range gl {
+		if err == nil && g.err != nil {
+			err = g.err
+		}
+		if err == nil {
+			src.add(g.leaf.out, g.state, 0, g.plan)
+		}
+	}
 	startup.Trace("chunks folded", folding, err)
 	if err != nil {
 		if parent.Err() == nil {
@@ -395,7 +426,9 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 				wk.meta = fr.ParquetReader().MetaData()
 			}
 		}
-		if frErr != nil {
+		if l.gpu { // (runGPU aggregates its chunks)
+			d.res.state = agg.New(l.page.kind.Family(), agg.Default)
+		} else if frErr != nil {
 			d.err = frErr
 		} else if d.res, ok = r.statsChunk(rg, l); !ok {
 			d.err = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) error {

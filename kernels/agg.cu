@@ -1466,3 +1466,7 @@ ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_float32, (ordered_typed<float, FloatMat
 ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_float64, (ordered_typed<double, FloatMatch<double>>))
 ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_decimal128, (ordered_typed<Dec128, DecMatch>))
 ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_bool, ordered_bool)
+
+// The Parquet page kernels (arrowagg_pq_unsnap, arrowagg_pq_<kind>), on this
+// file's layers.
+#include "pq.cuh"

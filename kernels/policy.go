@@ -96,4 +96,37 @@ const (
 	// LadderMaxStateBytes is the size of the largest state of kernel 12's
 	// operators (the 2x2 matrix and first/last/count).
 	LadderMaxStateBytes = 16
+
+	// AggPqPageBytes is the size of a page of the Parquet page kernels' page
+	// table (PageDesc; internal/pqdev writes it).
+	AggPqPageBytes = 56
+	// AggPqPad is the padding before and after the page kernels' chunk and
+	// scratch buffers (and each scratch slot's end): the slack of the aligned
+	// 8-byte words that hold a misaligned value or a bit-packed index.
+	AggPqPad = 16
+	// AggPqFlagV2 marks a data page v2 (its levels stored apart, raw).
+	AggPqFlagV2 = 1
+	// AggPqFlagSnappy marks a page whose body is snappy-compressed.
+	AggPqFlagSnappy = 2
+	// AggPqFlagDict marks a page of dictionary indices (RLE_DICTIONARY,
+	// PLAIN_DICTIONARY).
+	AggPqFlagDict = 4
+
+	// AggPqErrSnappy is the status of a page whose snappy stream is corrupt.
+	AggPqErrSnappy = 1
+	// AggPqErrSnappyLength: the snappy stream's length is not the page
+	// header's uncompressed size.
+	AggPqErrSnappyLength = 2
+	// AggPqErrLevels: the definition levels are corrupt or fewer than the
+	// page's values.
+	AggPqErrLevels = 3
+	// AggPqErrValues: fewer PLAIN values than non-null levels.
+	AggPqErrValues = 4
+	// AggPqErrBitWidth: the dictionary indices' bit width is above 32.
+	AggPqErrBitWidth = 5
+	// AggPqErrIndex: a dictionary index outside the dictionary.
+	AggPqErrIndex = 6
+	// AggPqErrIndices: the dictionary indices are corrupt or fewer than the
+	// non-null levels.
+	AggPqErrIndices = 7
 )

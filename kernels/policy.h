@@ -110,4 +110,39 @@
 // operators (the 2x2 matrix and first/last/count).
 #define LADDER_MAX_STATE_BYTES 16
 
+// ------------------------------------------------------------------ pq.cuh
+
+// AGG_PQ_PAGE_BYTES is the size of a page of the Parquet page kernels' page
+// table (PageDesc; internal/pqdev writes it).
+#define AGG_PQ_PAGE_BYTES 56
+// AGG_PQ_PAD is the padding before and after the page kernels' chunk and
+// scratch buffers (and each scratch slot's end): the slack of the aligned
+// 8-byte words that hold a misaligned value or a bit-packed index.
+#define AGG_PQ_PAD 16
+// AGG_PQ_FLAG_V2 marks a data page v2 (its levels stored apart, raw).
+#define AGG_PQ_FLAG_V2 1
+// AGG_PQ_FLAG_SNAPPY marks a page whose body is snappy-compressed.
+#define AGG_PQ_FLAG_SNAPPY 2
+// AGG_PQ_FLAG_DICT marks a page of dictionary indices (RLE_DICTIONARY,
+// PLAIN_DICTIONARY).
+#define AGG_PQ_FLAG_DICT 4
+
+// AGG_PQ_ERR_SNAPPY is the status of a page whose snappy stream is corrupt.
+#define AGG_PQ_ERR_SNAPPY 1
+// AGG_PQ_ERR_SNAPPY_LENGTH: the snappy stream's length is not the page
+// header's uncompressed size.
+#define AGG_PQ_ERR_SNAPPY_LENGTH 2
+// AGG_PQ_ERR_LEVELS: the definition levels are corrupt or fewer than the
+// page's values.
+#define AGG_PQ_ERR_LEVELS 3
+// AGG_PQ_ERR_VALUES: fewer PLAIN values than non-null levels.
+#define AGG_PQ_ERR_VALUES 4
+// AGG_PQ_ERR_BIT_WIDTH: the dictionary indices' bit width is above 32.
+#define AGG_PQ_ERR_BIT_WIDTH 5
+// AGG_PQ_ERR_INDEX: a dictionary index outside the dictionary.
+#define AGG_PQ_ERR_INDEX 6
+// AGG_PQ_ERR_INDICES: the dictionary indices are corrupt or fewer than the
+// non-null levels.
+#define AGG_PQ_ERR_INDICES 7
+
 #endif  // ARROWAGG_KERNELS_POLICY_H

@@ -34,6 +34,7 @@ C1 = 0xBF58476D1CE4E5B9
 C2 = 0x94D049BB133111EB
 NULL_BELOW = 3277
 CHUNK = 1 << 20  # rows per generated batch, row group and IPC batch
+GPU_GROUP = 16  # batches per row group of the GPU-friendly file
 
 
 def mix_py(x):
@@ -100,7 +101,7 @@ def gen_batch(pa, np, lo, hi):
     ], names=["i32", "i64", "f64", "f32"])
 
 
-def write(d, rows):
+def write(d, rows, only=()):
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -117,11 +118,17 @@ def write(d, rows):
     names = {
         "pa-snappy.parquet": lambda p: pq.ParquetWriter(p, schema, compression="snappy"),
         "pa-none.parquet": lambda p: pq.ParquetWriter(p, schema, compression="none"),
+        # "GPU-friendly": row groups of GPU_GROUP batches, no dictionary
+        # (the values are random), pages of 1 MiB: many pages per chunk.
+        "pa-snappy-gpu.parquet": lambda p: pq.ParquetWriter(p, schema, compression="snappy", use_dictionary=False,
+                                                            data_page_size=1 << 20, write_statistics=False),
         "pa.arrow": lambda p: pa.ipc.new_file(p, schema),
         "pa-zstd.arrow": lambda p: pa.ipc.new_file(p, schema, options=pa.ipc.IpcWriteOptions(compression="zstd")),
     }
     writers = {}
     for name, mk in names.items():
+        if only and name not in only:
+            continue
         path = os.path.join(d, name)
         if os.path.exists(path):
             print(f"bench_files: {path} exists, kept", file=sys.stderr)
@@ -130,10 +137,16 @@ def write(d, rows):
     if not writers:
         return
     start = time.perf_counter()
+    held = []  # the batches of the GPU-friendly file's next row group
     for lo in range(0, rows, CHUNK):
         batch = gen_batch(pa, np, lo, min(lo + CHUNK, rows))
         for name, (w, _) in writers.items():
-            if name.endswith(".parquet"):
+            if name == "pa-snappy-gpu.parquet":
+                held.append(batch)
+                if len(held) == GPU_GROUP or lo + CHUNK >= rows:
+                    w.write_table(pa.Table.from_batches(held), row_group_size=GPU_GROUP * CHUNK)
+                    held = []
+            elif name.endswith(".parquet"):
                 w.write_batch(batch, row_group_size=CHUNK)
             else:
                 w.write_batch(batch)
@@ -333,8 +346,8 @@ def main():
     if not args:
         sys.exit(__doc__)
     cmd = args[0]
-    if cmd == "write" and len(args) == 3:
-        write(args[1], int(args[2]))
+    if cmd == "write" and len(args) >= 3:
+        write(args[1], int(args[2]), tuple(args[3:]))  # then the files to write (default: all)
     elif cmd == "query" and len(args) == 2:
         query(args[1])
     elif cmd == "exec" and len(args) >= 4 and args[2] == "--":

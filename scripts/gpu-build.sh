@@ -32,6 +32,7 @@ flags=(-tags cuda -trimpath "-ldflags=-s -w")
 echo "gpu-build: $(go version), $(nvcc --version 2>/dev/null | tail -1 || echo 'no nvcc')"
 go test "${flags[@]}" -c -o "$out/cuda.test" ./backend/cuda
 go test "${flags[@]}" -c -o "$out/ladder.test" ./ladder
+go test "${flags[@]}" -c -o "$out/dataset.test" ./dataset
 # The Arrow Go v18 front end's examples, Example_gpu among them (module arrow18).
 (cd arrow18 && go test "${flags[@]}" -c -o "$out/arrow18-gpuagg.test" ./gpuagg)
 go build "${flags[@]}" -o "$out/arrowagg-cuda" ./cmd/arrowagg

@@ -7,6 +7,10 @@
 #          and the command's own tests in the cuda build
 #   bench  the GPU benchmarks (resident, end to end, with their ceilings)
 #   peers  CuPy and PyTorch on the same data (scripts/gpu_peers.py)
+#   pages  the GPU page route (dataset's TestGPUPagesCUDA: every kind, page
+#          version, codec, dictionary setting and null density against the
+#          CPU page path), then the same under compute-sanitizer's memcheck
+#          when the host has it
 #   big    (not by default) a BIG_GIB (default 20) GiB Arrow IPC file and its two
 #          halves, made by gpu-bin/ipcgen in BIG_DIR (default /tmp; twice BIG_GIB
 #          of free disk), aggregated by arrowagg-cuda --format json whole and as
@@ -53,6 +57,18 @@ if has tests; then
   (cd backend/cuda && "$BIN/cuda.test" -test.v -test.count=1 -test.timeout="${GPU_TEST_TIMEOUT:-240s}") >"$OUT/tests.log" 2>&1
   result[tests]=$?
   grep -E -- '^(--- FAIL|FAIL|panic|ok|PASS)' "$OUT/tests.log" | head -20
+fi
+
+if has pages; then
+  stamp "pages"
+  (cd dataset && "$BIN/dataset.test" -test.v -test.count=1 -test.run '^TestGPUPagesCUDA$') >"$OUT/pages.log" 2>&1
+  result[pages]=$?
+  grep -E -- '^(--- FAIL|FAIL|panic|ok|PASS)' "$OUT/pages.log" | head -20
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    (cd dataset && compute-sanitizer --tool memcheck --error-exitcode 3 "$BIN/dataset.test" -test.count=1 -test.run '^TestGPUPagesCUDA$') >"$OUT/pages-memcheck.log" 2>&1
+    result[pages-memcheck]=$?
+    tail -5 "$OUT/pages-memcheck.log"
+  fi
 fi
 
 if has cli; then
@@ -247,7 +263,7 @@ fi
 {
   echo "== summary"
   grep -E '^(date|gpu):' "$OUT/env.txt"
-  for s in tests cli bench peers big; do
+  for s in tests pages pages-memcheck cli bench peers big; do
     [ -n "${result[$s]+x}" ] && echo "$s: exit ${result[$s]}"
   done
   if [ -f "$OUT/tests.log" ]; then

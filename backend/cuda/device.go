@@ -60,9 +60,11 @@ type device struct {
 	// the sketch kernels (none for some kinds)
 	skFns     [len(specs)]cudrv.Function
 	skMaxGrid [len(specs)]int
-	pool      *pool
-	retain    bool // the primary context was retained
-	cleanup   []func() error
+	// the Parquet page kernels, loaded when first used (pageKernel)
+	pqFns   map[string]cudrv.Function
+	pool    *pool
+	retain  bool // the primary context was retained
+	cleanup []func() error
 }
 
 // newDevice describes GPU ordinal lazily; setup runs on its thread once it
@@ -164,6 +166,23 @@ func (d *device) init() error {
 	}
 	d.pool = newPool()
 	return nil
+}
+
+// pageKernel is the Parquet page kernel name, loaded when first asked for;
+// device thread.
+func (d *device) pageKernel(name string) (cudrv.Function, int, error) {
+	if f, ok := d.pqFns[name]; ok {
+		return f, 0, nil
+	}
+	f, g, err := d.loadKernel(name)
+	if err != nil {
+		return f, g, err
+	}
+	if d.pqFns == nil {
+		d.pqFns = make(map[string]cudrv.Function)
+	}
+	d.pqFns[name] = f
+	return f, g, nil
 }
 
 // loadKernel finds a kernel of the module and the most blocks worth

@@ -258,7 +258,7 @@ func (b *Backend) updatePacked(ctx context.Context, views []*column.View, packed
 			for _, c := range packets[i].cols {
 				v := views[c.view]
 				words := unsafe.Slice((*uint64)(unsafe.Pointer(&b.hout[slot*multiStateBytes])), maxWords)
-				s := decode(v.Kind, int64(v.Len), words[:specs[v.Kind].words])
+				s := kernels.State(v.Kind, int64(v.Len), words[:specs[v.Kind].words])
 				local[c.view].Merge(&s)
 				slot++
 			}

@@ -7,7 +7,9 @@
 // (go test -tags emu ./internal/emugpu) and is no part of the library.
 //
 // Layout: one C++ file per kernel family (unsnap.cc: the snappy
-// decompressor of kernels/unsnap.cuh), each including emu.h and then the
+// decompressor of kernels/unsnap.cuh; pq.cc: the Parquet page kernels of
+// kernels/pq.cuh, launched as the CUDA backend launches them, and the
+// Backend that gives the GPU page route to tests), each including emu.h and then the
 // CUDA source it runs, defining the test kernels and an extern "C" entry
 // point that launches them with emu_launch; one Go file per family wraps
 // that entry point (unsnap.go) and emugpu.go holds the cgo flags they share.

@@ -1,0 +1,187 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
+	"github.com/arrowagg/arrowagg/internal/pqdev"
+	"github.com/arrowagg/arrowagg/internal/startup"
+	"github.com/arrowagg/arrowagg/kernels"
+)
+
+var _ backend.PageGPU = (*Backend)(nil)
+
+// HandlesPages reports whether the page kernels decode pages of kind k for
+// the aggregates of tracks (pqdev.Handles).
+func (b *Backend) HandlesPages(k column.Kind, tracks agg.Set) bool { return pqdev.Handles(k, tracks) }
+
+// pageBatchBytes bounds the stored bytes of the chunks decoded at once: the
+// device holds them, and the snappy pages' bodies decompressed beside them.
+const pageBatchBytes = 1 << 30
+
+// UpdatePages folds Parquet pages into s on the device (pqdev.Aggregate):
+// the chunks are uploaded as stored, snappy bodies decompressed by one
+// launch and the pages decoded and aggregated by another (kernels/pq.cuh),
+// a batch of chunks at a time. A page whose bytes the kernels find corrupt
+// fails the call, naming the page; s is left untouched then.
+func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {
+	err := pqdev.Aggregate(ctx, p, s, pageBatchBytes, func(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
+		return b.d.do(func() error { return b.decodePages(ctx, q, l, words, status) })
+	})
+	if err != nil {
+		return fmt.Errorf("cuda: %s pages: %w", p.Type, err)
+	}
+	return nil
+}
+
+// decodePages runs the page kernels over q as l lays it out, leaving the
+// state's words in words and the pages' status in status; device thread.
+func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) (err error) {
+	d := b.d
+	name := pqdev.Kernel(q.Kind)
+	fn, _, err := d.pageKernel(name)
+	if err != nil {
+		return err
+	}
+	var unsnap cudrv.Function
+	if l.Snappy > 0 {
+		if unsnap, _, err = d.pageKernel("arrowagg_pq_unsnap"); err != nil {
+			return err
+		}
+	}
+	np := int64(len(q.Pages))
+	var data, scratch, table, dict, stat, partials, ticket, out devBuf
+	bufs := []*devBuf{&data, &scratch, &table, &dict, &stat, &partials, &ticket, &out}
+	defer func() {
+		if err != nil {
+			err = b.settle(err)
+		}
+		for _, x := range bufs {
+			if x.ptr != 0 {
+				d.pool.release(x)
+			}
+		}
+	}()
+	sizes := []int64{l.DataBytes, l.ScratchBytes, int64(len(l.Table)), int64(len(q.Dict)) + 16, 4 * np,
+		np * stateWords * 8, 4, stateWords * 8}
+	for i, x := range bufs {
+		if *x, err = d.pool.alloc(sizes[i]); err != nil {
+			return err
+		}
+	}
+	st := b.up
+	if err := cudrv.MemsetD8Async(data.ptr, 0, l.DataBytes, st); err != nil {
+		return fmt.Errorf("zeroing the chunk buffer: %w", err)
+	}
+	if err := cudrv.MemsetD32Async(stat.ptr, 0, np, st); err != nil {
+		return fmt.Errorf("zeroing the pages' status: %w", err)
+	}
+	if err := cudrv.MemsetD32Async(ticket.ptr, 0, 1, st); err != nil {
+		return fmt.Errorf("zeroing the launch ticket: %w", err)
+	}
+	if err := b.copyChunks(ctx, q, l, data.ptr, st); err != nil {
+		return err
+	}
+	if err := d.copyHtoD(table.ptr, unsafe.Pointer(&l.Table[0]), int64(len(l.Table)), st); err != nil {
+		return fmt.Errorf("copying the page table: %w", err)
+	}
+	if len(q.Dict) > 0 {
+		if err := d.copyHtoD(dict.ptr, unsafe.Pointer(&q.Dict[0]), int64(len(q.Dict)), st); err != nil {
+			return fmt.Errorf("copying the dictionaries: %w", err)
+		}
+	}
+	chunk, scr := data.ptr+pqdev.Pad, scratch.ptr+pqdev.Pad
+	var kstart time.Time
+	if startup.Enabled() { // the kernels' time alone, after the copies
+		if err := d.syncStream(st); err != nil {
+			return fmt.Errorf("waiting for the copies: %w", err)
+		}
+		kstart = time.Now()
+	}
+	if l.Snappy > 0 {
+		var args cudrv.Params
+		args.Ptr(chunk).Ptr(scr).Ptr(table.ptr).U64(uint64(np)).Ptr(stat.ptr)
+		warps := int64(blockThreads / kernels.AggWarpThreads)
+		if err := unsnap.Launch(int((np+warps-1)/warps), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
+			return fmt.Errorf("launching arrowagg_pq_unsnap on %d pages: %w", np, err)
+		}
+		launches.Add(1)
+	}
+	maxdef := uint64(0)
+	if q.Nullable {
+		maxdef = 1
+	}
+	var args cudrv.Params
+	args.Ptr(chunk).Ptr(scr).Ptr(table.ptr).Ptr(dict.ptr).U64(maxdef).Ptr(partials.ptr).Ptr(ticket.ptr).
+		Ptr(out.ptr).Ptr(stat.ptr)
+	if err := fn.Launch(int(np), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
+		return fmt.Errorf("launching %s on %d pages: %w", name, np, err)
+	}
+	launches.Add(1)
+	hw := make([]byte, stateWords*8+4*np)
+	if err := d.copyDtoH(unsafe.Pointer(&hw[0]), out.ptr, stateWords*8, st); err != nil {
+		return fmt.Errorf("copying the state back: %w", err)
+	}
+	if err := d.copyDtoH(unsafe.Pointer(&hw[stateWords*8]), stat.ptr, 4*np, st); err != nil {
+		return fmt.Errorf("copying the pages' status back: %w", err)
+	}
+	if err := d.syncStream(st); err != nil {
+		return fmt.Errorf("waiting for the page kernels: %w", err)
+	}
+	if startup.Enabled() {
+		startup.Trace(fmt.Sprintf("page kernels: %d pages, %d values of %d bytes, %d stored bytes", np, q.Rows,
+			q.Kind.Width(), l.DataBytes), kstart, nil)
+	}
+	for i := range words {
+		words[i] = binary.LittleEndian.Uint64(hw[8*i:])
+	}
+	for i := range status {
+		status[i] = binary.LittleEndian.Uint32(hw[stateWords*8+4*i:])
+	}
+	return nil
+}
+
+// copyChunks copies the chunks of q to the chunk buffer at data where l puts
+// them: through the staging ring when the ring can be had, else directly;
+// device thread.
+func (b *Backend) copyChunks(ctx context.Context, q *column.Pages, l *pqdev.Layout, data cudrv.DevicePtr, st cudrv.Stream) error {
+	var total int64
+	for _, c := range q.Chunks {
+		total += c.Len
+	}
+	staged := false
+	if total >= stageFrom {
+		switch err := b.ensureLanes(); {
+		case err == nil:
+			staged = true
+		case !isOOM(err):
+			return err
+		}
+	}
+	for i, c := range q.Chunks {
+		if c.Len == 0 {
+			continue
+		}
+		src := q.Data[c.Off : c.Off+c.Len]
+		dst := data + cudrv.DevicePtr(l.ChunkAt[i])
+		if staged && !pinned(src) {
+			if err := b.ring.copy(ctx, b.d, st, toDevice(dst, src)); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.d.copyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src)), st); err != nil {
+			return fmt.Errorf("copying %d bytes to the device: %w", len(src), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,268 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
+)
+
+// The GPU page route: the Parquet columns that the GPU's page kernels
+// decode (column.Pages: flat integers and floats, pages v1 or v2, PLAIN or
+// dictionary-encoded, uncompressed or snappy) go to the device as the file
+// stores them, each column's chunks of every row group in one call
+// (engine.UpdatePages), when the engine says the GPU is faster for them
+// (engine.PagesOnGPU: always under --device gpu). The walk of each chunk's
+// page headers (pqwalk.go) checks them and records the pages; a chunk
+// with a page the kernels do not decode (another codec or encoding, levels
+// BIT_PACKED) leaves its column to the CPU page path, whole. The other
+// columns' chunks are tasks of the workers meanwhile.
+
+// gpuLeaf is a leaf whose pages the GPU decodes.
+type gpuLeaf struct {
+	leaf  *parquetLeaf
+	pages column.Pages
+	state agg.State
+	plan  engine.ColumnPlan
+	err   error
+}
+
+// errNotGPUPage is wrapped by the reasons a chunk's pages are not the page
+// kernels'.
+var errNotGPUPage = errors.New("not a page of the GPU page kernels")
+
+// gpuCandidate says whether leaf l's pages could go to the page kernels,
+// whatever its chunks hold.
+func (r *parquetRun) gpuCandidate(l *parquetLeaf) bool {
+	p := l.page
+	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.flba != 0 || p.int96 ||
+		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) {
+		return false
+	}
+	switch p.kind {
+	case column.Int32, column.Int64, column.Uint32, column.Uint64, column.Float32, column.Float64:
+	default:
+		return false
+	}
+	md := r.pqf.meta
+	for rg := range md.RowGroups {
+		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+		if err != nil || cc.CryptoMetadata() != nil {
+			return false
+		}
+		if c := cc.Compression(); c != compress.Codecs.Snappy && c != compress.Codecs.Uncompressed {
+			return false
+		}
+	}
+	return true
+}
+
+// planGPU picks the leaves whose pages go to the GPU and records their
+// pages; nil when none do.
+func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]*gpuLeaf, error) {
+	if r.eng == nil {
+		return nil, nil
+	}
+	var cands []*parquetLeaf
+	var stored, decoded int64
+	md := r.pqf.meta
+	for i := range r.leaves {
+		l := &r.leaves[i]
+		if !r.gpuCandidate(l) {
+			continue
+		}
+		cands = append(cands, l)
+		for rg := range md.RowGroups {
+			cc, _ := md.RowGroup(rg).ColumnChunk(l.col)
+			stored += max(cc.TotalCompressedSize(), 0)
+			decoded += max(cc.TotalUncompressedSize(), 0)
+		}
+	}
+	var out []*gpuLeaf
+	for _, l := range cands {
+		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
+		ok, plan := r.eng.PagesOnGPU(ctx, l.page.kind, tracks, stored, decoded)
+		if !ok {
+			continue
+		}
+		g := &gpuLeaf{leaf: l}
+		err := r.budget.Run(ctx, "a column's pages for the gpu", func(c *budget.Charge) error {
+			return r.gatherPages(ctx, f, size, c, l, &g.pages)
+		})
+		if errors.Is(err, errNotGPUPage) {
+			continue // the CPU page path reads it
+		}
+		if err != nil {
+			return nil, err
+		}
+		g.plan = plan
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+// gatherPages walks the chunks of leaf l in every row group and records
+// their data pages in p, their dictionaries decompressed into p.Dict.
+func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64, charge *budget.Charge, l *parquetLeaf, p *column.Pages) error {
+	md := r.pqf.meta
+	pl := l.page
+	width := pl.width()
+	*p = column.Pages{Type: l.typ, Kind: pl.kind, Nullable: pl.maxDef > 0, Data: r.mapped}
+	var g pageGuard
+	var s pageScratch
+	for rg := range md.RowGroups {
+		rows := md.RowGroup(rg).NumRows()
+		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+		if err != nil {
+			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
+		}
+		if cc.NumValues() != rows {
+			return fmt.Errorf("row group %d: column %q: the column chunk has %d values, the row group %d rows", rg, l.name, cc.NumValues(), rows)
+		}
+		c, ok, err := r.guardChunkOf(f, size, cc, l.col, false)
+		if err != nil {
+			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
+		}
+		if !ok {
+			return errNotGPUPage
+		}
+		c.charge = charge
+		if err := s.gatherChunk(ctx, &g, &c, p, rg, rows, width); err != nil {
+			if errors.Is(err, errNotGPUPage) {
+				return err
+			}
+			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
+		}
+	}
+	return nil
+}
+
+// gatherChunk records the pages of chunk c (row group rg, of rows rows) in
+// p as its walk checks them.
+func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChunk, p *column.Pages, rg int, rows int64, width int) error {
+	codec, err := compress.GetCodec(c.codec)
+	if err != nil {
+		return err
+	}
+	snappy := c.codec == compress.Codecs.Snappy
+	chunk := len(p.Chunks)
+	p.Chunks = append(p.Chunks, column.Span{Off: c.off, Len: c.end - c.off})
+	g.begin(c)
+	defer g.end()
+	s.mapped = c.mapped
+	defer func() { s.page = dropCharged(c.charge, s.page) }()
+	dictOff, dictLen, hasDict := 0, 0, false
+	var seen int64
+	for read := 0; ; read++ {
+		pg, err := g.next(ctx)
+		if err != nil {
+			return err
+		}
+		if pg == nil {
+			break
+		}
+		enc := parquet.Encoding(pg.encoding)
+		n := int(pg.numValues)
+		switch pg.typ {
+		case pageTypeDict:
+			if hasDict || read > 0 {
+				return fmt.Errorf("page %d: a dictionary page after another page", pg.index)
+			}
+			if enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
+				return fmt.Errorf("page %d: dictionary page of encoding %s", pg.index, enc)
+			}
+			data, err := s.pageData(ctx, g, codec, pg)
+			if err != nil {
+				return fmt.Errorf("page %d: %w", pg.index, err)
+			}
+			if n < 0 || n > len(data)/width {
+				return fmt.Errorf("page %d: dictionary page of %d values in %d bytes", pg.index, n, len(data))
+			}
+			if err := c.charge.Grow("a dictionary for the gpu", int64(n*width)); err != nil {
+				return err
+			}
+			dictOff, dictLen, hasDict = len(p.Dict)/width, n, true
+			p.Dict = append(p.Dict, data[:n*width]...)
+			continue
+		case pageTypeData, pageTypeDataV2:
+		default:
+			read--
+			continue
+		}
+		if n < 0 || int64(n) > rows-seen {
+			return fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", pg.index, n, rows-seen)
+		}
+		page := column.Page{Chunk: chunk, Offset: pg.at, Rows: n, RowGroup: rg, Index: pg.index}
+		switch enc {
+		case parquet.Encodings.Plain:
+		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+			if !hasDict {
+				return fmt.Errorf("page %d: dictionary-encoded without a dictionary page", pg.index)
+			}
+			page.Dictionary, page.DictOffset, page.DictLen = true, dictOff, dictLen
+		default:
+			return fmt.Errorf("%w: encoding %s", errNotGPUPage, enc)
+		}
+		if pg.typ == pageTypeData {
+			if c.maxDef > 0 && parquet.Encoding(pg.defEncoding) != parquet.Encodings.RLE {
+				return fmt.Errorf("%w: definition levels %s", errNotGPUPage, parquet.Encoding(pg.defEncoding))
+			}
+			page.Stored, page.Body, page.Snappy = int(pg.compressed), int(pg.uncompressed), snappy
+		} else {
+			rl, dl := int(pg.repBytes), int(pg.defBytes)
+			page.V2, page.Levels, page.DefLevels = true, rl+dl, dl
+			page.Snappy = snappy && pg.isCompressed
+			page.Stored = int(pg.compressed)
+			if !pg.isCompressed {
+				page.Stored = int(pg.uncompressed) // (what arrow-go reads)
+			}
+			page.Body = int(pg.uncompressed) - page.Levels
+			if rl < 0 || dl < 0 || page.Levels > page.Stored || page.Body < 0 {
+				return fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", pg.index, rl, dl, pg.uncompressed)
+			}
+		}
+		if !page.Snappy && page.Body != page.Stored-page.Levels {
+			return fmt.Errorf("page %d: an uncompressed page of %d bytes said to hold %d", pg.index, page.Stored, page.Body+page.Levels)
+		}
+		p.Pages = append(p.Pages, page)
+		p.Rows += int64(n)
+		seen += int64(n)
+	}
+	if seen != rows {
+		return fmt.Errorf("the pages have %d values, the column chunk metadata says %d", seen, rows)
+	}
+	return nil
+}
+
+// runGPU aggregates the leaves of gl on the GPU, one after the other, in
+// its own goroutine: done is closed when all are.
+func (r *parquetRun) runGPU(ctx context.Context, gl []*gpuLeaf, done chan<- struct{}) {
+	defer close(done)
+	for _, g := range gl {
+		if ctx.Err() != nil {
+			g.err = ctx.Err()
+			return
+		}
+		start := time.Now()
+		g.state = agg.New(g.leaf.page.kind.Family(), agg.Default)
+		g.err = r.eng.UpdatePages(ctx, &g.pages, &g.state)
+		g.plan.Measured = time.Since(start)
+		for _, s := range g.pages.Chunks {
+			g.plan.Bytes += s.Len
+			releaseMapped(r.mapped, s.Off, s.Len)
+		}
+		if g.err != nil {
+			g.err = fmt.Errorf("column %q: %w", g.leaf.name, g.err)
+			return
+		}
+	}
+}

@@ -1,0 +1,52 @@
+package core
+
+import (
+	"context"
+	"errors"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/planner"
+)
+
+// PagesOnGPU says whether the engine aggregates Parquet pages of kind k,
+// for states that track tracks, with the GPU's page kernels
+// (backend.PageGPU): always under DeviceGPU when the backend takes them,
+// under DeviceAuto when the calibration says the GPU is faster for stored
+// bytes of pages (decoded once decompressed), all the file's columns that
+// could go together. When it says yes, plan is the columns' plan (its
+// reason why; its bytes and time the caller's to add).
+func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, stored, decoded int64) (ok bool, plan ColumnPlan) {
+	if e.gpu == nil || e.device == DeviceCPU || e.gpuFailed.Load() {
+		return false, plan
+	}
+	pg, ok := e.gpu.(backend.PageGPU)
+	if !ok || !pg.HandlesPages(k, tracks) {
+		return false, plan
+	}
+	plan = ColumnPlan{Source: SourcePages, Backend: planner.GPU, Location: planner.Host,
+		Reason: "parquet pages decoded and aggregated on the gpu (--device gpu)"}
+	if e.device == DeviceGPU {
+		return true, plan
+	}
+	if !planner.PagesWorthAsking(decoded, e.threads) {
+		return false, plan
+	}
+	cal := e.calibration(ctx)
+	if e.gpuFailed.Load() {
+		return false, plan
+	}
+	ok, plan.Reason = cal.PagesOnGPU(stored, decoded, e.threads, false)
+	return ok, plan
+}
+
+// UpdatePages folds Parquet pages into s with the GPU's page kernels; the
+// caller asked PagesOnGPU first.
+func (e *Engine) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {
+	pg, ok := e.gpu.(backend.PageGPU)
+	if !ok || e.gpuFailed.Load() {
+		return errors.New("the engine has no GPU backend that decodes Parquet pages")
+	}
+	return pg.UpdatePages(ctx, p, s)
+}

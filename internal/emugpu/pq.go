@@ -1,0 +1,92 @@
+//go:build emu
+
+package emugpu
+
+// #include "pq.h"
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"unsafe"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
+	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/pqdev"
+)
+
+var pqKinds = map[column.Kind]C.uint32_t{
+	column.Int32: 0, column.Int64: 1, column.Uint32: 2, column.Uint64: 3, column.Float32: 4, column.Float64: 5,
+}
+
+// RunPages is a pqdev.Run on the CPU: the page kernels over one batch, as
+// the CUDA backend launches them.
+func RunPages(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
+	kind, ok := pqKinds[q.Kind]
+	if !ok {
+		return fmt.Errorf("no page kernel for %s", q.Kind)
+	}
+	data := make([]byte, l.DataBytes)
+	l.Fill(q, data)
+	dict := q.Dict
+	if len(dict) == 0 {
+		dict = []byte{0}
+	}
+	var out [16]uint64
+	maxdef := C.uint32_t(0)
+	if q.Nullable {
+		maxdef = 1
+	}
+	snappy := C.uint32_t(0)
+	if l.Snappy > 0 {
+		snappy = 1
+	}
+	rc := C.emugpu_pq(kind, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.uint64_t(len(data)),
+		(*C.uint8_t)(unsafe.Pointer(&l.Table[0])), C.uint32_t(len(q.Pages)),
+		(*C.uint8_t)(unsafe.Pointer(&dict[0])), C.uint64_t(len(q.Dict)), C.uint64_t(l.ScratchBytes), snappy, maxdef,
+		(*C.uint64_t)(unsafe.Pointer(&out[0])), (*C.uint32_t)(unsafe.Pointer(&status[0])))
+	if rc != 0 {
+		return fmt.Errorf("emugpu_pq: %d", rc)
+	}
+	copy(words, out[:])
+	return nil
+}
+
+// Backend is a GPU backend whose Parquet page path is the page kernels run
+// on the CPU (backend.PageGPU), for tests of the GPU page route on machines
+// without a GPU. It aggregates no views (Handles is false): the engine
+// gives those to its CPU backend.
+type Backend struct {
+	// Batch is the stored bytes of a batch of chunks (pqdev.Aggregate);
+	// 0: all at once.
+	Batch int64
+	cpu   cpu.CPU
+}
+
+var (
+	_ backend.GPUBackend = (*Backend)(nil)
+	_ backend.PageGPU    = (*Backend)(nil)
+)
+
+func (b *Backend) Name() string                { return "gpu" }
+func (b *Backend) Handles(v *column.View) bool { return false }
+func (b *Backend) Close() error                { return nil }
+
+// Update folds views on the CPU (the engine gives it none: Handles).
+func (b *Backend) Update(ctx context.Context, views []*column.View, states []*agg.State) error {
+	return b.cpu.Update(ctx, views, states)
+}
+
+// HandlesPages is pqdev.Handles.
+func (b *Backend) HandlesPages(k column.Kind, tracks agg.Set) bool { return pqdev.Handles(k, tracks) }
+
+// UpdatePages folds p into s through the emulated page kernels.
+func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {
+	batch := b.Batch
+	if batch <= 0 {
+		batch = 1 << 62
+	}
+	return pqdev.Aggregate(ctx, p, s, batch, RunPages)
+}

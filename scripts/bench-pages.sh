@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The GPU page route on a GPU host (no Go; the binaries of
+# scripts/gpu-build.sh in GPU_BIN: dataset.test, arrowagg, arrowagg-cuda,
+# duckfiles for DuckDB's runs when present):
+#   1. dataset's TestGPUPagesCUDA and the same under compute-sanitizer
+#      (scripts/gpu-check.sh's pages step);
+#   2. scripts/bench-files.sh on pyarrow's files of ROWS_SMALL rows (snappy,
+#      the GPU-friendly snappy file, uncompressed; and DuckDB's zstd file
+#      when duckfiles is there), then on pyarrow's snappy file of ROWS_LARGE
+#      rows: the CPU build, the cuda build under --device auto and gpu
+#      (and DuckDB), whole processes, REPS runs each;
+#   3. the page kernels' own time (ARROWAGG_TRACE_STARTUP=1: the launches
+#      after the copies, per column) on the GPU-friendly and the large file.
+# Logs in OUT (default bench/data/pages-logs). The files are written to
+# DATA_SMALL and DATA_LARGE (default /tmp/pages-small, /tmp/pages-large) and
+# kept.
+#
+# Usage: scripts/bench-pages.sh
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+BIN="${GPU_BIN:-gpu-bin}"
+OUT="${OUT:-bench/data/pages-logs}"
+ROWS_SMALL="${ROWS_SMALL:-50000000}"
+ROWS_LARGE="${ROWS_LARGE:-350000000}"
+REPS="${REPS:-5}"
+DATA_SMALL="${DATA_SMALL:-/tmp/pages-small}"
+DATA_LARGE="${DATA_LARGE:-/tmp/pages-large}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+scripts/gpu-unpack.sh "$BIN" || exit 2
+engines="arrowagg arrowagg-cuda-auto arrowagg-cuda-gpu"
+small="pa-snappy.parquet pa-snappy-gpu.parquet pa-none.parquet"
+if [ -x "$BIN/duckfiles" ]; then
+  engines="$engines duckdb"
+  small="$small duck-zstd.parquet"
+fi
+rc=0
+echo "== $(date -u +%H:%M:%S) pages: tests"
+GPU_BIN="$BIN" OUT="$OUT/check" GPU_CHECK_STEPS=pages scripts/gpu-check.sh || rc=1
+echo "== $(date -u +%H:%M:%S) pages: $ROWS_SMALL rows"
+GPU_BIN="$BIN" ROWS="$ROWS_SMALL" REPS="$REPS" ENGINES="$engines" FILES="$small" DATA="$DATA_SMALL" \
+  OUT="$OUT/small" scripts/bench-files.sh || rc=1
+echo "== $(date -u +%H:%M:%S) pages: $ROWS_LARGE rows"
+GPU_BIN="$BIN" ROWS="$ROWS_LARGE" REPS="$((REPS > 3 ? 3 : REPS))" ENGINES="$engines" FILES="pa-snappy.parquet" \
+  DATA="$DATA_LARGE" OUT="$OUT/large" scripts/bench-files.sh || rc=1
+echo "== $(date -u +%H:%M:%S) pages: the kernels' time"
+for f in "$DATA_SMALL/pa-snappy-gpu.parquet" "$DATA_SMALL/pa-snappy.parquet" "$DATA_LARGE/pa-snappy.parquet"; do
+  [ -f "$f" ] || continue
+  echo "-- $f"
+  ARROWAGG_TRACE_STARTUP=1 "$BIN/arrowagg-cuda" --device gpu -a count,sum,min,max -f json --progress never "$f" 2>&1 >/dev/null |
+    grep -E 'page kernels|chunks folded|main'
+done | tee "$OUT/kernels.txt"
+exit $rc
