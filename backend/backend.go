@@ -96,6 +96,9 @@ type PageGPU interface {
 	HandlesPages(k column.Kind, tracks agg.Set) bool
 	// UpdatePages folds p into s; s is left untouched when it fails.
 	UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error
+	// Warm opens the device now (its driver, context and kernels), so
+	// that the caller's host work overlaps it.
+	Warm() error
 }
 
 // DeviceColumn is a column chunk held in device memory by a ResidentGPU.

@@ -27,9 +27,9 @@ type Pages struct {
 	Data   []byte
 	Chunks []Span
 	Pages  []Page
-	// Dict holds the chunks' dictionaries, PLAIN values of Kind,
-	// concatenated.
-	Dict []byte
+	// Dicts are the chunks' dictionaries, PLAIN values of Kind, one per
+	// span of Chunks (nil for a chunk without one).
+	Dicts [][]byte
 	// Rows is the pages' rows (their levels), all together.
 	Rows int64
 }
@@ -51,8 +51,7 @@ type Page struct {
 	V2                bool
 	Snappy            bool // the body is snappy-compressed (else stored as it is)
 	Dictionary        bool // its values are dictionary indices (else PLAIN)
-	// DictOffset and DictLen are its chunk's dictionary in Dict, in values.
-	DictOffset, DictLen int
+	// Dictionary pages read their chunk's dictionary, Dicts[Chunk].
 	// RowGroup and Index place it in the file, for messages.
 	RowGroup, Index int
 }
@@ -67,8 +66,13 @@ func (p *Pages) Check() error {
 		return fmt.Errorf("pages of kind %s: not a kind of the page kernels", p.Kind)
 	}
 	w := int64(p.Kind.Width())
-	if int64(len(p.Dict))%w != 0 {
-		return fmt.Errorf("a dictionary of %d bytes for values of %d", len(p.Dict), w)
+	if len(p.Dicts) != len(p.Chunks) {
+		return fmt.Errorf("%d dictionaries for %d chunks", len(p.Dicts), len(p.Chunks))
+	}
+	for i, d := range p.Dicts {
+		if int64(len(d))%w != 0 || int64(len(d))/w > 1<<31-1 {
+			return fmt.Errorf("chunk %d: a dictionary of %d bytes for values of %d", i, len(d), w)
+		}
 	}
 	for i, s := range p.Chunks {
 		if s.Off < 0 || s.Len < 0 || s.Off > int64(len(p.Data))-s.Len {
@@ -81,7 +85,10 @@ func (p *Pages) Check() error {
 	var rows int64
 	for i := range p.Pages {
 		pg := &p.Pages[i]
-		if err := p.checkPage(pg, w); err != nil {
+		if i > 0 && pg.Chunk < p.Pages[i-1].Chunk {
+			return fmt.Errorf("row group %d: page %d: in chunk %d after a page of chunk %d", pg.RowGroup, pg.Index, pg.Chunk, p.Pages[i-1].Chunk)
+		}
+		if err := p.checkPage(pg); err != nil {
 			return fmt.Errorf("row group %d: page %d: %w", pg.RowGroup, pg.Index, err)
 		}
 		rows += int64(pg.Rows)
@@ -95,7 +102,7 @@ func (p *Pages) Check() error {
 // errPageSizes is wrapped by Check's complaints about a page's sizes.
 var errPageSizes = errors.New("page sizes disagree")
 
-func (p *Pages) checkPage(pg *Page, w int64) error {
+func (p *Pages) checkPage(pg *Page) error {
 	if pg.Chunk < 0 || pg.Chunk >= len(p.Chunks) {
 		return fmt.Errorf("in chunk %d of %d", pg.Chunk, len(p.Chunks))
 	}
@@ -112,12 +119,6 @@ func (p *Pages) checkPage(pg *Page, w int64) error {
 	}
 	if pg.Body > 1<<31-1 || pg.Stored > 1<<31-1 || pg.Rows > 1<<31-1 {
 		return fmt.Errorf("%w: %d bytes, %d rows", errPageSizes, pg.Body, pg.Rows)
-	}
-	if pg.DictOffset < 0 || pg.DictLen < 0 || int64(pg.DictOffset)+int64(pg.DictLen) > int64(len(p.Dict))/w {
-		return fmt.Errorf("a dictionary of %d values at %d, outside %d", pg.DictLen, pg.DictOffset, int64(len(p.Dict))/w)
-	}
-	if pg.DictLen > 1<<31-1 {
-		return fmt.Errorf("a dictionary of %d values", pg.DictLen)
 	}
 	return nil
 }

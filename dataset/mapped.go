@@ -128,3 +128,18 @@ func within(b, m []byte) bool {
 	p, lo := uintptr(unsafe.Pointer(unsafe.SliceData(b))), uintptr(unsafe.Pointer(unsafe.SliceData(m)))
 	return p >= lo && p < lo+uintptr(len(m))
 }
+
+// populateMapped maps now, in the calling goroutine, the pages of the
+// n bytes of mapped (nil: not mapped) at off that are in the page cache
+// (MADV_POPULATE_READ, Linux 5.14 and later; a no-op before): the GPU page
+// route's workers do it for the chunks they walk, so that the uploads that
+// follow copy from mapped pages instead of faulting each one in on the
+// staging's goroutines.
+func populateMapped(mapped []byte, off, n int64) {
+	page := int64(os.Getpagesize())
+	lo, hi := off&^(page-1), min(off+n, int64(len(mapped)))
+	if mapped == nil || off < 0 || lo >= hi {
+		return
+	}
+	_ = unix.Madvise(mapped[lo:hi], unix.MADV_POPULATE_READ)
+}

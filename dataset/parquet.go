@@ -69,8 +69,10 @@ type parquetLeaf struct {
 	// rows (pqlist.go).
 	elem bool
 	// gpu: the GPU decodes its pages, every row group's at once
-	// (pqgpu.go); its tasks have nothing to do.
-	gpu bool
+	// (pqgpu.go); its tasks have nothing to do. gpuWhy is why the planner
+	// left its pages to the CPU, when it weighed the GPU.
+	gpu    bool
+	gpuWhy string
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -279,6 +281,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 		}
 		if err == nil {
 			src.add(g.leaf.out, g.state, 0, g.plan)
+		}
+	}
+	for i := range r.leaves {
+		if l := &r.leaves[i]; err == nil && l.gpuWhy != "" && src.plans[l.out].Reason == pageReason {
+			src.plans[l.out].Reason += " (" + l.gpuWhy + ")"
 		}
 	}
 	startup.Trace("chunks folded", folding, err)

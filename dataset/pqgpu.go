@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/parquet"
@@ -14,6 +15,7 @@ import (
 	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 // The GPU page route: the Parquet columns that the GPU's page kernels
@@ -91,57 +93,122 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 	for _, l := range cands {
 		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
 		ok, plan := r.eng.PagesOnGPU(ctx, l.page.kind, tracks, stored, decoded)
-		if !ok {
-			continue
+		if ok {
+			out = append(out, &gpuLeaf{leaf: l, plan: plan})
+		} else {
+			l.gpuWhy = plan.Reason // (the CPU page path's plan says it)
 		}
-		g := &gpuLeaf{leaf: l}
-		err := r.budget.Run(ctx, "a column's pages for the gpu", func(c *budget.Charge) error {
-			return r.gatherPages(ctx, f, size, c, l, &g.pages)
-		})
-		if errors.Is(err, errNotGPUPage) {
-			continue // the CPU page path reads it
-		}
-		if err != nil {
-			return nil, err
-		}
-		g.plan = plan
-		out = append(out, g)
 	}
-	return out, nil
+	if len(out) == 0 {
+		return nil, nil
+	}
+	r.eng.WarmPages() // (the device opens while the pages are walked)
+	walk := time.Now()
+	err := r.gatherPages(ctx, f, size, out)
+	startup.Trace("pages walked for the gpu", walk, err)
+	if err != nil {
+		return nil, err
+	}
+	kept := out[:0]
+	for _, g := range out {
+		if g.err == nil { // (else a page the kernels do not decode: the CPU page path reads the column)
+			kept = append(kept, g)
+		}
+	}
+	return kept, nil
 }
 
-// gatherPages walks the chunks of leaf l in every row group and records
-// their data pages in p, their dictionaries decompressed into p.Dict.
-func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64, charge *budget.Charge, l *parquetLeaf, p *column.Pages) error {
+// gatherPages walks the chunks of the leaves of gl in every row group, on
+// r.workers goroutines, and records each leaf's data pages in its Pages,
+// their dictionaries decompressed into its Dicts. A leaf with a page the
+// kernels do not decode gets errNotGPUPage as its err; any other failure
+// is the error of the earliest chunk.
+func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64, gl []*gpuLeaf) error {
 	md := r.pqf.meta
-	pl := l.page
-	width := pl.width()
-	*p = column.Pages{Type: l.typ, Kind: pl.kind, Nullable: pl.maxDef > 0, Data: r.mapped}
-	var g pageGuard
-	var s pageScratch
-	for rg := range md.RowGroups {
-		rows := md.RowGroup(rg).NumRows()
-		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
-		if err != nil {
-			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
-		}
-		if cc.NumValues() != rows {
-			return fmt.Errorf("row group %d: column %q: the column chunk has %d values, the row group %d rows", rg, l.name, cc.NumValues(), rows)
-		}
-		c, ok, err := r.guardChunkOf(f, size, cc, l.col, false)
-		if err != nil {
-			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
-		}
-		if !ok {
-			return errNotGPUPage
-		}
-		c.charge = charge
-		if err := s.gatherChunk(ctx, &g, &c, p, rg, rows, width); err != nil {
-			if errors.Is(err, errNotGPUPage) {
-				return err
+	nrg := len(md.RowGroups)
+	parts := make([]column.Pages, len(gl)*nrg) // leaf i's row group rg at i*nrg+rg
+	errs := make([]error, len(parts))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, min(r.workers, len(parts))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var g pageGuard
+			var s pageScratch
+			for j := range jobs {
+				l, rg := gl[j/nrg].leaf, j%nrg
+				p := &parts[j]
+				*p = column.Pages{Data: r.mapped}
+				errs[j] = r.budget.Run(ctx, "a column chunk's pages for the gpu", func(c *budget.Charge) error {
+					return r.gatherChunkOf(ctx, f, size, c, &g, &s, l, rg, p)
+				})
 			}
-			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
+		}()
+	}
+	for j := range parts {
+		if ctx.Err() != nil {
+			break
 		}
+		jobs <- j
+	}
+	close(jobs)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for i, g := range gl {
+		pl := g.leaf.page
+		g.pages = column.Pages{Type: g.leaf.typ, Kind: pl.kind, Nullable: pl.maxDef > 0, Data: r.mapped}
+		for rg := 0; rg < nrg; rg++ {
+			j := i*nrg + rg
+			if errs[j] != nil {
+				if errors.Is(errs[j], errNotGPUPage) {
+					g.err = errs[j]
+					break
+				}
+				return errs[j]
+			}
+			q := &parts[j]
+			chunk := len(g.pages.Chunks)
+			g.pages.Chunks = append(g.pages.Chunks, q.Chunks...)
+			g.pages.Dicts = append(g.pages.Dicts, q.Dicts...)
+			for _, pg := range q.Pages {
+				pg.Chunk += chunk
+				g.pages.Pages = append(g.pages.Pages, pg)
+			}
+			g.pages.Rows += q.Rows
+		}
+	}
+	return nil
+}
+
+// gatherChunkOf records the pages of leaf l's chunk in row group rg in p,
+// with the walk g and the buffers s of the calling goroutine.
+func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int64, charge *budget.Charge, g *pageGuard, s *pageScratch, l *parquetLeaf, rg int, p *column.Pages) error {
+	md := r.pqf.meta
+	rows := md.RowGroup(rg).NumRows()
+	cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+	if err != nil {
+		return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
+	}
+	if cc.NumValues() != rows {
+		return fmt.Errorf("row group %d: column %q: the column chunk has %d values, the row group %d rows", rg, l.name, cc.NumValues(), rows)
+	}
+	c, ok, err := r.guardChunkOf(f, size, cc, l.col, false)
+	if err != nil {
+		return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
+	}
+	if !ok {
+		return errNotGPUPage
+	}
+	c.charge = charge
+	populateMapped(r.mapped, c.off, c.end-c.off)
+	if err := s.gatherChunk(ctx, g, &c, p, rg, rows, l.page.width()); err != nil {
+		if errors.Is(err, errNotGPUPage) {
+			return err
+		}
+		return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
 	}
 	return nil
 }
@@ -156,11 +223,12 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 	snappy := c.codec == compress.Codecs.Snappy
 	chunk := len(p.Chunks)
 	p.Chunks = append(p.Chunks, column.Span{Off: c.off, Len: c.end - c.off})
+	p.Dicts = append(p.Dicts, nil)
 	g.begin(c)
 	defer g.end()
 	s.mapped = c.mapped
 	defer func() { s.page = dropCharged(c.charge, s.page) }()
-	dictOff, dictLen, hasDict := 0, 0, false
+	hasDict := false
 	var seen int64
 	for read := 0; ; read++ {
 		pg, err := g.next(ctx)
@@ -190,8 +258,8 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 			if err := c.charge.Grow("a dictionary for the gpu", int64(n*width)); err != nil {
 				return err
 			}
-			dictOff, dictLen, hasDict = len(p.Dict)/width, n, true
-			p.Dict = append(p.Dict, data[:n*width]...)
+			hasDict = true
+			p.Dicts[chunk] = append([]byte(nil), data[:n*width]...)
 			continue
 		case pageTypeData, pageTypeDataV2:
 		default:
@@ -208,7 +276,7 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 			if !hasDict {
 				return fmt.Errorf("page %d: dictionary-encoded without a dictionary page", pg.index)
 			}
-			page.Dictionary, page.DictOffset, page.DictLen = true, dictOff, dictLen
+			page.Dictionary = true
 		default:
 			return fmt.Errorf("%w: encoding %s", errNotGPUPage, enc)
 		}

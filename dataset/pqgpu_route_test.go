@@ -129,7 +129,7 @@ func checkGPUPages(t *testing.T, gpu backend.GPUBackend) {
 	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
 		for _, codec := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
 			for _, dict := range []bool{true, false} {
-				path := gpuPagesFile(t, dir, v, codec, dict, 2000)
+				path := gpuPagesFile(t, dir, v, codec, dict, 1200)
 				t.Run(filepath.Base(path), func(t *testing.T) {
 					cpu := aggregateOn(t, ctx, path, engine.DeviceCPU, nil)
 					gpu := aggregateOn(t, ctx, path, engine.DeviceGPU, gpu)

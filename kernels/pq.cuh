@@ -391,16 +391,27 @@ __device__ __forceinline__ void pq_page(const uint8_t* chunk, const uint8_t* scr
   using Fam = typename Pq::Family;
   __shared__ int err;
   const PageDesc pg = pages[blockIdx.x];
-  if (threadIdx.x == 0) err = 0;
+  // A page whose decompression failed (arrowagg_pq_unsnap set its status)
+  // is not read: its status stays the decompression's.
+  // Every thread reads err between two barriers: thread 0 may set it as
+  // soon as the next step starts, and the threads must all take the same
+  // branch (the steps have barriers of their own).
+  if (threadIdx.x == 0) err = status[blockIdx.x] != 0 ? -1 : 0;
   __syncthreads();
-  const PageBytes pb = page_bytes(pg, chunk, scratch, maxdef, &err);
-  __syncthreads();  // err as page_bytes left it, seen alike by every thread
+  bool go = err == 0;
+  __syncthreads();
   typename Fam::State s = Fam::identity();
-  if (err == 0) s = Pq::page_state(pg, pb, dict, &err);
+  if (go) {
+    const PageBytes pb = page_bytes(pg, chunk, scratch, maxdef, &err);
+    __syncthreads();
+    go = err == 0;
+    __syncthreads();
+    if (go) s = Pq::page_state(pg, pb, dict, &err);
+  }
   __syncthreads();
   if (err != 0) {
     s = Fam::identity();
-    if (threadIdx.x == 0) status[blockIdx.x] = (unsigned int)err;
+    if (threadIdx.x == 0 && err > 0) status[blockIdx.x] = (unsigned int)err;
   }
   grid_finish<Fam>(s, partials, ticket, out);
 }

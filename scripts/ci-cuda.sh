@@ -4,7 +4,8 @@
 # regenerates the kernels' PTX and fatbins and fails when one differs from the
 # committed one (nvcc 11.8's output is the same bytes run after run), runs the
 # kernels on the CPU through their emulation harness (kernels/emu) and the Go
-# tests of their device functions (internal/emugpu, build tag emu), compiles,
+# tests of their device functions (internal/emugpu, build tag emu) and of the
+# GPU page route with its kernels emulated (dataset, build tag emu), compiles,
 # without running, the cuda build and the cuda test binaries, runs the driver
 # binding's tests (internal/cudrv: they need no GPU), and runs the cuda command
 # without a GPU (the binaries open libcuda.so.1 when a plan needs the GPU, so
@@ -47,9 +48,12 @@ kernels/emu/run.sh "$tmp/emu"
 
 echo "ci-cuda: running the kernels' device functions on the CPU from Go tests (internal/emugpu)"
 go test -tags emu -count=1 ./internal/emugpu
+echo "ci-cuda: the GPU page route with the page kernels emulated (dataset, -tags emu)"
+go test -tags emu -count=1 -run '^TestGPUPagesEmulated$' ./dataset
 
 echo "ci-cuda: building with -tags cuda"
-go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder
+go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder ./dataset
+go vet -tags emu ./internal/emugpu ./dataset
 go build -tags cuda ./...
 (cd arrow18 && go vet -tags cuda ./... && go build -tags cuda ./...)
 ARROWAGG_REQUIRE_CUDA=1 go test -count=1 -run TestNoStateFieldWritesOutsideAgg ./agg

@@ -14,6 +14,7 @@ import (
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/internal/pqdev"
+	"github.com/arrowagg/arrowagg/internal/staging"
 	"github.com/arrowagg/arrowagg/internal/startup"
 	"github.com/arrowagg/arrowagg/kernels"
 )
@@ -24,8 +25,13 @@ var _ backend.PageGPU = (*Backend)(nil)
 // the aggregates of tracks (pqdev.Handles).
 func (b *Backend) HandlesPages(k column.Kind, tracks agg.Set) bool { return pqdev.Handles(k, tracks) }
 
+// Warm opens the device (its context and module) if it is not open yet:
+// a caller that knows it will need the GPU soon starts it meanwhile.
+func (b *Backend) Warm() error { return b.d.do(func() error { return nil }) }
+
 // pageBatchBytes bounds the stored bytes of the chunks decoded at once: the
-// device holds them, and the snappy pages' bodies decompressed beside them.
+// device holds them, and the snappy pages' bodies decompressed beside them
+// (a quarter of WithMemoryLimit's cap, when it is lower).
 const pageBatchBytes = 1 << 30
 
 // UpdatePages folds Parquet pages into s on the device (pqdev.Aggregate):
@@ -34,7 +40,11 @@ const pageBatchBytes = 1 << 30
 // a batch of chunks at a time. A page whose bytes the kernels find corrupt
 // fails the call, naming the page; s is left untouched then.
 func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {
-	err := pqdev.Aggregate(ctx, p, s, pageBatchBytes, func(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
+	batch := int64(pageBatchBytes)
+	if b.opts.memLimit > 0 { // (the chunks, their bodies decompressed, the dictionaries: a quarter each at most)
+		batch = max(1, min(batch, b.opts.memLimit/4))
+	}
+	err := pqdev.Aggregate(ctx, p, s, batch, func(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
 		return b.d.do(func() error { return b.decodePages(ctx, q, l, words, status) })
 	})
 	if err != nil {
@@ -71,7 +81,7 @@ func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 			}
 		}
 	}()
-	sizes := []int64{l.DataBytes, l.ScratchBytes, int64(len(l.Table)), int64(len(q.Dict)) + 16, 4 * np,
+	sizes := []int64{l.DataBytes, l.ScratchBytes, int64(len(l.Table)), l.DictBytes + 16, 4 * np,
 		np * stateWords * 8, 4, stateWords * 8}
 	for i, x := range bufs {
 		if *x, err = d.pool.alloc(sizes[i]); err != nil {
@@ -88,16 +98,11 @@ func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 	if err := cudrv.MemsetD32Async(ticket.ptr, 0, 1, st); err != nil {
 		return fmt.Errorf("zeroing the launch ticket: %w", err)
 	}
-	if err := b.copyChunks(ctx, q, l, data.ptr, st); err != nil {
+	if err := b.copyChunks(ctx, q, l, data.ptr, dict.ptr, st); err != nil {
 		return err
 	}
 	if err := d.copyHtoD(table.ptr, unsafe.Pointer(&l.Table[0]), int64(len(l.Table)), st); err != nil {
 		return fmt.Errorf("copying the page table: %w", err)
-	}
-	if len(q.Dict) > 0 {
-		if err := d.copyHtoD(dict.ptr, unsafe.Pointer(&q.Dict[0]), int64(len(q.Dict)), st); err != nil {
-			return fmt.Errorf("copying the dictionaries: %w", err)
-		}
 	}
 	chunk, scr := data.ptr+pqdev.Pad, scratch.ptr+pqdev.Pad
 	var kstart time.Time
@@ -151,10 +156,10 @@ func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 }
 
 // copyChunks copies the chunks of q to the chunk buffer at data where l puts
-// them: through the staging ring when the ring can be had, else directly;
-// device thread.
-func (b *Backend) copyChunks(ctx context.Context, q *column.Pages, l *pqdev.Layout, data cudrv.DevicePtr, st cudrv.Stream) error {
-	var total int64
+// them, and its dictionaries to dict: through the staging ring when the ring
+// can be had, else directly; device thread.
+func (b *Backend) copyChunks(ctx context.Context, q *column.Pages, l *pqdev.Layout, data, dict cudrv.DevicePtr, st cudrv.Stream) error {
+	total := l.DictBytes
 	for _, c := range q.Chunks {
 		total += c.Len
 	}
@@ -167,21 +172,29 @@ func (b *Backend) copyChunks(ctx context.Context, q *column.Pages, l *pqdev.Layo
 			return err
 		}
 	}
+	// One stream of copies for all the chunks (each a few MiB): the ring's
+	// fills run ahead across them.
+	var ts []staging.Transfer
+	srcs, dsts := make([][]byte, 0, 2*len(q.Chunks)), make([]cudrv.DevicePtr, 0, 2*len(q.Chunks))
 	for i, c := range q.Chunks {
-		if c.Len == 0 {
+		srcs, dsts = append(srcs, q.Data[c.Off:c.Off+c.Len]), append(dsts, data+cudrv.DevicePtr(l.ChunkAt[i]))
+		srcs, dsts = append(srcs, q.Dicts[i]), append(dsts, dict+cudrv.DevicePtr(l.DictAt[i]))
+	}
+	for i, src := range srcs {
+		dst := dsts[i]
+		if len(src) == 0 {
 			continue
 		}
-		src := q.Data[c.Off : c.Off+c.Len]
-		dst := data + cudrv.DevicePtr(l.ChunkAt[i])
 		if staged && !pinned(src) {
-			if err := b.ring.copy(ctx, b.d, st, toDevice(dst, src)); err != nil {
-				return err
-			}
+			ts = append(ts, toDevice(dst, src))
 			continue
 		}
 		if err := b.d.copyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src)), st); err != nil {
 			return fmt.Errorf("copying %d bytes to the device: %w", len(src), err)
 		}
+	}
+	if len(ts) > 0 {
+		return b.ring.copy(ctx, b.d, st, ts...)
 	}
 	return nil
 }

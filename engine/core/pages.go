@@ -41,6 +41,15 @@ func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, 
 	return ok, plan
 }
 
+// WarmPages opens the GPU of the page kernels in the background, while the
+// caller reads the pages' headers (PagesOnGPU said yes): a failure is the
+// later UpdatePages's to report.
+func (e *Engine) WarmPages() {
+	if pg, ok := e.gpu.(backend.PageGPU); ok && !e.gpuFailed.Load() {
+		go pg.Warm() //nolint:errcheck // (UpdatePages meets the same error)
+	}
+}
+
 // UpdatePages folds Parquet pages into s with the GPU's page kernels; the
 // caller asked PagesOnGPU first.
 func (e *Engine) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {

@@ -28,12 +28,8 @@ func RunPages(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32)
 	if !ok {
 		return fmt.Errorf("no page kernel for %s", q.Kind)
 	}
-	data := make([]byte, l.DataBytes)
-	l.Fill(q, data)
-	dict := q.Dict
-	if len(dict) == 0 {
-		dict = []byte{0}
-	}
+	data, dict := make([]byte, l.DataBytes), make([]byte, l.DictBytes+1)
+	l.Fill(q, data, dict)
 	var out [16]uint64
 	maxdef := C.uint32_t(0)
 	if q.Nullable {
@@ -45,7 +41,7 @@ func RunPages(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32)
 	}
 	rc := C.emugpu_pq(kind, (*C.uint8_t)(unsafe.Pointer(&data[0])), C.uint64_t(len(data)),
 		(*C.uint8_t)(unsafe.Pointer(&l.Table[0])), C.uint32_t(len(q.Pages)),
-		(*C.uint8_t)(unsafe.Pointer(&dict[0])), C.uint64_t(len(q.Dict)), C.uint64_t(l.ScratchBytes), snappy, maxdef,
+		(*C.uint8_t)(unsafe.Pointer(&dict[0])), C.uint64_t(l.DictBytes), C.uint64_t(l.ScratchBytes), snappy, maxdef,
 		(*C.uint64_t)(unsafe.Pointer(&out[0])), (*C.uint32_t)(unsafe.Pointer(&status[0])))
 	if rc != 0 {
 		return fmt.Errorf("emugpu_pq: %d", rc)
@@ -78,6 +74,9 @@ func (b *Backend) Close() error                { return nil }
 func (b *Backend) Update(ctx context.Context, views []*column.View, states []*agg.State) error {
 	return b.cpu.Update(ctx, views, states)
 }
+
+// Warm does nothing: the emulation has no device to open.
+func (b *Backend) Warm() error { return nil }
 
 // HandlesPages is pqdev.Handles.
 func (b *Backend) HandlesPages(k column.Kind, tracks agg.Set) bool { return pqdev.Handles(k, tracks) }

@@ -40,6 +40,11 @@ type Layout struct {
 	ScratchBytes int64
 	// Snappy is the number of snappy pages (0: no decompression launch).
 	Snappy int
+	// DictAt is where each chunk's dictionary starts in the dictionary
+	// buffer, in bytes (the chunks' dictionaries one after the other);
+	// DictBytes is their sum.
+	DictAt    []int64
+	DictBytes int64
 }
 
 // Plan lays p out; p must pass Check.
@@ -47,12 +52,16 @@ func Plan(p *column.Pages) (Layout, error) {
 	if err := p.Check(); err != nil {
 		return Layout{}, err
 	}
-	l := Layout{Table: make([]byte, len(p.Pages)*PageBytes), ChunkAt: make([]int64, len(p.Chunks))}
+	l := Layout{Table: make([]byte, len(p.Pages)*PageBytes), ChunkAt: make([]int64, len(p.Chunks)),
+		DictAt: make([]int64, len(p.Chunks))}
 	at := int64(Pad)
 	for i, s := range p.Chunks {
 		l.ChunkAt[i] = at
 		at = align16(at + s.Len)
+		l.DictAt[i] = l.DictBytes
+		l.DictBytes += int64(len(p.Dicts[i]))
 	}
+	w := int64(p.Kind.Width())
 	l.DataBytes = at + Pad
 	slot := int64(0)
 	for i := range p.Pages {
@@ -76,11 +85,15 @@ func Plan(p *column.Pages) (Layout, error) {
 		le := binary.LittleEndian
 		le.PutUint64(r[0:], uint64(src))
 		le.PutUint64(r[8:], dst)
-		le.PutUint64(r[16:], uint64(pg.DictOffset))
+		var ndict uint32
+		if pg.Dictionary {
+			le.PutUint64(r[16:], uint64(l.DictAt[pg.Chunk]/w))
+			ndict = uint32(int64(len(p.Dicts[pg.Chunk])) / w)
+		}
 		le.PutUint32(r[24:], uint32(pg.Stored))
 		le.PutUint32(r[28:], uint32(pg.Body))
 		le.PutUint32(r[32:], uint32(pg.Rows))
-		le.PutUint32(r[36:], uint32(pg.DictLen))
+		le.PutUint32(r[36:], ndict)
 		le.PutUint32(r[40:], uint32(pg.Levels))
 		le.PutUint32(r[44:], uint32(pg.DefLevels))
 		le.PutUint32(r[48:], flags)
@@ -92,11 +105,13 @@ func Plan(p *column.Pages) (Layout, error) {
 func align16(n int64) int64 { return (n + 15) &^ 15 }
 
 // Fill copies the chunks of p into buf (DataBytes long) where the layout
-// puts them, zeroing the padding.
-func (l *Layout) Fill(p *column.Pages, buf []byte) {
+// puts them, zeroing the padding, and its dictionaries into dict (DictBytes
+// long).
+func (l *Layout) Fill(p *column.Pages, buf, dict []byte) {
 	clear(buf)
 	for i, s := range p.Chunks {
 		copy(buf[l.ChunkAt[i]:], p.Data[s.Off:s.Off+s.Len])
+		copy(dict[l.DictAt[i]:], p.Dicts[i])
 	}
 }
 
@@ -133,16 +148,17 @@ func statusText(s uint32) string {
 	return fmt.Sprintf("the page kernels' status %d", s)
 }
 
-// Batches cuts p into runs of whole chunks of at most max stored bytes each
-// (a chunk larger than max is a run of its own), sharing p's Data and Dict.
-func Batches(p *column.Pages, max int64) []*column.Pages {
+// Batches cuts p into runs of whole chunks of at most limit stored bytes
+// each (a chunk larger than limit is a run of its own), sharing p's Data, each
+// with the part of p.Dict its pages read.
+func Batches(p *column.Pages, limit int64) []*column.Pages {
 	var out []*column.Pages
 	first, pg := 0, 0
 	for first < len(p.Chunks) || (first == 0 && len(out) == 0) {
-		q := &column.Pages{Type: p.Type, Kind: p.Kind, Nullable: p.Nullable, Data: p.Data, Dict: p.Dict}
+		q := &column.Pages{Type: p.Type, Kind: p.Kind, Nullable: p.Nullable, Data: p.Data}
 		var bytes int64
 		last := first
-		for last < len(p.Chunks) && (last == first || bytes+p.Chunks[last].Len <= max) {
+		for last < len(p.Chunks) && (last == first || bytes+p.Chunks[last].Len <= limit) {
 			bytes += p.Chunks[last].Len
 			last++
 		}
@@ -153,6 +169,7 @@ func Batches(p *column.Pages, max int64) []*column.Pages {
 			pg++
 		}
 		q.Pages = append([]column.Page(nil), p.Pages[start:pg]...)
+		q.Dicts = p.Dicts[first:last]
 		for i := range q.Pages {
 			q.Pages[i].Chunk -= first
 		}

@@ -1,0 +1,115 @@
+//go:build emu
+
+package emugpu
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/golang/snappy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// v1Page is the body of a data page v1 of a flat optional int32 column:
+// the definition levels (RLE/bit-packed hybrid, bit width 1) with their
+// length, then the values.
+func v1Page(levels []byte, vals []byte) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, uint32(len(levels)))
+	return append(append(b, levels...), vals...)
+}
+
+func int32s(xs ...int32) []byte {
+	var b []byte
+	for _, x := range xs {
+		b = binary.LittleEndian.AppendUint32(b, uint32(x))
+	}
+	return b
+}
+
+// onePage is Pages of one page whose stored bytes are stored (body bytes
+// once decompressed), of rows rows.
+func onePage(stored []byte, body, rows int, snappyPage, dict bool, dictVals []byte) *column.Pages {
+	return &column.Pages{Type: column.TypeName("int32"), Kind: column.Int32, Nullable: true, Data: stored,
+		Chunks: []column.Span{{Off: 0, Len: int64(len(stored))}}, Dicts: [][]byte{dictVals},
+		Pages: []column.Page{{Chunk: 0, Offset: 0, Stored: len(stored), Body: body, Rows: rows, Snappy: snappyPage,
+			Dictionary: dict, RowGroup: 3, Index: 1}}, Rows: int64(rows)}
+}
+
+func aggregate(p *column.Pages) (agg.State, error) {
+	s := agg.New(column.FamilySigned, agg.Default)
+	err := (&Backend{}).UpdatePages(context.Background(), p, &s)
+	return s, err
+}
+
+// Levels of 5 rows: bit-packed, one group: 1,0,1,1,1 (four values).
+var levels5 = []byte{0x03, 0b11101}
+
+func TestPagesKernelsValid(t *testing.T) {
+	body := v1Page(levels5, int32s(7, -2, 40, 1))
+	for _, snap := range []bool{false, true} {
+		stored := body
+		if snap {
+			stored = snappy.Encode(nil, body)
+		}
+		s, err := aggregate(onePage(stored, len(body), 5, snap, false, nil))
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), s.Count)
+		assert.Equal(t, int64(1), s.NullCount)
+		assert.Equal(t, agg.Int192From(46), s.Sum)
+		assert.Equal(t, int64(-2), int64(s.Min[0]))
+		assert.Equal(t, int64(40), int64(s.Max[0]))
+	}
+	// Dictionary indices of bit width 2: an RLE run of 2 of index 3, then a
+	// bit-packed group 1, 0 (and padding).
+	idx := []byte{2, 0x04, 0x03, 0x03, 0b0001}
+	s, err := aggregate(onePage(v1Page(levels5, idx), len(v1Page(levels5, idx)), 5, false, true, int32s(10, 20, 30, 40)))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), s.Count)
+	assert.Equal(t, agg.Int192From(110), s.Sum, "40 + 40 + 20 + 10")
+}
+
+// TestPagesKernelsCorrupt gives the kernels pages whose bytes contradict
+// their headers: each is an error naming the page and what is wrong, and the
+// state is left alone.
+func TestPagesKernelsCorrupt(t *testing.T) {
+	good := int32s(7, -2, 40, 1)
+	cases := map[string]struct {
+		p    *column.Pages
+		want string
+	}{
+		"levels cut short": {onePage(v1Page([]byte{0x03}, good), 4+1+16, 5, false, false, nil), "definition levels"},
+		"levels length past the body": {func() *column.Pages {
+			b := v1Page(levels5, good)
+			binary.LittleEndian.PutUint32(b, 1000)
+			return onePage(b, len(b), 5, false, false, nil)
+		}(), "definition levels"},
+		"a level of 2":  {onePage(v1Page([]byte{0x0a, 0x02}, good), 4+2+16, 5, false, false, nil), "definition levels"},
+		"values short":  {onePage(v1Page(levels5, good[:12]), 4+2+12, 5, false, false, nil), "fewer values"},
+		"index outside": {onePage(v1Page(levels5, []byte{2, 0x08, 0x03}), 4+2+3, 5, false, true, int32s(1, 2)), "outside the dictionary"},
+		"bit width 33":  {onePage(v1Page(levels5, []byte{33, 0x08, 0x03}), 4+2+3, 5, false, true, int32s(1, 2)), "bit width"},
+		"indices short": {onePage(v1Page(levels5, []byte{2, 0x03}), 4+2+2, 5, false, true, int32s(1, 2)), "indices"},
+		"snappy corrupt": {func() *column.Pages {
+			b := snappy.Encode(nil, v1Page(levels5, good))
+			b[len(b)-3] ^= 0xff
+			b = append(b[:2], 0xfe, 0xff, 0xff) // a copy reaching before the start
+			return onePage(b, 4+2+16, 5, true, false, nil)
+		}(), "snappy"},
+		"snappy length": {func() *column.Pages {
+			b := snappy.Encode(nil, v1Page(levels5, good))
+			return onePage(b, 4+2+16+1, 5, true, false, nil)
+		}(), "snappy stream's length"},
+	}
+	for name, c := range cases {
+		s, err := aggregate(c.p)
+		if assert.Error(t, err, name) {
+			assert.Contains(t, err.Error(), "row group 3: page 1: corrupt", name)
+			assert.Contains(t, err.Error(), c.want, name)
+		}
+		assert.Equal(t, int64(0), s.Count+s.NullCount, name)
+	}
+}

@@ -1,0 +1,96 @@
+package pqdev
+
+import (
+	"context"
+	"encoding/binary"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// threeChunks is pages of three chunks: the first and the last with a
+// dictionary.
+func threeChunks() *column.Pages {
+	p := &column.Pages{Type: column.TypeName("int64"), Kind: column.Int64, Data: make([]byte, 300),
+		Chunks: []column.Span{{Off: 0, Len: 100}, {Off: 100, Len: 100}, {Off: 200, Len: 100}},
+		Dicts:  [][]byte{make([]byte, 16), nil, make([]byte, 24)}}
+	for c := 0; c < 3; c++ {
+		for k := 0; k < 2; k++ {
+			p.Pages = append(p.Pages, column.Page{Chunk: c, Offset: int64(100*c + 50*k), Stored: 40, Body: 40, Rows: 5,
+				Dictionary: c != 1, RowGroup: c, Index: k})
+			p.Rows += 5
+		}
+	}
+	return p
+}
+
+func TestPlanLayout(t *testing.T) {
+	p := threeChunks()
+	p.Pages[1].Snappy, p.Pages[1].Body = true, 80
+	l, err := Plan(p)
+	require.NoError(t, err)
+	assert.Equal(t, []int64{Pad, Pad + 112, Pad + 224}, l.ChunkAt, "chunks from 16-byte boundaries after the padding")
+	assert.Equal(t, int64(Pad+336+Pad), l.DataBytes)
+	assert.Equal(t, []int64{0, 16, 16}, l.DictAt)
+	assert.Equal(t, int64(40), l.DictBytes)
+	assert.Equal(t, 1, l.Snappy)
+	assert.Equal(t, int64(Pad+96+Pad), l.ScratchBytes, "one slot of 80 bytes and its padding, aligned")
+	rec := func(i int) []byte { return l.Table[i*PageBytes : (i+1)*PageBytes] }
+	le := binary.LittleEndian
+	assert.Equal(t, uint64(Pad+224-Pad+50), le.Uint64(rec(5)[0:]), "src: the page's offset in the chunk buffer")
+	assert.Equal(t, uint64(2), le.Uint64(rec(4)[16:]), "dict: the third chunk's dictionary, in values")
+	assert.Equal(t, uint32(3), le.Uint32(rec(4)[36:]), "ndict")
+	assert.Equal(t, uint32(0), le.Uint32(rec(2)[36:]), "a PLAIN page has no dictionary")
+	assert.Equal(t, uint32(2|4), le.Uint32(rec(1)[48:]), "flags: snappy, dictionary")
+}
+
+func TestCheckRefuses(t *testing.T) {
+	for name, bad := range map[string]func(p *column.Pages){
+		"page past its chunk":      func(p *column.Pages) { p.Pages[0].Offset = 70 },
+		"chunk past the data":      func(p *column.Pages) { p.Chunks[2].Len = 101 },
+		"overlapping chunks":       func(p *column.Pages) { p.Chunks[1].Off = 99 },
+		"levels past the page":     func(p *column.Pages) { p.Pages[0].V2, p.Pages[0].Levels = true, 41 },
+		"uncompressed body size":   func(p *column.Pages) { p.Pages[0].Body = 39 },
+		"rows":                     func(p *column.Pages) { p.Rows++ },
+		"pages out of chunk order": func(p *column.Pages) { p.Pages[0].Chunk, p.Pages[0].Offset = 1, 100 },
+		"dictionary of odd size":   func(p *column.Pages) { p.Dicts[0] = make([]byte, 12) },
+		"a kind without a kernel":  func(p *column.Pages) { p.Kind = column.Int8 },
+	} {
+		p := threeChunks()
+		bad(p)
+		_, err := Plan(p)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestBatches(t *testing.T) {
+	p := threeChunks()
+	bs := Batches(p, 200)
+	require.Len(t, bs, 2)
+	assert.Len(t, bs[0].Chunks, 2)
+	assert.Len(t, bs[0].Pages, 4)
+	assert.Equal(t, int64(20), bs[0].Rows)
+	assert.Equal(t, [][]byte{p.Dicts[2]}, bs[1].Dicts)
+	assert.Equal(t, 0, bs[1].Pages[0].Chunk, "chunk indices of the batch")
+	for _, q := range bs {
+		_, err := Plan(q)
+		assert.NoError(t, err)
+	}
+	assert.Len(t, Batches(p, 1), 3, "a chunk larger than the limit is a batch of its own")
+}
+
+func TestAggregateStatus(t *testing.T) {
+	p := threeChunks()
+	s := agg.New(column.FamilySigned, agg.Default)
+	err := Aggregate(context.Background(), p, &s, 1<<20, func(q *column.Pages, l *Layout, words []uint64, status []uint32) error {
+		status[3] = 6
+		return nil
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "row group 1: page 1: corrupt: a dictionary index outside the dictionary")
+	assert.Equal(t, int64(0), s.Count+s.NullCount, "the state is untouched")
+}
