@@ -298,6 +298,9 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 				return fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", pg.index, rl, dl, pg.uncompressed)
 			}
 		}
+		if page.Snappy && page.Body == 0 && page.Stored == page.Levels {
+			page.Snappy = false // (no body: writers leave out the compressed form of nothing)
+		}
 		if !page.Snappy && page.Body != page.Stored-page.Levels {
 			return fmt.Errorf("page %d: an uncompressed page of %d bytes said to hold %d", pg.index, page.Stored, page.Body+page.Levels)
 		}
