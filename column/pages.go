@@ -34,6 +34,15 @@ type Pages struct {
 	Rows int64
 }
 
+// PageKind says whether Pages may be of kind k.
+func PageKind(k Kind) bool {
+	switch k {
+	case Int32, Int64, Uint32, Uint64, Float32, Float64:
+		return true
+	}
+	return false
+}
+
 // Span is a byte range.
 type Span struct{ Off, Len int64 }
 
@@ -60,9 +69,7 @@ type Page struct {
 // that the sizes agree: what a backend relies on to read no byte outside
 // them.
 func (p *Pages) Check() error {
-	switch p.Kind {
-	case Int32, Int64, Uint32, Uint64, Float32, Float64:
-	default:
+	if !PageKind(p.Kind) {
 		return fmt.Errorf("pages of kind %s: not a kind of the page kernels", p.Kind)
 	}
 	w := int64(p.Kind.Width())

@@ -428,6 +428,26 @@ func (s *pageScratch) pageData(ctx context.Context, g *pageGuard, codec compress
 	return s.page, nil
 }
 
+// checkDictPage checks dictionary page p, the read-th page of its chunk
+// (hasDict: the chunk had one already), whose decompressed bytes are data,
+// of values of width bytes (0: not read): what the page path and the GPU
+// page route require of it before they read its values.
+func checkDictPage(p *chunkPage, read int, hasDict bool, data []byte, width int) error {
+	if hasDict {
+		return fmt.Errorf("page %d: a second dictionary page", p.index)
+	}
+	if read > 0 {
+		return fmt.Errorf("page %d: a dictionary page after data pages", p.index)
+	}
+	if enc := parquet.Encoding(p.encoding); enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
+		return fmt.Errorf("dictionary page of encoding %s", enc)
+	}
+	if n := int(p.numValues); n < 0 || (width > 0 && n > len(data)/width) {
+		return fmt.Errorf("dictionary page of %d values in %d bytes", n, len(data))
+	}
+	return nil
+}
+
 // aggregateChunk folds the pages of column chunk c, of rows rows, reading
 // them as the walk of g checks them: one page header read per page.
 func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
@@ -522,17 +542,8 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		w := levelBitWidth(l.maxDef)
 		switch p.typ {
 		case pageTypeDict:
-			if hasDict {
-				return res, fmt.Errorf("page %d: a second dictionary page", p.index)
-			}
-			if read > 0 {
-				return res, fmt.Errorf("page %d: a dictionary page after data pages", p.index)
-			}
-			if enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
-				return res, fmt.Errorf("dictionary page of encoding %s", enc)
-			}
-			if n < 0 || (width > 0 && n > len(data)/width) {
-				return res, fmt.Errorf("dictionary page of %d values in %d bytes", n, len(data))
+			if err := checkDictPage(p, read, hasDict, data, width); err != nil {
+				return res, err
 			}
 			ew := width // the bytes of a value of the view
 			if l.flba > 0 {

@@ -43,29 +43,27 @@ type gpuLeaf struct {
 var errNotGPUPage = errors.New("not a page of the GPU page kernels")
 
 // gpuCandidate says whether leaf l's pages could go to the page kernels,
-// whatever its chunks hold.
-func (r *parquetRun) gpuCandidate(l *parquetLeaf) bool {
+// whatever its chunks hold, and the stored and decoded bytes of its chunks.
+func (r *parquetRun) gpuCandidate(l *parquetLeaf) (ok bool, stored, decoded int64) {
 	p := l.page
 	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.flba != 0 || p.int96 ||
-		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) {
-		return false
-	}
-	switch p.kind {
-	case column.Int32, column.Int64, column.Uint32, column.Uint64, column.Float32, column.Float64:
-	default:
-		return false
+		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) ||
+		!column.PageKind(p.kind) {
+		return false, 0, 0
 	}
 	md := r.pqf.meta
 	for rg := range md.RowGroups {
 		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
 		if err != nil || cc.CryptoMetadata() != nil {
-			return false
+			return false, 0, 0
 		}
 		if c := cc.Compression(); c != compress.Codecs.Snappy && c != compress.Codecs.Uncompressed {
-			return false
+			return false, 0, 0
 		}
+		stored += max(cc.TotalCompressedSize(), 0)
+		decoded += max(cc.TotalUncompressedSize(), 0)
 	}
-	return true
+	return true, stored, decoded
 }
 
 // planGPU picks the leaves whose pages go to the GPU and records their
@@ -76,17 +74,11 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 	}
 	var cands []*parquetLeaf
 	var stored, decoded int64
-	md := r.pqf.meta
 	for i := range r.leaves {
 		l := &r.leaves[i]
-		if !r.gpuCandidate(l) {
-			continue
-		}
-		cands = append(cands, l)
-		for rg := range md.RowGroups {
-			cc, _ := md.RowGroup(rg).ColumnChunk(l.col)
-			stored += max(cc.TotalCompressedSize(), 0)
-			decoded += max(cc.TotalUncompressedSize(), 0)
+		if ok, s, d := r.gpuCandidate(l); ok {
+			cands = append(cands, l)
+			stored, decoded = stored+s, decoded+d
 		}
 	}
 	var out []*gpuLeaf
@@ -242,18 +234,12 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 		n := int(pg.numValues)
 		switch pg.typ {
 		case pageTypeDict:
-			if hasDict || read > 0 {
-				return fmt.Errorf("page %d: a dictionary page after another page", pg.index)
-			}
-			if enc != parquet.Encodings.Plain && enc != parquet.Encodings.PlainDict {
-				return fmt.Errorf("page %d: dictionary page of encoding %s", pg.index, enc)
-			}
 			data, err := s.pageData(ctx, g, codec, pg)
 			if err != nil {
 				return fmt.Errorf("page %d: %w", pg.index, err)
 			}
-			if n < 0 || n > len(data)/width {
-				return fmt.Errorf("page %d: dictionary page of %d values in %d bytes", pg.index, n, len(data))
+			if err := checkDictPage(pg, read, hasDict, data, width); err != nil {
+				return err
 			}
 			if err := c.charge.Grow("a dictionary for the gpu", int64(n*width)); err != nil {
 				return err

@@ -38,7 +38,7 @@ func (cal Calibration) PagesOnGPU(stored, decoded int64, threads int, started bo
 	if !cal.HasGPU() {
 		return false, "no GPU calibration"
 	}
-	cpu := time.Duration(float64(decoded) / (PageCPURate * float64(max(threads, 1))) * float64(time.Second))
+	cpu := pageCPUTime(decoded, threads)
 	gpu := time.Duration((float64(stored)/PageUploadRate + float64(stored)/PageDeviceRate) * float64(time.Second))
 	if !started {
 		gpu += DeviceStart
@@ -54,6 +54,11 @@ func (cal Calibration) PagesOnGPU(stored, decoded int64, threads int, started bo
 // the CPU page path is certain and no calibration (which opens the driver)
 // is needed.
 func PagesWorthAsking(decoded int64, threads int) bool {
-	cpu := time.Duration(float64(decoded) / (PageCPURate * float64(max(threads, 1))) * float64(time.Second))
-	return cpu > DeviceStart
+	return pageCPUTime(decoded, threads) > DeviceStart
+}
+
+// pageCPUTime is the CPU page path's time for decoded bytes of pages on
+// threads goroutines.
+func pageCPUTime(decoded int64, threads int) time.Duration {
+	return time.Duration(float64(decoded) / (PageCPURate * float64(max(threads, 1))) * float64(time.Second))
 }

@@ -163,14 +163,9 @@ func (b *Backend) copyChunks(ctx context.Context, q *column.Pages, l *pqdev.Layo
 	for _, c := range q.Chunks {
 		total += c.Len
 	}
-	staged := false
-	if total >= stageFrom {
-		switch err := b.ensureLanes(); {
-		case err == nil:
-			staged = true
-		case !isOOM(err):
-			return err
-		}
+	staged, err := b.stageable(total)
+	if err != nil {
+		return err
 	}
 	// One stream of copies for all the chunks (each a few MiB): the ring's
 	// fills run ahead across them.

@@ -73,6 +73,23 @@ func (b *Backend) Upload(ctx context.Context, v *column.View) (*DeviceColumn, er
 // staging buffers: smaller ones cost the driver's own staging little.
 const stageFrom = 4 << 20
 
+// stageable says whether n bytes of pageable memory go to the device through
+// the staging ring: from stageFrom bytes on, when the ring (with the lanes'
+// buffers) can be had; without room for it they are copied directly.
+// Device thread.
+func (b *Backend) stageable(n int64) (bool, error) {
+	if n < stageFrom {
+		return false, nil
+	}
+	switch err := b.ensureLanes(); {
+	case err == nil:
+		return true, nil
+	case !isOOM(err):
+		return false, err
+	}
+	return false, nil
+}
+
 // copyIn allocates dst and copies src into it, checking ctx between
 // pieces, and waits for the copies; device thread. Page-locked src is copied
 // directly; other host memory from stageFrom bytes on goes through the
@@ -91,12 +108,9 @@ func (c *DeviceColumn) copyIn(ctx context.Context, dst *devBuf, src []byte) (err
 	}()
 	st := b.up
 	staged := false
-	if len(src) >= stageFrom && !pinned(src) {
-		switch serr := b.ensureLanes(); {
-		case serr == nil:
-			staged = true
-		case !isOOM(serr):
-			return serr
+	if !pinned(src) {
+		if staged, err = b.stageable(int64(len(src))); err != nil {
+			return err
 		}
 	}
 	if staged {

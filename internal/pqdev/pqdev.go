@@ -186,11 +186,7 @@ func Batches(p *column.Pages, limit int64) []*column.Pages {
 // state that tracks tracks: the default aggregates (no ordered ones, no
 // statistics).
 func Handles(k column.Kind, tracks agg.Set) bool {
-	switch k {
-	case column.Int32, column.Int64, column.Uint32, column.Uint64, column.Float32, column.Float64:
-		return tracks&(agg.Ordered|agg.Moments|agg.ApproxDistinct) == 0
-	}
-	return false
+	return column.PageKind(k) && tracks&(agg.Ordered|agg.Moments|agg.ApproxDistinct) == 0
 }
 
 // Kernel is the name of the page kernel of kind k (kernels/pq.cuh).
