@@ -128,7 +128,9 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 // Add folds one record batch into the groups.
 func (g *Grouper) Add(ctx context.Context, rec arrow.Record) error {
 	if !rec.Schema().Equal(g.schema) {
-		return fmt.Errorf("record batch schema %s does not match %s", rec.Schema(), g.schema)
+		if err := g.rebind(rec.Schema()); err != nil {
+			return err
+		}
 	}
 	extract := func(leaves []arrow17.Leaf) ([]arrow17.Column, []*column.View, error) {
 		cols := make([]arrow17.Column, len(leaves))
@@ -159,6 +161,32 @@ func (g *Grouper) Add(ctx context.Context, rec arrow.Record) error {
 		views[i] = v
 	}
 	return g.c.Add(ctx, int(rec.NumRows()), views[0], views[1], views[2])
+}
+
+// rebind resolves the grouper's columns in the schema of a batch whose
+// schema is not the grouper's (another file of a dataset): by name, each
+// of the same value type as before.
+func (g *Grouper) rebind(schema *arrow.Schema) error {
+	all := arrow17.Leaves(schema)
+	for _, set := range []*[]arrow17.Leaf{&g.keys, &g.vals, &g.fils} {
+		out := make([]arrow17.Leaf, len(*set))
+		for i, was := range *set {
+			l, ok := arrow17.Find(all, was.Name)
+			if !ok {
+				return fmt.Errorf("%w %q in a batch of schema %s", ErrUnknownColumn, was.Name, schema)
+			}
+			if !l.Supported() || l.Repeated > 0 {
+				return fmt.Errorf("column %q is %s in a batch, %s before (unsupported)", was.Name, l.Type, was.Type)
+			}
+			if !arrow.TypeEqual(ValueType(l.Type), ValueType(was.Type)) || l.Kind != was.Kind {
+				return fmt.Errorf("column %q is %s in a batch, %s before: grouping columns whose type changes is unsupported", was.Name, l.Type, was.Type)
+			}
+			out[i] = l
+		}
+		*set = out
+	}
+	g.schema = schema
+	return nil
 }
 
 // Rows is the number of rows added so far, Kept those the filter kept.
