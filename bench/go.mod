@@ -27,6 +27,7 @@ require (
 	github.com/minio/c2goasm v0.0.0-20190812172519-36a3d3bbc4f3 // indirect
 	github.com/pierrec/lz4/v4 v4.1.25 // indirect
 	github.com/zeebo/xxh3 v1.1.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp v0.0.0-20260112195511-716be5621a96 // indirect
 	golang.org/x/mod v0.32.0 // indirect
 	golang.org/x/net v0.49.0 // indirect
@@ -44,6 +45,7 @@ require (
 require (
 	github.com/arrowagg/arrowagg v0.0.0
 	github.com/duckdb/duckdb-go/v2 v2.10506.0
+	github.com/stretchr/testify v1.12.1
 )
 
 // The generators share the main module's size parser (internal/bytesize).

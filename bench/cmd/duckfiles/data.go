@@ -18,8 +18,8 @@ import (
 // The data of the file set: four columns whose row i is a function of i
 // alone, so that every writer (this command, scripts/bench_files.py with
 // numpy) writes the very same values and every reader must give the very
-// same answers. Row i draws r_c = mix(4i + c) for columns c = 0..3 (mix is
-// splitmix64's finalizer over the golden-ratio increment) and takes
+// same answers. Row i draws r_c = gen.Mix(4i + c) for columns c = 0..3
+// (splitmix64's finalizer over the golden-ratio increment) and takes
 //
 //	i32 = int32(low 32 bits of r_0)
 //	i64 = int64(r_1) >> 27           (|i64| < 2^36: sums of 10^8 rows fit int64)
@@ -30,20 +30,12 @@ import (
 // Every float is exact (an integer of at most 53 or 24 bits over a power of
 // two), so no rounding mode or fused multiply can make two writers differ.
 
-// mix is splitmix64's output function applied to x + the golden ratio.
-func mix(x uint64) uint64 {
-	x += 0x9e3779b97f4a7c15
-	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
-	x = (x ^ x>>27) * 0x94d049bb133111eb
-	return x ^ x>>31
-}
-
 // nullBelow: f64 is null when the low 16 bits of r_2 are below it (5%).
 const nullBelow = 3277
 
 // row returns the values of row i (valid: f64 is not null).
 func row(i uint64) (i32 int32, i64 int64, f64 float64, valid bool, f32 float32) {
-	r0, r1, r2, r3 := mix(4*i), mix(4*i+1), mix(4*i+2), mix(4*i+3)
+	r0, r1, r2, r3 := gen.Mix(4*i), gen.Mix(4*i+1), gen.Mix(4*i+2), gen.Mix(4*i+3)
 	i32 = int32(uint32(r0))
 	i64 = int64(r1) >> 27
 	valid = r2&0xffff >= nullBelow

@@ -95,3 +95,12 @@ func Ordered(ctx context.Context, workers, n int, gen func(i int) arrow.Record, 
 	}
 	return ctx.Err()
 }
+
+// Mix is splitmix64's output function applied to x + the golden ratio: the
+// generators' one hash of a row number (row i, column c draws Mix(k*i + c)).
+func Mix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
