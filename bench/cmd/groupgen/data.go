@@ -108,9 +108,9 @@ func selectSQL(n int64) (string, error) {
 	}
 	const (
 		mask64 = "18446744073709551615::UHUGEINT"
-		c0    = "11400714819323198485::UHUGEINT" // 0x9e3779b97f4a7c15
-		c1    = "13787848793156543929::UHUGEINT" // 0xbf58476d1ce4e5b9
-		c2    = "10723151780598845931::UHUGEINT" // 0x94d049bb133111eb
+		c0     = "11400714819323198485::UHUGEINT" // 0x9e3779b97f4a7c15
+		c1     = "13787848793156543929::UHUGEINT" // 0xbf58476d1ce4e5b9
+		c2     = "10723151780598845931::UHUGEINT" // 0x94d049bb133111eb
 	)
 	// gen.Mix of 4i+j in four steps, r_j after the last.
 	step := func(cols func(j int) string) string {
