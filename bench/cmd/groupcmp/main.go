@@ -18,6 +18,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
@@ -96,46 +98,94 @@ type reader struct {
 
 // next returns the next record, io.EOF after the last.
 func (rd *reader) next() ([]field, error) {
-	var rec []field
-	var cur strings.Builder
-	quoted, inQuotes, started := false, false, false
 	rd.line++
+	line, err := rd.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull || (err == nil && bytes.IndexByte(line, '"') >= 0) {
+		// A long line, or quotes: the general path, a byte at a time.
+		return rd.quoted(line)
+	}
+	if err == io.EOF && len(line) == 0 {
+		return nil, io.EOF
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if bytes.IndexByte(line, '"') >= 0 {
+		return rd.quoted(line)
+	}
+	line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+	s := string(line)
+	rec := make([]field, 0, strings.Count(s, ",")+1)
 	for {
-		c, err := rd.r.ReadByte()
+		i := strings.IndexByte(s, ',')
+		if i < 0 {
+			return append(rec, field{s: s}), nil
+		}
+		rec = append(rec, field{s: s[:i]})
+		s = s[i+1:]
+	}
+}
+
+// quoted reads the record that starts with the bytes in head (what
+// ReadSlice gave, which the next read overwrites) byte by byte.
+func (rd *reader) quoted(head []byte) ([]field, error) {
+	pending := append([]byte(nil), head...)
+	readByte := func() (byte, error) {
+		if len(pending) > 0 {
+			c := pending[0]
+			pending = pending[1:]
+			return c, nil
+		}
+		return rd.r.ReadByte()
+	}
+	peek := func() (byte, bool) {
+		if len(pending) > 0 {
+			return pending[0], true
+		}
+		p, err := rd.r.Peek(1)
+		if err != nil {
+			return 0, false
+		}
+		return p[0], true
+	}
+	var rec []field
+	var cur []byte
+	quoted, inQuotes := false, false
+	for {
+		c, err := readByte()
 		if err == io.EOF {
 			if inQuotes {
 				return nil, fmt.Errorf("line %d: a quoted field without its end", rd.line)
 			}
-			if !started && rec == nil {
-				return nil, io.EOF
-			}
-			return append(rec, field{cur.String(), quoted}), nil
+			return append(rec, field{string(cur), quoted}), nil
 		}
 		if err != nil {
 			return nil, err
 		}
-		started = true
 		switch {
 		case inQuotes && c == '"':
-			if p, err := rd.r.Peek(1); err == nil && p[0] == '"' {
-				rd.r.ReadByte()
-				cur.WriteByte('"')
+			if p, ok := peek(); ok && p == '"' {
+				readByte()
+				cur = append(cur, '"')
 			} else {
 				inQuotes = false
 			}
 		case inQuotes:
-			cur.WriteByte(c)
-		case c == '"' && cur.Len() == 0 && !quoted:
+			if c == '\n' {
+				rd.line++
+			}
+			cur = append(cur, c)
+		case c == '"' && len(cur) == 0 && !quoted:
 			quoted, inQuotes = true, true
 		case c == ',':
-			rec = append(rec, field{cur.String(), quoted})
-			cur.Reset()
+			rec = append(rec, field{string(cur), quoted})
+			cur = cur[:0]
 			quoted = false
 		case c == '\r':
 		case c == '\n':
-			return append(rec, field{cur.String(), quoted}), nil
+			return append(rec, field{string(cur), quoted}), nil
 		default:
-			cur.WriteByte(c)
+			cur = append(cur, c)
 		}
 	}
 }
@@ -281,6 +331,9 @@ func compare(a, b io.Reader, rel float64, na, nb string) (*result, error) {
 func compareKeys(a, b []field, keys int, at func(int) int) int {
 	for i := range keys {
 		x, y := a[i], b[at(i)]
+		if x == y {
+			continue
+		}
 		switch {
 		case x.null() && y.null():
 			continue
@@ -290,6 +343,14 @@ func compareKeys(a, b []field, keys int, at func(int) int) int {
 			return -1
 		}
 		if !x.quoted && !y.quoted {
+			if p, err := strconv.ParseInt(x.s, 10, 64); err == nil {
+				if q, err := strconv.ParseInt(y.s, 10, 64); err == nil {
+					if p != q {
+						return cmp.Compare(p, q)
+					}
+					continue
+				}
+			}
 			if p, ok := parseInt(x.s); ok {
 				if q, ok := parseInt(y.s); ok {
 					if c := p.Cmp(q); c != 0 {
@@ -317,6 +378,7 @@ func compareKeys(a, b []field, keys int, at func(int) int) int {
 	return 0
 }
 
+// parseInt reads an integer of any size.
 func parseInt(s string) (*big.Int, bool) {
 	if s == "" || strings.ContainsAny(s, ".eEnNiI") {
 		return nil, false
@@ -330,7 +392,7 @@ func sameValue(x, y field, rel float64) bool {
 	if x.null() || y.null() {
 		return x.null() && y.null()
 	}
-	if x.quoted || y.quoted {
+	if x.quoted || y.quoted || x.s == y.s {
 		return x == y
 	}
 	if p, ok := parseInt(x.s); ok {

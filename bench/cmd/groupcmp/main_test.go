@@ -69,3 +69,13 @@ func TestBadInput(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 }
+
+// Quoted fields: commas, doubled quotes and line breaks inside them.
+func TestQuoted(t *testing.T) {
+	a := header + "1,\"a,b\",1,0,0\n1,\"x\"\"y\",1,0,0\n1,\"z\nz\",1,0,0\n"
+	res := run(t, a, a)
+	assert.Equal(t, 0, res.total, res.diffs)
+	assert.Equal(t, 3, res.groups)
+	b := header + "1,\"a,b\",1,0,0\n1,\"x\"\"z\",1,0,0\n1,\"z\nz\",1,0,0\n"
+	assert.Equal(t, []string{`group k=1 s="x\"y": only in a (line 3)`, `group k=1 s="x\"z": only in b (line 3)`}, run(t, a, b).diffs)
+}
