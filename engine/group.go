@@ -3,13 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math/big"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
-	"github.com/apache/arrow/go/v17/arrow/decimal256"
 	"github.com/apache/arrow/go/v17/arrow/memory"
-	"github.com/apache/arrow/go/v17/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
@@ -270,28 +267,30 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		mem = memory.DefaultAllocator
 	}
 	refs := g.c.Sorted()
-	_, cols := g.layout(nil)
-	// Finalize every group's value columns once.
-	results := make([][]Result, len(g.vals))
-	empty := len(g.keys) == 0 && len(refs) == 0
-	for i, v := range g.vals {
-		results[i] = make([]Result, max(len(refs), 1))
-		for k, r := range refs {
-			st := g.c.State(r, i)
-			results[i][k] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
-		}
-		if empty {
-			st := agg.New(v.Kind.Family(), g.req.Aggs)
-			results[i][0] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
-		}
+	empty := len(g.keys) == 0 && len(refs) == 0 // (one group, of no row)
+	n := len(refs)
+	if empty {
+		n = 1
 	}
+	final := func(k, val int, aggs agg.Set) agg.Final {
+		if empty {
+			st := agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
+			return st.Finalize(aggs)
+		}
+		st := g.c.State(refs[k], val)
+		return st.Finalize(aggs)
+	}
+	// The sums that overflow their type in some group make a decimal256
+	// column.
+	_, cols := g.layout(nil)
 	wide := map[int]bool{}
 	for c, oc := range cols {
-		if oc.a != agg.Sum {
+		if oc.a != agg.Sum || oc.dt.ID() == arrow.FLOAT64 {
 			continue
 		}
-		for _, r := range results[oc.val] {
-			if r.SumOverflow {
+		for k := range n {
+			f := final(k, oc.val, agg.Sum)
+			if f.Valid() && !sumFits(&f, oc.dt) {
 				wide[c] = true
 				break
 			}
@@ -301,72 +300,53 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
-	n := len(refs)
-	if empty {
-		n = 1
+	for _, fb := range b.Fields() {
+		fb.Reserve(n)
 	}
-	key := make([]core.KeyValue, len(g.keys))
-	for k := range n {
-		f := 0
-		if !empty {
-			g.c.Key(refs[k], key)
+	f := 0
+	if !empty {
+		key := make([]core.KeyValue, len(g.keys))
+		for _, r := range refs {
+			g.c.Key(r, key)
 			for i := range g.keys {
-				if err := scalar.Append(b.Field(f), valueScalar(fields[f].Type, key[i].Valid, key[i].Value)); err != nil {
+				if err := appendValue(b.Field(i), fields[i].Type, key[i].Valid, key[i].Value); err != nil {
 					return nil, fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
 				}
-				f++
 			}
 		}
-		if g.req.CountRows {
-			var rows int64
-			if !empty {
-				rows = g.c.GroupRows(refs[k])
+		f = len(g.keys)
+	}
+	if g.req.CountRows {
+		cb := b.Field(f).(*array.Int64Builder)
+		for k := range n {
+			if empty {
+				cb.Append(0)
+			} else {
+				cb.Append(g.c.GroupRows(refs[k]))
 			}
-			b.Field(f).(*array.Int64Builder).Append(rows)
-			f++
 		}
+		f++
+	}
+	// Value column after value column: each group's state finalized once.
+	aggs := agg.Normalize(g.req.Aggs)
+	for val := range g.vals {
+		var mine []int
 		for c, oc := range cols {
-			s := aggScalar(&results[oc.val][k], oc.a, fields[f+c].Type, wide[c])
-			if err := scalar.Append(b.Field(f+c), s); err != nil {
-				return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+			if oc.val == val {
+				mine = append(mine, c)
+			}
+		}
+		vt := ValueType(g.vals[val].Type)
+		for k := range n {
+			fin := final(k, val, aggs)
+			for _, c := range mine {
+				if err := appendAggregate(b.Field(f+c), cols[c].a, &fin, vt, fields[f+c].Type, wide[c]); err != nil {
+					return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+				}
 			}
 		}
 	}
 	return b.NewRecord(), nil
-}
-
-// aggScalar is aggregate a of a result as a scalar of type dt (a sum of
-// decimal256, wide, where some group's sum overflows its type).
-func aggScalar(r *Result, a agg.Set, dt arrow.DataType, wide bool) scalar.Scalar {
-	switch a {
-	case agg.Count:
-		return scalar.NewInt64Scalar(r.Count)
-	case agg.NullCount:
-		return scalar.NewInt64Scalar(r.NullCount)
-	case agg.Sum:
-		if wide {
-			if r.Count == 0 || r.SumExact == nil {
-				return scalar.MakeNullScalar(dt)
-			}
-			return scalar.NewDecimal256Scalar(decimal256.FromBigInt(new(big.Int).Set(r.SumExact)), dt)
-		}
-		return r.Sum
-	case agg.Min:
-		return r.Min
-	case agg.Max:
-		return r.Max
-	case agg.Mean:
-		return r.Mean
-	case agg.First:
-		return r.First
-	case agg.Last:
-		return r.Last
-	case agg.ArgMin:
-		return r.ArgMin
-	case agg.ArgMax:
-		return r.ArgMax
-	}
-	return scalar.MakeNullScalar(dt)
 }
 
 // GroupBy reads every record batch of rdr and returns its groups (Grouper's
