@@ -114,24 +114,26 @@ func (l Literal) kindName() string {
 }
 
 // formatRat prints r, whose denominator has no prime factor but 2 and 5 (as
-// every number that Parse reads), as an exact decimal; other rationals are
-// printed to 40 places, rounded.
+// every number that Parse reads), as an exact decimal with the fewest
+// places; other rationals are printed to 40 places, rounded.
 func formatRat(r *big.Rat) string {
 	if r.IsInt() {
 		return r.Num().String()
 	}
 	d := new(big.Int).Set(r.Denom())
-	places := 0
-	ten := big.NewInt(10)
-	var rem big.Int
-	// the fewest places k such that 10^k is a multiple of the denominator
-	for p := new(big.Int).Set(ten); places < 400; p.Mul(p, ten) {
-		places++
-		if rem.Rem(p, d).Sign() == 0 {
-			return r.FloatString(places)
+	twos := d.TrailingZeroBits()
+	d.Rsh(d, twos)
+	fives := uint(0)
+	five := big.NewInt(5)
+	var q, m big.Int
+	for d.Cmp(big.NewInt(1)) != 0 {
+		if q.DivMod(d, five, &m); m.Sign() != 0 {
+			return r.FloatString(40)
 		}
+		d.Set(&q)
+		fives++
 	}
-	return r.FloatString(40)
+	return r.FloatString(int(max(twos, fives)))
 }
 
 // Compare is `Column Op Value`. It is UNKNOWN when the column's value is
