@@ -45,6 +45,9 @@ func (p *Program) may(n *node, stats []*agg.State) bool {
 }
 
 func mayLeaf(l *leaf, in Input, st *agg.State) bool {
+	if l.op == lConst && l.cval == l.neg {
+		return false // FALSE or UNKNOWN for every row, whatever the data
+	}
 	fam := in.Kind.Family()
 	if st == nil || st.Family != fam {
 		return true
@@ -59,7 +62,7 @@ func mayLeaf(l *leaf, in Input, st *agg.State) bool {
 		return false // every row null: UNKNOWN
 	}
 	if l.op == lConst {
-		return l.cval != l.neg
+		return true
 	}
 	if !st.Tracks.Has(agg.Min | agg.Max) {
 		return true
