@@ -874,10 +874,11 @@ func BenchmarkSelect(b *testing.B) {
 	const n = 1 << 16
 	cols := table(rng, n)
 	in, views, _ := inputsViews(cols)
-	for _, src := range []string{`i64 > 10`, `f64 < 0.5 and i32 between_none`, `s = "EU"`, `di64 in (1, 2, 3) or ds = "EU"`} {
+	for _, src := range []string{`i64 > 10`, `i8 < 1000`, `f64 < 0.5 and i32 >= 0`, `d128 > 1.005`, `s = "EU"`, `u16 in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)`,
+		`di64 in (1, 2, 3) or ds = "EU"`, `not (i64 > 10 and f32 is null)`} {
 		e, err := Parse(src)
 		if err != nil {
-			continue
+			b.Fatal(err)
 		}
 		p, err := Bind(e, in)
 		if err != nil {
