@@ -1,6 +1,7 @@
 package filter
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -520,9 +521,9 @@ func (b *binder) bindIn(l *leaf, c Input, vals []Literal) error {
 			l.op, l.fset = lSet, floats
 			switch c.Kind {
 			case column.Float32:
-				l.tset = newTypedSet(convert[float32](floats))
+				l.tset = newOrderedSet(convert[float32](floats))
 			default:
-				l.tset = newTypedSet(floats)
+				l.tset = newOrderedSet(floats)
 			}
 		}
 		return nil
@@ -553,13 +554,13 @@ func (b *binder) bindIn(l *leaf, c Input, vals []Literal) error {
 		}
 		switch c.Kind {
 		case column.Int8:
-			l.tset = newTypedSet(convert[int8](l.iset))
+			l.tset = newOrderedSet(convert[int8](l.iset))
 		case column.Int16:
-			l.tset = newTypedSet(convert[int16](l.iset))
+			l.tset = newOrderedSet(convert[int16](l.iset))
 		case column.Int32, column.Decimal32:
-			l.tset = newTypedSet(convert[int32](l.iset))
+			l.tset = newOrderedSet(convert[int32](l.iset))
 		default:
-			l.tset = newTypedSet(l.iset)
+			l.tset = newOrderedSet(l.iset)
 		}
 	case column.FamilyUnsigned:
 		for _, x := range ints {
@@ -567,13 +568,13 @@ func (b *binder) bindIn(l *leaf, c Input, vals []Literal) error {
 		}
 		switch c.Kind {
 		case column.Uint8:
-			l.tset = newTypedSet(convert[uint8](l.uset))
+			l.tset = newOrderedSet(convert[uint8](l.uset))
 		case column.Uint16:
-			l.tset = newTypedSet(convert[uint16](l.uset))
+			l.tset = newOrderedSet(convert[uint16](l.uset))
 		case column.Uint32:
-			l.tset = newTypedSet(convert[uint32](l.uset))
+			l.tset = newOrderedSet(convert[uint32](l.uset))
 		default:
-			l.tset = newTypedSet(l.uset)
+			l.tset = newOrderedSet(l.uset)
 		}
 	}
 	return nil
@@ -590,11 +591,15 @@ func convert[T, F column.Number](s []F) []T {
 // smallSet is the size up to which a set is searched linearly.
 const smallSet = 8
 
-// typedSet is the values of an IN list in the column's Go type: a slice
-// searched linearly when small, else a map.
+// typedSet is the values of an IN list in the column's Go type, sorted
+// and distinct where the type is ordered: searched linearly when small;
+// else, for 8- and 16-bit integers, a bitmap of the type's values (table,
+// indexed by the value's bits), for the other ordered types a binary
+// search, for the rest (decimal128, strings) a map.
 type typedSet[T comparable] struct {
-	vals []T
-	m    map[T]struct{}
+	vals  []T
+	table []uint64
+	m     map[T]struct{}
 }
 
 func newTypedSet[T comparable](vals []T) *typedSet[T] {
@@ -606,4 +611,24 @@ func newTypedSet[T comparable](vals []T) *typedSet[T] {
 		}
 	}
 	return s
+}
+
+// newOrderedSet is the set of vals, sorted and distinct.
+func newOrderedSet[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](vals []T) *typedSet[T] {
+	s := &typedSet[T]{vals: vals}
+	var zero T
+	if w := binary.Size(zero); len(vals) > smallSet && w <= 2 {
+		s.table = make([]uint64, (1<<(8*w))/64)
+		for _, v := range vals {
+			k := tableIndex(v, w)
+			s.table[k>>6] |= 1 << (k & 63)
+		}
+	}
+	return s
+}
+
+// tableIndex is the bits of an integer of w bytes, as an index of a table
+// of its 2^(8w) values.
+func tableIndex[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64](v T, w int) uint64 {
+	return uint64(v) & (1<<(8*w) - 1)
 }

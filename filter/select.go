@@ -381,42 +381,74 @@ func rangeOutcomes(l *leaf, v *column.View, lo, n int, dst []uint64) {
 	}
 }
 
+// The loops below make a word of 64 outcomes a bit at a time from the top
+// (m = m<<1 | bit: no variable shift), in two halves whose dependency
+// chains interleave.
+
 // rangeSigned: lo <= x <= lo+w, as one unsigned comparison of x-lo.
 func rangeSigned[T int8 | int16 | int32 | int64](vals []T, lo int64, w uint64, dst []uint64) {
-	for i := 0; len(vals) > 0; i++ {
-		c := vals[:min(64, len(vals))]
+	i := 0
+	for ; len(vals) >= 64; i++ {
+		c := (*[64]T)(vals)
+		var a, b uint64
+		for j := 31; j >= 0; j-- {
+			a = a<<1 | b2u(uint64(int64(c[j])-lo) <= w)
+			b = b<<1 | b2u(uint64(int64(c[j+32])-lo) <= w)
+		}
+		dst[i] = a | b<<32
+		vals = vals[64:]
+	}
+	if len(vals) > 0 {
 		var m uint64
-		for j, x := range c {
-			m |= b2u(uint64(int64(x)-lo) <= w) << uint(j)
+		for j := len(vals) - 1; j >= 0; j-- {
+			m = m<<1 | b2u(uint64(int64(vals[j])-lo) <= w)
 		}
 		dst[i] = m
-		vals = vals[len(c):]
 	}
 }
 
 func rangeUnsigned[T uint8 | uint16 | uint32 | uint64](vals []T, lo, w uint64, dst []uint64) {
-	for i := 0; len(vals) > 0; i++ {
-		c := vals[:min(64, len(vals))]
+	i := 0
+	for ; len(vals) >= 64; i++ {
+		c := (*[64]T)(vals)
+		var a, b uint64
+		for j := 31; j >= 0; j-- {
+			a = a<<1 | b2u(uint64(c[j])-lo <= w)
+			b = b<<1 | b2u(uint64(c[j+32])-lo <= w)
+		}
+		dst[i] = a | b<<32
+		vals = vals[64:]
+	}
+	if len(vals) > 0 {
 		var m uint64
-		for j, x := range c {
-			m |= b2u(uint64(x)-lo <= w) << uint(j)
+		for j := len(vals) - 1; j >= 0; j-- {
+			m = m<<1 | b2u(uint64(vals[j])-lo <= w)
 		}
 		dst[i] = m
-		vals = vals[len(c):]
 	}
 }
 
 // rangeFloat: lo <= x <= hi in IEEE comparisons (never for NaN).
 func rangeFloat[T float32 | float64](vals []T, lo, hi float64, dst []uint64) {
-	for i := 0; len(vals) > 0; i++ {
-		c := vals[:min(64, len(vals))]
+	i := 0
+	for ; len(vals) >= 64; i++ {
+		c := (*[64]T)(vals)
+		var a, b uint64
+		for j := 31; j >= 0; j-- {
+			x, y := float64(c[j]), float64(c[j+32])
+			a = a<<1 | b2u(lo <= x)&b2u(x <= hi)
+			b = b<<1 | b2u(lo <= y)&b2u(y <= hi)
+		}
+		dst[i] = a | b<<32
+		vals = vals[64:]
+	}
+	if len(vals) > 0 {
 		var m uint64
-		for j, x := range c {
-			f := float64(x)
-			m |= (b2u(lo <= f) & b2u(f <= hi)) << uint(j)
+		for j := len(vals) - 1; j >= 0; j-- {
+			x := float64(vals[j])
+			m = m<<1 | b2u(lo <= x)&b2u(x <= hi)
 		}
 		dst[i] = m
-		vals = vals[len(c):]
 	}
 }
 
@@ -482,7 +514,7 @@ func setOutcomes(l *leaf, v *column.View, lo, n int, dst []uint64) error {
 			c := vals[:min(64, len(vals))]
 			var m uint64
 			for j, x := range c {
-				m |= b2u(set.has(column.HalfToFloat64(x))) << uint(j)
+				m |= b2u(sortedHas(set.vals, column.HalfToFloat64(x))) << uint(j)
 			}
 			dst[i] = m
 			vals = vals[len(c):]
@@ -529,33 +561,53 @@ func (s *typedSet[T]) has(x T) bool {
 	return false
 }
 
-func inSet[T comparable](vals []T, ts any, dst []uint64) error {
+type ordered interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64 | float32 | float64
+}
+
+// sortedHas reports whether the sorted s holds x: the last element not
+// above x, found without branches on the data, is x.
+func sortedHas[T ordered](s []T, x T) bool {
+	base, n := 0, len(s)
+	for n > 1 {
+		half := n / 2
+		if s[base+half] <= x {
+			base += half
+		}
+		n -= half
+	}
+	return n == 1 && s[base] == x
+}
+
+// inSet writes whether each of vals is in the set ts (a *typedSet[T]).
+func inSet[T ordered](vals []T, ts any, dst []uint64) error {
 	set, ok := ts.(*typedSet[T])
 	if !ok {
 		return errSetType
 	}
-	if set.m != nil {
-		for i := 0; len(vals) > 0; i++ {
-			c := vals[:min(64, len(vals))]
-			var m uint64
-			for j, x := range c {
-				_, ok := set.m[x]
-				m |= b2u(ok) << uint(j)
-			}
-			dst[i] = m
-			vals = vals[len(c):]
-		}
-		return nil
-	}
+	var zero T
+	w := binary.Size(zero)
 	for i := 0; len(vals) > 0; i++ {
 		c := vals[:min(64, len(vals))]
 		var m uint64
-		for j, x := range c {
-			hit := false
-			for _, y := range set.vals {
-				hit = hit || x == y
+		switch {
+		case set.table != nil:
+			for j := len(c) - 1; j >= 0; j-- {
+				k := tableIndex(c[j], w)
+				m = m<<1 | set.table[k>>6]>>(k&63)&1
 			}
-			m |= b2u(hit) << uint(j)
+		case len(set.vals) <= smallSet:
+			for j := len(c) - 1; j >= 0; j-- {
+				hit := false
+				for _, y := range set.vals {
+					hit = hit || c[j] == y
+				}
+				m = m<<1 | b2u(hit)
+			}
+		default:
+			for j := len(c) - 1; j >= 0; j-- {
+				m = m<<1 | b2u(sortedHas(set.vals, c[j]))
+			}
 		}
 		dst[i] = m
 		vals = vals[len(c):]
