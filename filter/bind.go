@@ -105,8 +105,10 @@ type leaf struct {
 // literal converted exactly to the column's domain (see the package doc).
 // Numbers compare with the integer, float and decimal kinds (an integer
 // column compared with 1000.5 or with a number out of its range gives the
-// exact answer), strings with the binary kinds (bytewise), booleans with
-// bool columns; IS NULL applies to every kind. Other pairs, unknown columns
+// exact answer, and so does a decimal column compared with a number of more
+// places than its scale), strings with the binary kinds (bytewise),
+// booleans with bool columns (false < true); IS NULL applies to every kind,
+// Opaque included. Other pairs, unknown columns
 // and columns listed twice in in are errors naming the column.
 func Bind(e Expr, in []Input) (*Program, error) {
 	if e == nil {
@@ -313,8 +315,8 @@ func value(c Input, v Literal) (*big.Rat, error) {
 }
 
 func floor(r *big.Rat) *big.Int {
-	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int)) // Euclidean: floor for a positive denominator
-	_ = m
+	// Euclidean division: the floor, the denominator being positive
+	q, _ := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
 	return q
 }
 

@@ -645,6 +645,19 @@ func bytesOutcomes(v *column.View, lo, n int, dst []uint64, set *typedSet[string
 	return bytesLoop[int64](nil, w, data, dst, set, lit, mask)
 }
 
+// elem is value r of a binary view: bounded by offs, or of width w in data
+// when offs is nil; false when the offsets are out of data.
+func elem[O int32 | int64](offs []O, w int, data []byte, r int) ([]byte, bool) {
+	if offs == nil {
+		return data[r*w : r*w+w], true
+	}
+	s, e := int64(offs[r]), int64(offs[r+1])
+	if s < 0 || e < s || e > int64(len(data)) {
+		return nil, false
+	}
+	return data[s:e], true
+}
+
 // bytesLoop runs over the values that offs bound in data (or, with offs
 // nil, the values of width w that data holds).
 func bytesLoop[O int32 | int64](offs []O, w int, data []byte, dst []uint64, set *typedSet[string], lit []byte, mask uint8) error {
@@ -652,7 +665,6 @@ func bytesLoop[O int32 | int64](offs []O, w int, data []byte, dst []uint64, set 
 	if offs == nil {
 		n = len(data) / w
 	}
-	eq := set == nil && (mask == 2 || mask == 5)
 	flip := uint64(0)
 	if mask == 5 {
 		flip = ^uint64(0)
@@ -660,32 +672,39 @@ func bytesLoop[O int32 | int64](offs []O, w int, data []byte, dst []uint64, set 
 	for i, r := 0, 0; r < n; i++ {
 		c := min(64, n-r)
 		var m uint64
-		for j := 0; j < c; j, r = j+1, r+1 {
-			var x []byte
-			if offs == nil {
-				x = data[r*w : r*w+w]
-			} else {
-				s, e := int64(offs[r]), int64(offs[r+1])
-				if s < 0 || e < s || e > int64(len(data)) {
-					return fmt.Errorf("where: binary offsets [%d, %d] outside the %d-byte data", s, e, len(data))
+		switch {
+		case set != nil:
+			for j := 0; j < c; j++ {
+				x, ok := elem(offs, w, data, r+j)
+				if !ok {
+					return errOffsets(offs, r+j, len(data))
 				}
-				x = data[s:e]
+				m |= b2u(hasBytes(set, x)) << uint(j)
 			}
-			var hit bool
-			switch {
-			case set != nil:
-				hit = hasBytes(set, x)
-			case eq:
-				hit = bytes.Equal(x, lit)
-			default:
-				hit = mask>>uint(bytes.Compare(x, lit)+1)&1 != 0
+		case mask == 2 || mask == 5:
+			for j := 0; j < c; j++ {
+				x, ok := elem(offs, w, data, r+j)
+				if !ok {
+					return errOffsets(offs, r+j, len(data))
+				}
+				m |= b2u(string(x) == string(lit)) << uint(j)
 			}
-			m |= b2u(hit) << uint(j)
-		}
-		if eq && set == nil {
 			m ^= flip
+		default:
+			for j := 0; j < c; j++ {
+				x, ok := elem(offs, w, data, r+j)
+				if !ok {
+					return errOffsets(offs, r+j, len(data))
+				}
+				m |= uint64(mask>>uint(bytes.Compare(x, lit)+1)&1) << uint(j)
+			}
 		}
 		dst[i] = m
+		r += c
 	}
 	return nil
+}
+
+func errOffsets[O int32 | int64](offs []O, r, n int) error {
+	return fmt.Errorf("where: binary offsets [%d, %d] outside the %d-byte data", offs[r], offs[r+1], n)
 }
