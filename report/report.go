@@ -157,19 +157,7 @@ func writeJSON(b *bytes.Buffer, r Report, rows []row) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
-	if r.Skipped != nil {
-		b.WriteString(",\n  \"skipped\": [")
-		for i, sk := range r.Skipped {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(b, "\n    {\"path\": %s, \"error\": %s}", jsonString(sk.Path), jsonString(sk.Error))
-		}
-		if len(r.Skipped) > 0 {
-			b.WriteString("\n  ")
-		}
-		b.WriteString("]")
-	}
+	writeSkippedJSON(b, r.Skipped)
 	if r.Plan != nil {
 		b.WriteString(",\n  \"plan\": [")
 		for i, p := range r.Plan {

@@ -190,6 +190,12 @@ func scalarValue(s scalar.Scalar, dt arrow.DataType) (value, error) {
 			break
 		}
 		return textOf(formatDecimal(s.Value.BigInt(), t.Scale)), nil
+	case *scalar.Decimal256: // (a grouped sum that overflows decimal128)
+		t, ok := dt.(*arrow.Decimal256Type)
+		if !ok {
+			break
+		}
+		return textOf(formatDecimal(s.Value.BigInt(), t.Scale)), nil
 	case *scalar.Date32:
 		return textOf(time.Unix(int64(s.Value)*86400, 0).UTC().Format(time.DateOnly)), nil
 	case *scalar.Date64:

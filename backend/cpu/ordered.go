@@ -59,9 +59,20 @@ func elementAt(v *column.View, i int) (e element, ok bool, err error) {
 		if column.BitIsSet(v.Values, k) {
 			e.enc[0] = 1
 		}
+	case column.Float16:
+		e.enc[0] = math.Float64bits(column.HalfToFloat64(column.Slice[uint16](v.Values)[k]))
 	case column.Decimal128:
 		w := column.Slice[uint64](v.Values)
 		e.enc = [2]uint64{w[2*k], w[2*k+1]}
+	case column.Decimal32, column.Decimal64:
+		x := int64(column.Slice[int32](v.Values)[k])
+		if v.Kind == column.Decimal64 {
+			x = column.Slice[int64](v.Values)[k]
+		}
+		e.enc = [2]uint64{uint64(x), uint64(x >> 63)}
+	case column.FixedSizeBinary:
+		w := v.ElemWidth()
+		e.bytes = v.Values[k*w : (k+1)*w]
 	case column.Binary, column.LargeBinary:
 		acc := bytesAcc{v: v}
 		e.bytes = acc.value(i)

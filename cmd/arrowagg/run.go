@@ -75,6 +75,9 @@ type options struct {
 	keys *dataset.Keys // of encrypted Parquet files (--footer-key, --column-key, --aad-prefix); nil: none
 
 	int96 dataset.Int96Unit // the unit INT96 timestamps are read in (--int96-unit)
+
+	groupBy []string // --group-by: key columns
+	where   string   // --where: the filter's predicate
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -163,6 +166,8 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	kmsKeys := fs.StringArray("kms-key", nil, "a master key of the key management service that wraps the keys of encrypted Parquet files (Parquet key material, in the footer or in _KEY_MATERIAL_FOR_<file>.json beside it), `ID:KEY` (KEY as --footer-key's); repeat for each")
 	aadPrefix := fs.String("aad-prefix", "", "the AAD prefix of encrypted Parquet files whose writer did not store it, as `TEXT`")
 	int96 := fs.String("int96-unit", "ns", "the unit Parquet INT96 timestamps are read in: ns (1677 to 2262; later or earlier instants are an error), us (Spark's, to year 294247), ms or s")
+	groupBy := fs.StringSlice("group-by", nil, "key `COLUMNS`, comma-separated: print the aggregates of each group of rows of equal keys (SQL's GROUP BY; a null key is a group), sorted by key, with count_all, the rows of each group")
+	where := fs.String("where", "", "aggregate only the rows for which the predicate `EXPR` holds (SQL's WHERE): comparisons of columns with literals (= != < <= > >=), IN (...), IS [NOT] NULL, AND, OR, NOT and parentheses; strings in quotes, e.g. 'price > 10 and region in (\"EU\", \"US\")'")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (a terminal and over 64 MiB of input), always or never")
 	showVersion := fs.BoolP("version", "V", false, "print the version and exit")
@@ -233,6 +238,14 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	}
 	opts.explain, opts.threads, opts.progress, opts.paths = *explain, *threads, *progress, fs.Args()
 	opts.noStats = *noStats
+	for _, k := range *groupBy {
+		k = strings.TrimSpace(k)
+		if k == "" {
+			return opts, false, usagef("--group-by: empty column name")
+		}
+		opts.groupBy = append(opts.groupBy, k)
+	}
+	opts.where = *where
 	if len(opts.paths) == 0 {
 		return opts, false, usagef("no input: name files, directories, globs or - (stdin); see arrowagg --help")
 	}
@@ -403,6 +416,9 @@ func execute(ctx context.Context, args []string, e env) error {
 	skipped = append(skipped, ds.Skipped...)
 	if opts.schema {
 		return writeSchema(ctx, e, opts, ds, eng, len(sources), bar)
+	}
+	if len(opts.groupBy) > 0 || opts.where != "" {
+		return writeGroups(ctx, e, opts, ds, eng, bar, skipped)
 	}
 	sel, err := ds.SelectContext(ctx, opts.columns)
 	if err != nil {

@@ -1,0 +1,392 @@
+package agg
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// Groups is the partial state of one column in many groups (GROUP BY): a
+// State per group, laid out field by field so that a grouped update loop
+// touches only what the aggregates need. It is State's grouped form, not a
+// second definition: group g is State(g), a State like any other, and
+// MergeState merges with State.Merge. The Add methods fold one value of a
+// row into a group as an update loop folds a run of them; rows of one group
+// must come in increasing order (the ordered aggregates keep the first
+// occurrence), which the engine's partitioned grouping guarantees.
+//
+// Groups answers the aggregates of Tracking(set) but the statistics
+// (stddev, variance, approx_distinct): NewGroups refuses them. It is not
+// safe for concurrent use.
+type Groups struct {
+	fam    column.Family
+	tracks Set
+	sum    bool // tracks Sum (and Mean)
+	ext    bool // tracks Min and Max
+	ord    bool // tracks the ordered aggregates
+
+	count, nulls []int64
+	isum         []Int192    // signed, unsigned, decimal sums; booleans' trues
+	fsum, fcomp  []float64   // floats: compensated sums
+	fspec        []float64   // floats: non-finite sums
+	min, max     [][2]uint64 // State's Min/Max encoding
+	bmin, bmax   [][]byte
+
+	// fnum, for floats with the ordered aggregates: whether the group has
+	// seen a number (not NaN), which only the first NaN's rows stand for
+	// until then (arg_min and arg_max of NaNs alone are the first NaN).
+	fnum []bool
+
+	firstRow, lastRow, minRow, maxRow []int64
+	first, last                       [][2]uint64
+	bfirst, blast                     [][]byte
+}
+
+// GroupsUnsupported are the aggregates that grouped states do not answer.
+const GroupsUnsupported = Moments | ApproxDistinct
+
+// NewGroups returns the empty grouped state of family f for the aggregates
+// of set (Normalize: the default when empty), with no group.
+func NewGroups(f column.Family, set Set) (*Groups, error) {
+	set = Normalize(set)
+	if set.Any(GroupsUnsupported) {
+		return nil, fmt.Errorf("%s: unsupported in grouped aggregation", (set & GroupsUnsupported).String())
+	}
+	t := Tracking(set) & Answers(f)
+	g := &Groups{fam: f, tracks: t, ord: t.Any(Ordered)}
+	// Booleans keep their trues whatever is asked: their extremes are read
+	// from them (State.BoolExtreme).
+	g.sum = (t.Any(Sum) || f == column.FamilyBool) && f != column.FamilyBytes && f != column.FamilyCounts
+	g.ext = t.Any(Min|Max) && f != column.FamilyBool && f != column.FamilyCounts
+	return g, nil
+}
+
+// Family is the family of the column.
+func (g *Groups) Family() column.Family { return g.fam }
+
+// Tracks is what the groups' states track (State.Tracks).
+func (g *Groups) Tracks() Set { return g.tracks }
+
+// Len is the number of groups.
+func (g *Groups) Len() int { return len(g.count) }
+
+// Grow adds n empty groups (the identity state), numbered from Len.
+func (g *Groups) Grow(n int) {
+	id := identity(g.fam)
+	for range n {
+		g.count = append(g.count, 0)
+		g.nulls = append(g.nulls, 0)
+		if g.sum {
+			if g.fam == column.FamilyFloat {
+				g.fsum = append(g.fsum, 0)
+				g.fcomp = append(g.fcomp, 0)
+				g.fspec = append(g.fspec, 0)
+			} else {
+				g.isum = append(g.isum, Int192{})
+			}
+		}
+		if g.ext {
+			g.min = append(g.min, id.Min)
+			g.max = append(g.max, id.Max)
+			if g.fam == column.FamilyBytes {
+				g.bmin = append(g.bmin, nil)
+				g.bmax = append(g.bmax, nil)
+			}
+		}
+		if g.ord {
+			g.firstRow = append(g.firstRow, -1)
+			g.lastRow = append(g.lastRow, -1)
+			g.minRow = append(g.minRow, -1)
+			g.maxRow = append(g.maxRow, -1)
+			g.first = append(g.first, [2]uint64{})
+			g.last = append(g.last, [2]uint64{})
+			if g.fam == column.FamilyBytes {
+				g.bfirst = append(g.bfirst, nil)
+				g.blast = append(g.blast, nil)
+			}
+			if g.fam == column.FamilyFloat {
+				g.fnum = append(g.fnum, false)
+			}
+		}
+	}
+}
+
+// AddNull counts a null of group i.
+func (g *Groups) AddNull(i int32) { g.nulls[i]++ }
+
+// AddCount counts a valid value of group i whose value is not read (the
+// counts family).
+func (g *Groups) AddCount(i int32) { g.count[i]++ }
+
+// seen marks the first and last rows of a valid value of group i; first
+// reports whether it is the group's first.
+func (g *Groups) seen(i int32, enc [2]uint64, row int64) {
+	if g.firstRow[i] < 0 {
+		g.firstRow[i], g.first[i] = row, enc
+	}
+	g.lastRow[i], g.last[i] = row, enc
+}
+
+// AddSigned folds the signed value x of row row into group i.
+func (g *Groups) AddSigned(i int32, x int64, row int64) {
+	n := g.count[i]
+	g.count[i] = n + 1
+	if g.sum {
+		g.isum[i] = g.isum[i].Add(Int192From(x))
+	}
+	if !g.ext {
+		return
+	}
+	if n == 0 || x < int64(g.min[i][0]) {
+		g.min[i][0] = uint64(x)
+		if g.ord {
+			g.minRow[i] = row
+		}
+	}
+	if n == 0 || x > int64(g.max[i][0]) {
+		g.max[i][0] = uint64(x)
+		if g.ord {
+			g.maxRow[i] = row
+		}
+	}
+	if g.ord {
+		g.seen(i, [2]uint64{uint64(x)}, row)
+	}
+}
+
+// AddUnsigned folds the unsigned value x of row row into group i.
+func (g *Groups) AddUnsigned(i int32, x uint64, row int64) {
+	n := g.count[i]
+	g.count[i] = n + 1
+	if g.sum {
+		g.isum[i] = g.isum[i].Add(Int192FromUint(x))
+	}
+	if !g.ext {
+		return
+	}
+	if n == 0 || x < g.min[i][0] {
+		g.min[i][0] = x
+		if g.ord {
+			g.minRow[i] = row
+		}
+	}
+	if n == 0 || x > g.max[i][0] {
+		g.max[i][0] = x
+		if g.ord {
+			g.maxRow[i] = row
+		}
+	}
+	if g.ord {
+		g.seen(i, [2]uint64{x}, row)
+	}
+}
+
+// AddFloat folds the float x of row row into group i: a compensated sum
+// (the non-finite values apart, as State keeps them), extremes without NaN
+// and -0 < +0.
+func (g *Groups) AddFloat(i int32, x float64, row int64) {
+	g.count[i]++
+	if g.sum {
+		addPair(&g.fsum[i], &g.fcomp[i], &g.fspec[i], x, 0)
+	}
+	if !g.ext {
+		return
+	}
+	if g.ord {
+		g.floatRows(i, x, row)
+		return
+	}
+	if x == x { // not NaN
+		g.min[i][0] = math.Float64bits(FloatMin(math.Float64frombits(g.min[i][0]), x))
+		g.max[i][0] = math.Float64bits(FloatMax(math.Float64frombits(g.max[i][0]), x))
+	}
+}
+
+// floatRows folds the float x of row row into group i's extremes and
+// ordered aggregates.
+func (g *Groups) floatRows(i int32, x float64, row int64) {
+	g.seen(i, [2]uint64{math.Float64bits(x)}, row)
+	if x != x {
+		if !g.fnum[i] && g.minRow[i] < 0 {
+			g.minRow[i], g.maxRow[i] = row, row
+		}
+		return
+	}
+	lo, hi := math.Float64frombits(g.min[i][0]), math.Float64frombits(g.max[i][0])
+	first := !g.fnum[i]
+	g.fnum[i] = true
+	if first || x < lo || (x == lo && math.Signbit(x) && !math.Signbit(lo)) {
+		g.min[i][0], g.minRow[i] = math.Float64bits(x), row
+	}
+	if first || x > hi || (x == hi && !math.Signbit(x) && math.Signbit(hi)) {
+		g.max[i][0], g.maxRow[i] = math.Float64bits(x), row
+	}
+}
+
+// AddDecimal folds the decimal128 value {lo, hi} (unscaled) of row row into
+// group i.
+func (g *Groups) AddDecimal(i int32, lo, hi uint64, row int64) {
+	n := g.count[i]
+	g.count[i] = n + 1
+	if g.sum {
+		g.isum[i] = g.isum[i].Add(Int192From128(lo, int64(hi)))
+	}
+	if !g.ext {
+		return
+	}
+	x := [2]uint64{lo, hi}
+	if n == 0 || Decimal128Less(x, g.min[i]) {
+		g.min[i] = x
+		if g.ord {
+			g.minRow[i] = row
+		}
+	}
+	if n == 0 || Decimal128Less(g.max[i], x) {
+		g.max[i] = x
+		if g.ord {
+			g.maxRow[i] = row
+		}
+	}
+	if g.ord {
+		g.seen(i, x, row)
+	}
+}
+
+// AddBool folds the boolean x of row row into group i.
+func (g *Groups) AddBool(i int32, x bool, row int64) {
+	n := g.count[i]
+	g.count[i] = n + 1
+	var b uint64
+	if x {
+		b = 1
+	}
+	var trues uint64
+	if g.sum {
+		trues = g.isum[i][0]
+		g.isum[i][0] = trues + b
+	}
+	if g.ord {
+		// min is false once a false is seen, max true once a true is: the
+		// rows of their first occurrence.
+		if n == 0 || (!x && trues == uint64(n)) {
+			g.minRow[i] = row
+		}
+		if n == 0 || (x && trues == 0) {
+			g.maxRow[i] = row
+		}
+		g.seen(i, [2]uint64{b}, row)
+	}
+}
+
+// AddBytes folds the byte string x of row row into group i (copied: x may
+// be memory of the input).
+func (g *Groups) AddBytes(i int32, x []byte, row int64) {
+	n := g.count[i]
+	g.count[i] = n + 1
+	if g.ext {
+		if n == 0 || bytes.Compare(x, g.bmin[i]) < 0 {
+			g.bmin[i] = append(g.bmin[i][:0], x...)
+			if g.ord {
+				g.minRow[i] = row
+			}
+		}
+		if n == 0 || bytes.Compare(x, g.bmax[i]) > 0 {
+			g.bmax[i] = append(g.bmax[i][:0], x...)
+			if g.ord {
+				g.maxRow[i] = row
+			}
+		}
+	}
+	if g.ord {
+		if g.firstRow[i] < 0 {
+			g.firstRow[i], g.bfirst[i] = row, bytes.Clone(x)
+			if g.bfirst[i] == nil {
+				g.bfirst[i] = []byte{}
+			}
+		}
+		g.lastRow[i] = row
+		g.blast[i] = append(g.blast[i][:0], x...)
+	}
+}
+
+// State is group i's partial state (its own copy: it shares no memory with
+// g).
+func (g *Groups) State(i int32) State {
+	s := identity(g.fam)
+	s.Tracks = g.tracks
+	s.Count, s.NullCount = g.count[i], g.nulls[i]
+	if g.sum {
+		if g.fam == column.FamilyFloat {
+			s.FSum, s.FComp, s.FSpecial = g.fsum[i], g.fcomp[i], g.fspec[i]
+		} else {
+			s.Sum = g.isum[i]
+		}
+	}
+	if s.Count > 0 {
+		if g.ext {
+			s.Min, s.Max = g.min[i], g.max[i]
+			if g.fam == column.FamilyBytes {
+				s.BMin, s.BMax = nonNil(g.bmin[i]), nonNil(g.bmax[i])
+			}
+		}
+		if g.ord {
+			s.FirstRow, s.LastRow, s.MinRow, s.MaxRow = g.firstRow[i], g.lastRow[i], g.minRow[i], g.maxRow[i]
+			s.First, s.Last = g.first[i], g.last[i]
+			if g.fam == column.FamilyBytes {
+				s.BFirst, s.BLast = nonNil(g.bfirst[i]), nonNil(g.blast[i])
+			}
+		}
+	}
+	return s
+}
+
+// nonNil copies b, an empty slice for an empty b (a valid empty string is
+// a value, not nil).
+func nonNil(b []byte) []byte {
+	if len(b) == 0 {
+		return []byte{}
+	}
+	return bytes.Clone(b)
+}
+
+// MergeState merges the partial state s (of the same family) into group i,
+// with State.Merge; what i then tracks stays g's.
+func (g *Groups) MergeState(i int32, s *State) error {
+	if s.Family != g.fam {
+		return fmt.Errorf("merging a %s state into groups of %s", s.Family, g.fam)
+	}
+	if missing := g.tracks &^ s.Tracks; missing != 0 {
+		return fmt.Errorf("merging a state that does not track %s", missing)
+	}
+	st := g.State(i)
+	st.Merge(s)
+	g.count[i], g.nulls[i] = st.Count, st.NullCount
+	if g.sum {
+		if g.fam == column.FamilyFloat {
+			g.fsum[i], g.fcomp[i], g.fspec[i] = st.FSum, st.FComp, st.FSpecial
+		} else {
+			g.isum[i] = st.Sum
+		}
+	}
+	if st.Count > 0 {
+		if g.ext {
+			g.min[i], g.max[i] = st.Min, st.Max
+			if g.fam == column.FamilyBytes {
+				g.bmin[i], g.bmax[i] = st.BMin, st.BMax
+			}
+		}
+		if g.ord {
+			g.firstRow[i], g.lastRow[i], g.minRow[i], g.maxRow[i] = st.FirstRow, st.LastRow, st.MinRow, st.MaxRow
+			g.first[i], g.last[i] = st.First, st.Last
+			if g.fam == column.FamilyBytes {
+				g.bfirst[i], g.blast[i] = st.BFirst, st.BLast
+			}
+			if g.fam == column.FamilyFloat {
+				g.fnum[i] = !(math.Float64frombits(st.Min[0]) > math.Float64frombits(st.Max[0]))
+			}
+		}
+	}
+	return nil
+}

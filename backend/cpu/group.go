@@ -1,0 +1,475 @@
+package cpu
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// Grouped aggregation on the CPU: a KeyTable numbers the distinct keys of
+// rows (the values of the key columns, a null key a key of its own), and
+// FoldGroups folds a value column's rows into the agg.Groups of their
+// groups. The engine partitions rows by their key's hash, so that each
+// partition's table and groups belong to one goroutine at a time and every
+// group sees its rows in row order.
+
+// KeyTable assigns dense group ids, from 0 in order of first appearance, to
+// the distinct keys of rows of one or more key columns: an open-addressing
+// hash table over the keys, which it owns (copies). A key column's values
+// are keyed by value (a dictionary's by its values, not its indices); a
+// float key's -0 and +0 are one key, as are its NaNs. It is not safe for
+// concurrent use.
+type KeyTable struct {
+	fixed bool // one key column of a 64-bit encoding: keys in k64, knull
+	slots []int32
+	mask  uint64
+	hash  []uint64 // per group
+	k64   []uint64
+	knull []bool
+	arena []byte  // general: the encoded keys, one after another
+	offs  []int64 // general: group i's key is arena[offs[i]:offs[i+1]]
+	enc   []byte  // scratch of a row's encoded key
+}
+
+// FixedKey reports whether rows keyed by views (one per key column) take
+// the table's fast path: one key column whose values fit one 64-bit word
+// (integers, booleans, the temporal types, floats).
+func FixedKey(views []*column.View) bool {
+	if len(views) != 1 {
+		return false
+	}
+	switch views[0].Kind.Family() {
+	case column.FamilySigned, column.FamilyUnsigned, column.FamilyBool, column.FamilyFloat:
+		return true
+	}
+	return false
+}
+
+// KeyKindSupported reports whether a column of kind k can be a key.
+func KeyKindSupported(k column.Kind) bool {
+	switch k.Family() {
+	case column.FamilySigned, column.FamilyUnsigned, column.FamilyBool, column.FamilyFloat, column.FamilyDecimal, column.FamilyBytes:
+		return true
+	}
+	return false
+}
+
+// NewKeyTable returns an empty table for keys of the fast path (FixedKey) or
+// not.
+func NewKeyTable(fixed bool) *KeyTable {
+	t := &KeyTable{fixed: fixed, slots: make([]int32, 64), mask: 63}
+	if !fixed {
+		t.offs = []int64{0}
+	}
+	return t
+}
+
+// Len is the number of groups (distinct keys).
+func (t *KeyTable) Len() int { return len(t.hash) }
+
+// Bytes is the memory the table holds, about.
+func (t *KeyTable) Bytes() int64 {
+	return int64(len(t.slots))*4 + int64(len(t.hash))*8 + int64(len(t.k64))*9 + int64(len(t.arena)) + int64(len(t.offs))*8
+}
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+// nullHash is the hash of a null fixed key.
+const nullHash = 0x9e3779b97f4a7c15
+
+// keyWord is element i of a fixed key view as one word, canonical for
+// floats (-0 as +0, one NaN); ok is false for a null.
+func keyWord(v *column.View, i int) (w uint64, ok bool, err error) {
+	e, ok, err := elementAt(v, i)
+	if !ok || err != nil {
+		return 0, ok, err
+	}
+	w = e.enc[0]
+	if v.Kind.Family() == column.FamilyFloat {
+		f := math.Float64frombits(w)
+		switch {
+		case f == 0:
+			w = 0
+		case f != f:
+			w = 0x7ff8000000000001
+		}
+	}
+	return w, true, nil
+}
+
+// encodeKey appends the key of row i of views to dst: per key column a tag
+// byte (0 null, 1 valid) and the value (8 or 16 bytes of its encoding, or
+// a length and the bytes).
+func encodeKey(dst []byte, views []*column.View, i int) ([]byte, error) {
+	for _, v := range views {
+		if v.Kind.Family() == column.FamilyFloat || (v.Kind.Family() != column.FamilyDecimal && v.Kind.Family() != column.FamilyBytes) {
+			w, ok, err := keyWord(v, i)
+			if err != nil {
+				return dst, err
+			}
+			if !ok {
+				dst = append(dst, 0)
+				continue
+			}
+			dst = append(dst, 1)
+			dst = binary.LittleEndian.AppendUint64(dst, w)
+			continue
+		}
+		e, ok, err := elementAt(v, i)
+		if err != nil {
+			return dst, err
+		}
+		if !ok {
+			dst = append(dst, 0)
+			continue
+		}
+		dst = append(dst, 1)
+		if v.Kind.Family() == column.FamilyDecimal {
+			dst = binary.LittleEndian.AppendUint64(dst, e.enc[0])
+			dst = binary.LittleEndian.AppendUint64(dst, e.enc[1])
+			continue
+		}
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(len(e.bytes)))
+		dst = append(dst, e.bytes...)
+	}
+	return dst, nil
+}
+
+// Hasher hashes the keys of rows. Rows of equal keys have equal hashes,
+// whoever hashes them: the engine partitions rows by them, and a KeyTable
+// finds keys by them. A Hasher is not safe for concurrent use: each
+// goroutine has its own.
+type Hasher struct {
+	Fixed bool // the keys take the fast path (FixedKey)
+	enc   []byte
+}
+
+// Hash computes the hash of the key of each row i in [lo, hi) of views
+// into h[i-lo].
+func (x *Hasher) Hash(views []*column.View, lo, hi int, h []uint64) error {
+	if x.Fixed {
+		v := views[0]
+		if fixedKeyFast(v, lo, hi, h) {
+			return nil
+		}
+		for i := lo; i < hi; i++ {
+			w, ok, err := keyWord(v, i)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				h[i-lo] = nullHash
+				continue
+			}
+			h[i-lo] = mix64(w)
+		}
+		return nil
+	}
+	var err error
+	for i := lo; i < hi; i++ {
+		x.enc, err = encodeKey(x.enc[:0], views, i)
+		if err != nil {
+			return err
+		}
+		h[i-lo] = xxh3.Hash(x.enc)
+	}
+	return nil
+}
+
+// fixedKeyFast hashes rows [lo, hi) of a plain (not dictionary) integer
+// view in a typed loop; false when v is of another kind.
+func fixedKeyFast(v *column.View, lo, hi int, h []uint64) bool {
+	if v.Dict != nil {
+		return false
+	}
+	switch v.Kind {
+	case column.Int32:
+		hashInts(column.Values[int32](v), v, lo, hi, h)
+	case column.Int64:
+		hashInts(column.Values[int64](v), v, lo, hi, h)
+	case column.Int16:
+		hashInts(column.Values[int16](v), v, lo, hi, h)
+	case column.Int8:
+		hashInts(column.Values[int8](v), v, lo, hi, h)
+	case column.Uint32:
+		hashUints(column.Values[uint32](v), v, lo, hi, h)
+	case column.Uint64:
+		hashUints(column.Values[uint64](v), v, lo, hi, h)
+	case column.Uint16:
+		hashUints(column.Values[uint16](v), v, lo, hi, h)
+	case column.Uint8:
+		hashUints(column.Values[uint8](v), v, lo, hi, h)
+	default:
+		return false
+	}
+	return true
+}
+
+func hashInts[T int8 | int16 | int32 | int64](vals []T, v *column.View, lo, hi int, h []uint64) {
+	for i := lo; i < hi; i++ {
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+i) {
+			h[i-lo] = nullHash
+			continue
+		}
+		h[i-lo] = mix64(uint64(int64(vals[i])))
+	}
+}
+
+func hashUints[T uint8 | uint16 | uint32 | uint64](vals []T, v *column.View, lo, hi int, h []uint64) {
+	for i := lo; i < hi; i++ {
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+i) {
+			h[i-lo] = nullHash
+			continue
+		}
+		h[i-lo] = mix64(uint64(vals[i]))
+	}
+}
+
+// Find sets ids[k] to the group of the key of row rows[k] of views, whose
+// hash (Hasher.Hash) is hashes[k], adding a group for each key not seen before.
+func (t *KeyTable) Find(views []*column.View, rows []int32, hashes []uint64, ids []int32) error {
+	for k, r := range rows {
+		h := hashes[k]
+		var (
+			w    uint64
+			null bool
+			err  error
+		)
+		if t.fixed {
+			var ok bool
+			w, ok, err = keyWord(views[0], int(r))
+			null = !ok
+		} else {
+			t.enc, err = encodeKey(t.enc[:0], views, int(r))
+		}
+		if err != nil {
+			return fmt.Errorf("key of row %d: %w", r, err)
+		}
+		ids[k] = t.find(h, w, null)
+	}
+	return nil
+}
+
+// find is the group of a key of hash h (w and null for the fast path, t.enc
+// otherwise), added when new.
+func (t *KeyTable) find(h, w uint64, null bool) int32 {
+	i := h & t.mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			break
+		}
+		g := s - 1
+		if t.hash[g] == h && t.equal(g, w, null) {
+			return g
+		}
+		i = (i + 1) & t.mask
+	}
+	g := int32(len(t.hash))
+	t.hash = append(t.hash, h)
+	if t.fixed {
+		t.k64 = append(t.k64, w)
+		t.knull = append(t.knull, null)
+	} else {
+		t.arena = append(t.arena, t.enc...)
+		t.offs = append(t.offs, int64(len(t.arena)))
+	}
+	t.slots[i] = g + 1
+	if 2*len(t.hash) > len(t.slots) {
+		t.rehash()
+	}
+	return g
+}
+
+func (t *KeyTable) equal(g int32, w uint64, null bool) bool {
+	if t.fixed {
+		return t.knull[g] == null && (null || t.k64[g] == w)
+	}
+	return string(t.arena[t.offs[g]:t.offs[g+1]]) == string(t.enc)
+}
+
+func (t *KeyTable) rehash() {
+	t.slots = make([]int32, 2*len(t.slots))
+	t.mask = uint64(len(t.slots) - 1)
+	for g, h := range t.hash {
+		i := h & t.mask
+		for t.slots[i] != 0 {
+			i = (i + 1) & t.mask
+		}
+		t.slots[i] = int32(g) + 1
+	}
+}
+
+// Key is the key of group g: per key column, whether it is null and its
+// value (agg.Value: the encoding of the State's extremes, a float, a
+// boolean or bytes, which are the table's).
+func (t *KeyTable) Key(g int32, fams []column.Family, out []KeyValue) {
+	if t.fixed {
+		out[0] = wordValue(fams[0], t.k64[g], !t.knull[g])
+		return
+	}
+	b := t.arena[t.offs[g]:t.offs[g+1]]
+	for c, f := range fams {
+		tag := b[0]
+		b = b[1:]
+		if tag == 0 {
+			out[c] = KeyValue{}
+			continue
+		}
+		switch f {
+		case column.FamilyDecimal:
+			out[c] = KeyValue{Valid: true, Value: agg.Value{Bits: [2]uint64{binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[8:])}}}
+			b = b[16:]
+		case column.FamilyBytes:
+			n := binary.LittleEndian.Uint32(b)
+			out[c] = KeyValue{Valid: true, Value: agg.Value{Bytes: b[4 : 4+n]}}
+			b = b[4+n:]
+		default:
+			out[c] = wordValue(f, binary.LittleEndian.Uint64(b), true)
+			b = b[8:]
+		}
+	}
+}
+
+// KeyValue is one key column's value of a group.
+type KeyValue struct {
+	Valid bool
+	Value agg.Value
+}
+
+func wordValue(f column.Family, w uint64, valid bool) KeyValue {
+	if !valid {
+		return KeyValue{}
+	}
+	switch f {
+	case column.FamilyFloat:
+		return KeyValue{Valid: true, Value: agg.Value{Float: math.Float64frombits(w), Bits: [2]uint64{w}}}
+	case column.FamilyBool:
+		return KeyValue{Valid: true, Value: agg.Value{Bool: w == 1, Bits: [2]uint64{w}}}
+	}
+	return KeyValue{Valid: true, Value: agg.Value{Bits: [2]uint64{w}}}
+}
+
+// FoldGroups folds rows rows[k] of v (element indices) into group ids[k]
+// of g; a row's number is v.Row plus its index.
+func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32) error {
+	if v.Dict == nil {
+		switch v.Kind {
+		case column.Int8:
+			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids)
+			return nil
+		case column.Int16:
+			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids)
+			return nil
+		case column.Int32:
+			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids)
+			return nil
+		case column.Int64:
+			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids)
+			return nil
+		case column.Uint8:
+			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids)
+			return nil
+		case column.Uint16:
+			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids)
+			return nil
+		case column.Uint32:
+			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids)
+			return nil
+		case column.Uint64:
+			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids)
+			return nil
+		case column.Float32:
+			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids)
+			return nil
+		case column.Float64:
+			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids)
+			return nil
+		case column.Opaque:
+			for k, r := range rows {
+				if v.Valid(int(r)) {
+					g.AddCount(ids[k])
+				} else {
+					g.AddNull(ids[k])
+				}
+			}
+			return nil
+		}
+	}
+	// The other kinds, and dictionaries: a value at a time.
+	fam := v.Kind.Family()
+	for k, r := range rows {
+		e, ok, err := elementAt(v, int(r))
+		if err != nil {
+			return err
+		}
+		id := ids[k]
+		if !ok {
+			g.AddNull(id)
+			continue
+		}
+		row := v.Row + int64(r)
+		switch fam {
+		case column.FamilySigned:
+			g.AddSigned(id, int64(e.enc[0]), row)
+		case column.FamilyUnsigned:
+			g.AddUnsigned(id, e.enc[0], row)
+		case column.FamilyFloat:
+			g.AddFloat(id, math.Float64frombits(e.enc[0]), row)
+		case column.FamilyDecimal:
+			g.AddDecimal(id, e.enc[0], e.enc[1], row)
+		case column.FamilyBool:
+			g.AddBool(id, e.enc[0] == 1, row)
+		case column.FamilyBytes:
+			g.AddBytes(id, e.bytes, row)
+		default:
+			return fmt.Errorf("grouped aggregation of %s: unsupported", v.Type)
+		}
+	}
+	return nil
+}
+
+func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	for k, r := range rows {
+		i := v.Offset + int(r)
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
+			g.AddNull(ids[k])
+			continue
+		}
+		g.AddSigned(ids[k], int64(vals[i]), v.Row+int64(r))
+	}
+}
+
+func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	for k, r := range rows {
+		i := v.Offset + int(r)
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
+			g.AddNull(ids[k])
+			continue
+		}
+		g.AddUnsigned(ids[k], uint64(vals[i]), v.Row+int64(r))
+	}
+}
+
+func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	for k, r := range rows {
+		i := v.Offset + int(r)
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
+			g.AddNull(ids[k])
+			continue
+		}
+		g.AddFloat(ids[k], float64(vals[i]), v.Row+int64(r))
+	}
+}

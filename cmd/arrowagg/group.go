@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/dataset"
+	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/report"
+)
+
+// writeGroups aggregates the groups of --group-by, of the rows --where
+// keeps, and prints them in --format.
+func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, eng *engine.Engine, bar *progress, skipped []dataset.Skipped) error {
+	aggs := agg.Normalize(opts.aggs)
+	if bad := aggs & agg.GroupsUnsupported; bad != 0 {
+		return usagef("--aggs: %s not available with --group-by or --where (yet)", bad)
+	}
+	if opts.explain {
+		return usagef("--explain: not available with --group-by or --where (yet)")
+	}
+	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true}
+	if opts.where != "" {
+		f, err := parseWhere(opts.where)
+		if err != nil {
+			return err
+		}
+		req.Filter = f
+	}
+	sum, err := ds.Group(ctx, eng, req)
+	if err != nil {
+		return err
+	}
+	defer sum.Groups.Release()
+	bar.stop(true)
+	for _, sk := range sum.Skipped {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
+	}
+	skipped = append(skipped, sum.Skipped...)
+	g := report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}
+	if opts.skipBad {
+		g.Skipped = make([]report.Skipped, len(skipped))
+		for i, sk := range skipped {
+			g.Skipped[i] = report.Skipped{Path: sk.Path, Error: sk.Err.Error()}
+		}
+	}
+	if err := report.WriteGroups(e.stdout, opts.format, g); err != nil {
+		return fmt.Errorf("writing the %s output: %w", opts.format, err)
+	}
+	return nil
+}

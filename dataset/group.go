@@ -1,0 +1,274 @@
+package dataset
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+
+	"github.com/arrowagg/arrowagg/column/arrow17"
+	"github.com/arrowagg/arrowagg/engine"
+)
+
+// GroupSummary is the result of grouping a dataset (Group).
+type GroupSummary struct {
+	Rows  int64 // rows of the dataset
+	Kept  int64 // rows the filter kept
+	Files int   // sources read (not those skipped)
+	// Groups is the result: a record batch of the groups, sorted by key
+	// (engine.Grouper.Result). Release it when done.
+	Groups arrow.Record
+	// Skipped are the sources that failed while they were read, left out
+	// (Options.SkipBad).
+	Skipped []Skipped
+}
+
+// Group reads every source and groups its rows as req asks (GROUP BY,
+// WHERE), with eng, one source after the other: a Parquet file a row group
+// at a time, its columns decoded into Arrow arrays at once (through
+// pqarrow, as the leaves that the page path does not fold are); an IPC file
+// or stream batch by batch. req.Columns empty means every supported column
+// of the rows that is not a key. A column of req that a source lacks, and
+// partition keys, are refused there for now (unsupported). The first error
+// stops everything, but with Options.SkipBad, which leaves the failing
+// source out.
+func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.GroupRequest) (*GroupSummary, error) {
+	if len(d.sources) == 0 {
+		return nil, errors.New("no input")
+	}
+	if len(req.Columns) == 0 {
+		isKey := map[string]bool{}
+		for _, k := range req.Keys {
+			isKey[k] = true
+		}
+		for _, l := range d.files[0].leaves {
+			if l.Supported() && l.Repeated == 0 && !isKey[l.Name] {
+				req.Columns = append(req.Columns, l.Name)
+			}
+		}
+	}
+	names := append(append([]string(nil), req.Keys...), req.Columns...)
+	if req.Filter != nil {
+		names = append(names, req.Filter.Columns()...)
+	}
+	var g *engine.Grouper
+	sum := &GroupSummary{}
+	for i := range d.sources {
+		rows, err := d.groupSource(ctx, eng, i, req, names, &g)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			if d.opts.SkipBad && !errors.Is(err, errGrouping) {
+				sum.Skipped = append(sum.Skipped, Skipped{Path: d.sources[i].Name(), Err: err})
+				continue
+			}
+			return nil, inputError(d.sources[i].Name(), err)
+		}
+		sum.Rows += rows
+		sum.Files++
+	}
+	if g == nil {
+		return nil, ErrAllSkipped
+	}
+	var err error
+	if sum.Groups, err = g.Result(d.opts.Mem); err != nil {
+		return nil, err
+	}
+	sum.Kept = g.Kept()
+	return sum, nil
+}
+
+// errGrouping marks the errors of the grouping itself (not of a source).
+var errGrouping = errors.New("grouping")
+
+// groupSource feeds source i's rows of the columns names to the grouper
+// *g (made from the first batch's schema) and returns its rows.
+func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, g **engine.Grouper) (int64, error) {
+	fi := &d.files[i]
+	var leaves []arrow17.Leaf
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
+		if _, ok := fi.partitions[n]; ok {
+			return 0, fmt.Errorf("column %q: grouping and filtering by a partition key is unsupported", n)
+		}
+		l, ok := fi.leaf(n)
+		if !ok {
+			return 0, fmt.Errorf("%w %q: not in this file (grouping a dataset whose files lack a column is unsupported)", engine.ErrUnknownColumn, n)
+		}
+		if !l.Supported() {
+			return 0, fmt.Errorf("column %q: %w", n, l.Err)
+		}
+		if l.Repeated > 0 {
+			return 0, fmt.Errorf("column %q: the elements of lists and maps are not grouped (unsupported)", n)
+		}
+		leaves = append(leaves, l)
+	}
+	add := func(rec arrow.Record) (err error) {
+		defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
+		if *g == nil {
+			if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
+				return fmt.Errorf("%w: %w", errGrouping, err)
+			}
+		}
+		return (*g).Add(ctx, rec)
+	}
+	if fi.parquet != nil {
+		return d.groupParquet(ctx, i, leaves, add)
+	}
+	rdr, err := d.openReader(ctx, i, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rdr.close() //nolint:errcheck // (a reader's close fails only after its own error)
+	var rows int64
+	for {
+		rec, err := rdr.next(ctx)
+		if errors.Is(err, io.EOF) {
+			return rows, nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		rows += rec.NumRows()
+		err = add(rec)
+		rec.Release()
+		if err != nil {
+			return 0, err
+		}
+	}
+}
+
+// groupParquet reads the leaves of Parquet source i a row group at a time,
+// each leaf's chunk decoded by a goroutine of its own (one after the other
+// for an encrypted file, whose decryptors are not safe for concurrent use),
+// and hands the row group to add as record batches of the leaves, under
+// their names.
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, add func(arrow.Record) error) (int64, error) {
+	fi := &d.files[i]
+	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
+	if err != nil {
+		return 0, err
+	}
+	f, err := d.sources[i].open()
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	md := fi.parquet.meta
+	var pf *file.Reader
+	if fi.parquet.crypt.encrypted {
+		pf, err = fi.parquet.openReader(f, md)
+	} else {
+		pf, err = file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+	}
+	if err != nil {
+		return 0, fmt.Errorf("opening the Parquet file: %w", err)
+	}
+	fr, err := newLeafFileReader(pf, d.opts.Mem)
+	if err != nil {
+		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
+	}
+	var rows int64
+	for rg := range md.RowGroups {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		n := md.RowGroups[rg].NumRows
+		cols := make([]*arrow.Chunked, len(pls))
+		fields := make([]arrow.Field, len(pls))
+		errs := make([]error, len(pls))
+		var wg sync.WaitGroup
+		for k := range pls {
+			read := func() {
+				defer wg.Done()
+				cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
+			}
+			wg.Add(1)
+			if fi.parquet.crypt.encrypted {
+				read()
+			} else {
+				go read()
+			}
+		}
+		wg.Wait()
+		release := func() {
+			for _, c := range cols {
+				if c != nil {
+					c.Release()
+				}
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			release()
+			return 0, err
+		}
+		tcols := make([]arrow.Column, len(cols))
+		for k := range cols {
+			tcols[k] = *arrow.NewColumn(fields[k], cols[k])
+		}
+		tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
+		for k := range tcols {
+			tcols[k].Release()
+		}
+		release()
+		tr := array.NewTableReader(tbl, n)
+		for tr.Next() {
+			if err := add(tr.Record()); err != nil {
+				tr.Release()
+				tbl.Release()
+				return 0, err
+			}
+		}
+		tr.Release()
+		tbl.Release()
+		rows += n
+	}
+	return rows, nil
+}
+
+// readLeafChunk decodes the chunk of leaf l in row group rg, of n rows,
+// into Arrow arrays; a panic of arrow-go's decoders is an error.
+func readLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, n int64) (ch *arrow.Chunked, field arrow.Field, err error) {
+	defer recoverTo(&err)
+	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
+	if err != nil {
+		return nil, field, fmt.Errorf("column %q: %w", l.name, err)
+	}
+	if cr == nil {
+		return nil, field, fmt.Errorf("column %q: no reader for Parquet leaf column %d", l.name, l.col)
+	}
+	defer cr.Release()
+	field = *cr.Field()
+	field.Name, field.Nullable = l.name, true
+	if ch, err = cr.NextBatch(n); err != nil {
+		return nil, field, fmt.Errorf("column %q: %w", l.name, err)
+	}
+	if int64(ch.Len()) != n {
+		ch.Release()
+		return nil, field, fmt.Errorf("column %q: %w: decoded %d rows of %d", l.name, errShortDecode, ch.Len(), n)
+	}
+	if lt, ok := l.typ.(*logicalType); ok { // (its arrays counted, pqlogical.go)
+		chunks := make([]arrow.Array, len(ch.Chunks()))
+		for k, c := range ch.Chunks() {
+			chunks[k] = array.NewExtensionArrayWithStorage(lt, c)
+		}
+		ch.Release()
+		ch = arrow.NewChunked(lt, chunks)
+		for _, c := range chunks {
+			c.Release()
+		}
+	}
+	field.Type = ch.DataType()
+	return ch, field, nil
+}

@@ -1,0 +1,418 @@
+package core
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// Grouped aggregation (GROUP BY) and filters (WHERE), on the CPU.
+//
+// A batch is folded in two parallel phases. First its rows are cut into
+// morsels (cpu.MorselSize), and for each morsel the filter selects rows,
+// their keys are hashed (cpu.Hasher) and the selected rows are sorted by
+// partition (the hash's top bits: groupPartitions of them). Then each
+// partition, a task of its own, looks its rows' keys up in its own table
+// (cpu.KeyTable), morsel after morsel in row order, and folds their values
+// into its groups' states (agg.Groups, cpu.FoldGroups). A group lives in
+// one partition, whose rows it sees in row order whatever the number of
+// threads: every result, float sums included, is the same for every
+// thread count. Partitions persist across batches, so that a stream of
+// batches, files and row groups groups as one table.
+
+// groupPartitions is the number of partitions of the keys' hash space.
+const groupPartitions = 64
+
+// Filter selects the rows of a batch that a request keeps: a predicate
+// bound to the request's filter columns. It is called from several
+// goroutines at once, on distinct row ranges.
+type Filter interface {
+	// Select sets bit i-lo of out for each row i in [lo, hi) of views
+	// (the filter columns' views of the batch) that it keeps, clears the
+	// others, and returns how many it keeps.
+	Select(views []*column.View, lo, hi int, out []uint64) (int, error)
+}
+
+// GroupRequest is a grouped aggregation: the key columns (none: one group
+// of every row kept, SQL's aggregate without GROUP BY), the value columns
+// with the aggregates of each, and an optional filter over its own
+// columns.
+type GroupRequest struct {
+	Keys    []Column
+	Values  []Column
+	Aggs    []agg.Set // per value column (Normalize: the default when empty)
+	Filters []Column  // the columns Filter reads
+	Filter  Filter    // nil: every row
+}
+
+// Grouper folds batches of rows into the groups of a GroupRequest. It is not
+// safe for concurrent use; the Engine behind it is.
+type Grouper struct {
+	e     *Engine
+	req   GroupRequest
+	fixed bool
+	parts []*groupPart
+	rows  int64 // rows added so far
+	kept  int64 // rows the filter kept
+	ms    []morselRows
+}
+
+// groupPart is one partition: its table of keys and its groups' states, one
+// agg.Groups per value column.
+type groupPart struct {
+	t      *cpu.KeyTable
+	rows   []int64 // per group: its rows (count(*))
+	groups []*agg.Groups
+}
+
+// NewGrouper starts a grouped aggregation. The keys take the table's fast
+// path when there is one key of a one-word kind (cpu.FixedKey).
+func (e *Engine) NewGrouper(req GroupRequest) (*Grouper, error) {
+	if len(req.Aggs) != len(req.Values) {
+		return nil, fmt.Errorf("%d aggregate sets for %d value columns", len(req.Aggs), len(req.Values))
+	}
+	if req.Filter != nil && len(req.Filters) == 0 {
+		req.Filters = nil
+	}
+	for _, k := range req.Keys {
+		if k.Err != nil {
+			return nil, fmt.Errorf("key column %q: %w", k.Name, k.Err)
+		}
+		if !cpu.KeyKindSupported(k.Kind) {
+			return nil, fmt.Errorf("key column %q: grouping by %s is unsupported", k.Name, k.Type)
+		}
+	}
+	for i, v := range req.Values {
+		if v.Err != nil {
+			return nil, fmt.Errorf("column %q: %w", v.Name, v.Err)
+		}
+		if _, err := agg.NewGroups(v.Kind.Family(), req.Aggs[i]); err != nil {
+			return nil, fmt.Errorf("column %q: %w", v.Name, err)
+		}
+	}
+	g := &Grouper{e: e, req: req, parts: make([]*groupPart, groupPartitions)}
+	g.fixed = len(req.Keys) == 1 && cpu.FixedKey([]*column.View{{Kind: req.Keys[0].Kind}})
+	for p := range g.parts {
+		gp := &groupPart{t: cpu.NewKeyTable(g.fixed), groups: make([]*agg.Groups, len(req.Values))}
+		for i, v := range req.Values {
+			gp.groups[i], _ = agg.NewGroups(v.Kind.Family(), req.Aggs[i])
+		}
+		g.parts[p] = gp
+	}
+	return g, nil
+}
+
+// Request is the grouper's request.
+func (g *Grouper) Request() GroupRequest { return g.req }
+
+// Rows is the number of rows added so far, and Kept those the filter kept.
+func (g *Grouper) Rows() int64 { return g.rows }
+
+// Kept is the number of rows the filter kept so far (every row without a
+// filter).
+func (g *Grouper) Kept() int64 { return g.kept }
+
+// morselRows is one morsel's selected rows sorted by partition: the rows of
+// partition p are rows[off[p]:off[p+1]], with their hashes.
+type morselRows struct {
+	rows   []int32
+	hashes []uint64
+	off    [groupPartitions + 1]int32
+}
+
+// Add folds one batch of n rows: keys, values and filters are the views of
+// the request's key, value and filter columns over the batch's rows (their
+// Row counted from the batch's first row).
+func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*column.View) error {
+	if len(keys) != len(g.req.Keys) || len(values) != len(g.req.Values) || len(filters) != len(g.req.Filters) {
+		return fmt.Errorf("a batch of %d keys, %d values and %d filter columns for a request of %d, %d and %d",
+			len(keys), len(values), len(filters), len(g.req.Keys), len(g.req.Values), len(g.req.Filters))
+	}
+	for _, set := range [][]*column.View{keys, values, filters} {
+		for _, v := range set {
+			if v.Len != n {
+				return fmt.Errorf("a view of %d rows in a batch of %d", v.Len, n)
+			}
+		}
+	}
+	// Rows count from the stream's first row.
+	vals := make([]*column.View, len(values))
+	for i, v := range values {
+		c := *v
+		c.Row += g.rows
+		vals[i] = &c
+	}
+	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
+	if len(g.ms) < morsels {
+		g.ms = append(g.ms, make([]morselRows, morsels-len(g.ms))...)
+	}
+	ms := g.ms[:morsels]
+	var kept atomic.Int64
+	err := g.e.parallel(ctx, morsels, func(m int, sc *groupScratch) error {
+		lo, hi := m*cpu.MorselSize, min(n, (m+1)*cpu.MorselSize)
+		k, err := g.selectMorsel(keys, filters, lo, hi, &ms[m], sc)
+		kept.Add(int64(k))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	err = g.e.parallel(ctx, groupPartitions, func(p int, sc *groupScratch) error {
+		gp := g.parts[p]
+		for m := range ms {
+			mr := &ms[m]
+			rows := mr.rows[mr.off[p]:mr.off[p+1]]
+			if len(rows) == 0 {
+				continue
+			}
+			sc.ids = slices.Grow(sc.ids[:0], len(rows))[:len(rows)]
+			if err := gp.t.Find(keys, rows, mr.hashes[mr.off[p]:mr.off[p+1]], sc.ids); err != nil {
+				return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+			}
+			if d := gp.t.Len() - len(gp.rows); d > 0 {
+				gp.rows = append(gp.rows, make([]int64, d)...)
+			}
+			for _, id := range sc.ids {
+				gp.rows[id]++
+			}
+			for i, gs := range gp.groups {
+				if d := gp.t.Len() - gs.Len(); d > 0 {
+					gs.Grow(d)
+				}
+				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids); err != nil {
+					return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	g.rows += int64(n)
+	g.kept += kept.Load()
+	return nil
+}
+
+// groupScratch is a worker's reusable memory.
+type groupScratch struct {
+	hasher cpu.Hasher
+	sel    []uint64
+	hashes []uint64
+	part   []uint8
+	ids    []int32
+}
+
+// selectMorsel selects the rows [lo, hi) the filter keeps, hashes their
+// keys and sorts them by partition into mr; it returns how many it kept.
+func (g *Grouper) selectMorsel(keys, filters []*column.View, lo, hi int, mr *morselRows, sc *groupScratch) (int, error) {
+	n := hi - lo
+	sc.hashes = slices.Grow(sc.hashes[:0], n)[:n]
+	sc.hasher.Fixed = g.fixed
+	if err := sc.hasher.Hash(keys, lo, hi, sc.hashes); err != nil {
+		return 0, fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+	}
+	kept := n
+	var sel []uint64
+	if g.req.Filter != nil {
+		sc.sel = slices.Grow(sc.sel[:0], (n+63)/64)[:(n+63)/64]
+		k, err := g.req.Filter.Select(filters, lo, hi, sc.sel)
+		if err != nil {
+			return 0, fmt.Errorf("filter: %w", err)
+		}
+		kept, sel = k, sc.sel
+	}
+	shift := 64 - bits.TrailingZeros(groupPartitions)
+	var count [groupPartitions]int32
+	sc.part = slices.Grow(sc.part[:0], n)[:n]
+	for i := range n {
+		if sel != nil && sel[i>>6]&(1<<(i&63)) == 0 {
+			continue
+		}
+		p := uint8(sc.hashes[i] >> shift)
+		sc.part[i] = p
+		count[p]++
+	}
+	var at int32
+	for p := range groupPartitions {
+		mr.off[p] = at
+		at += count[p]
+	}
+	mr.off[groupPartitions] = at
+	kept = int(at)
+	mr.rows = slices.Grow(mr.rows[:0], kept)[:kept]
+	mr.hashes = slices.Grow(mr.hashes[:0], kept)[:kept]
+	next := mr.off
+	for i := range n {
+		if sel != nil && sel[i>>6]&(1<<(i&63)) == 0 {
+			continue
+		}
+		p := sc.part[i]
+		mr.rows[next[p]] = int32(lo + i)
+		mr.hashes[next[p]] = sc.hashes[i]
+		next[p]++
+	}
+	return kept, nil
+}
+
+func (g *Grouper) keyNames() string {
+	if len(g.req.Keys) == 1 {
+		return fmt.Sprintf("column %q", g.req.Keys[0].Name)
+	}
+	names := make([]string, len(g.req.Keys))
+	for i, k := range g.req.Keys {
+		names[i] = fmt.Sprintf("%q", k.Name)
+	}
+	return fmt.Sprintf("columns %v", names)
+}
+
+// parallel runs f(i) for i in [0, n) on the engine's threads, each worker
+// with its own scratch, and returns the first error (the others stop at
+// their next task).
+func (e *Engine) parallel(ctx context.Context, n int, f func(i int, sc *groupScratch) error) error {
+	workers := min(e.threads, n)
+	var (
+		next atomic.Int64
+		once sync.Once
+		err  error
+		wg   sync.WaitGroup
+		stop atomic.Bool
+	)
+	fail := func(e error) {
+		once.Do(func() { err = e })
+		stop.Store(true)
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sc groupScratch
+			for !stop.Load() {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if e := ctx.Err(); e != nil {
+					fail(e)
+					return
+				}
+				if e := f(i, &sc); e != nil {
+					fail(e)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return err
+}
+
+// Groups is the number of groups so far.
+func (g *Grouper) Groups() int {
+	n := 0
+	for _, gp := range g.parts {
+		n += gp.t.Len()
+	}
+	return n
+}
+
+// KeyValue is one key column's value of a group (the CPU table's).
+type KeyValue = cpu.KeyValue
+
+// GroupRef names one group: its partition and its id there.
+type GroupRef struct{ part, id int32 }
+
+// Sorted returns every group, sorted by key: key column after key column,
+// nulls last, numbers by value (NaN after every number), strings and
+// binaries bytewise, booleans false first.
+func (g *Grouper) Sorted() []GroupRef {
+	refs := make([]GroupRef, 0, g.Groups())
+	for p, gp := range g.parts {
+		for id := range gp.t.Len() {
+			refs = append(refs, GroupRef{int32(p), int32(id)})
+		}
+	}
+	fams := g.keyFamilies()
+	a, b := make([]cpu.KeyValue, len(fams)), make([]cpu.KeyValue, len(fams))
+	slices.SortFunc(refs, func(x, y GroupRef) int {
+		g.parts[x.part].t.Key(x.id, fams, a)
+		g.parts[y.part].t.Key(y.id, fams, b)
+		for c, f := range fams {
+			if r := compareKey(f, a[c], b[c]); r != 0 {
+				return r
+			}
+		}
+		return 0
+	})
+	return refs
+}
+
+func (g *Grouper) keyFamilies() []column.Family {
+	fams := make([]column.Family, len(g.req.Keys))
+	for i, k := range g.req.Keys {
+		fams[i] = k.Kind.Family()
+	}
+	return fams
+}
+
+// Key is group r's key, one value per key column.
+func (g *Grouper) Key(r GroupRef, out []cpu.KeyValue) {
+	g.parts[r.part].t.Key(r.id, g.keyFamilies(), out)
+}
+
+// GroupRows is the number of rows of group r (count(*)).
+func (g *Grouper) GroupRows(r GroupRef) int64 { return g.parts[r.part].rows[r.id] }
+
+// State is group r's partial state of value column c.
+func (g *Grouper) State(r GroupRef, c int) agg.State {
+	return g.parts[r.part].groups[c].State(r.id)
+}
+
+// compareKey orders two values of a key column of family f, nulls last.
+func compareKey(f column.Family, a, b cpu.KeyValue) int {
+	switch {
+	case !a.Valid || !b.Valid:
+		return cmp.Compare(boolInt(!a.Valid), boolInt(!b.Valid))
+	}
+	x, y := a.Value, b.Value
+	switch f {
+	case column.FamilySigned:
+		return cmp.Compare(int64(x.Bits[0]), int64(y.Bits[0]))
+	case column.FamilyUnsigned, column.FamilyBool:
+		return cmp.Compare(x.Bits[0], y.Bits[0])
+	case column.FamilyFloat:
+		xn, yn := math.IsNaN(x.Float), math.IsNaN(y.Float)
+		if xn || yn {
+			return cmp.Compare(boolInt(xn), boolInt(yn))
+		}
+		return cmp.Compare(x.Float, y.Float)
+	case column.FamilyDecimal:
+		switch {
+		case agg.Decimal128Less(x.Bits, y.Bits):
+			return -1
+		case agg.Decimal128Less(y.Bits, x.Bits):
+			return 1
+		}
+		return 0
+	case column.FamilyBytes:
+		return bytes.Compare(x.Bytes, y.Bytes)
+	}
+	return 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

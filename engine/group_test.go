@@ -1,0 +1,343 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/arrow/scalar"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine/core"
+)
+
+// groupKeyTypes are the key types the grouped property test covers.
+var groupKeyTypes = []arrow.DataType{
+	arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Uint32, arrow.FixedWidthTypes.Boolean,
+	arrow.FixedWidthTypes.Date32, &arrow.TimestampType{Unit: arrow.Millisecond}, arrow.PrimitiveTypes.Float64,
+	&arrow.Decimal128Type{Precision: 20, Scale: 2}, arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString,
+	arrow.BinaryTypes.Binary,
+	&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int16, ValueType: arrow.BinaryTypes.String},
+	&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.PrimitiveTypes.Int32},
+}
+
+// keyArray makes n keys of type dt drawn from a domain of about card
+// values, with nulls (and for floats -0 beside +0, and NaNs).
+func keyArray(mem memory.Allocator, r *rand.Rand, dt arrow.DataType, n, card int) arrow.Array {
+	if d, ok := dt.(*arrow.DictionaryType); ok {
+		// A dictionary with repeated values: keys are values, not indices.
+		dict := keyArray(mem, r, d.ValueType, min(2*card+1, 120), card)
+		defer dict.Release()
+		ib := array.NewBuilder(mem, d.IndexType)
+		defer ib.Release()
+		for range n {
+			if r.IntN(10) == 0 {
+				ib.AppendNull()
+				continue
+			}
+			j := r.IntN(dict.Len())
+			switch b := ib.(type) {
+			case *array.Int16Builder:
+				b.Append(int16(j))
+			case *array.Int8Builder:
+				b.Append(int8(j))
+			}
+		}
+		idx := ib.NewArray()
+		defer idx.Release()
+		return array.NewDictionaryArray(d, idx, dict)
+	}
+	b := array.NewBuilder(mem, dt)
+	defer b.Release()
+	for range n {
+		if r.IntN(12) == 0 {
+			b.AppendNull()
+			continue
+		}
+		k := r.IntN(card)
+		switch b := b.(type) {
+		case *array.Int64Builder:
+			b.Append(int64(k) - int64(card/2))
+		case *array.Int8Builder:
+			b.Append(int8(k - card/2))
+		case *array.Int32Builder:
+			b.Append(int32(k % 7))
+		case *array.Uint32Builder:
+			b.Append(uint32(k) * 1000003)
+		case *array.BooleanBuilder:
+			b.Append(k%2 == 0)
+		case *array.Date32Builder:
+			b.Append(arrow.Date32(k))
+		case *array.TimestampBuilder:
+			b.Append(arrow.Timestamp(k * 86400000))
+		case *array.Float64Builder:
+			switch k % 5 {
+			case 0:
+				b.Append(math.Copysign(0, -1))
+			case 1:
+				b.Append(0)
+			case 2:
+				b.Append(math.NaN())
+			default:
+				b.Append(float64(k) / 4)
+			}
+		case *array.Decimal128Builder:
+			b.Append(decimal128.FromI64(int64(k) * 12345))
+		case *array.StringBuilder:
+			b.Append(strings.Repeat("k", k%4) + fmt.Sprint(k))
+		case *array.LargeStringBuilder:
+			b.Append(fmt.Sprint(k))
+		case *array.BinaryBuilder:
+			if k == 0 {
+				b.Append([]byte{})
+			} else {
+				b.Append([]byte{byte(k), 0, byte(k >> 8)})
+			}
+		default:
+			panic(fmt.Sprintf("no keys of %T", b))
+		}
+	}
+	return b.NewArray()
+}
+
+// keyString is the oracle's identity of a key value (floats: -0 is 0 and
+// NaNs are one).
+func keyString(arr arrow.Array, i int) string {
+	if arr.IsNull(i) {
+		return "∅"
+	}
+	if d, ok := arr.(*array.Dictionary); ok {
+		return keyString(d.Dictionary(), d.GetValueIndex(i))
+	}
+	switch a := arr.(type) {
+	case *array.Float64:
+		x := a.Value(i)
+		if x == 0 {
+			x = 0
+		}
+		if math.IsNaN(x) {
+			return "NaN"
+		}
+		return fmt.Sprint(x)
+	case *array.Binary:
+		return fmt.Sprintf("%q", a.Value(i))
+	}
+	return fmt.Sprintf("%q", arr.ValueStr(i))
+}
+
+// evenFilter keeps the rows whose column is valid and even: a RowFilter of
+// the test.
+type evenFilter struct{ col string }
+
+func (f evenFilter) Columns() []string { return []string{f.col} }
+func (f evenFilter) Bind(cols []core.Column) (core.Filter, error) {
+	if cols[0].Kind != column.Int32 {
+		return nil, fmt.Errorf("evenFilter of %s", cols[0].Type)
+	}
+	return evenFilter{}, nil
+}
+func (evenFilter) Select(views []*column.View, lo, hi int, out []uint64) (int, error) {
+	v := views[0]
+	vals := column.Slice[int32](v.Values)
+	clear(out[:(hi-lo+63)/64])
+	n := 0
+	for i := lo; i < hi; i++ {
+		if v.Valid(i) && vals[v.Offset+i]%2 == 0 {
+			out[(i-lo)>>6] |= 1 << ((i - lo) & 63)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// TestGroupByProperty groups random batches by one or two random keys of
+// every key type, aggregates value columns of every type with every
+// aggregate, with and without a filter, and compares each group with the
+// exact oracle over the group's rows; results are the same for 1 and 3
+// threads, bit for bit.
+func TestGroupByProperty(t *testing.T) {
+	r, seed := seeded(t)
+	ctx := context.Background()
+	valueTypes := oracleTypes
+	rounds := 12
+	if raceEnabled || testing.Short() {
+		rounds = 8
+	}
+	for round := range rounds {
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		nkeys := 1 + r.IntN(2)
+		var fields []arrow.Field
+		var keyNames []string
+		for k := range nkeys {
+			dt := groupKeyTypes[r.IntN(len(groupKeyTypes))]
+			name := fmt.Sprintf("k%d", k)
+			keyNames = append(keyNames, name)
+			fields = append(fields, arrow.Field{Name: name, Type: dt, Nullable: true})
+		}
+		var valNames []string
+		for v := range 3 {
+			dt := valueTypes[r.IntN(len(valueTypes))]
+			name := fmt.Sprintf("v%d", v)
+			valNames = append(valNames, name)
+			fields = append(fields, arrow.Field{Name: name, Type: dt, Nullable: true})
+		}
+		fields = append(fields, arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
+		schema := arrow.NewSchema(fields, nil)
+		card := []int{1, 3, 17, 200}[r.IntN(4)]
+		var recs []arrow.Record
+		for range 1 + r.IntN(3) {
+			n := r.IntN(3000)
+			if r.IntN(4) == 0 {
+				n = 70000 + r.IntN(10000) // more than a morsel
+			}
+			cols := make([]arrow.Array, len(fields))
+			for i, f := range fields {
+				switch {
+				case i < nkeys:
+					cols[i] = keyArray(mem, r, f.Type, n, card)
+				case f.Name == "f":
+					cols[i] = randArray(mem, r, f.Type, n, 0.1)
+				default:
+					cols[i] = randArray(mem, r, f.Type, n, []float64{0, 0.05, 0.5}[r.IntN(3)])
+				}
+			}
+			recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+			for _, c := range cols {
+				c.Release()
+			}
+		}
+		useFilter := r.IntN(2) == 0
+		aggs := agg.Default | agg.Ordered
+		req := GroupRequest{Keys: keyNames, Columns: valNames, Aggs: aggs, CountRows: true}
+		if useFilter {
+			req.Filter = evenFilter{"f"}
+		}
+		name := fmt.Sprintf("round %d seed %d keys %v card %d filter %v", round, seed, schema.Fields()[:nkeys], card, useFilter)
+
+		// The oracle: each group's rows, in row order, across batches.
+		type group struct {
+			rows []int64  // stream rows
+			at   [][2]int // (batch, row in batch)
+		}
+		groups := map[string]*group{}
+		var base int64
+		for b, rec := range recs {
+			f := rec.Column(len(fields) - 1).(*array.Int32)
+			for i := range int(rec.NumRows()) {
+				if useFilter && (f.IsNull(i) || f.Value(i)%2 != 0) {
+					continue
+				}
+				var ks []string
+				for k := range nkeys {
+					ks = append(ks, keyString(rec.Column(k), i))
+				}
+				key := strings.Join(ks, "|")
+				gr := groups[key]
+				if gr == nil {
+					gr = &group{}
+					groups[key] = gr
+				}
+				gr.rows = append(gr.rows, base+int64(i))
+				gr.at = append(gr.at, [2]int{b, i})
+			}
+			base += rec.NumRows()
+		}
+
+		var first *Grouper
+		for _, threads := range []int{1, 3} {
+			e := cpuEngine(t, mem, threads)
+			g, err := e.NewGrouper(schema, req)
+			require.NoError(t, err, name)
+			for _, rec := range recs {
+				require.NoError(t, g.Add(ctx, rec), name)
+			}
+			require.Equal(t, len(groups), g.Groups(), name)
+			refs := g.c.Sorted()
+			for gi, ref := range refs {
+				key := groupKey(t, mem, g, ref, schema, nkeys)
+				match := groups[key]
+				require.NotNil(t, match, "%s: group %d (%s) has no oracle group", name, gi, key)
+				matchKey := key
+				require.Equal(t, int64(len(match.rows)), g.c.GroupRows(ref), "%s: count_all of %s", name, key)
+				for vi := range valNames {
+					dt := schema.Field(nkeys + vi).Type
+					var parts []arrow.Array
+					for _, at := range match.at {
+						parts = append(parts, array.NewSlice(recs[at[0]].Column(nkeys+vi), int64(at[1]), int64(at[1]+1)))
+					}
+					ga, err := array.Concatenate(parts, mem)
+					require.NoError(t, err)
+					for _, p := range parts {
+						p.Release()
+					}
+					want := runOracle(true, []arrow.Array{ga})
+					// The oracle's rows are the group's; the result's the stream's.
+					for _, p := range []*int64{&want.argMin, &want.argMax} {
+						if *p >= 0 {
+							*p = match.rows[*p]
+						}
+					}
+					st := g.c.State(ref, vi)
+					got := Finalize(&st, valNames[vi], dt, aggs)
+					msg := fmt.Sprintf("%s group %s column %s (%s)", name, matchKey, valNames[vi], dt)
+					checkResult(t, got, want, dt, msg)
+					checkOrdered(t, got, want, msg)
+					ga.Release()
+				}
+			}
+			// Sorted: each key after the one before.
+			out, err := g.Result(mem)
+			require.NoError(t, err, name)
+			require.Equal(t, int64(len(groups)), out.NumRows(), name)
+			require.Equal(t, "count_all", out.Schema().Field(nkeys).Name)
+			require.Equal(t, "v0_count", out.Schema().Field(nkeys+1).Name)
+			if first == nil {
+				first = g
+			} else {
+				// The same bits whatever the threads.
+				fr := first.c.Sorted()
+				for k, ref := range refs {
+					for vi := range valNames {
+						a, b := first.c.State(fr[k], vi), g.c.State(ref, vi)
+						ab, err := a.MarshalBinary()
+						require.NoError(t, err)
+						bb, err := b.MarshalBinary()
+						require.NoError(t, err)
+						require.Equal(t, ab, bb, "%s: group %d column %d, 1 and 3 threads", name, k, vi)
+					}
+				}
+			}
+			out.Release()
+		}
+		for _, rec := range recs {
+			rec.Release()
+		}
+		mem.AssertSize(t, 0)
+	}
+}
+
+// groupKey is the oracle's identity (keyString) of group ref's key.
+func groupKey(t *testing.T, mem memory.Allocator, g *Grouper, ref core.GroupRef, schema *arrow.Schema, nkeys int) string {
+	kv := make([]core.KeyValue, nkeys)
+	g.c.Key(ref, kv)
+	var ks []string
+	for k := range nkeys {
+		dt := ValueType(schema.Field(k).Type)
+		b := array.NewBuilder(mem, dt)
+		require.NoError(t, scalar.Append(b, valueScalar(dt, kv[k].Valid, kv[k].Value)))
+		arr := b.NewArray()
+		ks = append(ks, keyString(arr, 0))
+		arr.Release()
+		b.Release()
+	}
+	return strings.Join(ks, "|")
+}
