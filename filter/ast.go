@@ -7,7 +7,8 @@ import (
 )
 
 // Expr is a predicate: a node of the syntax tree that Parse makes (or a
-// program builds). String prints it in the canonical form, which Parse reads
+// program builds): Compare, In, IsNull, And, Or or Not, as values (Parse's)
+// or pointers. String prints it in the canonical form, which Parse reads
 // back to an equal tree.
 type Expr interface {
 	String() string

@@ -299,9 +299,9 @@ func value(c Input, v Literal) (*big.Rat, error) {
 		p := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(abs(int(c.Scale)))), nil)
 		r := new(big.Rat).SetInt(p)
 		if c.Scale > 0 {
-			return r.Mul(r, v.Num), nil
+			return new(big.Rat).Mul(r, v.Num), nil
 		}
-		return r.Quo(v.Num, r), nil
+		return new(big.Rat).Quo(v.Num, r), nil
 	case column.FamilyBool:
 		if v.Kind != BoolLit {
 			return nil, mismatch(c, v)

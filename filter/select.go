@@ -286,15 +286,18 @@ func gatherIndices(v *column.View, lo, n int, dict []uint64, dn int, dst, valid 
 }
 
 func gather[I int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](idx []I, dict []uint64, dn int, dst, valid []uint64) int {
+	if dn == 0 {
+		dict = []uint64{0} // every index is out: read a zero word
+	}
 	for w := 0; len(idx) > 0; w++ {
 		c := idx[:min(64, len(idx))]
 		var m, oob uint64
-		for j, x := range c {
-			if k := uint64(x); k < uint64(dn) { // a negative index is out too
-				m |= (dict[k>>6] >> (k & 63) & 1) << uint(j)
-			} else {
-				oob |= 1 << uint(j)
-			}
+		for j := len(c) - 1; j >= 0; j-- {
+			k := uint64(c[j]) // a negative index is out too
+			in := b2u(k < uint64(dn))
+			k &= -in // 0 when out: no branch on the data
+			m = m<<1 | dict[k>>6]>>(k&63)&in
+			oob = oob<<1 | in ^ 1
 		}
 		dst[w] = m
 		if bad := oob & valid[w]; bad != 0 {
