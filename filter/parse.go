@@ -457,7 +457,7 @@ func (p *parser) primary() (Expr, error) {
 		}
 		return IsNull{Column: col, Not: not}, p.next()
 	}
-	return nil, p.errf("expected a comparison operator, IN or IS")
+	return nil, p.errf("expected a comparison operator, IN or IS after column %s", quoteIdent(col))
 }
 
 // in reads the list of `col [not] in (...)`, the current token being IN.

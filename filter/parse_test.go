@@ -88,7 +88,9 @@ func TestParseErrors(t *testing.T) {
 		msg    string
 	}{
 		{`price > 10 foo`, 11, "foo", "expected AND, OR or the end of the predicate"},
-		{`foo bar = 1`, 4, "bar", "expected a comparison operator, IN or IS"},
+		{`foo bar = 1`, 4, "bar", "expected a comparison operator, IN or IS after column foo"},
+		{`price > 10 and foo`, 18, "", "expected a comparison operator, IN or IS after column foo"},
+		{"`a b` 1", 6, "1", "expected a comparison operator, IN or IS after column `a b`"},
 		{`x = null`, 4, "null", "a comparison with null is never true: use IS NULL or IS NOT NULL"},
 		{`x in (1, NULL)`, 9, "NULL", "a comparison with null is never true: use IS NULL or IS NOT NULL"},
 		{`x = `, 4, "", "expected a literal (a number, a string, true or false)"},
