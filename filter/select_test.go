@@ -712,7 +712,19 @@ func TestSelectEdges(t *testing.T) {
 	d.view.Len++
 	withNulls(rng, d.view, d.null)
 
-	cols := []*tcol{i8, f, d}
+	g := &tcol{in: Input{Name: "g", Kind: column.Float32}}
+	gv := []float32{float32(math.Inf(1)), 0, 7, float32(math.NaN()), 0.5, math.MaxFloat32}
+	g.null = make([]bool, len(gv))
+	for _, x := range gv {
+		if x != x || math.IsInf(float64(x), 0) {
+			g.num, g.special = append(g.num, nil), append(g.special, float64(x))
+		} else {
+			g.num, g.special = append(g.num, new(big.Rat).SetFloat64(float64(x))), append(g.special, 0)
+		}
+	}
+	g.view = &column.View{Kind: column.Float32, Values: fixedBuffer(rng, gv, 1), Offset: 1, Len: len(gv)}
+
+	cols := []*tcol{i8, f, d, g}
 	in, views, byName := inputsViews(cols)
 	for _, c := range []struct {
 		src  string
@@ -726,6 +738,12 @@ func TestSelectEdges(t *testing.T) {
 		{"f > 0.1", 2}, {"f < 0.1", 3}, {"f >= 1e400", 0}, {"f > -1e400", 4}, {"f != 1e400", 6}, {"not f < 1", 2},
 		{"f in (0, 1)", 3}, {"f not in (0, 1)", 3}, {"f < 1e-400", 3}, {"f > -1e-400", 4},
 		{"d = 1", 1}, {"d = 1.005", 0}, {"d != 1.005", 5}, {"d < 1.005", 3}, {"d <= 1.00", 3}, {"d > 1.005", 2},
+		{"g in (1e300, 5e-324, 8)", 0}, {"g in (1e300, 5e-324, 7)", 1}, {"g = 1e300", 0}, {"g = 5e-324", 0},
+		{"g > 3.4028234663852886e38", 1}, {"g >= 3.4028234663852886e38", 1}, {"g >= 3.40282346638528859811704183484516925440e38", 2}, {"g not in (1e300, 0)", 5},
+		{"g < 1e-300", 1}, {"g <= 0", 1},
+		// float64 values that are no float32: never equal to one, though they round to one
+		{"g in (0.500000000931322574615478515625, 8)", 0}, {"g = 0.500000000931322574615478515625", 0},
+		{"g in (340282366920938463463374607431768211456, 8)", 0}, {"g in (0.5, 340282366920938463463374607431768211456)", 1},
 		{"d >= 1.01", 2}, {"d = 10.05", 1}, {"d in (1.01, 0.99, 1.005)", 2}, {"d < -1e40", 0}, {"d > -1e40", 5},
 	} {
 		e, err := Parse(c.src)
