@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
@@ -24,9 +25,16 @@ type GroupSummary struct {
 	// Groups is the result: a record batch of the groups, sorted by key
 	// (engine.Grouper.Result). Release it when done.
 	Groups arrow.Record
+	// Results are, for a request without keys, the aggregates of its one
+	// group as a Summary's (engine.Grouper.Results); nil with keys.
+	Results []engine.Result
 	// Skipped are the sources that failed while they were read, left out
 	// (Options.SkipBad).
 	Skipped []Skipped
+	// Unsupported are the columns that req.Columns empty would select but
+	// that are not grouped (lists, maps and the other columns only
+	// counted, from Parquet), with why.
+	Unsupported []Skipped
 }
 
 // Group reads every source and groups its rows as req asks (GROUP BY,
@@ -42,15 +50,21 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	if len(d.sources) == 0 {
 		return nil, errors.New("no input")
 	}
+	var unsupported []Skipped
 	if len(req.Columns) == 0 {
 		isKey := map[string]bool{}
 		for _, k := range req.Keys {
 			isKey[k] = true
 		}
 		for _, l := range d.files[0].leaves {
-			if l.Supported() && l.Repeated == 0 && !isKey[l.Name] {
-				req.Columns = append(req.Columns, l.Name)
+			if !l.Supported() || l.Repeated > 0 || isKey[l.Name] {
+				continue
 			}
+			if l.Kind == column.Opaque && d.files[0].parquet != nil {
+				unsupported = append(unsupported, Skipped{Path: l.Name, Err: errNotGrouped})
+				continue
+			}
+			req.Columns = append(req.Columns, l.Name)
 		}
 	}
 	names := append(append([]string(nil), req.Keys...), req.Columns...)
@@ -58,14 +72,15 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		names = append(names, req.Filter.Columns()...)
 	}
 	var g *engine.Grouper
-	sum := &GroupSummary{}
+	sum := &GroupSummary{Unsupported: unsupported}
 	for i := range d.sources {
 		rows, err := d.groupSource(ctx, eng, i, req, names, &g)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if d.opts.SkipBad && !errors.Is(err, errGrouping) {
+			var ge *groupingError
+			if d.opts.SkipBad && !errors.As(err, &ge) {
 				sum.Skipped = append(sum.Skipped, Skipped{Path: d.sources[i].Name(), Err: err})
 				continue
 			}
@@ -82,11 +97,22 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		return nil, err
 	}
 	sum.Kept = g.Kept()
+	if len(req.Keys) == 0 {
+		sum.Results = g.Results()
+	}
 	return sum, nil
 }
 
-// errGrouping marks the errors of the grouping itself (not of a source).
-var errGrouping = errors.New("grouping")
+// errNotGrouped is why a list or map column of a Parquet file is not
+// grouped.
+var errNotGrouped = errors.New("lists, maps and the other nested columns of Parquet files are not grouped (unsupported)")
+
+// groupingError is an error of the request itself (not of a source: not
+// skipped).
+type groupingError struct{ err error }
+
+func (e *groupingError) Error() string { return e.err.Error() }
+func (e *groupingError) Unwrap() error { return e.err }
 
 // groupSource feeds source i's rows of the columns names to the grouper
 // *g (made from the first batch's schema) and returns its rows.
@@ -112,13 +138,16 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		if l.Repeated > 0 {
 			return 0, fmt.Errorf("column %q: the elements of lists and maps are not grouped (unsupported)", n)
 		}
+		if l.Kind == column.Opaque && fi.parquet != nil {
+			return 0, fmt.Errorf("column %q: %w", n, errNotGrouped)
+		}
 		leaves = append(leaves, l)
 	}
 	add := func(rec arrow.Record) (err error) {
 		defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
 		if *g == nil {
 			if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
-				return fmt.Errorf("%w: %w", errGrouping, err)
+				return &groupingError{err}
 			}
 		}
 		return (*g).Add(ctx, rec)

@@ -12,6 +12,7 @@ import (
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine/core"
+	"github.com/arrowagg/arrowagg/filter"
 )
 
 // GroupRequest names a grouped aggregation (SQL's GROUP BY) of record
@@ -204,6 +205,11 @@ func (g *Grouper) Schema() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
+// IntegerSumKey is the key of the field metadata of a grouped result's
+// sum column that is decimal256(76, 0) because the exact sum of an integer
+// column does not fit its type in some group: its values are integers.
+const IntegerSumKey = "arrowagg.integer_sum"
+
 // outCol is one aggregate column of the result.
 type outCol struct {
 	val int     // the value column
@@ -253,7 +259,12 @@ func (g *Grouper) layout(wide map[int]bool) ([]arrow.Field, []outCol) {
 			if dt == nil {
 				continue
 			}
-			fields = append(fields, arrow.Field{Name: v.Name + "_" + a.Name(), Type: dt, Nullable: true})
+			field := arrow.Field{Name: v.Name + "_" + a.Name(), Type: dt, Nullable: true}
+			if a == agg.Sum && dt.ID() == arrow.DECIMAL256 && sumType(vt).ID() != arrow.DECIMAL128 {
+				// An integer column's sum, too large for its type.
+				field.Metadata = arrow.NewMetadata([]string{IntegerSumKey}, []string{"true"})
+			}
+			fields = append(fields, field)
 			cols = append(cols, outCol{val: i, a: a, dt: dt})
 		}
 	}
@@ -349,6 +360,25 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	return b.NewRecord(), nil
 }
 
+// Results are, for a request without keys, the aggregates of its one group
+// (of the rows kept) as Aggregate's: a Result per value column; nil with
+// keys.
+func (g *Grouper) Results() []Result {
+	if len(g.keys) > 0 {
+		return nil
+	}
+	refs := g.c.Sorted()
+	out := make([]Result, len(g.vals))
+	for i, v := range g.vals {
+		st := agg.New(v.Kind.Family(), g.req.Aggs)
+		if len(refs) > 0 {
+			st = g.c.State(refs[0], i)
+		}
+		out[i] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
+	}
+	return out
+}
+
 // GroupBy reads every record batch of rdr and returns its groups (Grouper's
 // Result). It does not release rdr.
 func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupRequest, mem memory.Allocator) (arrow.Record, error) {
@@ -365,4 +395,34 @@ func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupR
 		return nil, err
 	}
 	return g.Result(mem)
+}
+
+// Where is the filter of a predicate in package filter's language (SQL's
+// WHERE: comparisons of columns with literals, IN, IS [NOT] NULL, AND, OR,
+// NOT): a syntax error is a *filter.SyntaxError saying where.
+func Where(src string) (RowFilter, error) {
+	e, err := filter.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return WhereExpr(e), nil
+}
+
+// WhereExpr is the filter of a parsed predicate.
+func WhereExpr(e filter.Expr) RowFilter { return whereFilter{e} }
+
+type whereFilter struct{ e filter.Expr }
+
+func (w whereFilter) Columns() []string { return filter.Columns(w.e) }
+
+func (w whereFilter) Bind(cols []core.Column) (core.Filter, error) {
+	scales := make([]int32, len(cols))
+	for i, c := range cols {
+		if dt, ok := c.Type.(arrow.DataType); ok {
+			if d, ok := ValueType(dt).(arrow.DecimalType); ok {
+				scales[i] = d.GetScale()
+			}
+		}
+	}
+	return core.Where(w.e, cols, scales)
 }

@@ -5,18 +5,16 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine/core"
+	"github.com/arrowagg/arrowagg/filter"
 )
 
 // GroupRequest names a grouped aggregation (SQL's GROUP BY) of record
@@ -209,6 +207,11 @@ func (g *Grouper) Schema() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
+// IntegerSumKey is the key of the field metadata of a grouped result's
+// sum column that is decimal256(76, 0) because the exact sum of an integer
+// column does not fit its type in some group: its values are integers.
+const IntegerSumKey = "arrowagg.integer_sum"
+
 // outCol is one aggregate column of the result.
 type outCol struct {
 	val int     // the value column
@@ -258,7 +261,12 @@ func (g *Grouper) layout(wide map[int]bool) ([]arrow.Field, []outCol) {
 			if dt == nil {
 				continue
 			}
-			fields = append(fields, arrow.Field{Name: v.Name + "_" + a.Name(), Type: dt, Nullable: true})
+			field := arrow.Field{Name: v.Name + "_" + a.Name(), Type: dt, Nullable: true}
+			if a == agg.Sum && dt.ID() == arrow.DECIMAL256 && sumType(vt).ID() != arrow.DECIMAL128 {
+				// An integer column's sum, too large for its type.
+				field.Metadata = arrow.NewMetadata([]string{IntegerSumKey}, []string{"true"})
+			}
+			fields = append(fields, field)
 			cols = append(cols, outCol{val: i, a: a, dt: dt})
 		}
 	}
@@ -272,28 +280,30 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		mem = memory.DefaultAllocator
 	}
 	refs := g.c.Sorted()
-	_, cols := g.layout(nil)
-	// Finalize every group's value columns once.
-	results := make([][]Result, len(g.vals))
-	empty := len(g.keys) == 0 && len(refs) == 0
-	for i, v := range g.vals {
-		results[i] = make([]Result, max(len(refs), 1))
-		for k, r := range refs {
-			st := g.c.State(r, i)
-			results[i][k] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
-		}
-		if empty {
-			st := agg.New(v.Kind.Family(), g.req.Aggs)
-			results[i][0] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
-		}
+	empty := len(g.keys) == 0 && len(refs) == 0 // (one group, of no row)
+	n := len(refs)
+	if empty {
+		n = 1
 	}
+	final := func(k, val int, aggs agg.Set) agg.Final {
+		if empty {
+			st := agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
+			return st.Finalize(aggs)
+		}
+		st := g.c.State(refs[k], val)
+		return st.Finalize(aggs)
+	}
+	// The sums that overflow their type in some group make a decimal256
+	// column.
+	_, cols := g.layout(nil)
 	wide := map[int]bool{}
 	for c, oc := range cols {
-		if oc.a != agg.Sum {
+		if oc.a != agg.Sum || oc.dt.ID() == arrow.FLOAT64 {
 			continue
 		}
-		for _, r := range results[oc.val] {
-			if r.SumOverflow {
+		for k := range n {
+			f := final(k, oc.val, agg.Sum)
+			if f.Valid() && !sumFits(&f, oc.dt) {
 				wide[c] = true
 				break
 			}
@@ -303,72 +313,72 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
-	n := len(refs)
-	if empty {
-		n = 1
+	for _, fb := range b.Fields() {
+		fb.Reserve(n)
 	}
-	key := make([]core.KeyValue, len(g.keys))
-	for k := range n {
-		f := 0
-		if !empty {
-			g.c.Key(refs[k], key)
+	f := 0
+	if !empty {
+		key := make([]core.KeyValue, len(g.keys))
+		for _, r := range refs {
+			g.c.Key(r, key)
 			for i := range g.keys {
-				if err := scalar.Append(b.Field(f), valueScalar(fields[f].Type, key[i].Valid, key[i].Value)); err != nil {
+				if err := appendValue(b.Field(i), fields[i].Type, key[i].Valid, key[i].Value); err != nil {
 					return nil, fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
 				}
-				f++
 			}
 		}
-		if g.req.CountRows {
-			var rows int64
-			if !empty {
-				rows = g.c.GroupRows(refs[k])
+		f = len(g.keys)
+	}
+	if g.req.CountRows {
+		cb := b.Field(f).(*array.Int64Builder)
+		for k := range n {
+			if empty {
+				cb.Append(0)
+			} else {
+				cb.Append(g.c.GroupRows(refs[k]))
 			}
-			b.Field(f).(*array.Int64Builder).Append(rows)
-			f++
 		}
+		f++
+	}
+	// Value column after value column: each group's state finalized once.
+	aggs := agg.Normalize(g.req.Aggs)
+	for val := range g.vals {
+		var mine []int
 		for c, oc := range cols {
-			s := aggScalar(&results[oc.val][k], oc.a, fields[f+c].Type, wide[c])
-			if err := scalar.Append(b.Field(f+c), s); err != nil {
-				return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+			if oc.val == val {
+				mine = append(mine, c)
+			}
+		}
+		vt := ValueType(g.vals[val].Type)
+		for k := range n {
+			fin := final(k, val, aggs)
+			for _, c := range mine {
+				if err := appendAggregate(b.Field(f+c), cols[c].a, &fin, vt, fields[f+c].Type, wide[c]); err != nil {
+					return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+				}
 			}
 		}
 	}
 	return b.NewRecord(), nil
 }
 
-// aggScalar is aggregate a of a result as a scalar of type dt (a sum of
-// decimal256, wide, where some group's sum overflows its type).
-func aggScalar(r *Result, a agg.Set, dt arrow.DataType, wide bool) scalar.Scalar {
-	switch a {
-	case agg.Count:
-		return scalar.NewInt64Scalar(r.Count)
-	case agg.NullCount:
-		return scalar.NewInt64Scalar(r.NullCount)
-	case agg.Sum:
-		if wide {
-			if r.Count == 0 || r.SumExact == nil {
-				return scalar.MakeNullScalar(dt)
-			}
-			return scalar.NewDecimal256Scalar(decimal256.FromBigInt(new(big.Int).Set(r.SumExact)), dt)
-		}
-		return r.Sum
-	case agg.Min:
-		return r.Min
-	case agg.Max:
-		return r.Max
-	case agg.Mean:
-		return r.Mean
-	case agg.First:
-		return r.First
-	case agg.Last:
-		return r.Last
-	case agg.ArgMin:
-		return r.ArgMin
-	case agg.ArgMax:
-		return r.ArgMax
+// Results are, for a request without keys, the aggregates of its one group
+// (of the rows kept) as Aggregate's: a Result per value column; nil with
+// keys.
+func (g *Grouper) Results() []Result {
+	if len(g.keys) > 0 {
+		return nil
 	}
-	return scalar.MakeNullScalar(dt)
+	refs := g.c.Sorted()
+	out := make([]Result, len(g.vals))
+	for i, v := range g.vals {
+		st := agg.New(v.Kind.Family(), g.req.Aggs)
+		if len(refs) > 0 {
+			st = g.c.State(refs[0], i)
+		}
+		out[i] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
+	}
+	return out
 }
 
 // GroupBy reads every record batch of rdr and returns its groups (Grouper's
@@ -387,4 +397,34 @@ func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupR
 		return nil, err
 	}
 	return g.Result(mem)
+}
+
+// Where is the filter of a predicate in package filter's language (SQL's
+// WHERE: comparisons of columns with literals, IN, IS [NOT] NULL, AND, OR,
+// NOT): a syntax error is a *filter.SyntaxError saying where.
+func Where(src string) (RowFilter, error) {
+	e, err := filter.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return WhereExpr(e), nil
+}
+
+// WhereExpr is the filter of a parsed predicate.
+func WhereExpr(e filter.Expr) RowFilter { return whereFilter{e} }
+
+type whereFilter struct{ e filter.Expr }
+
+func (w whereFilter) Columns() []string { return filter.Columns(w.e) }
+
+func (w whereFilter) Bind(cols []core.Column) (core.Filter, error) {
+	scales := make([]int32, len(cols))
+	for i, c := range cols {
+		if dt, ok := c.Type.(arrow.DataType); ok {
+			if d, ok := ValueType(dt).(arrow.DecimalType); ok {
+				scales[i] = d.GetScale()
+			}
+		}
+	}
+	return core.Where(w.e, cols, scales)
 }

@@ -264,6 +264,7 @@ func TestGroupByProperty(t *testing.T) {
 			}
 			require.Equal(t, len(groups), g.Groups(), name)
 			refs := g.c.Sorted()
+			results := make([][]Result, len(refs)) // per group, per value column
 			for gi, ref := range refs {
 				key := groupKey(t, mem, g, ref, schema, nkeys)
 				match := groups[key]
@@ -294,6 +295,7 @@ func TestGroupByProperty(t *testing.T) {
 					checkResult(t, got, want, dt, msg)
 					checkOrdered(t, got, want, msg)
 					ga.Release()
+					results[gi] = append(results[gi], got)
 				}
 			}
 			// Sorted: each key after the one before.
@@ -302,6 +304,32 @@ func TestGroupByProperty(t *testing.T) {
 			require.Equal(t, int64(len(groups)), out.NumRows(), name)
 			require.Equal(t, "count_all", out.Schema().Field(nkeys).Name)
 			require.Equal(t, "v0_count", out.Schema().Field(nkeys+1).Name)
+			// The record holds the results, as Finalize's scalars.
+			for k := range refs {
+				for vi, v := range valNames {
+					r := results[k][vi]
+					for _, a := range agg.Each() {
+						idx := out.Schema().FieldIndices(v + "_" + a.Name())
+						if len(idx) == 0 {
+							continue
+						}
+						s, err := scalar.GetScalar(out.Column(idx[0]), k)
+						require.NoError(t, err)
+						want := map[agg.Set]scalar.Scalar{agg.Count: scalar.NewInt64Scalar(r.Count), agg.NullCount: scalar.NewInt64Scalar(r.NullCount),
+							agg.Sum: r.Sum, agg.Min: r.Min, agg.Max: r.Max, agg.Mean: r.Mean, agg.First: r.First, agg.Last: r.Last,
+							agg.ArgMin: r.ArgMin, agg.ArgMax: r.ArgMax}[a]
+						if a == agg.Sum && r.SumOverflow {
+							require.Equal(t, r.SumExact.String(), s.(*scalar.Decimal256).Value.BigInt().String(), "%s: %s of group %d", name, v, k)
+							continue
+						}
+						if a == agg.Sum && s.DataType().ID() == arrow.DECIMAL256 { // (another group's sum overflowed)
+							require.Equal(t, r.SumExact.String(), s.(*scalar.Decimal256).Value.BigInt().String(), "%s: %s of group %d", name, v, k)
+							continue
+						}
+						require.Equal(t, fmt.Sprint(want), fmt.Sprint(s), "%s: %s_%s of group %d", name, v, a.Name(), k)
+					}
+				}
+			}
 			if first == nil {
 				first = g
 			} else {

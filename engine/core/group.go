@@ -14,6 +14,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/filter"
 )
 
 // Grouped aggregation (GROUP BY) and filters (WHERE), on the CPU.
@@ -570,4 +571,34 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// Where is the filter of a predicate (package filter) over the request's
+// filter columns, in filter.Columns order; scales are the scales of the
+// decimal columns among them (0 for the others).
+func Where(e filter.Expr, cols []Column, scales []int32) (Filter, error) {
+	in := make([]filter.Input, len(cols))
+	for i, c := range cols {
+		in[i] = filter.Input{Name: c.Name, Kind: c.Kind, Scale: scales[i]}
+	}
+	p, err := filter.Bind(e, in)
+	if err != nil {
+		return nil, err
+	}
+	return &where{p: p}, nil
+}
+
+// where is a bound predicate as a Filter: a scratch per goroutine.
+type where struct {
+	p       *filter.Program
+	scratch sync.Pool
+}
+
+func (w *where) Select(views []*column.View, lo, hi int, out []uint64) (int, error) {
+	sc, _ := w.scratch.Get().(*filter.Scratch)
+	if sc == nil {
+		sc = new(filter.Scratch)
+	}
+	defer w.scratch.Put(sc)
+	return w.p.Select(sc, views, lo, hi, out)
 }
