@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
@@ -21,6 +22,9 @@ import (
 type GroupSummary struct {
 	Rows  int64 // rows of the dataset
 	Kept  int64 // rows the filter kept
+	// Pruned are the Parquet row groups, and their rows, skipped without
+	// reading because their statistics exclude the filter's rows.
+	Pruned, PrunedRows int64
 	Files int   // sources read (not those skipped)
 	// Groups is the result: a record batch of the groups, sorted by key
 	// (engine.Grouper.Result). Release it when done.
@@ -74,7 +78,7 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	var g *engine.Grouper
 	sum := &GroupSummary{Unsupported: unsupported}
 	for i := range d.sources {
-		rows, err := d.groupSource(ctx, eng, i, req, names, &g)
+		rows, err := d.groupSource(ctx, eng, i, req, names, &g, sum)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -116,7 +120,7 @@ func (e *groupingError) Unwrap() error { return e.err }
 
 // groupSource feeds source i's rows of the columns names to the grouper
 // *g (made from the first batch's schema) and returns its rows.
-func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, g **engine.Grouper) (int64, error) {
+func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, g **engine.Grouper, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	var leaves []arrow17.Leaf
 	seen := map[string]bool{}
@@ -153,7 +157,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		return (*g).Add(ctx, rec)
 	}
 	if fi.parquet != nil {
-		return d.groupParquet(ctx, i, leaves, add)
+		return d.groupParquet(ctx, i, leaves, req.Filter, add, sum)
 	}
 	rdr, err := d.openReader(ctx, i, nil)
 	if err != nil {
@@ -182,24 +186,60 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 // each leaf's chunk decoded by a goroutine of its own (one after the other
 // for an encrypted file, whose decryptors are not safe for concurrent use),
 // and hands the row group to add as record batches of the leaves, under
-// their names.
-func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, add func(arrow.Record) error) (int64, error) {
+// their names. A row group whose statistics (stats.go: the exact ones)
+// exclude every row filter f keeps is skipped, and counted in sum.
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
 	if err != nil {
 		return 0, err
 	}
-	f, err := d.sources[i].open()
+	md := fi.parquet.meta
+	mayMatch := func(int) bool { return true }
+	if f != nil {
+		cols := f.Columns()
+		fl := make([]arrow17.Leaf, len(cols))
+		sls := make([]*statsLeaf, len(cols))
+		for k, name := range cols {
+			for j, l := range leaves {
+				if l.Name == name {
+					fl[k] = l
+					if sl, err := statsLeafOf(md, pls[j].col, pls[j].typ); err == nil {
+						sls[k] = &sl
+					}
+				}
+			}
+		}
+		test, err := engine.Pruner(f, fl)
+		if err != nil {
+			return 0, &groupingError{fmt.Errorf("filter: %w", err)}
+		}
+		states := make([]agg.State, len(cols))
+		ptrs := make([]*agg.State, len(cols))
+		mayMatch = func(rg int) bool {
+			for k, sl := range sls {
+				ptrs[k] = nil
+				if sl == nil {
+					continue
+				}
+				if st, err := sl.state(md, rg); err == nil {
+					states[k] = st
+					ptrs[k] = &states[k]
+				}
+			}
+			return test(ptrs)
+		}
+	}
+	src, err := d.sources[i].open()
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	md := fi.parquet.meta
+	defer src.Close()
 	var pf *file.Reader
 	if fi.parquet.crypt.encrypted {
-		pf, err = fi.parquet.openReader(f, md)
+		pf, err = fi.parquet.openReader(src, md)
 	} else {
-		pf, err = file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+		pf, err = file.NewParquetReader(src, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("opening the Parquet file: %w", err)
@@ -214,6 +254,12 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 			return 0, err
 		}
 		n := md.RowGroups[rg].NumRows
+		if !mayMatch(rg) {
+			sum.Pruned++
+			sum.PrunedRows += n
+			rows += n
+			continue
+		}
 		cols := make([]*arrow.Chunked, len(pls))
 		fields := make([]arrow.Field, len(pls))
 		errs := make([]error, len(pls))

@@ -3,10 +3,15 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -58,5 +63,60 @@ func TestGroupMatchesGeneratedRows(t *testing.T) {
 				assert.Equal(t, wantJSON.String(), gotJSON.String())
 			})
 		}
+	}
+}
+
+// A filter skips the Parquet row groups whose statistics exclude its rows,
+// and the groups are those of the rows it keeps.
+func TestGroupPrunesRowGroups(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sorted.parquet")
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}, {Name: "k", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	xb, kb := array.NewInt64Builder(mem), array.NewInt32Builder(mem)
+	for x := range 4000 {
+		xb.Append(int64(x))
+		kb.Append(int32(x % 3))
+	}
+	cols := []arrow.Array{xb.NewArray(), kb.NewArray()}
+	xb.Release()
+	kb.Release()
+	rec := array.NewRecord(schema, cols, 4000)
+	for _, c := range cols {
+		c.Release()
+	}
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000)), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	rec.Release()
+
+	where, err := engine.Where("x >= 2500")
+	require.NoError(t, err)
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	d, err := Open(ctx, srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Count | agg.Sum, Filter: where})
+	require.NoError(t, err)
+	defer sum.Groups.Release()
+	assert.Equal(t, int64(2), sum.Pruned, "row groups 0-999 and 1000-1999")
+	assert.Equal(t, int64(2000), sum.PrunedRows)
+	assert.Equal(t, int64(4000), sum.Rows)
+	assert.Equal(t, int64(1500), sum.Kept)
+	want := [3]int64{}
+	for x := 2500; x < 4000; x++ {
+		want[x%3] += int64(x)
+	}
+	sums := sum.Groups.Column(2).(*array.Int64)
+	keys := sum.Groups.Column(0).(*array.Int32)
+	require.Equal(t, 3, sums.Len())
+	for i := range 3 {
+		assert.Equal(t, int32(i), keys.Value(i))
+		assert.Equal(t, want[i], sums.Value(i), "k = %d", i)
 	}
 }

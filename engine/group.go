@@ -426,3 +426,19 @@ func (w whereFilter) Bind(cols []core.Column) (core.Filter, error) {
 	}
 	return core.Where(w.e, cols, scales)
 }
+
+// Pruner is the test of row groups that f can skip: given the partial
+// states of f's columns (Columns order, leaves in that order; nil where
+// unknown) over a row group, such as its statistics give, it reports
+// whether a row of it may be kept. A filter that cannot say keeps every
+// row group.
+func Pruner(f RowFilter, leaves []arrow17.Leaf) (func(stats []*agg.State) bool, error) {
+	bound, err := f.Bind(coreColumns(leaves))
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := bound.(interface{ MayMatch([]*agg.State) bool }); ok {
+		return p.MayMatch, nil
+	}
+	return func([]*agg.State) bool { return true }, nil
+}

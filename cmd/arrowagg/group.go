@@ -18,9 +18,6 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	if bad := aggs & agg.GroupsUnsupported; bad != 0 {
 		return usagef("--aggs: %s not available with --group-by or --where (yet)", bad)
 	}
-	if opts.explain {
-		return usagef("--explain: not available with --group-by or --where (yet)")
-	}
 	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true}
 	if opts.where != "" {
 		f, err := parseWhere(opts.where)
@@ -42,6 +39,13 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
 	}
 	skipped = append(skipped, sum.Skipped...)
+	if opts.explain {
+		fmt.Fprintf(e.stderr, "plan: %d rows of %d files, %d kept, in %d groups, on the CPU", sum.Rows, sum.Files, sum.Kept, sum.Groups.NumRows())
+		if opts.where != "" {
+			fmt.Fprintf(e.stderr, "; --where skipped %d Parquet row groups (%d rows) their statistics exclude", sum.Pruned, sum.PrunedRows)
+		}
+		fmt.Fprintln(e.stderr)
+	}
 	var rs []report.Skipped
 	if opts.skipBad {
 		rs = make([]report.Skipped, len(skipped))

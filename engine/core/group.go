@@ -602,3 +602,8 @@ func (w *where) Select(views []*column.View, lo, hi int, out []uint64) (int, err
 	defer w.scratch.Put(sc)
 	return w.p.Select(sc, views, lo, hi, out)
 }
+
+// MayMatch reports whether a row group whose filter columns have the
+// partial states stats (nil: unknown; statistics, say) may hold a row the
+// filter keeps: false only when none can be (filter.Program.MayMatch).
+func (w *where) MayMatch(stats []*agg.State) bool { return w.p.MayMatch(stats) }
