@@ -20,12 +20,12 @@ import (
 
 // GroupSummary is the result of grouping a dataset (Group).
 type GroupSummary struct {
-	Rows  int64 // rows of the dataset
-	Kept  int64 // rows the filter kept
+	Rows int64 // rows of the dataset
+	Kept int64 // rows the filter kept
 	// Pruned are the Parquet row groups, and their rows, skipped without
 	// reading because their statistics exclude the filter's rows.
 	Pruned, PrunedRows int64
-	Files int   // sources read (not those skipped)
+	Files              int // sources read (not those skipped)
 	// Groups is the result: a record batch of the groups, sorted by key
 	// (engine.Grouper.Result). Release it when done.
 	Groups arrow.Record
