@@ -369,3 +369,76 @@ func groupKey(t *testing.T, mem memory.Allocator, g *Grouper, ref core.GroupRef,
 	}
 	return strings.Join(ks, "|")
 }
+
+// Grouped partial states merge and travel: batches grouped by two
+// groupers, one merged into the other directly and one through its binary
+// form, give the groups of one grouper of every batch (integers exactly;
+// the float sums differ only by where the partials were cut).
+func TestGroupMergeAndSerialize(t *testing.T) {
+	r, seed := seeded(t)
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "j", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "d", Type: &arrow.Decimal128Type{Precision: 30, Scale: 2}, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	var recs []arrow.Record
+	for range 4 {
+		n := 500 + r.IntN(2000)
+		cols := []arrow.Array{keyArray(mem, r, schema.Field(0).Type, n, 40), keyArray(mem, r, schema.Field(1).Type, n, 5),
+			randArray(mem, r, schema.Field(2).Type, n, 0.1), randArray(mem, r, schema.Field(3).Type, n, 0.1), randArray(mem, r, schema.Field(4).Type, n, 0.1)}
+		recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	req := GroupRequest{Keys: []string{"k", "j"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+	e := cpuEngine(t, mem, 2)
+	newGrouper := func(recs ...arrow.Record) *Grouper {
+		g, err := e.NewGrouper(schema, req)
+		require.NoError(t, err)
+		for _, rec := range recs {
+			require.NoError(t, g.Add(ctx, rec))
+		}
+		return g
+	}
+	whole := newGrouper(recs...)
+	want, err := whole.Result(mem)
+	require.NoError(t, err)
+	defer want.Release()
+
+	a, b := newGrouper(recs[:2]...), newGrouper(recs[2:]...)
+	require.NoError(t, a.Merge(b))
+	c := newGrouper(recs[:1]...)
+	bin, err := newGrouper(recs[1:]...).MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, c.MergeBinary(bin))
+	for _, g := range []*Grouper{a, c} {
+		got, err := g.Result(mem)
+		require.NoError(t, err)
+		require.True(t, array.RecordEqual(want, got), "seed %d:\nwant %v\ngot  %v", seed, want, got)
+		got.Release()
+	}
+
+	// Bytes that are not groups are errors, never a panic.
+	for range 200 {
+		i := r.IntN(len(bin))
+		g := newGrouper()
+		_ = g.MergeBinary(bin[:i]) // truncated
+		flipped := append([]byte(nil), bin...)
+		flipped[i] ^= byte(1 + r.IntN(255))
+		_ = g.MergeBinary(flipped)
+		if i < 40 { // (the header)
+			require.Error(t, newGrouper().MergeBinary(bin[:i]))
+		}
+	}
+	other, err := e.NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Aggs: agg.Default})
+	require.NoError(t, err)
+	require.ErrorContains(t, other.MergeBinary(bin), "of another request")
+}

@@ -381,6 +381,43 @@ func (g *Grouper) Results() []Result {
 	return out
 }
 
+// Merge folds the groups of o, a grouper of the same request (the same
+// key and value columns, of the same types, and aggregates), into g: o's
+// rows follow g's, as Accumulator.Merge's do.
+func (g *Grouper) Merge(o *Grouper) error {
+	if err := g.sameColumns(o.keys, o.vals); err != nil {
+		return err
+	}
+	return g.c.Merge(o.c)
+}
+
+func (g *Grouper) sameColumns(keys, vals []arrow18.Leaf) error {
+	for _, p := range [][2][]arrow18.Leaf{{g.keys, keys}, {g.vals, vals}} {
+		if len(p[0]) != len(p[1]) {
+			return fmt.Errorf("merging the groups of %d columns with those of %d", len(p[1]), len(p[0]))
+		}
+		for i := range p[0] {
+			a, b := p[0][i], p[1][i]
+			if a.Name != b.Name || !arrow.TypeEqual(ValueType(a.Type), ValueType(b.Type)) {
+				return fmt.Errorf("merging column %q (%s) with %q (%s)", b.Name, b.Type, a.Name, a.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalBinary writes the groups' partial states (keys, rows and each
+// value column's agg.State), for MergeBinary: grouped partial states travel
+// between processes and machines.
+func (g *Grouper) MarshalBinary() ([]byte, error) { return g.c.MarshalBinary() }
+
+// MergeBinary folds the groups MarshalBinary wrote, of a grouper of the same
+// request, into g (their rows after g's). The columns are checked by kind
+// and aggregates; bytes that are not such groups are an error, which may
+// come after some groups were merged: merge into a fresh grouper where
+// that matters.
+func (g *Grouper) MergeBinary(b []byte) error { return g.c.MergeBinary(b) }
+
 // GroupBy reads every record batch of rdr and returns its groups (Grouper's
 // Result). It does not release rdr.
 func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupRequest, mem memory.Allocator) (arrow.Record, error) {

@@ -595,3 +595,90 @@ func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, row
 	sc.f64 = xs
 	g.AddFloats(ids, xs, v.Row, rows)
 }
+
+// KeyBytes is group g's key in the table's encoding (the key columns'
+// tags and values; for the fast path a tag and the word), which FindKey
+// reads back: a key as it travels, with its groups' partial states.
+func (t *KeyTable) KeyBytes(g int32) []byte {
+	if t.fixed {
+		if t.knull[g] {
+			return []byte{0}
+		}
+		return binary.LittleEndian.AppendUint64([]byte{1}, t.k64[g])
+	}
+	return t.arena[t.offs[g]:t.offs[g+1]]
+}
+
+// KeyHash is the hash of an encoded key (KeyBytes) of a table of the fast
+// path or not: the hash Hasher gives the row it came from.
+func KeyHash(fixed bool, key []byte) (uint64, error) {
+	if !fixed {
+		return xxh3.Hash(key), nil
+	}
+	switch {
+	case len(key) == 1 && key[0] == 0:
+		return nullHash, nil
+	case len(key) == 9 && key[0] == 1:
+		return mix64(binary.LittleEndian.Uint64(key[1:])), nil
+	}
+	return 0, fmt.Errorf("a key of %d bytes is not a one-word key", len(key))
+}
+
+// FindKey is the group of an encoded key (KeyBytes) of hash h (KeyHash),
+// added when new. The bytes of a key of several columns are not checked:
+// they are the encoding's.
+func (t *KeyTable) FindKey(h uint64, key []byte) int32 {
+	if t.fixed {
+		if key[0] == 0 {
+			return t.find(h, 0, true)
+		}
+		return t.findWord(h, binary.LittleEndian.Uint64(key[1:]))
+	}
+	t.enc = append(t.enc[:0], key...)
+	return t.find(h, 0, false)
+}
+
+// CheckKey reports whether key is an encoding (KeyBytes) of a key of
+// columns of families fams, for the fast path or not: keys from outside are
+// checked before a table holds them.
+func CheckKey(fixed bool, fams []column.Family, key []byte) error {
+	if fixed {
+		_, err := KeyHash(true, key)
+		return err
+	}
+	b := key
+	for c, f := range fams {
+		if len(b) == 0 {
+			return fmt.Errorf("key ends before column %d", c)
+		}
+		tag := b[0]
+		b = b[1:]
+		switch {
+		case tag == 0:
+			continue
+		case tag != 1:
+			return fmt.Errorf("key column %d has tag %d", c, tag)
+		}
+		n := 8
+		switch f {
+		case column.FamilyDecimal:
+			n = 16
+		case column.FamilyBytes:
+			if len(b) < 4 {
+				return fmt.Errorf("key column %d: no length", c)
+			}
+			n = 4 + int(binary.LittleEndian.Uint32(b))
+			if n < 4 {
+				return fmt.Errorf("key column %d: length overflows", c)
+			}
+		}
+		if len(b) < n {
+			return fmt.Errorf("key column %d: %d bytes where %d are needed", c, len(b), n)
+		}
+		b = b[n:]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the key", len(b))
+	}
+	return nil
+}
