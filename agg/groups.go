@@ -502,3 +502,17 @@ func (g *Groups) AddFloats(ids []int32, xs []float64, base int64, rows []int32) 
 		}
 	}
 }
+
+// Bytes is about the memory the groups hold.
+func (g *Groups) Bytes() int64 {
+	n := int64(cap(g.count)+cap(g.nulls))*8 + int64(cap(g.isum))*24 + int64(cap(g.fsum)+cap(g.fcomp)+cap(g.fspec))*8 +
+		int64(cap(g.min)+cap(g.max)+cap(g.first)+cap(g.last))*16 + int64(cap(g.firstRow)+cap(g.lastRow)+cap(g.minRow)+cap(g.maxRow))*8 +
+		int64(cap(g.fnum))
+	for _, bs := range [][][]byte{g.bmin, g.bmax, g.bfirst, g.blast} {
+		n += int64(cap(bs)) * 24
+		for _, b := range bs {
+			n += int64(cap(b))
+		}
+	}
+	return n
+}

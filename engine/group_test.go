@@ -442,3 +442,60 @@ func TestGroupMergeAndSerialize(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, other.MergeBinary(bin), "of another request")
 }
+
+// FuzzGroupStates: grouped partial states from outside are merged or
+// refused, never a panic, and what merges gives a result.
+func FuzzGroupStates(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	r := rand.New(rand.NewPCG(1, 2))
+	req := GroupRequest{Keys: []string{"k"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+	e, err := New(WithDevice(DeviceCPU), WithThreads(1), WithAllocator(mem))
+	require.NoError(f, err)
+	for _, n := range []int{0, 1, 50} {
+		cols := []arrow.Array{keyArray(mem, r, schema.Field(0).Type, n, 7), randArray(mem, r, schema.Field(1).Type, n, 0.2),
+			randArray(mem, r, schema.Field(2).Type, n, 0.2)}
+		rec := array.NewRecord(schema, cols, int64(n))
+		g, err := e.NewGrouper(schema, req)
+		require.NoError(f, err)
+		require.NoError(f, g.Add(context.Background(), rec))
+		b, err := g.MarshalBinary()
+		require.NoError(f, err)
+		f.Add(b)
+		rec.Release()
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := e.NewGrouper(schema, req)
+		require.NoError(t, err)
+		if g.MergeBinary(b) != nil {
+			return
+		}
+		out, err := g.Result(mem)
+		require.NoError(t, err)
+		out.Release()
+	})
+}
+
+// Groups that outgrow the memory limit are an error that says so.
+func TestGroupMemoryLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewInt64Builder(mem)
+	for i := range 100000 {
+		b.Append(int64(i))
+	}
+	arr := b.NewArray()
+	b.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{arr}, int64(arr.Len()))
+	arr.Release()
+	defer rec.Release()
+	g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true, MemoryLimit: 1 << 20, MemoryLimitName: "--memory"})
+	require.NoError(t, err)
+	err = g.Add(context.Background(), rec)
+	var me *GroupMemoryError
+	require.ErrorAs(t, err, &me)
+	require.Equal(t, 100000, me.Groups)
+	require.ErrorContains(t, err, "groups do not spill to disk (unsupported); raise --memory")
+}

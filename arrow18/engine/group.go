@@ -38,7 +38,16 @@ type GroupRequest struct {
 	// Filter keeps the rows for which it holds; nil keeps every row. It
 	// reads the columns it names (Filter.Columns).
 	Filter RowFilter
+	// MemoryLimit bounds the memory the groups hold (0: none), named
+	// MemoryLimitName in its error (a *core.GroupMemoryError). Groups do
+	// not spill to disk.
+	MemoryLimit     int64
+	MemoryLimitName string
 }
+
+// GroupMemoryError is the error of groups that outgrow GroupRequest's
+// MemoryLimit.
+type GroupMemoryError = core.GroupMemoryError
 
 // RowFilter is a predicate over rows, bound to the leaves it reads when a
 // Grouper starts (package filter's expressions are RowFilters).
@@ -100,7 +109,8 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 		}
 	}
 	g := &Grouper{e: e, req: req, schema: schema, keys: keys, vals: vals}
-	creq := core.GroupRequest{Keys: coreColumns(keys), Values: coreColumns(vals), Aggs: make([]agg.Set, len(vals))}
+	creq := core.GroupRequest{Keys: coreColumns(keys), Values: coreColumns(vals), Aggs: make([]agg.Set, len(vals)),
+		MemoryLimit: req.MemoryLimit, MemoryLimitName: req.MemoryLimitName}
 	for i, v := range vals {
 		creq.Aggs[i] = req.Aggs
 		if v.Kind.Family() == column.FamilyCounts {

@@ -18,7 +18,8 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	if bad := aggs & agg.GroupsUnsupported; bad != 0 {
 		return usagef("--aggs: %s not available with --group-by or --where (yet)", bad)
 	}
-	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true}
+	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true,
+		MemoryLimit: opts.memory, MemoryLimitName: "--memory"}
 	if opts.where != "" {
 		f, err := parseWhere(opts.where)
 		if err != nil {

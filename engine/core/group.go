@@ -54,6 +54,53 @@ type GroupRequest struct {
 	Aggs    []agg.Set // per value column (Normalize: the default when empty)
 	Filters []Column  // the columns Filter reads
 	Filter  Filter    // nil: every row
+	// MemoryLimit bounds the memory of the groups (their keys and
+	// states; 0: none): a batch after which they hold more is an error
+	// (*GroupMemoryError). Groups do not spill to disk (yet).
+	MemoryLimit     int64
+	MemoryLimitName string
+}
+
+// GroupMemoryError is the error of a grouping whose groups outgrow its
+// memory limit.
+type GroupMemoryError struct {
+	Groups    int
+	Bytes     int64
+	Limit     int64
+	LimitName string // the limit's name for the user ("--memory")
+}
+
+func (e *GroupMemoryError) Error() string {
+	return fmt.Sprintf("%d groups take %d MiB, over the %d MiB of %s: groups do not spill to disk (unsupported); raise %s",
+		e.Groups, e.Bytes>>20, e.Limit>>20, e.LimitName, e.LimitName)
+}
+
+// Bytes is about the memory the groups hold: their tables of keys and
+// their states.
+func (g *Grouper) Bytes() int64 {
+	var n int64
+	for _, gp := range g.parts {
+		n += gp.t.Bytes() + int64(cap(gp.rows))*8
+		for _, gs := range gp.groups {
+			n += gs.Bytes()
+		}
+	}
+	return n
+}
+
+// checkMemory is the error of groups over the memory limit.
+func (g *Grouper) checkMemory() error {
+	if g.req.MemoryLimit <= 0 {
+		return nil
+	}
+	if b := g.Bytes(); b > g.req.MemoryLimit {
+		name := g.req.MemoryLimitName
+		if name == "" {
+			name = "the memory limit"
+		}
+		return &GroupMemoryError{Groups: g.Groups(), Bytes: b, Limit: g.req.MemoryLimit, LimitName: name}
+	}
+	return nil
 }
 
 // Grouper folds batches of rows into the groups of a GroupRequest. It is not
@@ -160,7 +207,7 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 		}
 		g.rows += int64(n)
 		g.kept += k
-		return nil
+		return g.checkMemory()
 	}
 	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
 	if len(g.ms) < morsels {
@@ -211,7 +258,7 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 	}
 	g.rows += int64(n)
 	g.kept += kept.Load()
-	return nil
+	return g.checkMemory()
 }
 
 // localGroups is the most groups for which a batch is pre-aggregated
