@@ -249,67 +249,138 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
 	}
 	var rows int64
+	// The row groups the filter may keep, decoded ahead of the grouping
+	// (up to groupAhead at once, each leaf's chunk by a goroutine of its
+	// own; one after the other for an encrypted file) and handed over in
+	// order.
+	var todo []int
 	for rg := range md.RowGroups {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
 		n := md.RowGroups[rg].NumRows
+		rows += n
 		if !mayMatch(rg) {
 			sum.Pruned++
 			sum.PrunedRows += n
-			rows += n
 			continue
 		}
-		cols := make([]*arrow.Chunked, len(pls))
-		fields := make([]arrow.Field, len(pls))
-		errs := make([]error, len(pls))
-		var wg sync.WaitGroup
-		for k := range pls {
-			read := func() {
-				defer wg.Done()
-				cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
-			}
-			wg.Add(1)
-			if fi.parquet.crypt.encrypted {
-				read()
-			} else {
-				go read()
-			}
-		}
-		wg.Wait()
-		release := func() {
-			for _, c := range cols {
-				if c != nil {
-					c.Release()
+		todo = append(todo, rg)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ahead := groupAhead
+	if fi.parquet.crypt.encrypted {
+		ahead = 1
+	}
+	done := make([]chan decodedGroup, len(todo))
+	for k := range todo {
+		done[k] = make(chan decodedGroup, 1)
+	}
+	sem := make(chan struct{}, ahead)
+	go func() {
+		for k, rg := range todo {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				for ; k < len(todo); k++ {
+					done[k] <- decodedGroup{err: ctx.Err()}
 				}
+				return
 			}
+			go func() {
+				dg := decodeRowGroup(ctx, fr, rg, pls, md.RowGroups[rg].NumRows, fi.parquet.crypt.encrypted)
+				dg.held = true
+				done[k] <- dg
+			}()
 		}
-		if err := errors.Join(errs...); err != nil {
-			release()
-			return 0, err
+	}()
+	var ferr error
+	for k := range todo {
+		dg := <-done[k]
+		if dg.err == nil && ferr == nil {
+			ferr = dg.add(add)
+		} else if ferr == nil {
+			ferr = dg.err
 		}
-		tcols := make([]arrow.Column, len(cols))
-		for k := range cols {
-			tcols[k] = *arrow.NewColumn(fields[k], cols[k])
+		dg.release()
+		if dg.held {
+			<-sem
 		}
-		tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
-		for k := range tcols {
-			tcols[k].Release()
+		if ferr != nil {
+			cancel()
 		}
-		release()
-		tr := array.NewTableReader(tbl, n)
-		for tr.Next() {
-			if err := add(tr.Record()); err != nil {
-				tr.Release()
-				tbl.Release()
-				return 0, err
-			}
-		}
-		tr.Release()
-		tbl.Release()
-		rows += n
+	}
+	if ferr != nil {
+		return 0, ferr
 	}
 	return rows, nil
+}
+
+// groupAhead is how many row groups are decoded at once while grouping.
+const groupAhead = 3
+
+// decodedGroup is a row group's leaves decoded into Arrow arrays.
+type decodedGroup struct {
+	tbl  arrow.Table
+	err  error
+	held bool // it holds a place of the lookahead
+}
+
+// decodeRowGroup decodes the chunks of leaves pls in row group rg, of n
+// rows, each by a goroutine of its own (one after the other when serial).
+func decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, pls []parquetLeaf, n int64, serial bool) decodedGroup {
+	cols := make([]*arrow.Chunked, len(pls))
+	fields := make([]arrow.Field, len(pls))
+	errs := make([]error, len(pls))
+	var wg sync.WaitGroup
+	for k := range pls {
+		read := func() {
+			defer wg.Done()
+			cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
+		}
+		wg.Add(1)
+		if serial {
+			read()
+		} else {
+			go read()
+		}
+	}
+	wg.Wait()
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	if err := errors.Join(errs...); err != nil {
+		return decodedGroup{err: err}
+	}
+	tcols := make([]arrow.Column, len(cols))
+	for k := range cols {
+		tcols[k] = *arrow.NewColumn(fields[k], cols[k])
+	}
+	tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
+	for k := range tcols {
+		tcols[k].Release()
+	}
+	return decodedGroup{tbl: tbl}
+}
+
+// add hands the row group to add as record batches.
+func (dg decodedGroup) add(add func(arrow.Record) error) error {
+	tr := array.NewTableReader(dg.tbl, dg.tbl.NumRows())
+	defer tr.Release()
+	for tr.Next() {
+		if err := add(tr.Record()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (dg decodedGroup) release() {
+	if dg.tbl != nil {
+		dg.tbl.Release()
+	}
 }
 
 // readLeafChunk decodes the chunk of leaf l in row group rg, of n rows,
