@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -119,4 +120,65 @@ func TestGroupPrunesRowGroups(t *testing.T) {
 		assert.Equal(t, int32(i), keys.Value(i))
 		assert.Equal(t, want[i], sums.Value(i), "k = %d", i)
 	}
+}
+
+// Damaged files grouped never crash or hang: every failure is an *Error
+// naming the file.
+func TestGroupCorruptInputs(t *testing.T) {
+	dir := t.TempDir()
+	where, err := engine.Where("i64 > 0 or word is null")
+	require.NoError(t, err)
+	req := engine.GroupRequest{Keys: []string{"color", "i8"}, Columns: []string{"i64", "f64", "word", "price"}, Aggs: agg.Default, Filter: where}
+	for _, f := range testdatagen.Files {
+		data, err := os.ReadFile(filepath.Join(testdata, f.Name))
+		require.NoError(t, err)
+		failures := 0
+		for name, d := range corruptions(data) {
+			path := filepath.Join(dir, f.Name)
+			require.NoError(t, os.WriteFile(path, d, 0o644))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			err := func() error {
+				srcs, err := Expand([]string{path})
+				if err != nil {
+					return err
+				}
+				ds, err := Open(ctx, srcs, Options{Mem: mem})
+				if err != nil {
+					return err
+				}
+				defer ds.Close()
+				sum, err := ds.Group(ctx, newEngine(t, mem), req)
+				if err == nil {
+					sum.Groups.Release()
+				}
+				return err
+			}()
+			require.NoError(t, ctx.Err(), "%s %s: hung", f.Name, name)
+			cancel()
+			mem.AssertSize(t, 0)
+			if err != nil {
+				failures++
+				var e *Error
+				require.ErrorAs(t, err, &e, "%s %s: %v", f.Name, name, err)
+				assert.Equal(t, path, e.Path)
+			}
+		}
+		assert.Positive(t, failures, f.Name)
+	}
+}
+
+// Grouping stops when its context is cancelled, holding nothing.
+func TestGroupCancel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	srcs, err := Expand([]string{testdata})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"color"}, Columns: []string{"i64"}})
+	require.ErrorIs(t, err, context.Canceled)
 }
