@@ -39,18 +39,21 @@ bench:
 bench-cpu:
 	bash scripts/bench-cpu.sh
 
-## fuzz: run each fuzz target of FUZZ_TARGETS (default: every one of
-## dataset/) for FUZZTIME, one after the other, the test processes capped at
+## fuzz: run each fuzz target of FUZZ_TARGETS (PACKAGE:TARGET; default:
+## every one of dataset/, the grouped partial states and the WHERE parser)
+## for FUZZTIME, one after the other, the test processes capped at
 ## FUZZ_AS bytes of address space (ARROWAGG_TEST_LIMIT_AS, set by the test
 ## binary itself; a fuzzing process takes about 2.5 GiB of it unprovoked):
 ## an input that makes a reader allocate gigabytes is a crash, not a pass
 FUZZTIME ?= 10m
 FUZZ_AS ?= 4294967296
-FUZZ_TARGETS ?= FuzzDetect FuzzParquet FuzzIPCFile FuzzIPCStream FuzzHybrid
+FUZZ_TARGETS ?= dataset:FuzzDetect dataset:FuzzParquet dataset:FuzzIPCFile dataset:FuzzIPCStream dataset:FuzzHybrid \
+	engine:FuzzGroupStates filter:FuzzParse
 fuzz:
-	@for t in $(FUZZ_TARGETS); do \
-		echo "== $$t"; \
-		ARROWAGG_TEST_LIMIT_AS=$(FUZZ_AS) $(GO) test ./dataset -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
+	@for pt in $(FUZZ_TARGETS); do \
+		p=$${pt%%:*}; t=$${pt#*:}; \
+		echo "== $$p $$t"; \
+		ARROWAGG_TEST_LIMIT_AS=$(FUZZ_AS) $(GO) test ./$$p -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
 	done
 
 ## fuzz-short: every fuzz target of dataset/ on its seed corpus (the

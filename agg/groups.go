@@ -390,3 +390,129 @@ func (g *Groups) MergeState(i int32, s *State) error {
 	}
 	return nil
 }
+
+// The batch forms of the Add methods, for the update loops: value k of xs,
+// of row base+rows[k], folds into group ids[k] (rows read only for the
+// ordered aggregates). Each aggregate is a loop of its own, tight where
+// the groups' fields are in cache.
+
+// AddSigneds folds signed values.
+func (g *Groups) AddSigneds(ids []int32, xs []int64, base int64, rows []int32) {
+	if g.ord {
+		for k, i := range ids {
+			g.AddSigned(i, xs[k], base+int64(rows[k]))
+		}
+		return
+	}
+	xs = xs[:len(ids)]
+	count := g.count
+	switch {
+	case g.sum && g.ext: // (one pass)
+		sum, lo, hi := g.isum, g.min, g.max
+		for k, i := range ids {
+			x := xs[k]
+			count[i]++
+			sum[i] = sum[i].Add(Int192From(x))
+			if x < int64(lo[i][0]) {
+				lo[i][0] = uint64(x)
+			}
+			if x > int64(hi[i][0]) {
+				hi[i][0] = uint64(x)
+			}
+		}
+		return
+	}
+	for _, i := range ids {
+		count[i]++
+	}
+	if g.sum {
+		sum := g.isum
+		for k, i := range ids {
+			sum[i] = sum[i].Add(Int192From(xs[k]))
+		}
+	}
+	if g.ext {
+		lo, hi := g.min, g.max
+		for k, i := range ids {
+			x := xs[k]
+			if x < int64(lo[i][0]) {
+				lo[i][0] = uint64(x)
+			}
+			if x > int64(hi[i][0]) {
+				hi[i][0] = uint64(x)
+			}
+		}
+	}
+}
+
+// AddUnsigneds folds unsigned values.
+func (g *Groups) AddUnsigneds(ids []int32, xs []uint64, base int64, rows []int32) {
+	if g.ord {
+		for k, i := range ids {
+			g.AddUnsigned(i, xs[k], base+int64(rows[k]))
+		}
+		return
+	}
+	xs = xs[:len(ids)]
+	count := g.count
+	for _, i := range ids {
+		count[i]++
+	}
+	if g.sum {
+		sum := g.isum
+		for k, i := range ids {
+			sum[i] = sum[i].Add(Int192FromUint(xs[k]))
+		}
+	}
+	if g.ext {
+		lo, hi := g.min, g.max
+		for k, i := range ids {
+			x := xs[k]
+			lo[i][0] = min(lo[i][0], x)
+			hi[i][0] = max(hi[i][0], x)
+		}
+	}
+}
+
+// AddFloats folds floats.
+func (g *Groups) AddFloats(ids []int32, xs []float64, base int64, rows []int32) {
+	if g.ord {
+		for k, i := range ids {
+			g.AddFloat(i, xs[k], base+int64(rows[k]))
+		}
+		return
+	}
+	xs = xs[:len(ids)]
+	count := g.count
+	for _, i := range ids {
+		count[i]++
+	}
+	if g.sum {
+		sum, comp, spec := g.fsum, g.fcomp, g.fspec
+		for k, i := range ids {
+			addPair(&sum[i], &comp[i], &spec[i], xs[k], 0)
+		}
+	}
+	if g.ext {
+		lo, hi := g.min, g.max
+		for k, i := range ids {
+			x := xs[k]
+			lo[i][0] = math.Float64bits(FloatMin(math.Float64frombits(lo[i][0]), x))
+			hi[i][0] = math.Float64bits(FloatMax(math.Float64frombits(hi[i][0]), x))
+		}
+	}
+}
+
+// Bytes is about the memory the groups hold.
+func (g *Groups) Bytes() int64 {
+	n := int64(cap(g.count)+cap(g.nulls))*8 + int64(cap(g.isum))*24 + int64(cap(g.fsum)+cap(g.fcomp)+cap(g.fspec))*8 +
+		int64(cap(g.min)+cap(g.max)+cap(g.first)+cap(g.last))*16 + int64(cap(g.firstRow)+cap(g.lastRow)+cap(g.minRow)+cap(g.maxRow))*8 +
+		int64(cap(g.fnum))
+	for _, bs := range [][][]byte{g.bmin, g.bmax, g.bfirst, g.blast} {
+		n += int64(cap(bs)) * 24
+		for _, b := range bs {
+			n += int64(cap(b))
+		}
+	}
+	return n
+}

@@ -12,21 +12,33 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
 // GroupSummary is the result of grouping a dataset (Group).
 type GroupSummary struct {
-	Rows  int64 // rows of the dataset
-	Kept  int64 // rows the filter kept
-	Files int   // sources read (not those skipped)
+	Rows int64 // rows of the dataset
+	Kept int64 // rows the filter kept
+	// Pruned are the Parquet row groups, and their rows, skipped without
+	// reading because their statistics exclude the filter's rows.
+	Pruned, PrunedRows int64
+	Files              int // sources read (not those skipped)
 	// Groups is the result: a record batch of the groups, sorted by key
 	// (engine.Grouper.Result). Release it when done.
 	Groups arrow.Record
+	// Results are, for a request without keys, the aggregates of its one
+	// group as a Summary's (engine.Grouper.Results); nil with keys.
+	Results []engine.Result
 	// Skipped are the sources that failed while they were read, left out
 	// (Options.SkipBad).
 	Skipped []Skipped
+	// Unsupported are the columns that req.Columns empty would select but
+	// that are not grouped (lists, maps and the other columns only
+	// counted, from Parquet), with why.
+	Unsupported []Skipped
 }
 
 // Group reads every source and groups its rows as req asks (GROUP BY,
@@ -42,15 +54,21 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	if len(d.sources) == 0 {
 		return nil, errors.New("no input")
 	}
+	var unsupported []Skipped
 	if len(req.Columns) == 0 {
 		isKey := map[string]bool{}
 		for _, k := range req.Keys {
 			isKey[k] = true
 		}
 		for _, l := range d.files[0].leaves {
-			if l.Supported() && l.Repeated == 0 && !isKey[l.Name] {
-				req.Columns = append(req.Columns, l.Name)
+			if !l.Supported() || l.Repeated > 0 || isKey[l.Name] {
+				continue
 			}
+			if l.Kind == column.Opaque && d.files[0].parquet != nil {
+				unsupported = append(unsupported, Skipped{Path: l.Name, Err: errNotGrouped})
+				continue
+			}
+			req.Columns = append(req.Columns, l.Name)
 		}
 	}
 	names := append(append([]string(nil), req.Keys...), req.Columns...)
@@ -58,14 +76,15 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		names = append(names, req.Filter.Columns()...)
 	}
 	var g *engine.Grouper
-	sum := &GroupSummary{}
+	sum := &GroupSummary{Unsupported: unsupported}
 	for i := range d.sources {
-		rows, err := d.groupSource(ctx, eng, i, req, names, &g)
+		rows, err := d.groupSource(ctx, eng, i, req, names, &g, sum)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			if d.opts.SkipBad && !errors.Is(err, errGrouping) {
+			var ge *groupingError
+			if d.opts.SkipBad && !errors.As(err, &ge) {
 				sum.Skipped = append(sum.Skipped, Skipped{Path: d.sources[i].Name(), Err: err})
 				continue
 			}
@@ -82,15 +101,26 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		return nil, err
 	}
 	sum.Kept = g.Kept()
+	if len(req.Keys) == 0 {
+		sum.Results = g.Results()
+	}
 	return sum, nil
 }
 
-// errGrouping marks the errors of the grouping itself (not of a source).
-var errGrouping = errors.New("grouping")
+// errNotGrouped is why a list or map column of a Parquet file is not
+// grouped.
+var errNotGrouped = errors.New("lists, maps and the other nested columns of Parquet files are not grouped (unsupported)")
+
+// groupingError is an error of the request itself (not of a source: not
+// skipped).
+type groupingError struct{ err error }
+
+func (e *groupingError) Error() string { return e.err.Error() }
+func (e *groupingError) Unwrap() error { return e.err }
 
 // groupSource feeds source i's rows of the columns names to the grouper
 // *g (made from the first batch's schema) and returns its rows.
-func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, g **engine.Grouper) (int64, error) {
+func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, g **engine.Grouper, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	var leaves []arrow17.Leaf
 	seen := map[string]bool{}
@@ -112,19 +142,22 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		if l.Repeated > 0 {
 			return 0, fmt.Errorf("column %q: the elements of lists and maps are not grouped (unsupported)", n)
 		}
+		if l.Kind == column.Opaque && fi.parquet != nil {
+			return 0, fmt.Errorf("column %q: %w", n, errNotGrouped)
+		}
 		leaves = append(leaves, l)
 	}
 	add := func(rec arrow.Record) (err error) {
 		defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
 		if *g == nil {
 			if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
-				return fmt.Errorf("%w: %w", errGrouping, err)
+				return &groupingError{err}
 			}
 		}
 		return (*g).Add(ctx, rec)
 	}
 	if fi.parquet != nil {
-		return d.groupParquet(ctx, i, leaves, add)
+		return d.groupParquet(ctx, i, leaves, req.Filter, add, sum)
 	}
 	rdr, err := d.openReader(ctx, i, nil)
 	if err != nil {
@@ -153,24 +186,60 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 // each leaf's chunk decoded by a goroutine of its own (one after the other
 // for an encrypted file, whose decryptors are not safe for concurrent use),
 // and hands the row group to add as record batches of the leaves, under
-// their names.
-func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, add func(arrow.Record) error) (int64, error) {
+// their names. A row group whose statistics (stats.go: the exact ones)
+// exclude every row filter f keeps is skipped, and counted in sum.
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
 	if err != nil {
 		return 0, err
 	}
-	f, err := d.sources[i].open()
+	md := fi.parquet.meta
+	mayMatch := func(int) bool { return true }
+	if f != nil {
+		cols := f.Columns()
+		fl := make([]arrow17.Leaf, len(cols))
+		sls := make([]*statsLeaf, len(cols))
+		for k, name := range cols {
+			for j, l := range leaves {
+				if l.Name == name {
+					fl[k] = l
+					if sl, err := statsLeafOf(md, pls[j].col, pls[j].typ); err == nil {
+						sls[k] = &sl
+					}
+				}
+			}
+		}
+		test, err := engine.Pruner(f, fl)
+		if err != nil {
+			return 0, &groupingError{fmt.Errorf("filter: %w", err)}
+		}
+		states := make([]agg.State, len(cols))
+		ptrs := make([]*agg.State, len(cols))
+		mayMatch = func(rg int) bool {
+			for k, sl := range sls {
+				ptrs[k] = nil
+				if sl == nil {
+					continue
+				}
+				if st, err := sl.state(md, rg); err == nil {
+					states[k] = st
+					ptrs[k] = &states[k]
+				}
+			}
+			return test(ptrs)
+		}
+	}
+	src, err := d.sources[i].open()
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	md := fi.parquet.meta
+	defer src.Close()
 	var pf *file.Reader
 	if fi.parquet.crypt.encrypted {
-		pf, err = fi.parquet.openReader(f, md)
+		pf, err = fi.parquet.openReader(src, md)
 	} else {
-		pf, err = file.NewParquetReader(f, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
+		pf, err = file.NewParquetReader(src, file.WithReadProps(parquetReadProps(md)), file.WithMetadata(md))
 	}
 	if err != nil {
 		return 0, fmt.Errorf("opening the Parquet file: %w", err)
@@ -180,61 +249,138 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
 	}
 	var rows int64
+	// The row groups the filter may keep, decoded ahead of the grouping
+	// (up to groupAhead at once, each leaf's chunk by a goroutine of its
+	// own; one after the other for an encrypted file) and handed over in
+	// order.
+	var todo []int
 	for rg := range md.RowGroups {
-		if err := ctx.Err(); err != nil {
-			return 0, err
-		}
 		n := md.RowGroups[rg].NumRows
-		cols := make([]*arrow.Chunked, len(pls))
-		fields := make([]arrow.Field, len(pls))
-		errs := make([]error, len(pls))
-		var wg sync.WaitGroup
-		for k := range pls {
-			read := func() {
-				defer wg.Done()
-				cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
-			}
-			wg.Add(1)
-			if fi.parquet.crypt.encrypted {
-				read()
-			} else {
-				go read()
-			}
-		}
-		wg.Wait()
-		release := func() {
-			for _, c := range cols {
-				if c != nil {
-					c.Release()
-				}
-			}
-		}
-		if err := errors.Join(errs...); err != nil {
-			release()
-			return 0, err
-		}
-		tcols := make([]arrow.Column, len(cols))
-		for k := range cols {
-			tcols[k] = *arrow.NewColumn(fields[k], cols[k])
-		}
-		tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
-		for k := range tcols {
-			tcols[k].Release()
-		}
-		release()
-		tr := array.NewTableReader(tbl, n)
-		for tr.Next() {
-			if err := add(tr.Record()); err != nil {
-				tr.Release()
-				tbl.Release()
-				return 0, err
-			}
-		}
-		tr.Release()
-		tbl.Release()
 		rows += n
+		if !mayMatch(rg) {
+			sum.Pruned++
+			sum.PrunedRows += n
+			continue
+		}
+		todo = append(todo, rg)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ahead := groupAhead
+	if fi.parquet.crypt.encrypted {
+		ahead = 1
+	}
+	done := make([]chan decodedGroup, len(todo))
+	for k := range todo {
+		done[k] = make(chan decodedGroup, 1)
+	}
+	sem := make(chan struct{}, ahead)
+	go func() {
+		for k, rg := range todo {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				for ; k < len(todo); k++ {
+					done[k] <- decodedGroup{err: ctx.Err()}
+				}
+				return
+			}
+			go func() {
+				dg := decodeRowGroup(ctx, fr, rg, pls, md.RowGroups[rg].NumRows, fi.parquet.crypt.encrypted)
+				dg.held = true
+				done[k] <- dg
+			}()
+		}
+	}()
+	var ferr error
+	for k := range todo {
+		dg := <-done[k]
+		if dg.err == nil && ferr == nil {
+			ferr = dg.add(add)
+		} else if ferr == nil {
+			ferr = dg.err
+		}
+		dg.release()
+		if dg.held {
+			<-sem
+		}
+		if ferr != nil {
+			cancel()
+		}
+	}
+	if ferr != nil {
+		return 0, ferr
 	}
 	return rows, nil
+}
+
+// groupAhead is how many row groups are decoded at once while grouping.
+const groupAhead = 3
+
+// decodedGroup is a row group's leaves decoded into Arrow arrays.
+type decodedGroup struct {
+	tbl  arrow.Table
+	err  error
+	held bool // it holds a place of the lookahead
+}
+
+// decodeRowGroup decodes the chunks of leaves pls in row group rg, of n
+// rows, each by a goroutine of its own (one after the other when serial).
+func decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, pls []parquetLeaf, n int64, serial bool) decodedGroup {
+	cols := make([]*arrow.Chunked, len(pls))
+	fields := make([]arrow.Field, len(pls))
+	errs := make([]error, len(pls))
+	var wg sync.WaitGroup
+	for k := range pls {
+		read := func() {
+			defer wg.Done()
+			cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
+		}
+		wg.Add(1)
+		if serial {
+			read()
+		} else {
+			go read()
+		}
+	}
+	wg.Wait()
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	if err := errors.Join(errs...); err != nil {
+		return decodedGroup{err: err}
+	}
+	tcols := make([]arrow.Column, len(cols))
+	for k := range cols {
+		tcols[k] = *arrow.NewColumn(fields[k], cols[k])
+	}
+	tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
+	for k := range tcols {
+		tcols[k].Release()
+	}
+	return decodedGroup{tbl: tbl}
+}
+
+// add hands the row group to add as record batches.
+func (dg decodedGroup) add(add func(arrow.Record) error) error {
+	tr := array.NewTableReader(dg.tbl, dg.tbl.NumRows())
+	defer tr.Release()
+	for tr.Next() {
+		if err := add(tr.Record()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (dg decodedGroup) release() {
+	if dg.tbl != nil {
+		dg.tbl.Release()
+	}
 }
 
 // readLeafChunk decodes the chunk of leaf l in row group rg, of n rows,

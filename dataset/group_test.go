@@ -3,10 +3,16 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -59,4 +65,120 @@ func TestGroupMatchesGeneratedRows(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A filter skips the Parquet row groups whose statistics exclude its rows,
+// and the groups are those of the rows it keeps.
+func TestGroupPrunesRowGroups(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "sorted.parquet")
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}, {Name: "k", Type: arrow.PrimitiveTypes.Int32}}, nil)
+	xb, kb := array.NewInt64Builder(mem), array.NewInt32Builder(mem)
+	for x := range 4000 {
+		xb.Append(int64(x))
+		kb.Append(int32(x % 3))
+	}
+	cols := []arrow.Array{xb.NewArray(), kb.NewArray()}
+	xb.Release()
+	kb.Release()
+	rec := array.NewRecord(schema, cols, 4000)
+	for _, c := range cols {
+		c.Release()
+	}
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000)), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	rec.Release()
+
+	where, err := engine.Where("x >= 2500")
+	require.NoError(t, err)
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	d, err := Open(ctx, srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Count | agg.Sum, Filter: where})
+	require.NoError(t, err)
+	defer sum.Groups.Release()
+	assert.Equal(t, int64(2), sum.Pruned, "row groups 0-999 and 1000-1999")
+	assert.Equal(t, int64(2000), sum.PrunedRows)
+	assert.Equal(t, int64(4000), sum.Rows)
+	assert.Equal(t, int64(1500), sum.Kept)
+	want := [3]int64{}
+	for x := 2500; x < 4000; x++ {
+		want[x%3] += int64(x)
+	}
+	sums := sum.Groups.Column(2).(*array.Int64)
+	keys := sum.Groups.Column(0).(*array.Int32)
+	require.Equal(t, 3, sums.Len())
+	for i := range 3 {
+		assert.Equal(t, int32(i), keys.Value(i))
+		assert.Equal(t, want[i], sums.Value(i), "k = %d", i)
+	}
+}
+
+// Damaged files grouped never crash or hang: every failure is an *Error
+// naming the file.
+func TestGroupCorruptInputs(t *testing.T) {
+	dir := t.TempDir()
+	where, err := engine.Where("i64 > 0 or word is null")
+	require.NoError(t, err)
+	req := engine.GroupRequest{Keys: []string{"color", "i8"}, Columns: []string{"i64", "f64", "word", "price"}, Aggs: agg.Default, Filter: where}
+	for _, f := range testdatagen.Files {
+		data, err := os.ReadFile(filepath.Join(testdata, f.Name))
+		require.NoError(t, err)
+		failures := 0
+		for name, d := range corruptions(data) {
+			path := filepath.Join(dir, f.Name)
+			require.NoError(t, os.WriteFile(path, d, 0o644))
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			err := func() error {
+				srcs, err := Expand([]string{path})
+				if err != nil {
+					return err
+				}
+				ds, err := Open(ctx, srcs, Options{Mem: mem})
+				if err != nil {
+					return err
+				}
+				defer ds.Close()
+				sum, err := ds.Group(ctx, newEngine(t, mem), req)
+				if err == nil {
+					sum.Groups.Release()
+				}
+				return err
+			}()
+			require.NoError(t, ctx.Err(), "%s %s: hung", f.Name, name)
+			cancel()
+			mem.AssertSize(t, 0)
+			if err != nil {
+				failures++
+				var e *Error
+				require.ErrorAs(t, err, &e, "%s %s: %v", f.Name, name, err)
+				assert.Equal(t, path, e.Path)
+			}
+		}
+		assert.Positive(t, failures, f.Name)
+	}
+}
+
+// Grouping stops when its context is cancelled, holding nothing.
+func TestGroupCancel(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	srcs, err := Expand([]string{testdata})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	_, err = d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"color"}, Columns: []string{"i64"}})
+	require.ErrorIs(t, err, context.Canceled)
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
+
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // Groups is a grouped result to print (arrowagg --group-by, --where): the
@@ -43,6 +45,7 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 	}
 	for c, fl := range fields {
 		col := rec.Column(c)
+		integer := fl.Metadata.FindKey(engine.IntegerSumKey) >= 0
 		for i := range cells {
 			s, err := scalar.GetScalar(col, i)
 			if err != nil {
@@ -54,6 +57,9 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 			}
 			if err != nil {
 				return fmt.Errorf("column %q: %w", fl.Name, err)
+			}
+			if integer && v.kind == text {
+				v = numberOf(v.s) // (an exact integer, in decimal256(76, 0))
 			}
 			cells[i][c] = v
 		}

@@ -51,8 +51,12 @@ func ParseFormat(s string) (Format, error) {
 // Report is what is printed: the dataset's size and the results of its
 // columns, in order.
 type Report struct {
-	Rows    int64
-	Files   int
+	Rows  int64
+	Files int
+	// Kept, when set, is the number of rows a filter kept (arrowagg
+	// --where), which the results are of: the JSON output has it as "kept"
+	// after "files", the table's last line says it.
+	Kept    *int64
 	Aggs    agg.Set // requested aggregates; 0 means all
 	Columns []engine.Result
 	// Plan, when set, is printed in the JSON output as "plan" beside
@@ -140,7 +144,11 @@ func (v value) json() string {
 }
 
 func writeJSON(b *bytes.Buffer, r Report, rows []row) {
-	fmt.Fprintf(b, "{\n  \"rows\": %d,\n  \"files\": %d,\n  \"columns\": [", r.Rows, r.Files)
+	fmt.Fprintf(b, "{\n  \"rows\": %d,\n  \"files\": %d,\n", r.Rows, r.Files)
+	if r.Kept != nil {
+		fmt.Fprintf(b, "  \"kept\": %d,\n", *r.Kept)
+	}
+	b.WriteString("  \"columns\": [")
 	for i, rw := range rows {
 		if i > 0 {
 			b.WriteByte(',')
@@ -287,6 +295,9 @@ func writeTable(b *bytes.Buffer, r Report, rows []row) {
 	}
 	drawTable(b, cells, 2)
 	fmt.Fprintf(b, "%s, %s", plural(r.Rows, "row"), plural(int64(r.Files), "file"))
+	if r.Kept != nil {
+		fmt.Fprintf(b, ", %s kept", plural(*r.Kept, "row"))
+	}
 	if r.Skipped != nil {
 		fmt.Fprintf(b, ", %d skipped", len(r.Skipped))
 	}

@@ -5,18 +5,16 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal256"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/arrow18/column/arrow18"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine/core"
+	"github.com/arrowagg/arrowagg/filter"
 )
 
 // GroupRequest names a grouped aggregation (SQL's GROUP BY) of record
@@ -40,7 +38,16 @@ type GroupRequest struct {
 	// Filter keeps the rows for which it holds; nil keeps every row. It
 	// reads the columns it names (Filter.Columns).
 	Filter RowFilter
+	// MemoryLimit bounds the memory the groups hold (0: none), named
+	// MemoryLimitName in its error (a *core.GroupMemoryError). Groups do
+	// not spill to disk.
+	MemoryLimit     int64
+	MemoryLimitName string
 }
+
+// GroupMemoryError is the error of groups that outgrow GroupRequest's
+// MemoryLimit.
+type GroupMemoryError = core.GroupMemoryError
 
 // RowFilter is a predicate over rows, bound to the leaves it reads when a
 // Grouper starts (package filter's expressions are RowFilters).
@@ -102,7 +109,8 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 		}
 	}
 	g := &Grouper{e: e, req: req, schema: schema, keys: keys, vals: vals}
-	creq := core.GroupRequest{Keys: coreColumns(keys), Values: coreColumns(vals), Aggs: make([]agg.Set, len(vals))}
+	creq := core.GroupRequest{Keys: coreColumns(keys), Values: coreColumns(vals), Aggs: make([]agg.Set, len(vals)),
+		MemoryLimit: req.MemoryLimit, MemoryLimitName: req.MemoryLimitName}
 	for i, v := range vals {
 		creq.Aggs[i] = req.Aggs
 		if v.Kind.Family() == column.FamilyCounts {
@@ -209,6 +217,11 @@ func (g *Grouper) Schema() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
+// IntegerSumKey is the key of the field metadata of a grouped result's
+// sum column that is decimal256(76, 0) because the exact sum of an integer
+// column does not fit its type in some group: its values are integers.
+const IntegerSumKey = "arrowagg.integer_sum"
+
 // outCol is one aggregate column of the result.
 type outCol struct {
 	val int     // the value column
@@ -258,7 +271,12 @@ func (g *Grouper) layout(wide map[int]bool) ([]arrow.Field, []outCol) {
 			if dt == nil {
 				continue
 			}
-			fields = append(fields, arrow.Field{Name: v.Name + "_" + a.Name(), Type: dt, Nullable: true})
+			field := arrow.Field{Name: v.Name + "_" + a.Name(), Type: dt, Nullable: true}
+			if a == agg.Sum && dt.ID() == arrow.DECIMAL256 && sumType(vt).ID() != arrow.DECIMAL128 {
+				// An integer column's sum, too large for its type.
+				field.Metadata = arrow.NewMetadata([]string{IntegerSumKey}, []string{"true"})
+			}
+			fields = append(fields, field)
 			cols = append(cols, outCol{val: i, a: a, dt: dt})
 		}
 	}
@@ -272,28 +290,30 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		mem = memory.DefaultAllocator
 	}
 	refs := g.c.Sorted()
-	_, cols := g.layout(nil)
-	// Finalize every group's value columns once.
-	results := make([][]Result, len(g.vals))
-	empty := len(g.keys) == 0 && len(refs) == 0
-	for i, v := range g.vals {
-		results[i] = make([]Result, max(len(refs), 1))
-		for k, r := range refs {
-			st := g.c.State(r, i)
-			results[i][k] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
-		}
-		if empty {
-			st := agg.New(v.Kind.Family(), g.req.Aggs)
-			results[i][0] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
-		}
+	empty := len(g.keys) == 0 && len(refs) == 0 // (one group, of no row)
+	n := len(refs)
+	if empty {
+		n = 1
 	}
+	final := func(k, val int, aggs agg.Set) agg.Final {
+		if empty {
+			st := agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
+			return st.Finalize(aggs)
+		}
+		st := g.c.State(refs[k], val)
+		return st.Finalize(aggs)
+	}
+	// The sums that overflow their type in some group make a decimal256
+	// column.
+	_, cols := g.layout(nil)
 	wide := map[int]bool{}
 	for c, oc := range cols {
-		if oc.a != agg.Sum {
+		if oc.a != agg.Sum || oc.dt.ID() == arrow.FLOAT64 {
 			continue
 		}
-		for _, r := range results[oc.val] {
-			if r.SumOverflow {
+		for k := range n {
+			f := final(k, oc.val, agg.Sum)
+			if f.Valid() && !sumFits(&f, oc.dt) {
 				wide[c] = true
 				break
 			}
@@ -303,73 +323,110 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	schema := arrow.NewSchema(fields, nil)
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
-	n := len(refs)
-	if empty {
-		n = 1
+	for _, fb := range b.Fields() {
+		fb.Reserve(n)
 	}
-	key := make([]core.KeyValue, len(g.keys))
-	for k := range n {
-		f := 0
-		if !empty {
-			g.c.Key(refs[k], key)
+	f := 0
+	if !empty {
+		key := make([]core.KeyValue, len(g.keys))
+		for _, r := range refs {
+			g.c.Key(r, key)
 			for i := range g.keys {
-				if err := scalar.Append(b.Field(f), valueScalar(fields[f].Type, key[i].Valid, key[i].Value)); err != nil {
+				if err := appendValue(b.Field(i), fields[i].Type, key[i].Valid, key[i].Value); err != nil {
 					return nil, fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
 				}
-				f++
 			}
 		}
-		if g.req.CountRows {
-			var rows int64
-			if !empty {
-				rows = g.c.GroupRows(refs[k])
+		f = len(g.keys)
+	}
+	if g.req.CountRows {
+		cb := b.Field(f).(*array.Int64Builder)
+		for k := range n {
+			if empty {
+				cb.Append(0)
+			} else {
+				cb.Append(g.c.GroupRows(refs[k]))
 			}
-			b.Field(f).(*array.Int64Builder).Append(rows)
-			f++
 		}
+		f++
+	}
+	// Value column after value column: each group's state finalized once.
+	aggs := agg.Normalize(g.req.Aggs)
+	for val := range g.vals {
+		var mine []int
 		for c, oc := range cols {
-			s := aggScalar(&results[oc.val][k], oc.a, fields[f+c].Type, wide[c])
-			if err := scalar.Append(b.Field(f+c), s); err != nil {
-				return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+			if oc.val == val {
+				mine = append(mine, c)
+			}
+		}
+		vt := ValueType(g.vals[val].Type)
+		for k := range n {
+			fin := final(k, val, aggs)
+			for _, c := range mine {
+				if err := appendAggregate(b.Field(f+c), cols[c].a, &fin, vt, fields[f+c].Type, wide[c]); err != nil {
+					return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+				}
 			}
 		}
 	}
 	return b.NewRecord(), nil
 }
 
-// aggScalar is aggregate a of a result as a scalar of type dt (a sum of
-// decimal256, wide, where some group's sum overflows its type).
-func aggScalar(r *Result, a agg.Set, dt arrow.DataType, wide bool) scalar.Scalar {
-	switch a {
-	case agg.Count:
-		return scalar.NewInt64Scalar(r.Count)
-	case agg.NullCount:
-		return scalar.NewInt64Scalar(r.NullCount)
-	case agg.Sum:
-		if wide {
-			if r.Count == 0 || r.SumExact == nil {
-				return scalar.MakeNullScalar(dt)
-			}
-			return scalar.NewDecimal256Scalar(decimal256.FromBigInt(new(big.Int).Set(r.SumExact)), dt)
-		}
-		return r.Sum
-	case agg.Min:
-		return r.Min
-	case agg.Max:
-		return r.Max
-	case agg.Mean:
-		return r.Mean
-	case agg.First:
-		return r.First
-	case agg.Last:
-		return r.Last
-	case agg.ArgMin:
-		return r.ArgMin
-	case agg.ArgMax:
-		return r.ArgMax
+// Results are, for a request without keys, the aggregates of its one group
+// (of the rows kept) as Aggregate's: a Result per value column; nil with
+// keys.
+func (g *Grouper) Results() []Result {
+	if len(g.keys) > 0 {
+		return nil
 	}
-	return scalar.MakeNullScalar(dt)
+	refs := g.c.Sorted()
+	out := make([]Result, len(g.vals))
+	for i, v := range g.vals {
+		st := agg.New(v.Kind.Family(), g.req.Aggs)
+		if len(refs) > 0 {
+			st = g.c.State(refs[0], i)
+		}
+		out[i] = Finalize(&st, v.Name, v.Type, g.req.Aggs)
+	}
+	return out
 }
+
+// Merge folds the groups of o, a grouper of the same request (the same
+// key and value columns, of the same types, and aggregates), into g: o's
+// rows follow g's, as Accumulator.Merge's do.
+func (g *Grouper) Merge(o *Grouper) error {
+	if err := g.sameColumns(o.keys, o.vals); err != nil {
+		return err
+	}
+	return g.c.Merge(o.c)
+}
+
+func (g *Grouper) sameColumns(keys, vals []arrow18.Leaf) error {
+	for _, p := range [][2][]arrow18.Leaf{{g.keys, keys}, {g.vals, vals}} {
+		if len(p[0]) != len(p[1]) {
+			return fmt.Errorf("merging the groups of %d columns with those of %d", len(p[1]), len(p[0]))
+		}
+		for i := range p[0] {
+			a, b := p[0][i], p[1][i]
+			if a.Name != b.Name || !arrow.TypeEqual(ValueType(a.Type), ValueType(b.Type)) {
+				return fmt.Errorf("merging column %q (%s) with %q (%s)", b.Name, b.Type, a.Name, a.Type)
+			}
+		}
+	}
+	return nil
+}
+
+// MarshalBinary writes the groups' partial states (keys, rows and each
+// value column's agg.State), for MergeBinary: grouped partial states travel
+// between processes and machines.
+func (g *Grouper) MarshalBinary() ([]byte, error) { return g.c.MarshalBinary() }
+
+// MergeBinary folds the groups MarshalBinary wrote, of a grouper of the same
+// request, into g (their rows after g's). The columns are checked by kind
+// and aggregates; bytes that are not such groups are an error, which may
+// come after some groups were merged: merge into a fresh grouper where
+// that matters.
+func (g *Grouper) MergeBinary(b []byte) error { return g.c.MergeBinary(b) }
 
 // GroupBy reads every record batch of rdr and returns its groups (Grouper's
 // Result). It does not release rdr.
@@ -387,4 +444,50 @@ func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupR
 		return nil, err
 	}
 	return g.Result(mem)
+}
+
+// Where is the filter of a predicate in package filter's language (SQL's
+// WHERE: comparisons of columns with literals, IN, IS [NOT] NULL, AND, OR,
+// NOT): a syntax error is a *filter.SyntaxError saying where.
+func Where(src string) (RowFilter, error) {
+	e, err := filter.Parse(src)
+	if err != nil {
+		return nil, err
+	}
+	return WhereExpr(e), nil
+}
+
+// WhereExpr is the filter of a parsed predicate.
+func WhereExpr(e filter.Expr) RowFilter { return whereFilter{e} }
+
+type whereFilter struct{ e filter.Expr }
+
+func (w whereFilter) Columns() []string { return filter.Columns(w.e) }
+
+func (w whereFilter) Bind(cols []core.Column) (core.Filter, error) {
+	scales := make([]int32, len(cols))
+	for i, c := range cols {
+		if dt, ok := c.Type.(arrow.DataType); ok {
+			if d, ok := ValueType(dt).(arrow.DecimalType); ok {
+				scales[i] = d.GetScale()
+			}
+		}
+	}
+	return core.Where(w.e, cols, scales)
+}
+
+// Pruner is the test of row groups that f can skip: given the partial
+// states of f's columns (Columns order, leaves in that order; nil where
+// unknown) over a row group, such as its statistics give, it reports
+// whether a row of it may be kept. A filter that cannot say keeps every
+// row group.
+func Pruner(f RowFilter, leaves []arrow18.Leaf) (func(stats []*agg.State) bool, error) {
+	bound, err := f.Bind(coreColumns(leaves))
+	if err != nil {
+		return nil, err
+	}
+	if p, ok := bound.(interface{ MayMatch([]*agg.State) bool }); ok {
+		return p.MayMatch, nil
+	}
+	return func([]*agg.State) bool { return true }, nil
 }

@@ -264,6 +264,7 @@ func TestGroupByProperty(t *testing.T) {
 			}
 			require.Equal(t, len(groups), g.Groups(), name)
 			refs := g.c.Sorted()
+			results := make([][]Result, len(refs)) // per group, per value column
 			for gi, ref := range refs {
 				key := groupKey(t, mem, g, ref, schema, nkeys)
 				match := groups[key]
@@ -294,6 +295,7 @@ func TestGroupByProperty(t *testing.T) {
 					checkResult(t, got, want, dt, msg)
 					checkOrdered(t, got, want, msg)
 					ga.Release()
+					results[gi] = append(results[gi], got)
 				}
 			}
 			// Sorted: each key after the one before.
@@ -302,6 +304,32 @@ func TestGroupByProperty(t *testing.T) {
 			require.Equal(t, int64(len(groups)), out.NumRows(), name)
 			require.Equal(t, "count_all", out.Schema().Field(nkeys).Name)
 			require.Equal(t, "v0_count", out.Schema().Field(nkeys+1).Name)
+			// The record holds the results, as Finalize's scalars.
+			for k := range refs {
+				for vi, v := range valNames {
+					r := results[k][vi]
+					for _, a := range agg.Each() {
+						idx := out.Schema().FieldIndices(v + "_" + a.Name())
+						if len(idx) == 0 {
+							continue
+						}
+						s, err := scalar.GetScalar(out.Column(idx[0]), k)
+						require.NoError(t, err)
+						want := map[agg.Set]scalar.Scalar{agg.Count: scalar.NewInt64Scalar(r.Count), agg.NullCount: scalar.NewInt64Scalar(r.NullCount),
+							agg.Sum: r.Sum, agg.Min: r.Min, agg.Max: r.Max, agg.Mean: r.Mean, agg.First: r.First, agg.Last: r.Last,
+							agg.ArgMin: r.ArgMin, agg.ArgMax: r.ArgMax}[a]
+						if a == agg.Sum && r.SumOverflow {
+							require.Equal(t, r.SumExact.String(), s.(*scalar.Decimal256).Value.BigInt().String(), "%s: %s of group %d", name, v, k)
+							continue
+						}
+						if a == agg.Sum && s.DataType().ID() == arrow.DECIMAL256 { // (another group's sum overflowed)
+							require.Equal(t, r.SumExact.String(), s.(*scalar.Decimal256).Value.BigInt().String(), "%s: %s of group %d", name, v, k)
+							continue
+						}
+						require.Equal(t, fmt.Sprint(want), fmt.Sprint(s), "%s: %s_%s of group %d", name, v, a.Name(), k)
+					}
+				}
+			}
 			if first == nil {
 				first = g
 			} else {
@@ -342,4 +370,134 @@ func groupKey(t *testing.T, mem memory.Allocator, g *Grouper, ref core.GroupRef,
 		b.Release()
 	}
 	return strings.Join(ks, "|")
+}
+
+// Grouped partial states merge and travel: batches grouped by two
+// groupers, one merged into the other directly and one through its binary
+// form, give the groups of one grouper of every batch (integers exactly;
+// the float sums differ only by where the partials were cut).
+func TestGroupMergeAndSerialize(t *testing.T) {
+	r, seed := seeded(t)
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "j", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "d", Type: &arrow.Decimal128Type{Precision: 30, Scale: 2}, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	var recs []arrow.Record
+	for range 4 {
+		n := 500 + r.IntN(2000)
+		cols := []arrow.Array{keyArray(mem, r, schema.Field(0).Type, n, 40), keyArray(mem, r, schema.Field(1).Type, n, 5),
+			randArray(mem, r, schema.Field(2).Type, n, 0.1), randArray(mem, r, schema.Field(3).Type, n, 0.1), randArray(mem, r, schema.Field(4).Type, n, 0.1)}
+		recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	req := GroupRequest{Keys: []string{"k", "j"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+	e := cpuEngine(t, mem, 2)
+	newGrouper := func(recs ...arrow.Record) *Grouper {
+		g, err := e.NewGrouper(schema, req)
+		require.NoError(t, err)
+		for _, rec := range recs {
+			require.NoError(t, g.Add(ctx, rec))
+		}
+		return g
+	}
+	whole := newGrouper(recs...)
+	want, err := whole.Result(mem)
+	require.NoError(t, err)
+	defer want.Release()
+
+	a, b := newGrouper(recs[:2]...), newGrouper(recs[2:]...)
+	require.NoError(t, a.Merge(b))
+	c := newGrouper(recs[:1]...)
+	bin, err := newGrouper(recs[1:]...).MarshalBinary()
+	require.NoError(t, err)
+	require.NoError(t, c.MergeBinary(bin))
+	for _, g := range []*Grouper{a, c} {
+		got, err := g.Result(mem)
+		require.NoError(t, err)
+		require.True(t, array.RecordEqual(want, got), "seed %d:\nwant %v\ngot  %v", seed, want, got)
+		got.Release()
+	}
+
+	// Bytes that are not groups are errors, never a panic.
+	for range 200 {
+		i := r.IntN(len(bin))
+		g := newGrouper()
+		_ = g.MergeBinary(bin[:i]) // truncated
+		flipped := append([]byte(nil), bin...)
+		flipped[i] ^= byte(1 + r.IntN(255))
+		_ = g.MergeBinary(flipped)
+		if i < 40 { // (the header)
+			require.Error(t, newGrouper().MergeBinary(bin[:i]))
+		}
+	}
+	other, err := e.NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Aggs: agg.Default})
+	require.NoError(t, err)
+	require.ErrorContains(t, other.MergeBinary(bin), "of another request")
+}
+
+// FuzzGroupStates: grouped partial states from outside are merged or
+// refused, never a panic, and what merges gives a result.
+func FuzzGroupStates(f *testing.F) {
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	r := rand.New(rand.NewPCG(1, 2))
+	req := GroupRequest{Keys: []string{"k"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+	e, err := New(WithDevice(DeviceCPU), WithThreads(1), WithAllocator(mem))
+	require.NoError(f, err)
+	for _, n := range []int{0, 1, 50} {
+		cols := []arrow.Array{keyArray(mem, r, schema.Field(0).Type, n, 7), randArray(mem, r, schema.Field(1).Type, n, 0.2),
+			randArray(mem, r, schema.Field(2).Type, n, 0.2)}
+		rec := array.NewRecord(schema, cols, int64(n))
+		g, err := e.NewGrouper(schema, req)
+		require.NoError(f, err)
+		require.NoError(f, g.Add(context.Background(), rec))
+		b, err := g.MarshalBinary()
+		require.NoError(f, err)
+		f.Add(b)
+		rec.Release()
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		g, err := e.NewGrouper(schema, req)
+		require.NoError(t, err)
+		if g.MergeBinary(b) != nil {
+			return
+		}
+		out, err := g.Result(mem)
+		require.NoError(t, err)
+		out.Release()
+	})
+}
+
+// Groups that outgrow the memory limit are an error that says so.
+func TestGroupMemoryLimit(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewInt64Builder(mem)
+	for i := range 100000 {
+		b.Append(int64(i))
+	}
+	arr := b.NewArray()
+	b.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{arr}, int64(arr.Len()))
+	arr.Release()
+	defer rec.Release()
+	g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true, MemoryLimit: 1 << 20, MemoryLimitName: "--memory"})
+	require.NoError(t, err)
+	err = g.Add(context.Background(), rec)
+	var me *GroupMemoryError
+	require.ErrorAs(t, err, &me)
+	require.Equal(t, 100000, me.Groups)
+	require.ErrorContains(t, err, "groups do not spill to disk (unsupported); raise --memory")
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/zeebo/xxh3"
 
@@ -240,6 +241,9 @@ func hashUints[T uint8 | uint16 | uint32 | uint64](vals []T, v *column.View, lo,
 // Find sets ids[k] to the group of the key of row rows[k] of views, whose
 // hash (Hasher.Hash) is hashes[k], adding a group for each key not seen before.
 func (t *KeyTable) Find(views []*column.View, rows []int32, hashes []uint64, ids []int32) error {
+	if t.fixed && findFixedFast(t, views[0], rows, hashes, ids) {
+		return nil
+	}
 	for k, r := range rows {
 		h := hashes[k]
 		var (
@@ -260,6 +264,87 @@ func (t *KeyTable) Find(views []*column.View, rows []int32, hashes []uint64, ids
 		ids[k] = t.find(h, w, null)
 	}
 	return nil
+}
+
+// findFixedFast is Find for a plain (not dictionary) integer key view, in
+// a typed loop; false, having done nothing, for the other kinds.
+func findFixedFast(t *KeyTable, v *column.View, rows []int32, hashes []uint64, ids []int32) bool {
+	if v.Dict != nil {
+		return false
+	}
+	switch v.Kind {
+	case column.Int64:
+		findInts(t, column.Values[int64](v), v, rows, hashes, ids)
+	case column.Int32:
+		findInts(t, column.Values[int32](v), v, rows, hashes, ids)
+	case column.Int16:
+		findInts(t, column.Values[int16](v), v, rows, hashes, ids)
+	case column.Int8:
+		findInts(t, column.Values[int8](v), v, rows, hashes, ids)
+	case column.Uint64:
+		findUints(t, column.Values[uint64](v), v, rows, hashes, ids)
+	case column.Uint32:
+		findUints(t, column.Values[uint32](v), v, rows, hashes, ids)
+	case column.Uint16:
+		findUints(t, column.Values[uint16](v), v, rows, hashes, ids)
+	case column.Uint8:
+		findUints(t, column.Values[uint8](v), v, rows, hashes, ids)
+	default:
+		return false
+	}
+	return true
+}
+
+func findInts[T int8 | int16 | int32 | int64](t *KeyTable, vals []T, v *column.View, rows []int32, hashes []uint64, ids []int32) {
+	for k, r := range rows {
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
+			ids[k] = t.find(hashes[k], 0, true)
+			continue
+		}
+		ids[k] = t.findWord(hashes[k], uint64(int64(vals[r])))
+	}
+}
+
+func findUints[T uint8 | uint16 | uint32 | uint64](t *KeyTable, vals []T, v *column.View, rows []int32, hashes []uint64, ids []int32) {
+	for k, r := range rows {
+		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
+			ids[k] = t.find(hashes[k], 0, true)
+			continue
+		}
+		ids[k] = t.findWord(hashes[k], uint64(vals[r]))
+	}
+}
+
+// findWord is find of a valid fixed key w, its probe inlined.
+func (t *KeyTable) findWord(h, w uint64) int32 {
+	i := h & t.mask
+	for {
+		s := t.slots[i]
+		if s == 0 {
+			return t.find(h, w, false)
+		}
+		g := s - 1
+		if t.hash[g] == h && t.k64[g] == w && !t.knull[g] {
+			return g
+		}
+		i = (i + 1) & t.mask
+	}
+}
+
+// Hash is the hash of group g's key.
+func (t *KeyTable) Hash(g int32) uint64 { return t.hash[g] }
+
+// FindFrom is the group of the key of group og of table o (of the same
+// key columns), added when new.
+func (t *KeyTable) FindFrom(o *KeyTable, og int32) int32 {
+	if t.fixed {
+		if o.knull[og] {
+			return t.find(o.hash[og], 0, true)
+		}
+		return t.findWord(o.hash[og], o.k64[og])
+	}
+	t.enc = append(t.enc[:0], o.arena[o.offs[og]:o.offs[og+1]]...)
+	return t.find(o.hash[og], 0, false)
 }
 
 // find is the group of a key of hash h (w and null for the fast path, t.enc
@@ -363,39 +448,43 @@ func wordValue(f column.Family, w uint64, valid bool) KeyValue {
 }
 
 // FoldGroups folds rows rows[k] of v (element indices) into group ids[k]
-// of g; a row's number is v.Row plus its index.
-func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32) error {
+// of g; a row's number is v.Row plus its index. sc is reusable memory
+// (nil: its own).
+func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32, sc *FoldScratch) error {
+	if sc == nil {
+		sc = new(FoldScratch)
+	}
 	if v.Dict == nil {
 		switch v.Kind {
 		case column.Int8:
-			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids)
+			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Int16:
-			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids)
+			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Int32:
-			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids)
+			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Int64:
-			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids)
+			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Uint8:
-			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids)
+			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Uint16:
-			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids)
+			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Uint32:
-			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids)
+			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Uint64:
-			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids)
+			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Float32:
-			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids)
+			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Float64:
-			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids)
+			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids, &sc.s)
 			return nil
 		case column.Opaque:
 			for k, r := range rows {
@@ -441,35 +530,155 @@ func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32) error {
 	return nil
 }
 
-func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
-	for k, r := range rows {
-		i := v.Offset + int(r)
-		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
-			g.AddNull(ids[k])
-			continue
-		}
-		g.AddSigned(ids[k], int64(vals[i]), v.Row+int64(r))
-	}
+// FoldScratch is the reusable memory of FoldGroups, one per goroutine.
+type FoldScratch struct{ s foldScratch }
+
+// foldScratch is the memory of the fold loops: a run's valid values
+// gathered densely, with their groups and rows.
+type foldScratch struct {
+	i64  []int64
+	u64  []uint64
+	f64  []float64
+	ids  []int32
+	rows []int32
 }
 
-func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+// valid gathers the valid rows of rows (and their groups) into sc, the
+// nulls counted into g; it returns them (rows and ids themselves without
+// validity).
+func (sc *foldScratch) valid(g *agg.Groups, v *column.View, rows, ids []int32) ([]int32, []int32) {
+	if v.Validity == nil {
+		return rows, ids
+	}
+	vr, vi := sc.rows[:0], sc.ids[:0]
 	for k, r := range rows {
-		i := v.Offset + int(r)
-		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
+		if !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
 			g.AddNull(ids[k])
 			continue
 		}
-		g.AddUnsigned(ids[k], uint64(vals[i]), v.Row+int64(r))
+		vr = append(vr, r)
+		vi = append(vi, ids[k])
 	}
+	sc.rows, sc.ids = vr, vi
+	return vr, vi
 }
 
-func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
+	rows, ids = sc.valid(g, v, rows, ids)
+	xs := slices.Grow(sc.i64[:0], len(rows))[:len(rows)]
+	vals = vals[v.Offset:]
 	for k, r := range rows {
-		i := v.Offset + int(r)
-		if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
-			g.AddNull(ids[k])
-			continue
-		}
-		g.AddFloat(ids[k], float64(vals[i]), v.Row+int64(r))
+		xs[k] = int64(vals[r])
 	}
+	sc.i64 = xs
+	g.AddSigneds(ids, xs, v.Row, rows)
+}
+
+func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
+	rows, ids = sc.valid(g, v, rows, ids)
+	xs := slices.Grow(sc.u64[:0], len(rows))[:len(rows)]
+	vals = vals[v.Offset:]
+	for k, r := range rows {
+		xs[k] = uint64(vals[r])
+	}
+	sc.u64 = xs
+	g.AddUnsigneds(ids, xs, v.Row, rows)
+}
+
+func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
+	rows, ids = sc.valid(g, v, rows, ids)
+	xs := slices.Grow(sc.f64[:0], len(rows))[:len(rows)]
+	vals = vals[v.Offset:]
+	for k, r := range rows {
+		xs[k] = float64(vals[r])
+	}
+	sc.f64 = xs
+	g.AddFloats(ids, xs, v.Row, rows)
+}
+
+// KeyBytes is group g's key in the table's encoding (the key columns'
+// tags and values; for the fast path a tag and the word), which FindKey
+// reads back: a key as it travels, with its groups' partial states.
+func (t *KeyTable) KeyBytes(g int32) []byte {
+	if t.fixed {
+		if t.knull[g] {
+			return []byte{0}
+		}
+		return binary.LittleEndian.AppendUint64([]byte{1}, t.k64[g])
+	}
+	return t.arena[t.offs[g]:t.offs[g+1]]
+}
+
+// KeyHash is the hash of an encoded key (KeyBytes) of a table of the fast
+// path or not: the hash Hasher gives the row it came from.
+func KeyHash(fixed bool, key []byte) (uint64, error) {
+	if !fixed {
+		return xxh3.Hash(key), nil
+	}
+	switch {
+	case len(key) == 1 && key[0] == 0:
+		return nullHash, nil
+	case len(key) == 9 && key[0] == 1:
+		return mix64(binary.LittleEndian.Uint64(key[1:])), nil
+	}
+	return 0, fmt.Errorf("a key of %d bytes is not a one-word key", len(key))
+}
+
+// FindKey is the group of an encoded key (KeyBytes) of hash h (KeyHash),
+// added when new. The bytes of a key of several columns are not checked:
+// they are the encoding's.
+func (t *KeyTable) FindKey(h uint64, key []byte) int32 {
+	if t.fixed {
+		if key[0] == 0 {
+			return t.find(h, 0, true)
+		}
+		return t.findWord(h, binary.LittleEndian.Uint64(key[1:]))
+	}
+	t.enc = append(t.enc[:0], key...)
+	return t.find(h, 0, false)
+}
+
+// CheckKey reports whether key is an encoding (KeyBytes) of a key of
+// columns of families fams, for the fast path or not: keys from outside are
+// checked before a table holds them.
+func CheckKey(fixed bool, fams []column.Family, key []byte) error {
+	if fixed {
+		_, err := KeyHash(true, key)
+		return err
+	}
+	b := key
+	for c, f := range fams {
+		if len(b) == 0 {
+			return fmt.Errorf("key ends before column %d", c)
+		}
+		tag := b[0]
+		b = b[1:]
+		switch {
+		case tag == 0:
+			continue
+		case tag != 1:
+			return fmt.Errorf("key column %d has tag %d", c, tag)
+		}
+		n := 8
+		switch f {
+		case column.FamilyDecimal:
+			n = 16
+		case column.FamilyBytes:
+			if len(b) < 4 {
+				return fmt.Errorf("key column %d: no length", c)
+			}
+			n = 4 + int(binary.LittleEndian.Uint32(b))
+			if n < 4 {
+				return fmt.Errorf("key column %d: length overflows", c)
+			}
+		}
+		if len(b) < n {
+			return fmt.Errorf("key column %d: %d bytes where %d are needed", c, len(b), n)
+		}
+		b = b[n:]
+	}
+	if len(b) != 0 {
+		return fmt.Errorf("%d bytes after the key", len(b))
+	}
+	return nil
 }

@@ -18,10 +18,8 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	if bad := aggs & agg.GroupsUnsupported; bad != 0 {
 		return usagef("--aggs: %s not available with --group-by or --where (yet)", bad)
 	}
-	if opts.explain {
-		return usagef("--explain: not available with --group-by or --where (yet)")
-	}
-	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true}
+	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true,
+		MemoryLimit: opts.memory, MemoryLimitName: "--memory"}
 	if opts.where != "" {
 		f, err := parseWhere(opts.where)
 		if err != nil {
@@ -35,18 +33,35 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	}
 	defer sum.Groups.Release()
 	bar.stop(true)
+	for _, u := range sum.Unsupported {
+		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipping column %q: %v\n", u.Path, u.Err) })
+	}
 	for _, sk := range sum.Skipped {
 		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipped %s: %v\n", sk.Path, sk.Err) })
 	}
 	skipped = append(skipped, sum.Skipped...)
-	g := report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}
+	if opts.explain {
+		fmt.Fprintf(e.stderr, "plan: %d rows of %d files, %d kept, in %d groups, on the CPU", sum.Rows, sum.Files, sum.Kept, sum.Groups.NumRows())
+		if opts.where != "" {
+			fmt.Fprintf(e.stderr, "; --where skipped %d Parquet row groups (%d rows) their statistics exclude", sum.Pruned, sum.PrunedRows)
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	var rs []report.Skipped
 	if opts.skipBad {
-		g.Skipped = make([]report.Skipped, len(skipped))
+		rs = make([]report.Skipped, len(skipped))
 		for i, sk := range skipped {
-			g.Skipped[i] = report.Skipped{Path: sk.Path, Error: sk.Err.Error()}
+			rs[i] = report.Skipped{Path: sk.Path, Error: sk.Err.Error()}
 		}
 	}
-	if err := report.WriteGroups(e.stdout, opts.format, g); err != nil {
+
+	if sum.Results != nil { // --where alone: the columns' report, of the rows kept
+		kept := sum.Kept
+		err = report.Write(e.stdout, opts.format, report.Report{Rows: sum.Rows, Files: sum.Files, Kept: &kept, Aggs: aggs, Columns: sum.Results, Skipped: rs})
+	} else {
+		err = report.WriteGroups(e.stdout, opts.format, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups, Skipped: rs})
+	}
+	if err != nil {
 		return fmt.Errorf("writing the %s output: %w", opts.format, err)
 	}
 	return nil

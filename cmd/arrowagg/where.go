@@ -2,7 +2,12 @@ package main
 
 import "github.com/arrowagg/arrowagg/engine"
 
-// parseWhere parses the predicate of --where.
+// parseWhere parses the predicate of --where; a syntax error is a usage
+// error pointing at the offending token.
 func parseWhere(src string) (engine.RowFilter, error) {
-	return nil, usagef("--where: not available yet")
+	f, err := engine.Where(src)
+	if err != nil {
+		return nil, usagef("--where: %w", err)
+	}
+	return f, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/filter"
 )
 
 // Grouped aggregation (GROUP BY) and filters (WHERE), on the CPU.
@@ -53,6 +54,53 @@ type GroupRequest struct {
 	Aggs    []agg.Set // per value column (Normalize: the default when empty)
 	Filters []Column  // the columns Filter reads
 	Filter  Filter    // nil: every row
+	// MemoryLimit bounds the memory of the groups (their keys and
+	// states; 0: none): a batch after which they hold more is an error
+	// (*GroupMemoryError). Groups do not spill to disk (yet).
+	MemoryLimit     int64
+	MemoryLimitName string
+}
+
+// GroupMemoryError is the error of a grouping whose groups outgrow its
+// memory limit.
+type GroupMemoryError struct {
+	Groups    int
+	Bytes     int64
+	Limit     int64
+	LimitName string // the limit's name for the user ("--memory")
+}
+
+func (e *GroupMemoryError) Error() string {
+	return fmt.Sprintf("%d groups take %d MiB, over the %d MiB of %s: groups do not spill to disk (unsupported); raise %s",
+		e.Groups, e.Bytes>>20, e.Limit>>20, e.LimitName, e.LimitName)
+}
+
+// Bytes is about the memory the groups hold: their tables of keys and
+// their states.
+func (g *Grouper) Bytes() int64 {
+	var n int64
+	for _, gp := range g.parts {
+		n += gp.t.Bytes() + int64(cap(gp.rows))*8
+		for _, gs := range gp.groups {
+			n += gs.Bytes()
+		}
+	}
+	return n
+}
+
+// checkMemory is the error of groups over the memory limit.
+func (g *Grouper) checkMemory() error {
+	if g.req.MemoryLimit <= 0 {
+		return nil
+	}
+	if b := g.Bytes(); b > g.req.MemoryLimit {
+		name := g.req.MemoryLimitName
+		if name == "" {
+			name = "the memory limit"
+		}
+		return &GroupMemoryError{Groups: g.Groups(), Bytes: b, Limit: g.req.MemoryLimit, LimitName: name}
+	}
+	return nil
 }
 
 // Grouper folds batches of rows into the groups of a GroupRequest. It is not
@@ -152,6 +200,15 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 		c.Row += g.rows
 		vals[i] = &c
 	}
+	if g.Groups() < localGroups && g.fewKeys(keys, n) {
+		k, err := g.addLocal(ctx, n, keys, vals, filters)
+		if err != nil {
+			return err
+		}
+		g.rows += int64(n)
+		g.kept += k
+		return g.checkMemory()
+	}
 	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
 	if len(g.ms) < morsels {
 		g.ms = append(g.ms, make([]morselRows, morsels-len(g.ms))...)
@@ -189,7 +246,7 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 				if d := gp.t.Len() - gs.Len(); d > 0 {
 					gs.Grow(d)
 				}
-				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids); err != nil {
+				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids, &sc.fold); err != nil {
 					return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
 				}
 			}
@@ -201,7 +258,149 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 	}
 	g.rows += int64(n)
 	g.kept += kept.Load()
-	return nil
+	return g.checkMemory()
+}
+
+// localGroups is the most groups for which a batch is pre-aggregated
+// morsel by morsel (addLocal): past it, merging each morsel's groups costs
+// more than partitioning its rows.
+const localGroups = 4096
+
+// fewKeys reports whether the first rows of a batch of n rows have few
+// distinct keys (a sixteenth of them at most): whether pre-aggregating its
+// morsels (addLocal) pays. It depends on the data alone.
+func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
+	m := min(n, 8192)
+	h := make([]uint64, m)
+	x := cpu.Hasher{Fixed: g.fixed}
+	if err := x.Hash(keys, 0, m, h); err != nil {
+		return false // (the partitioned path reports it)
+	}
+	seen := make(map[uint64]struct{}, 64)
+	for _, v := range h {
+		seen[v] = struct{}{}
+		if 16*len(seen) > m {
+			return false
+		}
+	}
+	return true
+}
+
+// morselGroups is one morsel's rows pre-aggregated: its own table of keys,
+// the rows of each group, and its groups' states per value column.
+type morselGroups struct {
+	t      *cpu.KeyTable
+	rows   []int64
+	groups []*agg.Groups
+	byPart [groupPartitions + 1]int32 // its groups sorted by partition: order[byPart[p]:byPart[p+1]]
+	order  []int32
+}
+
+// addLocal folds a batch whose keys are few (the groups so far are fewer
+// than localGroups): each morsel's rows are folded in row order into a
+// table of the morsel's own, in parallel, and the morsels' groups are
+// merged into the partitions' in morsel order (State.Merge), a partition
+// per task. The merge order depends on the data alone, never on the
+// threads.
+func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*column.View) (int64, error) {
+	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
+	ms := make([]morselGroups, morsels)
+	var kept atomic.Int64
+	shift := 64 - bits.TrailingZeros(groupPartitions)
+	err := g.e.parallel(ctx, morsels, func(m int, sc *groupScratch) error {
+		lo, hi := m*cpu.MorselSize, min(n, (m+1)*cpu.MorselSize)
+		cnt := hi - lo
+		sc.hashes = slices.Grow(sc.hashes[:0], cnt)[:cnt]
+		sc.hasher.Fixed = g.fixed
+		if err := sc.hasher.Hash(keys, lo, hi, sc.hashes); err != nil {
+			return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+		}
+		rows, hashes := sc.rowsBuf[:0], sc.hashBuf[:0]
+		if g.req.Filter != nil {
+			sc.sel = slices.Grow(sc.sel[:0], (cnt+63)/64)[:(cnt+63)/64]
+			if _, err := g.req.Filter.Select(filters, lo, hi, sc.sel); err != nil {
+				return fmt.Errorf("filter: %w", err)
+			}
+			for i := range cnt {
+				if sc.sel[i>>6]&(1<<(i&63)) != 0 {
+					rows = append(rows, int32(lo+i))
+					hashes = append(hashes, sc.hashes[i])
+				}
+			}
+		} else {
+			for i := range cnt {
+				rows = append(rows, int32(lo+i))
+			}
+			hashes = append(hashes, sc.hashes...)
+		}
+		sc.rowsBuf, sc.hashBuf = rows, hashes
+		kept.Add(int64(len(rows)))
+		mg := &ms[m]
+		mg.t = cpu.NewKeyTable(g.fixed)
+		sc.ids = slices.Grow(sc.ids[:0], len(rows))[:len(rows)]
+		if err := mg.t.Find(keys, rows, hashes, sc.ids); err != nil {
+			return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+		}
+		mg.rows = make([]int64, mg.t.Len())
+		for _, id := range sc.ids {
+			mg.rows[id]++
+		}
+		mg.groups = make([]*agg.Groups, len(vals))
+		for i, v := range g.req.Values {
+			gs, _ := agg.NewGroups(v.Kind.Family(), g.req.Aggs[i])
+			gs.Grow(mg.t.Len())
+			if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids, &sc.fold); err != nil {
+				return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
+			}
+			mg.groups[i] = gs
+		}
+		// The morsel's groups by partition.
+		var count [groupPartitions]int32
+		for id := range mg.t.Len() {
+			count[mg.t.Hash(int32(id))>>shift]++
+		}
+		var at int32
+		for p := range groupPartitions {
+			mg.byPart[p] = at
+			at += count[p]
+		}
+		mg.byPart[groupPartitions] = at
+		mg.order = make([]int32, at)
+		next := mg.byPart
+		for id := range mg.t.Len() {
+			p := mg.t.Hash(int32(id)) >> shift
+			mg.order[next[p]] = int32(id)
+			next[p]++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	err = g.e.parallel(ctx, groupPartitions, func(p int, sc *groupScratch) error {
+		gp := g.parts[p]
+		for m := range ms {
+			mg := &ms[m]
+			for _, lid := range mg.order[mg.byPart[p]:mg.byPart[p+1]] {
+				id := gp.t.FindFrom(mg.t, lid)
+				if int(id) >= len(gp.rows) {
+					gp.rows = append(gp.rows, 0)
+					for _, gs := range gp.groups {
+						gs.Grow(1)
+					}
+				}
+				gp.rows[id] += mg.rows[lid]
+				for i, gs := range gp.groups {
+					st := mg.groups[i].State(lid)
+					if err := gs.MergeState(id, &st); err != nil {
+						return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
+					}
+				}
+			}
+		}
+		return nil
+	})
+	return kept.Load(), err
 }
 
 // groupScratch is a worker's reusable memory.
@@ -211,6 +410,10 @@ type groupScratch struct {
 	hashes []uint64
 	part   []uint8
 	ids    []int32
+	fold   cpu.FoldScratch
+
+	rowsBuf []int32
+	hashBuf []uint64
 }
 
 // selectMorsel selects the rows [lo, hi) the filter keeps, hashes their
@@ -416,3 +619,38 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// Where is the filter of a predicate (package filter) over the request's
+// filter columns, in filter.Columns order; scales are the scales of the
+// decimal columns among them (0 for the others).
+func Where(e filter.Expr, cols []Column, scales []int32) (Filter, error) {
+	in := make([]filter.Input, len(cols))
+	for i, c := range cols {
+		in[i] = filter.Input{Name: c.Name, Kind: c.Kind, Scale: scales[i]}
+	}
+	p, err := filter.Bind(e, in)
+	if err != nil {
+		return nil, err
+	}
+	return &where{p: p}, nil
+}
+
+// where is a bound predicate as a Filter: a scratch per goroutine.
+type where struct {
+	p       *filter.Program
+	scratch sync.Pool
+}
+
+func (w *where) Select(views []*column.View, lo, hi int, out []uint64) (int, error) {
+	sc, _ := w.scratch.Get().(*filter.Scratch)
+	if sc == nil {
+		sc = new(filter.Scratch)
+	}
+	defer w.scratch.Put(sc)
+	return w.p.Select(sc, views, lo, hi, out)
+}
+
+// MayMatch reports whether a row group whose filter columns have the
+// partial states stats (nil: unknown; statistics, say) may hold a row the
+// filter keeps: false only when none can be (filter.Program.MayMatch).
+func (w *where) MayMatch(stats []*agg.State) bool { return w.p.MayMatch(stats) }

@@ -148,7 +148,7 @@ func TestLayerRules(t *testing.T) {
 // versionFree are the packages of the engine's core: they work on column
 // views and partial states and depend on no Arrow Go version, so that a
 // front end for any version can hand them its arrays' memory.
-var versionFree = []string{"column", "agg", "backend", "backend/cpu", "backend/cuda", "planner", "engine/core", "budget",
+var versionFree = []string{"column", "agg", "filter", "backend", "backend/cpu", "backend/cuda", "planner", "engine/core", "budget",
 	"internal/staging", "internal/cudrv", "internal/cudadev", "kernels"}
 
 // TestCoreImportsNoArrow: no package of the core depends, directly or
