@@ -74,9 +74,13 @@ aggs=count,sum,min,max
 
 # Is --where there? arrowagg refuses it with "not available" until it is.
 where_ok=1
-if ! probe=$("$ARROWAGG" --device cpu --progress never --group-by k10 -c i32 -a count --where 'sel < 0' -f csv "$FILE" 2>&1 >/dev/null); then
-	where_ok=0
-	note "skipping the filtered cases: arrowagg --where: $probe"
+if ! probe=$("$ARROWAGG" --device cpu --progress never --group-by k10 -c i32 -a count --where 'sel < 1' -f csv "$FILE" 2>&1 >/dev/null); then
+	if grep -q 'not available' <<<"$probe"; then
+		where_ok=0
+		note "skipping the filtered cases: $probe"
+	else
+		note "arrowagg --where failed ($probe); the filtered cases run anyway"
+	fi
 fi
 
 cat "$FILE" >/dev/null # into the page cache
