@@ -29,6 +29,8 @@
 #
 # Environment:
 #   ARROWAGG  the arrowagg binary (default ./bin/arrowagg, from make build)
+#   ARROWAGG_FLAGS  more arrowagg flags, split at spaces (--memory 8GiB: the
+#             default budget, 768 MiB at most, refuses a few million groups)
 #   REPS      timed runs of each (default 3)
 #   SLOW      seconds past which a case runs once (default 120)
 #   KEYS      the keys (default "k10 k1k k1m k50m s1k")
@@ -50,6 +52,7 @@ fi
 FILE=$1
 THREADS=${2:-$(nproc)}
 ARROWAGG=${ARROWAGG:-./bin/arrowagg}
+read -r -a aflags <<<"${ARROWAGG_FLAGS:-}"
 REPS=${REPS:-3}
 SLOW=${SLOW:-120}
 KEYS=${KEYS:-k10 k1k k1m k50m s1k}
@@ -107,7 +110,7 @@ best() { awk 'NR == 1 || $1 < w { w = $1 } $2 > r { r = $2 } END { printf "%.2f 
 status=0
 report="$OUT/report.md"
 {
-	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), threads $THREADS, load average $(cut -d' ' -f1-3 /proc/loadavg) before, $(basename "$FILE") ($(du -h "$FILE" | cut -f1)), best of $REPS"
+	echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), threads $THREADS${ARROWAGG_FLAGS:+, arrowagg $ARROWAGG_FLAGS}, load average $(cut -d' ' -f1-3 /proc/loadavg) before, $(basename "$FILE") ($(du -h "$FILE" | cut -f1)), best of $REPS"
 	echo
 	echo "| case | arrowagg s | DuckDB s | arrowagg/DuckDB | arrowagg RSS MiB | DuckDB RSS MiB | agree |"
 	echo "|---|---:|---:|---:|---:|---:|---|"
@@ -131,7 +134,7 @@ for key in $KEYS; do
 		la="$OUT/$tag.arrowagg" ld="$OUT/$tag.duckdb"
 		: >"$la"
 		: >"$ld"
-		run_a() { timed "$la" "$la.csv" "$ARROWAGG" --device cpu --threads "$THREADS" --progress never --group-by "$key" -c $cols -a $aggs "${wa[@]}" -f csv "$FILE"; }
+		run_a() { timed "$la" "$la.csv" "$ARROWAGG" --device cpu --threads "$THREADS" --progress never "${aflags[@]}" --group-by "$key" -c $cols -a $aggs "${wa[@]}" -f csv "$FILE"; }
 		run_d() { timed "$ld" - "$duck" -threads "$THREADS" -group-by "$key" -c $cols -a $aggs "${wd[@]}" -o "$ld.csv" "$FILE"; }
 		failed=
 		reps=$REPS
