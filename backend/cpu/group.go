@@ -178,6 +178,17 @@ func (x *Hasher) Hash(views []*column.View, lo, hi int, h []uint64) error {
 		}
 		return nil
 	}
+	if len(views) == 1 && bytesKey(views[0]) {
+		v := views[0]
+		var err error
+		for i := lo; i < hi; i++ {
+			if x.enc, err = appendBytesKey(x.enc[:0], v, i); err != nil {
+				return err
+			}
+			h[i-lo] = xxh3.Hash(x.enc)
+		}
+		return nil
+	}
 	var err error
 	for i := lo; i < hi; i++ {
 		x.enc, err = encodeKey(x.enc[:0], views, i)
@@ -238,10 +249,50 @@ func hashUints[T uint8 | uint16 | uint32 | uint64](vals []T, v *column.View, lo,
 	}
 }
 
+// bytesKey reports whether v is a plain (not dictionary) string or binary
+// view, whose keys appendBytesKey encodes.
+func bytesKey(v *column.View) bool {
+	return v.Dict == nil && (v.Kind == column.Binary || v.Kind == column.LargeBinary)
+}
+
+// appendBytesKey appends the key of element i of a bytesKey view to dst,
+// as encodeKey does; offsets out of order or out of the data are an
+// error.
+func appendBytesKey(dst []byte, v *column.View, i int) ([]byte, error) {
+	if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+i) {
+		return append(dst, 0), nil
+	}
+	var lo, hi int64
+	if v.Kind == column.LargeBinary {
+		offs := column.Slice[int64](v.Offsets)
+		lo, hi = offs[v.Offset+i], offs[v.Offset+i+1]
+	} else {
+		offs := column.Slice[int32](v.Offsets)
+		lo, hi = int64(offs[v.Offset+i]), int64(offs[v.Offset+i+1])
+	}
+	if lo < 0 || hi < lo || hi > int64(len(v.Values)) {
+		return dst, fmt.Errorf("offsets [%d, %d] of element %d outside the %d bytes of data", lo, hi, i, len(v.Values))
+	}
+	dst = append(dst, 1)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(hi-lo))
+	return append(dst, v.Values[lo:hi]...), nil
+}
+
 // Find sets ids[k] to the group of the key of row rows[k] of views, whose
 // hash (Hasher.Hash) is hashes[k], adding a group for each key not seen before.
 func (t *KeyTable) Find(views []*column.View, rows []int32, hashes []uint64, ids []int32) error {
 	if t.fixed && findFixedFast(t, views[0], rows, hashes, ids) {
+		return nil
+	}
+	if !t.fixed && len(views) == 1 && bytesKey(views[0]) {
+		v := views[0]
+		var err error
+		for k, r := range rows {
+			if t.enc, err = appendBytesKey(t.enc[:0], v, int(r)); err != nil {
+				return err
+			}
+			ids[k] = t.find(hashes[k], 0, false)
+		}
 		return nil
 	}
 	for k, r := range rows {
