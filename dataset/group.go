@@ -113,8 +113,17 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		sum.Rows += rows
 		sum.Files++
 	}
-	if g == nil {
+	if sum.Files == 0 {
 		return nil, ErrAllSkipped
+	}
+	if g == nil { // (no batch: every row group pruned, or no rows)
+		fields := make([]arrow.Field, len(unique))
+		for k, n := range unique {
+			fields[k] = arrow.Field{Name: n, Type: types[n].Type, Nullable: true}
+		}
+		if g, err = eng.NewGrouper(arrow.NewSchema(fields, nil), req); err != nil {
+			return nil, err
+		}
 	}
 	if sum.Groups, err = g.Result(d.opts.Mem); err != nil {
 		return nil, err

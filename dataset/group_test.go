@@ -226,3 +226,32 @@ func TestGroupPartitionsAndMissingColumns(t *testing.T) {
 		"2023,3,3,0,6,0,3,\n"+
 		"2024,2,2,0,30,2,0,12\n", out.String())
 }
+
+// A filter whose statistics exclude every row group groups no row: no
+// group, or the one group of no row without keys.
+func TestGroupEverythingPruned(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	where, err := engine.Where("i64 > 9223372036854775807 or i32 < -2147483648")
+	require.NoError(t, err)
+	srcs, err := Expand([]string{filepath.Join(testdata, "sample.parquet")})
+	require.NoError(t, err)
+	d, err := Open(ctx, srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	for _, keys := range [][]string{{"color"}, nil} {
+		sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: keys, Columns: []string{"i64"}, Aggs: agg.Count | agg.Sum, Filter: where})
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), sum.Pruned)
+		assert.Equal(t, int64(0), sum.Kept)
+		if keys == nil {
+			require.Len(t, sum.Results, 1)
+			assert.Equal(t, int64(0), sum.Results[0].Count)
+			assert.Equal(t, int64(1), sum.Groups.NumRows())
+		} else {
+			assert.Equal(t, int64(0), sum.Groups.NumRows())
+		}
+		sum.Groups.Release()
+	}
+}
