@@ -266,9 +266,15 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 // more than partitioning its rows.
 const localGroups = 4096
 
+// fewKeysMax is the most distinct keys among a batch's first rows for
+// which its morsels are pre-aggregated (addLocal): about where merging a
+// morsel's groups (a State merge each) costs what partitioning its rows
+// does.
+const fewKeysMax = 1024
+
 // fewKeys reports whether the first rows of a batch of n rows have few
-// distinct keys (a sixteenth of them at most): whether pre-aggregating its
-// morsels (addLocal) pays. It depends on the data alone.
+// distinct keys (fewKeysMax): whether pre-aggregating its morsels
+// (addLocal) pays. It depends on the data alone.
 func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
 	m := min(n, 8192)
 	h := make([]uint64, m)
@@ -279,7 +285,7 @@ func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
 	seen := make(map[uint64]struct{}, 64)
 	for _, v := range h {
 		seen[v] = struct{}{}
-		if 16*len(seen) > m {
+		if len(seen) > fewKeysMax {
 			return false
 		}
 	}
