@@ -190,7 +190,11 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		return (*g).Add(ctx, rec)
 	}
 	if fi.parquet != nil {
-		return d.groupParquet(ctx, i, leaves, req.Filter, add, sum)
+		keys := map[string]bool{}
+		for _, k := range req.Keys {
+			keys[k] = true
+		}
+		return d.groupParquet(ctx, i, leaves, keys, req.Filter, add, sum)
 	}
 	rdr, err := d.openReader(ctx, i, nil)
 	if err != nil {
@@ -221,7 +225,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 // and hands the row group to add as record batches of the leaves, under
 // their names. A row group whose statistics (stats.go: the exact ones)
 // exclude every row filter f keeps is skipped, and counted in sum.
-func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
 	if err != nil {
@@ -277,7 +281,15 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 	if err != nil {
 		return 0, fmt.Errorf("opening the Parquet file: %w", err)
 	}
-	fr, err := newLeafFileReader(pf, d.opts.Mem)
+	// String and binary keys are read as dictionaries, as most writers
+	// store them: a key's group is then found once per dictionary value.
+	var dictCols []int
+	for k, l := range leaves {
+		if keys[l.Name] && (l.Kind == column.Binary || l.Kind == column.LargeBinary) && pls[k].list == nil {
+			dictCols = append(dictCols, pls[k].col)
+		}
+	}
+	fr, err := newLeafFileReader(pf, d.opts.Mem, dictCols...)
 	if err != nil {
 		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
 	}

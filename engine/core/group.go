@@ -193,6 +193,9 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 			}
 		}
 	}
+	for _, gp := range g.parts {
+		gp.t.NewBatch()
+	}
 	// Rows count from the stream's first row.
 	vals := make([]*column.View, len(values))
 	for i, v := range values {
