@@ -516,3 +516,17 @@ func (g *Groups) Bytes() int64 {
 	}
 	return n
 }
+
+// AnySum reports whether the exact sum of some group with a valid value
+// (signed, unsigned, decimal and boolean families) satisfies pred.
+func (g *Groups) AnySum(pred func(Int192) bool) bool {
+	if len(g.isum) == 0 {
+		return false
+	}
+	for i, s := range g.isum {
+		if g.count[i] > 0 && pred(s) {
+			return true
+		}
+	}
+	return false
+}

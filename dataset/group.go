@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
@@ -46,8 +48,8 @@ type GroupSummary struct {
 // at a time, its columns decoded into Arrow arrays at once (through
 // pqarrow, as the leaves that the page path does not fold are); an IPC file
 // or stream batch by batch. req.Columns empty means every supported column
-// of the rows that is not a key. A column of req that a source lacks, and
-// partition keys, are refused there for now (unsupported). The first error
+// of the rows that is not a key. A column of req that a source lacks is
+// null in its rows, a partition key (Hive) its path's value. The first error
 // stops everything, but with Options.SkipBad, which leaves the failing
 // source out.
 func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.GroupRequest) (*GroupSummary, error) {
@@ -75,10 +77,28 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	if req.Filter != nil {
 		names = append(names, req.Filter.Columns()...)
 	}
+	// The columns as the dataset types them (the first source that has
+	// each): a source without one has nulls, a partition key its value.
+	var unique []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			unique = append(unique, n)
+		}
+	}
+	sel, err := d.SelectContext(ctx, unique)
+	if err != nil {
+		return nil, err
+	}
+	types := map[string]arrow17.Leaf{}
+	for _, l := range sel.Leaves {
+		types[l.Name] = l
+	}
 	var g *engine.Grouper
 	sum := &GroupSummary{Unsupported: unsupported}
 	for i := range d.sources {
-		rows, err := d.groupSource(ctx, eng, i, req, names, &g, sum)
+		rows, err := d.groupSource(ctx, eng, i, req, unique, types, &g, sum)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -93,10 +113,18 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		sum.Rows += rows
 		sum.Files++
 	}
-	if g == nil {
+	if sum.Files == 0 {
 		return nil, ErrAllSkipped
 	}
-	var err error
+	if g == nil { // (no batch: every row group pruned, or no rows)
+		fields := make([]arrow.Field, len(unique))
+		for k, n := range unique {
+			fields[k] = arrow.Field{Name: n, Type: types[n].Type, Nullable: true}
+		}
+		if g, err = eng.NewGrouper(arrow.NewSchema(fields, nil), req); err != nil {
+			return nil, err
+		}
+	}
 	if sum.Groups, err = g.Result(d.opts.Mem); err != nil {
 		return nil, err
 	}
@@ -120,21 +148,20 @@ func (e *groupingError) Unwrap() error { return e.err }
 
 // groupSource feeds source i's rows of the columns names to the grouper
 // *g (made from the first batch's schema) and returns its rows.
-func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, g **engine.Grouper, sum *GroupSummary) (int64, error) {
+func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, types map[string]arrow17.Leaf,
+	g **engine.Grouper, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	var leaves []arrow17.Leaf
-	seen := map[string]bool{}
+	var extra []extraColumn // the source's partition keys and the columns it lacks
 	for _, n := range names {
-		if seen[n] {
+		if v, ok := fi.partitions[n]; ok {
+			extra = append(extra, extraColumn{leaf: types[n], value: v})
 			continue
-		}
-		seen[n] = true
-		if _, ok := fi.partitions[n]; ok {
-			return 0, fmt.Errorf("column %q: grouping and filtering by a partition key is unsupported", n)
 		}
 		l, ok := fi.leaf(n)
 		if !ok {
-			return 0, fmt.Errorf("%w %q: not in this file (grouping a dataset whose files lack a column is unsupported)", engine.ErrUnknownColumn, n)
+			extra = append(extra, extraColumn{leaf: types[n], value: partitionValue{null: true}})
+			continue
 		}
 		if !l.Supported() {
 			return 0, fmt.Errorf("column %q: %w", n, l.Err)
@@ -149,6 +176,12 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 	}
 	add := func(rec arrow.Record) (err error) {
 		defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
+		if len(extra) > 0 {
+			if rec, err = d.withExtra(rec, extra); err != nil {
+				return err
+			}
+			defer rec.Release()
+		}
 		if *g == nil {
 			if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
 				return &groupingError{err}
@@ -157,7 +190,11 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		return (*g).Add(ctx, rec)
 	}
 	if fi.parquet != nil {
-		return d.groupParquet(ctx, i, leaves, req.Filter, add, sum)
+		keys := map[string]bool{}
+		for _, k := range req.Keys {
+			keys[k] = true
+		}
+		return d.groupParquet(ctx, i, leaves, keys, req.Filter, add, sum)
 	}
 	rdr, err := d.openReader(ctx, i, nil)
 	if err != nil {
@@ -188,7 +225,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 // and hands the row group to add as record batches of the leaves, under
 // their names. A row group whose statistics (stats.go: the exact ones)
 // exclude every row filter f keeps is skipped, and counted in sum.
-func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
 	if err != nil {
@@ -244,7 +281,15 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 	if err != nil {
 		return 0, fmt.Errorf("opening the Parquet file: %w", err)
 	}
-	fr, err := newLeafFileReader(pf, d.opts.Mem)
+	// String and binary keys are read as dictionaries, as most writers
+	// store them: a key's group is then found once per dictionary value.
+	var dictCols []int
+	for k, l := range leaves {
+		if keys[l.Name] && (l.Kind == column.Binary || l.Kind == column.LargeBinary) && pls[k].list == nil {
+			dictCols = append(dictCols, pls[k].col)
+		}
+	}
+	fr, err := newLeafFileReader(pf, d.opts.Mem, dictCols...)
 	if err != nil {
 		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
 	}
@@ -367,6 +412,11 @@ func decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, pls []p
 
 // add hands the row group to add as record batches.
 func (dg decodedGroup) add(add func(arrow.Record) error) error {
+	if dg.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
+		rec := array.NewRecord(dg.tbl.Schema(), nil, dg.tbl.NumRows())
+		defer rec.Release()
+		return add(rec)
+	}
 	tr := array.NewTableReader(dg.tbl, dg.tbl.NumRows())
 	defer tr.Release()
 	for tr.Next() {
@@ -417,4 +467,68 @@ func readLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parqu
 	}
 	field.Type = ch.DataType()
 	return ch, field, nil
+}
+
+// extraColumn is a column of a source that the source does not store: a
+// partition key of its path (a constant), or a column of the dataset it
+// lacks (null).
+type extraColumn struct {
+	leaf  arrow17.Leaf // as the dataset types it
+	value partitionValue
+}
+
+// withExtra is rec with the extra columns appended (a new record: release
+// it).
+func (d *Dataset) withExtra(rec arrow.Record, extra []extraColumn) (arrow.Record, error) {
+	n := rec.NumRows()
+	fields := append([]arrow.Field(nil), rec.Schema().Fields()...)
+	cols := append([]arrow.Array(nil), rec.Columns()...)
+	var made []arrow.Array
+	defer func() {
+		for _, a := range made {
+			a.Release()
+		}
+	}()
+	for _, x := range extra {
+		arr, err := constantArray(d.opts.Mem, x.leaf.Type, x.value, n)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", x.leaf.Name, err)
+		}
+		made = append(made, arr)
+		fields = append(fields, arrow.Field{Name: x.leaf.Name, Type: x.leaf.Type, Nullable: true})
+		cols = append(cols, arr)
+	}
+	return array.NewRecord(arrow.NewSchema(fields, nil), cols, n), nil
+}
+
+// constantArray is n values v of type dt: nulls, or a partition key's
+// value (int64 or utf8, as partitions type them).
+func constantArray(mem memory.Allocator, dt arrow.DataType, v partitionValue, n int64) (arrow.Array, error) {
+	if v.null {
+		return array.MakeArrayOfNull(mem, dt, int(n)), nil
+	}
+	switch dt.ID() {
+	case arrow.INT64:
+		x, err := strconv.ParseInt(v.value, 10, 64)
+		if err != nil {
+			return nil, err
+		}
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		b.Reserve(int(n))
+		for range n {
+			b.UnsafeAppend(x)
+		}
+		return b.NewArray(), nil
+	case arrow.STRING:
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		b.Reserve(int(n))
+		b.ReserveData(int(n) * len(v.value))
+		for range n {
+			b.Append(v.value)
+		}
+		return b.NewArray(), nil
+	}
+	return nil, fmt.Errorf("a partition key of type %s", dt)
 }

@@ -182,3 +182,76 @@ func TestGroupCancel(t *testing.T) {
 	_, err = d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"color"}, Columns: []string{"i64"}})
 	require.ErrorIs(t, err, context.Canceled)
 }
+
+// Hive partition keys group like columns, and a column a file lacks is
+// null in its rows.
+func TestGroupPartitionsAndMissingColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, y := range []string{"year=2023", "year=2024"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, y), 0o755))
+	}
+	a := int64Record("x", 1, 2, 3)
+	writeIPC(t, filepath.Join(dir, "year=2023", "a.arrow"), a)
+	a.Release()
+	xb, yb := array.NewInt64Builder(mem), array.NewInt64Builder(mem)
+	xb.AppendValues([]int64{10, 20}, nil)
+	yb.AppendValues([]int64{5, 7}, nil)
+	x, y := xb.NewArray(), yb.NewArray()
+	xb.Release()
+	yb.Release()
+	b := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "y", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil),
+		[]arrow.Array{x, y}, 2)
+	x.Release()
+	y.Release()
+	writeIPC(t, filepath.Join(dir, "year=2024", "b.arrow"), b)
+	b.Release()
+
+	srcs, err := Expand([]string{dir})
+	require.NoError(t, err)
+	d, err := Open(ctx, srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	where, err := engine.Where("year >= 2023")
+	require.NoError(t, err)
+	sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"year"}, Columns: []string{"x", "y"},
+		Aggs: agg.Count | agg.NullCount | agg.Sum, CountRows: true, Filter: where})
+	require.NoError(t, err)
+	defer sum.Groups.Release()
+	var out bytes.Buffer
+	require.NoError(t, report.WriteGroups(&out, report.CSV, report.Groups{Record: sum.Groups}))
+	assert.Equal(t, "year,count_all,x_count,x_null_count,x_sum,y_count,y_null_count,y_sum\n"+
+		"2023,3,3,0,6,0,3,\n"+
+		"2024,2,2,0,30,2,0,12\n", out.String())
+}
+
+// A filter whose statistics exclude every row group groups no row: no
+// group, or the one group of no row without keys.
+func TestGroupEverythingPruned(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	where, err := engine.Where("i64 > 9223372036854775807 or i32 < -2147483648")
+	require.NoError(t, err)
+	srcs, err := Expand([]string{filepath.Join(testdata, "sample.parquet")})
+	require.NoError(t, err)
+	d, err := Open(ctx, srcs, Options{Mem: mem})
+	require.NoError(t, err)
+	defer d.Close()
+	for _, keys := range [][]string{{"color"}, nil} {
+		sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: keys, Columns: []string{"i64"}, Aggs: agg.Count | agg.Sum, Filter: where})
+		require.NoError(t, err)
+		assert.Equal(t, int64(4), sum.Pruned)
+		assert.Equal(t, int64(0), sum.Kept)
+		if keys == nil {
+			require.Len(t, sum.Results, 1)
+			assert.Equal(t, int64(0), sum.Results[0].Count)
+			assert.Equal(t, int64(1), sum.Groups.NumRows())
+		} else {
+			assert.Equal(t, int64(0), sum.Groups.NumRows())
+		}
+		sum.Groups.Release()
+	}
+}

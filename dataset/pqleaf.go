@@ -25,7 +25,8 @@ import (
 // arrow-go's decoding runs in the worker that recovers its panics.
 
 // newLeafFileReader returns a pqarrow reader of the Parquet file pf whose
-// top-level fields are the file's leaf columns, field i being leaf column i,
+// top-level fields are the file's leaf columns, field i being leaf column i
+// (the BYTE_ARRAY columns dictCols read as dictionary arrays),
 // with the levels (LevelInfo) it has in the file's schema. Field readers of
 // it are pqarrow's leaf readers, which decode in the caller's goroutine, and
 // read a nested leaf into the array that the struct reader would hold as
@@ -35,8 +36,12 @@ import (
 // pqarrow resolves the fields of FileReader.GetFieldReader in the exported
 // FileReader.Manifest: the manifest is replaced by one with the leaves as
 // fields (the other fields of the manifest are kept as they are).
-func newLeafFileReader(pf *file.Reader, mem memory.Allocator) (*pqarrow.FileReader, error) {
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
+func newLeafFileReader(pf *file.Reader, mem memory.Allocator, dictCols ...int) (*pqarrow.FileReader, error) {
+	props := pqarrow.ArrowReadProperties{}
+	for _, col := range dictCols {
+		props.SetReadDict(col, true)
+	}
+	fr, err := pqarrow.NewFileReader(pf, props, mem)
 	if err != nil {
 		return nil, err
 	}

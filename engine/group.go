@@ -2,7 +2,9 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -309,13 +311,7 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		if oc.a != agg.Sum || oc.dt.ID() == arrow.FLOAT64 {
 			continue
 		}
-		for k := range n {
-			f := final(k, oc.val, agg.Sum)
-			if f.Valid() && !sumFits(&f, oc.dt) {
-				wide[c] = true
-				break
-			}
-		}
+		wide[c] = !empty && g.c.AnySum(oc.val, func(s agg.Int192) bool { return !sumFits(s, oc.dt) })
 	}
 	fields, cols := g.layout(wide)
 	schema := arrow.NewSchema(fields, nil)
@@ -324,48 +320,68 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	for _, fb := range b.Fields() {
 		fb.Reserve(n)
 	}
-	f := 0
-	if !empty {
-		key := make([]core.KeyValue, len(g.keys))
-		for _, r := range refs {
-			g.c.Key(r, key)
-			for i := range g.keys {
-				if err := appendValue(b.Field(i), fields[i].Type, key[i].Valid, key[i].Value); err != nil {
-					return nil, fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
-				}
-			}
-		}
-		f = len(g.keys)
-	}
+	// The keys with count_all, and each value column's aggregates, are
+	// built by goroutines of their own (each group's state finalized
+	// once per value column).
+	first := len(g.keys)
 	if g.req.CountRows {
-		cb := b.Field(f).(*array.Int64Builder)
-		for k := range n {
-			if empty {
-				cb.Append(0)
-			} else {
-				cb.Append(g.c.GroupRows(refs[k]))
-			}
-		}
-		f++
+		first++
 	}
-	// Value column after value column: each group's state finalized once.
 	aggs := agg.Normalize(g.req.Aggs)
-	for val := range g.vals {
-		var mine []int
-		for c, oc := range cols {
-			if oc.val == val {
-				mine = append(mine, c)
+	errs := make([]error, len(g.vals)+1)
+	var wg sync.WaitGroup
+	wg.Add(len(g.vals) + 1)
+	go func() {
+		defer wg.Done()
+		f := 0
+		if !empty {
+			key := make([]core.KeyValue, len(g.keys))
+			for _, r := range refs {
+				g.c.Key(r, key)
+				for i := range g.keys {
+					if err := appendValue(b.Field(i), fields[i].Type, key[i].Valid, key[i].Value); err != nil {
+						errs[0] = fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
+						return
+					}
+				}
 			}
+			f = len(g.keys)
 		}
-		vt := ValueType(g.vals[val].Type)
-		for k := range n {
-			fin := final(k, val, aggs)
-			for _, c := range mine {
-				if err := appendAggregate(b.Field(f+c), cols[c].a, &fin, vt, fields[f+c].Type, wide[c]); err != nil {
-					return nil, fmt.Errorf("column %q: %w", fields[f+c].Name, err)
+		if g.req.CountRows {
+			cb := b.Field(f).(*array.Int64Builder)
+			for k := range n {
+				if empty {
+					cb.Append(0)
+				} else {
+					cb.Append(g.c.GroupRows(refs[k]))
 				}
 			}
 		}
+	}()
+	for val := range g.vals {
+		go func() {
+			defer wg.Done()
+			var mine []int
+			for c, oc := range cols {
+				if oc.val == val {
+					mine = append(mine, c)
+				}
+			}
+			vt := ValueType(g.vals[val].Type)
+			for k := range n {
+				fin := final(k, val, aggs)
+				for _, c := range mine {
+					if err := appendAggregate(b.Field(first+c), cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
+						errs[val+1] = fmt.Errorf("column %q: %w", fields[first+c].Name, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return b.NewRecord(), nil
 }

@@ -18,15 +18,18 @@ import (
 // the others through the scalars Finalize makes (valueScalar), so that a
 // value has one Arrow form whichever way it is built.
 
-// sumFits reports whether the exact sum of f fits its sum type dt.
-func sumFits(f *agg.Final, dt arrow.DataType) bool {
+// sumFits reports whether the exact sum s fits the sum type dt.
+func sumFits(s agg.Int192, dt arrow.DataType) bool {
 	switch dt.ID() {
 	case arrow.INT64, arrow.DURATION:
-		return f.Sum.FitsInt64()
+		return s.FitsInt64()
 	case arrow.UINT64:
-		return f.Sum.FitsUint64()
+		return s.FitsUint64()
 	case arrow.DECIMAL128:
-		_, ok := decimalScalar(f.Sum, dt.(*arrow.Decimal128Type).Scale)
+		if s.FitsInt64() {
+			return true
+		}
+		_, ok := decimalScalar(s, dt.(*arrow.Decimal128Type).Scale)
 		return ok
 	}
 	return true

@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/engine"
@@ -39,36 +43,41 @@ type Groups struct {
 func WriteGroups(w io.Writer, f Format, g Groups) error {
 	rec := g.Record
 	fields := rec.Schema().Fields()
-	cells := make([][]value, rec.NumRows())
-	for i := range cells {
-		cells[i] = make([]value, len(fields))
-	}
+	cols := make([]func(i int) (value, error), len(fields))
 	for c, fl := range fields {
-		col := rec.Column(c)
-		integer := fl.Metadata.FindKey(engine.IntegerSumKey) >= 0
-		for i := range cells {
-			s, err := scalar.GetScalar(col, i)
-			if err != nil {
-				return fmt.Errorf("column %q: %w", fl.Name, err)
+		at := cellOf(rec.Column(c), fl.Type)
+		if fl.Metadata.FindKey(engine.IntegerSumKey) >= 0 {
+			dec := at
+			at = func(i int) (value, error) {
+				v, err := dec(i)
+				if v.kind == text {
+					v = numberOf(v.s) // (an exact integer, in decimal256(76, 0))
+				}
+				return v, err
 			}
-			v, err := scalarValue(s, fl.Type)
-			if r, ok := s.(interface{ Release() }); ok {
-				r.Release()
-			}
-			if err != nil {
-				return fmt.Errorf("column %q: %w", fl.Name, err)
-			}
-			if integer && v.kind == text {
-				v = numberOf(v.s) // (an exact integer, in decimal256(76, 0))
-			}
-			cells[i][c] = v
 		}
+		cols[c] = at
 	}
+	rowOf := func(i int, row []value) error {
+		for c, at := range cols {
+			v, err := at(i)
+			if err != nil {
+				return fmt.Errorf("column %q: %w", fields[c].Name, err)
+			}
+			row[c] = v
+		}
+		return nil
+	}
+	n := int(rec.NumRows())
 	var b bytes.Buffer
 	switch f {
 	case JSON:
 		fmt.Fprintf(&b, "{\n  \"rows\": %d,\n  \"files\": %d,\n  \"kept\": %d,\n  \"groups\": [", g.Rows, g.Files, g.Kept)
-		for i, row := range cells {
+		names := make([]string, len(fields))
+		for c, fl := range fields {
+			names[c] = jsonString(fl.Name) + ": "
+		}
+		err := formatRows(&b, n, len(fields), rowOf, func(b *bytes.Buffer, i int, row []value) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -77,40 +86,50 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 				if c > 0 {
 					b.WriteString(", ")
 				}
-				fmt.Fprintf(&b, "%s: %s", jsonString(fields[c].Name), v.json())
+				b.WriteString(names[c])
+				b.WriteString(v.json())
 			}
 			b.WriteByte('}')
+		})
+		if err != nil {
+			return err
 		}
-		if len(cells) > 0 {
+		if n > 0 {
 			b.WriteString("\n  ")
 		}
 		b.WriteString("]")
 		writeSkippedJSON(&b, g.Skipped)
 		b.WriteString("\n}\n")
 	case CSV:
-		line := func(vals []value) {
-			for i, v := range vals {
-				if i > 0 {
+		for c, fl := range fields {
+			if c > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(csvField(textOf(fl.Name)))
+		}
+		b.WriteByte('\n')
+		err := formatRows(&b, n, len(fields), rowOf, func(b *bytes.Buffer, _ int, row []value) {
+			for c, v := range row {
+				if c > 0 {
 					b.WriteByte(',')
 				}
 				b.WriteString(csvField(v))
 			}
 			b.WriteByte('\n')
-		}
-		header := make([]value, len(fields))
-		for c, fl := range fields {
-			header[c] = textOf(fl.Name)
-		}
-		line(header)
-		for _, row := range cells {
-			line(row)
+		})
+		if err != nil {
+			return err
 		}
 	default:
 		table := [][]string{make([]string, len(fields))}
 		for c, fl := range fields {
 			table[0][c] = cellText(fl.Name, false)
 		}
-		for _, row := range cells {
+		row := make([]value, len(fields))
+		for i := range n {
+			if err := rowOf(i, row); err != nil {
+				return err
+			}
 			line := make([]string, len(row))
 			for c, v := range row {
 				if v.kind == null {
@@ -139,6 +158,46 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 	return err
 }
 
+// formatRows formats rows [0, n) of width values each (rowOf reads one)
+// with line into b, in order: pieces of rows are formatted by goroutines
+// of their own, then appended one after the other.
+func formatRows(b *bytes.Buffer, n, width int, rowOf func(int, []value) error, line func(*bytes.Buffer, int, []value)) error {
+	const piece = 16384
+	pieces := (n + piece - 1) / piece
+	bufs := make([]bytes.Buffer, pieces)
+	errs := make([]error, pieces)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), pieces) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			row := make([]value, width)
+			for {
+				p := int(next.Add(1) - 1)
+				if p >= pieces {
+					return
+				}
+				for i := p * piece; i < min(n, (p+1)*piece); i++ {
+					if err := rowOf(i, row); err != nil {
+						errs[p] = err
+						break
+					}
+					line(&bufs[p], i, row)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for p := range bufs {
+		if errs[p] != nil {
+			return errs[p]
+		}
+		b.Write(bufs[p].Bytes())
+	}
+	return nil
+}
+
 // writeSkippedJSON writes the "skipped" member of the JSON forms (nil: none).
 func writeSkippedJSON(b *bytes.Buffer, skipped []Skipped) {
 	if skipped == nil {
@@ -155,4 +214,60 @@ func writeSkippedJSON(b *bytes.Buffer, skipped []Skipped) {
 		b.WriteString("\n  ")
 	}
 	b.WriteString("]")
+}
+
+// cellOf is the printed value of row i of col, of type dt: the common
+// types read directly, the others through their scalars (scalarValue).
+func cellOf(col arrow.Array, dt arrow.DataType) func(i int) (value, error) {
+	valid := func(i int) bool { return col.IsValid(i) }
+	switch a := col.(type) {
+	case *array.Int64:
+		if dt.ID() == arrow.INT64 {
+			return func(i int) (value, error) {
+				if !valid(i) {
+					return nullValue, nil
+				}
+				return intValue(a.Value(i)), nil
+			}
+		}
+	case *array.Int32:
+		return func(i int) (value, error) {
+			if !valid(i) {
+				return nullValue, nil
+			}
+			return intValue(a.Value(i)), nil
+		}
+	case *array.Uint64:
+		return func(i int) (value, error) {
+			if !valid(i) {
+				return nullValue, nil
+			}
+			return uintValue(a.Value(i)), nil
+		}
+	case *array.Float64:
+		return func(i int) (value, error) {
+			if !valid(i) {
+				return nullValue, nil
+			}
+			return floatValue(a.Value(i), 64), nil
+		}
+	case *array.String:
+		return func(i int) (value, error) {
+			if !valid(i) {
+				return nullValue, nil
+			}
+			return textOf(a.Value(i)), nil
+		}
+	}
+	return func(i int) (value, error) {
+		s, err := scalar.GetScalar(col, i)
+		if err != nil {
+			return nullValue, err
+		}
+		v, err := scalarValue(s, dt)
+		if r, ok := s.(interface{ Release() }); ok {
+			r.Release()
+		}
+		return v, err
+	}
 }

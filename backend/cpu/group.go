@@ -35,6 +35,11 @@ type KeyTable struct {
 	arena []byte  // general: the encoded keys, one after another
 	offs  []int64 // general: group i's key is arena[offs[i]:offs[i+1]]
 	enc   []byte  // scratch of a row's encoded key
+
+	// The groups of the values of a dictionary key (dictKey), -1 for those
+	// not looked up yet, while the dictionary is the same.
+	dict    dictHashes
+	dictIDs []int32
 }
 
 // FixedKey reports whether rows keyed by views (one per key column) take
@@ -155,11 +160,99 @@ func encodeKey(dst []byte, views []*column.View, i int) ([]byte, error) {
 type Hasher struct {
 	Fixed bool // the keys take the fast path (FixedKey)
 	enc   []byte
+	dict  dictHashes
+}
+
+// dictHashes are the hashes of the values of a key's dictionary, kept
+// while the dictionary is the same (the morsels of a batch).
+type dictHashes struct {
+	of     *column.View
+	values []byte
+	hashes []uint64
+}
+
+// maxDictKeys is the largest dictionary whose values' hashes and groups
+// are kept (dictKey): past it, keys are read value by value.
+const maxDictKeys = 1 << 16
+
+// dictKey reports whether the key views are one dictionary view of at
+// most maxDictKeys values.
+func dictKey(views []*column.View) bool {
+	return len(views) == 1 && views[0].Dict != nil && views[0].Dict.Len <= maxDictKeys
+}
+
+// same reports whether d is of dictionary v (the same view of the same
+// memory).
+func (d *dictHashes) same(v *column.View) bool {
+	o := d.of
+	if o == nil || o.Kind != v.Kind || o.Len != v.Len || o.Offset != v.Offset || o.ValidityOffset != v.ValidityOffset ||
+		len(o.Values) != len(v.Values) || len(o.Offsets) != len(v.Offsets) || len(o.Validity) != len(v.Validity) {
+		return false
+	}
+	first := func(a, b []byte) bool { return len(a) == 0 || &a[0] == &b[0] }
+	return first(o.Values, v.Values) && first(o.Offsets, v.Offsets) && first(o.Validity, v.Validity)
+}
+
+// hashDict hashes the values of dictionary v (of a key of views' kind)
+// into x.dict, unless it holds them already.
+func (x *Hasher) hashDict(v *column.View) error {
+	if x.dict.same(v) {
+		return nil
+	}
+	x.dict = dictHashes{}
+	h := make([]uint64, v.Len)
+	if x.Fixed {
+		for j := range v.Len {
+			w, ok, err := keyWord(v, j)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				h[j] = nullHash
+				continue
+			}
+			h[j] = mix64(w)
+		}
+	} else {
+		one := []*column.View{v}
+		var err error
+		for j := range v.Len {
+			if x.enc, err = encodeKey(x.enc[:0], one, j); err != nil {
+				return err
+			}
+			h[j] = xxh3.Hash(x.enc)
+		}
+	}
+	d := *v
+	x.dict = dictHashes{of: &d, values: v.Values, hashes: h}
+	return nil
 }
 
 // Hash computes the hash of the key of each row i in [lo, hi) of views
 // into h[i-lo].
 func (x *Hasher) Hash(views []*column.View, lo, hi int, h []uint64) error {
+	if dictKey(views) {
+		v := views[0]
+		if err := x.hashDict(v.Dict); err != nil {
+			return err
+		}
+		var hn uint64 = nullHash
+		if !x.Fixed {
+			hn = xxh3.Hash([]byte{0})
+		}
+		for i := lo; i < hi; i++ {
+			if !v.Valid(i) {
+				h[i-lo] = hn
+				continue
+			}
+			j, err := dictIndex(v, i)
+			if err != nil {
+				return err
+			}
+			h[i-lo] = x.dict.hashes[j]
+		}
+		return nil
+	}
 	if x.Fixed {
 		v := views[0]
 		if fixedKeyFast(v, lo, hi, h) {
@@ -175,6 +268,17 @@ func (x *Hasher) Hash(views []*column.View, lo, hi int, h []uint64) error {
 				continue
 			}
 			h[i-lo] = mix64(w)
+		}
+		return nil
+	}
+	if len(views) == 1 && bytesKey(views[0]) {
+		v := views[0]
+		var err error
+		for i := lo; i < hi; i++ {
+			if x.enc, err = appendBytesKey(x.enc[:0], v, i); err != nil {
+				return err
+			}
+			h[i-lo] = xxh3.Hash(x.enc)
 		}
 		return nil
 	}
@@ -238,10 +342,53 @@ func hashUints[T uint8 | uint16 | uint32 | uint64](vals []T, v *column.View, lo,
 	}
 }
 
+// bytesKey reports whether v is a plain (not dictionary) string or binary
+// view, whose keys appendBytesKey encodes.
+func bytesKey(v *column.View) bool {
+	return v.Dict == nil && (v.Kind == column.Binary || v.Kind == column.LargeBinary)
+}
+
+// appendBytesKey appends the key of element i of a bytesKey view to dst,
+// as encodeKey does; offsets out of order or out of the data are an
+// error.
+func appendBytesKey(dst []byte, v *column.View, i int) ([]byte, error) {
+	if v.Validity != nil && !column.BitIsSet(v.Validity, v.ValidityOffset+i) {
+		return append(dst, 0), nil
+	}
+	var lo, hi int64
+	if v.Kind == column.LargeBinary {
+		offs := column.Slice[int64](v.Offsets)
+		lo, hi = offs[v.Offset+i], offs[v.Offset+i+1]
+	} else {
+		offs := column.Slice[int32](v.Offsets)
+		lo, hi = int64(offs[v.Offset+i]), int64(offs[v.Offset+i+1])
+	}
+	if lo < 0 || hi < lo || hi > int64(len(v.Values)) {
+		return dst, fmt.Errorf("offsets [%d, %d] of element %d outside the %d bytes of data", lo, hi, i, len(v.Values))
+	}
+	dst = append(dst, 1)
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(hi-lo))
+	return append(dst, v.Values[lo:hi]...), nil
+}
+
 // Find sets ids[k] to the group of the key of row rows[k] of views, whose
 // hash (Hasher.Hash) is hashes[k], adding a group for each key not seen before.
 func (t *KeyTable) Find(views []*column.View, rows []int32, hashes []uint64, ids []int32) error {
 	if t.fixed && findFixedFast(t, views[0], rows, hashes, ids) {
+		return nil
+	}
+	if dictKey(views) {
+		return t.findDict(views[0], rows, hashes, ids)
+	}
+	if !t.fixed && len(views) == 1 && bytesKey(views[0]) {
+		v := views[0]
+		var err error
+		for k, r := range rows {
+			if t.enc, err = appendBytesKey(t.enc[:0], v, int(r)); err != nil {
+				return err
+			}
+			ids[k] = t.find(hashes[k], 0, false)
+		}
 		return nil
 	}
 	for k, r := range rows {
@@ -263,6 +410,74 @@ func (t *KeyTable) Find(views []*column.View, rows []int32, hashes []uint64, ids
 		}
 		ids[k] = t.find(h, w, null)
 	}
+	return nil
+}
+
+// NewBatch tells the table that the rows of the next Find calls are of
+// another batch: what it keeps of a batch's dictionary is forgotten (the
+// next may lie in the same memory).
+func (t *KeyTable) NewBatch() { t.dict = dictHashes{} }
+
+// findDict is Find for a dictionary key: each dictionary value's group is
+// looked up once, and the rows take their index's.
+func (t *KeyTable) findDict(v *column.View, rows []int32, hashes []uint64, ids []int32) error {
+	if !t.dict.same(v.Dict) {
+		d := *v.Dict
+		t.dict = dictHashes{of: &d, values: v.Dict.Values}
+		t.dictIDs = slices.Grow(t.dictIDs[:0], v.Dict.Len)[:v.Dict.Len]
+		for j := range t.dictIDs {
+			t.dictIDs[j] = -1
+		}
+	}
+	one := []*column.View{v.Dict}
+	for k, r := range rows {
+		if !v.Valid(int(r)) { // a null index: the null key
+			var err error
+			if err = t.findRow(one, -1, hashes[k], &ids[k]); err != nil {
+				return err
+			}
+			continue
+		}
+		j, err := dictIndex(v, int(r))
+		if err != nil {
+			return fmt.Errorf("key of row %d: %w", r, err)
+		}
+		if id := t.dictIDs[j]; id >= 0 {
+			ids[k] = id
+			continue
+		}
+		if err := t.findRow(one, j, hashes[k], &ids[k]); err != nil {
+			return err
+		}
+		t.dictIDs[j] = ids[k]
+	}
+	return nil
+}
+
+// findRow sets *id to the group of element i of the key views (-1: the
+// null key), of hash h.
+func (t *KeyTable) findRow(views []*column.View, i int, h uint64, id *int32) error {
+	var (
+		w    uint64
+		null bool
+		err  error
+	)
+	switch {
+	case i < 0 && t.fixed:
+		null = true
+	case i < 0:
+		t.enc = append(t.enc[:0], 0)
+	case t.fixed:
+		var ok bool
+		w, ok, err = keyWord(views[0], i)
+		null = !ok
+	default:
+		t.enc, err = encodeKey(t.enc[:0], views, i)
+	}
+	if err != nil {
+		return err
+	}
+	*id = t.find(h, w, null)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -131,4 +132,28 @@ func TestGroupByErrors(t *testing.T) {
 		assert.Equal(t, 2, got.code, "%v: %s", tc.args, got.stderr)
 		assert.Contains(t, got.stderr, tc.want, "%v", tc.args)
 	}
+}
+
+// --output writes the groups as Parquet or an Arrow IPC file: the same
+// table either way, which the CSV output prints.
+func TestGroupOutputFiles(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"--group-by", "color,flag", "-c", "i64,word", "-a", "count,sum,min"}
+	csvOut := runIn(t, context.Background(), env{}, append(args, "-f", "csv", testdata)...)
+	require.Equal(t, 0, csvOut.code, csvOut.stderr)
+	lines := strings.Split(strings.TrimSpace(csvOut.stdout), "\n")
+	for _, name := range []string{"g.parquet", "g.arrow"} {
+		path := filepath.Join(dir, name)
+		got := runIn(t, context.Background(), env{}, append(args, "-o", path, testdata)...)
+		require.Equal(t, 0, got.code, got.stderr)
+		assert.Empty(t, got.stdout)
+		assert.Contains(t, got.stderr, fmt.Sprintf("wrote %d groups", len(lines)-1))
+		// Read back: the groups' count_all column sums to the rows.
+		back := runIn(t, context.Background(), env{}, "-c", "count_all,i64_count", "-a", "count,sum", "-f", "csv", path)
+		require.Equal(t, 0, back.code, back.stderr)
+		assert.Contains(t, back.stdout, fmt.Sprintf("count_all,int64,%d,,2300,", len(lines)-1), name)
+	}
+	bad := runIn(t, context.Background(), env{}, append(args, "-o", filepath.Join(dir, "g.csv"), testdata)...)
+	assert.Equal(t, 2, bad.code)
+	assert.Contains(t, bad.stderr, "want a name ending in .parquet")
 }

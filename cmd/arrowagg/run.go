@@ -78,6 +78,7 @@ type options struct {
 
 	groupBy []string // --group-by: key columns
 	where   string   // --where: the filter's predicate
+	output  string   // -o: the file the groups are written to
 }
 
 const usageHead = `Usage: arrowagg [flags] PATH...
@@ -168,6 +169,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	int96 := fs.String("int96-unit", "ns", "the unit Parquet INT96 timestamps are read in: ns (1677 to 2262; later or earlier instants are an error), us (Spark's, to year 294247), ms or s")
 	groupBy := fs.StringSlice("group-by", nil, "key `COLUMNS`, comma-separated: print the aggregates of each group of rows of equal keys (SQL's GROUP BY; a null key is a group), sorted by key, with count_all, the rows of each group")
 	where := fs.String("where", "", "aggregate only the rows for which the predicate `EXPR` holds (SQL's WHERE): comparisons of columns with literals (= != < <= > >=), IN (...), IS [NOT] NULL, AND, OR, NOT and parentheses; strings in quotes, e.g. 'price > 10 and region in (\"EU\", \"US\")'")
+	output := fs.StringP("output", "o", "", "with --group-by: write the groups to `FILE` instead, as Parquet (FILE.parquet) or an Arrow IPC file (FILE.arrow, .feather, .ipc), for results too large to print")
 	threads := fs.Int("threads", 0, "CPU threads for decoding and aggregating (default: every CPU)")
 	progress := fs.String("progress", "auto", "progress bar on stderr: auto (a terminal and over 64 MiB of input), always or never")
 	showVersion := fs.BoolP("version", "V", false, "print the version and exit")
@@ -246,6 +248,15 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		opts.groupBy = append(opts.groupBy, k)
 	}
 	opts.where = *where
+	opts.output = *output
+	if opts.output != "" {
+		if len(opts.groupBy) == 0 {
+			return opts, false, usagef("--output: only with --group-by")
+		}
+		if _, err := outputFormat(opts.output); err != nil {
+			return opts, false, usagef("--output: %w", err)
+		}
+	}
 	if len(opts.paths) == 0 {
 		return opts, false, usagef("no input: name files, directories, globs or - (stdin); see arrowagg --help")
 	}

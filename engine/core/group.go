@@ -193,6 +193,9 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 			}
 		}
 	}
+	for _, gp := range g.parts {
+		gp.t.NewBatch()
+	}
 	// Rows count from the stream's first row.
 	vals := make([]*column.View, len(values))
 	for i, v := range values {
@@ -266,9 +269,15 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 // more than partitioning its rows.
 const localGroups = 4096
 
+// fewKeysMax is the most distinct keys among a batch's first rows for
+// which its morsels are pre-aggregated (addLocal): about where merging a
+// morsel's groups (a State merge each) costs what partitioning its rows
+// does.
+const fewKeysMax = 1024
+
 // fewKeys reports whether the first rows of a batch of n rows have few
-// distinct keys (a sixteenth of them at most): whether pre-aggregating its
-// morsels (addLocal) pays. It depends on the data alone.
+// distinct keys (fewKeysMax): whether pre-aggregating its morsels
+// (addLocal) pays. It depends on the data alone.
 func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
 	m := min(n, 8192)
 	h := make([]uint64, m)
@@ -279,7 +288,7 @@ func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
 	seen := make(map[uint64]struct{}, 64)
 	for _, v := range h {
 		seen[v] = struct{}{}
-		if 16*len(seen) > m {
+		if len(seen) > fewKeysMax {
 			return false
 		}
 	}
@@ -546,6 +555,9 @@ func (g *Grouper) Sorted() []GroupRef {
 		}
 	}
 	fams := g.keyFamilies()
+	if g.fixed {
+		return g.sortedWords(refs, fams[0])
+	}
 	a, b := make([]cpu.KeyValue, len(fams)), make([]cpu.KeyValue, len(fams))
 	slices.SortFunc(refs, func(x, y GroupRef) int {
 		g.parts[x.part].t.Key(x.id, fams, a)
@@ -560,6 +572,50 @@ func (g *Grouper) Sorted() []GroupRef {
 	return refs
 }
 
+// sortedWords sorts the groups of one-word keys of family f by key, in
+// the order compareKey gives, through order-preserving words.
+func (g *Grouper) sortedWords(refs []GroupRef, f column.Family) []GroupRef {
+	type keyed struct {
+		null bool
+		ord  uint64
+		ref  GroupRef
+	}
+	ks := make([]keyed, len(refs))
+	kv := make([]cpu.KeyValue, 1)
+	fams := []column.Family{f}
+	for i, r := range refs {
+		g.parts[r.part].t.Key(r.id, fams, kv)
+		k := keyed{null: !kv[0].Valid, ref: r}
+		w := kv[0].Value.Bits[0]
+		switch f {
+		case column.FamilySigned:
+			k.ord = w ^ 1<<63
+		case column.FamilyFloat:
+			switch x := kv[0].Value.Float; {
+			case x != x:
+				k.ord = math.MaxUint64
+			case math.Signbit(x):
+				k.ord = ^w
+			default:
+				k.ord = w | 1<<63
+			}
+		default:
+			k.ord = w
+		}
+		ks[i] = k
+	}
+	slices.SortFunc(ks, func(a, b keyed) int {
+		if a.null != b.null {
+			return cmp.Compare(boolInt(a.null), boolInt(b.null))
+		}
+		return cmp.Compare(a.ord, b.ord)
+	})
+	for i := range ks {
+		refs[i] = ks[i].ref
+	}
+	return refs
+}
+
 func (g *Grouper) keyFamilies() []column.Family {
 	fams := make([]column.Family, len(g.req.Keys))
 	for i, k := range g.req.Keys {
@@ -571,6 +627,17 @@ func (g *Grouper) keyFamilies() []column.Family {
 // Key is group r's key, one value per key column.
 func (g *Grouper) Key(r GroupRef, out []cpu.KeyValue) {
 	g.parts[r.part].t.Key(r.id, g.keyFamilies(), out)
+}
+
+// AnySum reports whether the exact sum of value column c in some group
+// satisfies pred (agg.Groups.AnySum).
+func (g *Grouper) AnySum(c int, pred func(agg.Int192) bool) bool {
+	for _, gp := range g.parts {
+		if gp.groups[c].AnySum(pred) {
+			return true
+		}
+	}
+	return false
 }
 
 // GroupRows is the number of rows of group r (count(*)).
