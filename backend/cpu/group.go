@@ -228,6 +228,11 @@ func (x *Hasher) hashDict(v *column.View) error {
 	return nil
 }
 
+// NewBatch tells the hasher that the next rows are of another batch: the
+// hashes of a dictionary it keeps are forgotten (the next may lie in the
+// same memory).
+func (x *Hasher) NewBatch() { x.dict = dictHashes{} }
+
 // Hash computes the hash of the key of each row i in [lo, hi) of views
 // into h[i-lo].
 func (x *Hasher) Hash(views []*column.View, lo, hi int, h []uint64) error {
@@ -751,11 +756,12 @@ type FoldScratch struct{ s foldScratch }
 // foldScratch is the memory of the fold loops: a run's valid values
 // gathered densely, with their groups and rows.
 type foldScratch struct {
-	i64  []int64
-	u64  []uint64
-	f64  []float64
-	ids  []int32
-	rows []int32
+	i64   []int64
+	u64   []uint64
+	f64   []float64
+	ids   []int32
+	rows  []int32
+	nulls []int32
 }
 
 // valid gathers the valid rows of rows (and their groups) into sc, the
@@ -765,17 +771,28 @@ func (sc *foldScratch) valid(g *agg.Groups, v *column.View, rows, ids []int32) (
 	if v.Validity == nil {
 		return rows, ids
 	}
-	vr, vi := sc.rows[:0], sc.ids[:0]
+	// Branch-free: every row is written to both lists, and the index of
+	// the one it belongs to advances.
+	n := len(rows)
+	vr := slices.Grow(sc.rows[:0], n)[:n]
+	vi := slices.Grow(sc.ids[:0], n)[:n]
+	ni := slices.Grow(sc.nulls[:0], n)[:n]
+	bits, off := v.Validity, v.ValidityOffset
+	ids = ids[:n]
+	var a, z int
 	for k, r := range rows {
-		if !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
-			g.AddNull(ids[k])
-			continue
-		}
-		vr = append(vr, r)
-		vi = append(vi, ids[k])
+		p := off + int(r)
+		b := int(bits[p>>3]>>(p&7)) & 1
+		vr[a], vi[a] = r, ids[k]
+		ni[z] = ids[k]
+		a += b
+		z += 1 - b
 	}
-	sc.rows, sc.ids = vr, vi
-	return vr, vi
+	for _, id := range ni[:z] {
+		g.AddNull(id)
+	}
+	sc.rows, sc.ids, sc.nulls = vr, vi, ni
+	return vr[:a], vi[:a]
 }
 
 func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {

@@ -508,7 +508,12 @@ func (e *Engine) parallel(ctx context.Context, n int, f func(i int, sc *groupScr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc groupScratch
+			sc, _ := e.groupScratch.Get().(*groupScratch)
+			if sc == nil {
+				sc = new(groupScratch)
+			}
+			sc.hasher.NewBatch() // (each call is of a batch)
+			defer e.groupScratch.Put(sc)
 			for !stop.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= n {
@@ -518,7 +523,7 @@ func (e *Engine) parallel(ctx context.Context, n int, f func(i int, sc *groupScr
 					fail(e)
 					return
 				}
-				if e := f(i, &sc); e != nil {
+				if e := f(i, sc); e != nil {
 					fail(e)
 					return
 				}
