@@ -668,43 +668,39 @@ func wordValue(f column.Family, w uint64, valid bool) KeyValue {
 }
 
 // FoldGroups folds rows rows[k] of v (element indices) into group ids[k]
-// of g; a row's number is v.Row plus its index. sc is reusable memory
-// (nil: its own).
-func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32, sc *FoldScratch) error {
-	if sc == nil {
-		sc = new(FoldScratch)
-	}
+// of g; a row's number is v.Row plus its index.
+func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32) error {
 	if v.Dict == nil {
 		switch v.Kind {
 		case column.Int8:
-			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids)
 			return nil
 		case column.Int16:
-			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids)
 			return nil
 		case column.Int32:
-			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids)
 			return nil
 		case column.Int64:
-			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids)
 			return nil
 		case column.Uint8:
-			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids)
 			return nil
 		case column.Uint16:
-			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids)
 			return nil
 		case column.Uint32:
-			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids)
 			return nil
 		case column.Uint64:
-			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids)
 			return nil
 		case column.Float32:
-			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids, &sc.s)
+			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids)
 			return nil
 		case column.Float64:
-			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids, &sc.s)
+			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids)
 			return nil
 		case column.Opaque:
 			for k, r := range rows {
@@ -750,82 +746,16 @@ func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32, sc *FoldScratc
 	return nil
 }
 
-// FoldScratch is the reusable memory of FoldGroups, one per goroutine.
-type FoldScratch struct{ s foldScratch }
-
-// foldScratch is the memory of the fold loops: a run's valid values
-// gathered densely, with their groups and rows.
-type foldScratch struct {
-	i64   []int64
-	u64   []uint64
-	f64   []float64
-	ids   []int32
-	rows  []int32
-	nulls []int32
+func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	agg.FoldSigned(g, vals[v.Offset:], v.Validity, v.ValidityOffset, rows, ids, v.Row)
 }
 
-// valid gathers the valid rows of rows (and their groups) into sc, the
-// nulls counted into g; it returns them (rows and ids themselves without
-// validity).
-func (sc *foldScratch) valid(g *agg.Groups, v *column.View, rows, ids []int32) ([]int32, []int32) {
-	if v.Validity == nil {
-		return rows, ids
-	}
-	// Branch-free: every row is written to both lists, and the index of
-	// the one it belongs to advances.
-	n := len(rows)
-	vr := slices.Grow(sc.rows[:0], n)[:n]
-	vi := slices.Grow(sc.ids[:0], n)[:n]
-	ni := slices.Grow(sc.nulls[:0], n)[:n]
-	bits, off := v.Validity, v.ValidityOffset
-	ids = ids[:n]
-	var a, z int
-	for k, r := range rows {
-		p := off + int(r)
-		b := int(bits[p>>3]>>(p&7)) & 1
-		vr[a], vi[a] = r, ids[k]
-		ni[z] = ids[k]
-		a += b
-		z += 1 - b
-	}
-	for _, id := range ni[:z] {
-		g.AddNull(id)
-	}
-	sc.rows, sc.ids, sc.nulls = vr, vi, ni
-	return vr[:a], vi[:a]
+func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	agg.FoldUnsigned(g, vals[v.Offset:], v.Validity, v.ValidityOffset, rows, ids, v.Row)
 }
 
-func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
-	rows, ids = sc.valid(g, v, rows, ids)
-	xs := slices.Grow(sc.i64[:0], len(rows))[:len(rows)]
-	vals = vals[v.Offset:]
-	for k, r := range rows {
-		xs[k] = int64(vals[r])
-	}
-	sc.i64 = xs
-	g.AddSigneds(ids, xs, v.Row, rows)
-}
-
-func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
-	rows, ids = sc.valid(g, v, rows, ids)
-	xs := slices.Grow(sc.u64[:0], len(rows))[:len(rows)]
-	vals = vals[v.Offset:]
-	for k, r := range rows {
-		xs[k] = uint64(vals[r])
-	}
-	sc.u64 = xs
-	g.AddUnsigneds(ids, xs, v.Row, rows)
-}
-
-func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
-	rows, ids = sc.valid(g, v, rows, ids)
-	xs := slices.Grow(sc.f64[:0], len(rows))[:len(rows)]
-	vals = vals[v.Offset:]
-	for k, r := range rows {
-		xs[k] = float64(vals[r])
-	}
-	sc.f64 = xs
-	g.AddFloats(ids, xs, v.Row, rows)
+func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	agg.FoldFloat(g, vals[v.Offset:], v.Validity, v.ValidityOffset, rows, ids, v.Row)
 }
 
 // KeyBytes is group g's key in the table's encoding (the key columns'

@@ -249,7 +249,7 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 				if d := gp.t.Len() - gs.Len(); d > 0 {
 					gs.Grow(d)
 				}
-				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids, &sc.fold); err != nil {
+				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids); err != nil {
 					return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
 				}
 			}
@@ -358,7 +358,7 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 		for i, v := range g.req.Values {
 			gs, _ := agg.NewGroups(v.Kind.Family(), g.req.Aggs[i])
 			gs.Grow(mg.t.Len())
-			if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids, &sc.fold); err != nil {
+			if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids); err != nil {
 				return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
 			}
 			mg.groups[i] = gs
@@ -419,7 +419,6 @@ type groupScratch struct {
 	hashes []uint64
 	part   []uint8
 	ids    []int32
-	fold   cpu.FoldScratch
 
 	rowsBuf []int32
 	hashBuf []uint64
