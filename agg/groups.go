@@ -391,118 +391,6 @@ func (g *Groups) MergeState(i int32, s *State) error {
 	return nil
 }
 
-// The batch forms of the Add methods, for the update loops: value k of xs,
-// of row base+rows[k], folds into group ids[k] (rows read only for the
-// ordered aggregates). Each aggregate is a loop of its own, tight where
-// the groups' fields are in cache.
-
-// AddSigneds folds signed values.
-func (g *Groups) AddSigneds(ids []int32, xs []int64, base int64, rows []int32) {
-	if g.ord {
-		for k, i := range ids {
-			g.AddSigned(i, xs[k], base+int64(rows[k]))
-		}
-		return
-	}
-	xs = xs[:len(ids)]
-	count := g.count
-	switch {
-	case g.sum && g.ext: // (one pass)
-		sum, lo, hi := g.isum, g.min, g.max
-		for k, i := range ids {
-			x := xs[k]
-			count[i]++
-			sum[i] = sum[i].Add(Int192From(x))
-			if x < int64(lo[i][0]) {
-				lo[i][0] = uint64(x)
-			}
-			if x > int64(hi[i][0]) {
-				hi[i][0] = uint64(x)
-			}
-		}
-		return
-	}
-	for _, i := range ids {
-		count[i]++
-	}
-	if g.sum {
-		sum := g.isum
-		for k, i := range ids {
-			sum[i] = sum[i].Add(Int192From(xs[k]))
-		}
-	}
-	if g.ext {
-		lo, hi := g.min, g.max
-		for k, i := range ids {
-			x := xs[k]
-			if x < int64(lo[i][0]) {
-				lo[i][0] = uint64(x)
-			}
-			if x > int64(hi[i][0]) {
-				hi[i][0] = uint64(x)
-			}
-		}
-	}
-}
-
-// AddUnsigneds folds unsigned values.
-func (g *Groups) AddUnsigneds(ids []int32, xs []uint64, base int64, rows []int32) {
-	if g.ord {
-		for k, i := range ids {
-			g.AddUnsigned(i, xs[k], base+int64(rows[k]))
-		}
-		return
-	}
-	xs = xs[:len(ids)]
-	count := g.count
-	for _, i := range ids {
-		count[i]++
-	}
-	if g.sum {
-		sum := g.isum
-		for k, i := range ids {
-			sum[i] = sum[i].Add(Int192FromUint(xs[k]))
-		}
-	}
-	if g.ext {
-		lo, hi := g.min, g.max
-		for k, i := range ids {
-			x := xs[k]
-			lo[i][0] = min(lo[i][0], x)
-			hi[i][0] = max(hi[i][0], x)
-		}
-	}
-}
-
-// AddFloats folds floats.
-func (g *Groups) AddFloats(ids []int32, xs []float64, base int64, rows []int32) {
-	if g.ord {
-		for k, i := range ids {
-			g.AddFloat(i, xs[k], base+int64(rows[k]))
-		}
-		return
-	}
-	xs = xs[:len(ids)]
-	count := g.count
-	for _, i := range ids {
-		count[i]++
-	}
-	if g.sum {
-		sum, comp, spec := g.fsum, g.fcomp, g.fspec
-		for k, i := range ids {
-			addPair(&sum[i], &comp[i], &spec[i], xs[k], 0)
-		}
-	}
-	if g.ext {
-		lo, hi := g.min, g.max
-		for k, i := range ids {
-			x := xs[k]
-			lo[i][0] = math.Float64bits(FloatMin(math.Float64frombits(lo[i][0]), x))
-			hi[i][0] = math.Float64bits(FloatMax(math.Float64frombits(hi[i][0]), x))
-		}
-	}
-}
-
 // Bytes is about the memory the groups hold.
 func (g *Groups) Bytes() int64 {
 	n := int64(cap(g.count)+cap(g.nulls))*8 + int64(cap(g.isum))*24 + int64(cap(g.fsum)+cap(g.fcomp)+cap(g.fspec))*8 +
@@ -529,4 +417,120 @@ func (g *Groups) AnySum(pred func(Int192) bool) bool {
 		}
 	}
 	return false
+}
+
+// The update loops of the groups: value vals[rows[k]] (valid where the
+// validity bitmap says so, from bit voff; nil: all valid), of row
+// base+rows[k], folds into group ids[k]. One pass per run of rows, each
+// aggregate a predictable branch; with the ordered aggregates, a value at
+// a time through the Add methods.
+
+// valid reports whether bit voff+r of validity is set (nil: every bit).
+func valid(validity []byte, voff int, r int32) bool {
+	if validity == nil {
+		return true
+	}
+	p := voff + int(r)
+	return validity[p>>3]>>(p&7)&1 != 0
+}
+
+// FoldSigned folds signed integers.
+func FoldSigned[T int8 | int16 | int32 | int64](g *Groups, vals []T, validity []byte, voff int, rows, ids []int32, base int64) {
+	ids = ids[:len(rows)]
+	if g.ord {
+		for k, r := range rows {
+			if valid(validity, voff, r) {
+				g.AddSigned(ids[k], int64(vals[r]), base+int64(r))
+			} else {
+				g.nulls[ids[k]]++
+			}
+		}
+		return
+	}
+	count, nulls, sum, lo, hi := g.count, g.nulls, g.isum, g.min, g.max
+	for k, r := range rows {
+		i := ids[k]
+		if !valid(validity, voff, r) {
+			nulls[i]++
+			continue
+		}
+		x := int64(vals[r])
+		count[i]++
+		if g.sum {
+			sum[i] = sum[i].Add(Int192From(x))
+		}
+		if g.ext {
+			if x < int64(lo[i][0]) {
+				lo[i][0] = uint64(x)
+			}
+			if x > int64(hi[i][0]) {
+				hi[i][0] = uint64(x)
+			}
+		}
+	}
+}
+
+// FoldUnsigned folds unsigned integers.
+func FoldUnsigned[T uint8 | uint16 | uint32 | uint64](g *Groups, vals []T, validity []byte, voff int, rows, ids []int32, base int64) {
+	ids = ids[:len(rows)]
+	if g.ord {
+		for k, r := range rows {
+			if valid(validity, voff, r) {
+				g.AddUnsigned(ids[k], uint64(vals[r]), base+int64(r))
+			} else {
+				g.nulls[ids[k]]++
+			}
+		}
+		return
+	}
+	count, nulls, sum, lo, hi := g.count, g.nulls, g.isum, g.min, g.max
+	for k, r := range rows {
+		i := ids[k]
+		if !valid(validity, voff, r) {
+			nulls[i]++
+			continue
+		}
+		x := uint64(vals[r])
+		count[i]++
+		if g.sum {
+			sum[i] = sum[i].Add(Int192FromUint(x))
+		}
+		if g.ext {
+			lo[i][0] = min(lo[i][0], x)
+			hi[i][0] = max(hi[i][0], x)
+		}
+	}
+}
+
+// FoldFloat folds floats: compensated sums, extremes without NaN (-0
+// below +0).
+func FoldFloat[T float32 | float64](g *Groups, vals []T, validity []byte, voff int, rows, ids []int32, base int64) {
+	ids = ids[:len(rows)]
+	if g.ord {
+		for k, r := range rows {
+			if valid(validity, voff, r) {
+				g.AddFloat(ids[k], float64(vals[r]), base+int64(r))
+			} else {
+				g.nulls[ids[k]]++
+			}
+		}
+		return
+	}
+	count, nulls, fsum, fcomp, fspec, lo, hi := g.count, g.nulls, g.fsum, g.fcomp, g.fspec, g.min, g.max
+	for k, r := range rows {
+		i := ids[k]
+		if !valid(validity, voff, r) {
+			nulls[i]++
+			continue
+		}
+		x := float64(vals[r])
+		count[i]++
+		if g.sum {
+			addPair(&fsum[i], &fcomp[i], &fspec[i], x, 0)
+		}
+		if g.ext {
+			lo[i][0] = math.Float64bits(FloatMin(math.Float64frombits(lo[i][0]), x))
+			hi[i][0] = math.Float64bits(FloatMax(math.Float64frombits(hi[i][0]), x))
+		}
+	}
 }

@@ -228,6 +228,11 @@ func (x *Hasher) hashDict(v *column.View) error {
 	return nil
 }
 
+// NewBatch tells the hasher that the next rows are of another batch: the
+// hashes of a dictionary it keeps are forgotten (the next may lie in the
+// same memory).
+func (x *Hasher) NewBatch() { x.dict = dictHashes{} }
+
 // Hash computes the hash of the key of each row i in [lo, hi) of views
 // into h[i-lo].
 func (x *Hasher) Hash(views []*column.View, lo, hi int, h []uint64) error {
@@ -663,43 +668,39 @@ func wordValue(f column.Family, w uint64, valid bool) KeyValue {
 }
 
 // FoldGroups folds rows rows[k] of v (element indices) into group ids[k]
-// of g; a row's number is v.Row plus its index. sc is reusable memory
-// (nil: its own).
-func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32, sc *FoldScratch) error {
-	if sc == nil {
-		sc = new(FoldScratch)
-	}
+// of g; a row's number is v.Row plus its index.
+func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32) error {
 	if v.Dict == nil {
 		switch v.Kind {
 		case column.Int8:
-			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int8](v.Values), v, rows, ids)
 			return nil
 		case column.Int16:
-			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int16](v.Values), v, rows, ids)
 			return nil
 		case column.Int32:
-			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int32](v.Values), v, rows, ids)
 			return nil
 		case column.Int64:
-			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids, &sc.s)
+			foldSigned(g, column.Slice[int64](v.Values), v, rows, ids)
 			return nil
 		case column.Uint8:
-			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint8](v.Values), v, rows, ids)
 			return nil
 		case column.Uint16:
-			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint16](v.Values), v, rows, ids)
 			return nil
 		case column.Uint32:
-			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint32](v.Values), v, rows, ids)
 			return nil
 		case column.Uint64:
-			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids, &sc.s)
+			foldUnsigned(g, column.Slice[uint64](v.Values), v, rows, ids)
 			return nil
 		case column.Float32:
-			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids, &sc.s)
+			foldFloat(g, column.Slice[float32](v.Values), v, rows, ids)
 			return nil
 		case column.Float64:
-			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids, &sc.s)
+			foldFloat(g, column.Slice[float64](v.Values), v, rows, ids)
 			return nil
 		case column.Opaque:
 			for k, r := range rows {
@@ -745,70 +746,16 @@ func FoldGroups(g *agg.Groups, v *column.View, rows, ids []int32, sc *FoldScratc
 	return nil
 }
 
-// FoldScratch is the reusable memory of FoldGroups, one per goroutine.
-type FoldScratch struct{ s foldScratch }
-
-// foldScratch is the memory of the fold loops: a run's valid values
-// gathered densely, with their groups and rows.
-type foldScratch struct {
-	i64  []int64
-	u64  []uint64
-	f64  []float64
-	ids  []int32
-	rows []int32
+func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	agg.FoldSigned(g, vals[v.Offset:], v.Validity, v.ValidityOffset, rows, ids, v.Row)
 }
 
-// valid gathers the valid rows of rows (and their groups) into sc, the
-// nulls counted into g; it returns them (rows and ids themselves without
-// validity).
-func (sc *foldScratch) valid(g *agg.Groups, v *column.View, rows, ids []int32) ([]int32, []int32) {
-	if v.Validity == nil {
-		return rows, ids
-	}
-	vr, vi := sc.rows[:0], sc.ids[:0]
-	for k, r := range rows {
-		if !column.BitIsSet(v.Validity, v.ValidityOffset+int(r)) {
-			g.AddNull(ids[k])
-			continue
-		}
-		vr = append(vr, r)
-		vi = append(vi, ids[k])
-	}
-	sc.rows, sc.ids = vr, vi
-	return vr, vi
+func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	agg.FoldUnsigned(g, vals[v.Offset:], v.Validity, v.ValidityOffset, rows, ids, v.Row)
 }
 
-func foldSigned[T int8 | int16 | int32 | int64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
-	rows, ids = sc.valid(g, v, rows, ids)
-	xs := slices.Grow(sc.i64[:0], len(rows))[:len(rows)]
-	vals = vals[v.Offset:]
-	for k, r := range rows {
-		xs[k] = int64(vals[r])
-	}
-	sc.i64 = xs
-	g.AddSigneds(ids, xs, v.Row, rows)
-}
-
-func foldUnsigned[T uint8 | uint16 | uint32 | uint64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
-	rows, ids = sc.valid(g, v, rows, ids)
-	xs := slices.Grow(sc.u64[:0], len(rows))[:len(rows)]
-	vals = vals[v.Offset:]
-	for k, r := range rows {
-		xs[k] = uint64(vals[r])
-	}
-	sc.u64 = xs
-	g.AddUnsigneds(ids, xs, v.Row, rows)
-}
-
-func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32, sc *foldScratch) {
-	rows, ids = sc.valid(g, v, rows, ids)
-	xs := slices.Grow(sc.f64[:0], len(rows))[:len(rows)]
-	vals = vals[v.Offset:]
-	for k, r := range rows {
-		xs[k] = float64(vals[r])
-	}
-	sc.f64 = xs
-	g.AddFloats(ids, xs, v.Row, rows)
+func foldFloat[T float32 | float64](g *agg.Groups, vals []T, v *column.View, rows, ids []int32) {
+	agg.FoldFloat(g, vals[v.Offset:], v.Validity, v.ValidityOffset, rows, ids, v.Row)
 }
 
 // KeyBytes is group g's key in the table's encoding (the key columns'

@@ -35,6 +35,10 @@ type Allocator interface {
 // the CPU, the GPU or both, and runs the plan. It is safe for concurrent use
 // by many goroutines; one Engine per process is the intended use.
 type Engine struct {
+	// groupScratch holds the grouping workers' reusable memory
+	// (*groupScratch), batch after batch.
+	groupScratch sync.Pool
+
 	mem     Allocator // nil: the front end's default
 	threads int
 	device  Device

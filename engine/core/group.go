@@ -249,7 +249,7 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 				if d := gp.t.Len() - gs.Len(); d > 0 {
 					gs.Grow(d)
 				}
-				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids, &sc.fold); err != nil {
+				if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids); err != nil {
 					return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
 				}
 			}
@@ -358,7 +358,7 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 		for i, v := range g.req.Values {
 			gs, _ := agg.NewGroups(v.Kind.Family(), g.req.Aggs[i])
 			gs.Grow(mg.t.Len())
-			if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids, &sc.fold); err != nil {
+			if err := cpu.FoldGroups(gs, vals[i], rows, sc.ids); err != nil {
 				return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
 			}
 			mg.groups[i] = gs
@@ -419,7 +419,6 @@ type groupScratch struct {
 	hashes []uint64
 	part   []uint8
 	ids    []int32
-	fold   cpu.FoldScratch
 
 	rowsBuf []int32
 	hashBuf []uint64
@@ -508,7 +507,12 @@ func (e *Engine) parallel(ctx context.Context, n int, f func(i int, sc *groupScr
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var sc groupScratch
+			sc, _ := e.groupScratch.Get().(*groupScratch)
+			if sc == nil {
+				sc = new(groupScratch)
+			}
+			sc.hasher.NewBatch() // (each call is of a batch)
+			defer e.groupScratch.Put(sc)
 			for !stop.Load() {
 				i := int(next.Add(1) - 1)
 				if i >= n {
@@ -518,7 +522,7 @@ func (e *Engine) parallel(ctx context.Context, n int, f func(i int, sc *groupScr
 					fail(e)
 					return
 				}
-				if e := f(i, &sc); e != nil {
+				if e := f(i, sc); e != nil {
 					fail(e)
 					return
 				}
