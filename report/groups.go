@@ -30,9 +30,10 @@ type Groups struct {
 	Skipped []Skipped
 }
 
-// WriteGroups prints a grouped result in format f, building the whole
-// output before writing any of it. Each value is printed as in Write's
-// output (value.go). The JSON form is
+// WriteGroups prints a grouped result in format f: the table is built
+// whole before it is written, the JSON and CSV forms are written a window
+// of rows at a time (an error while writing may leave part of them). Each
+// value is printed as in Write's output (value.go). The JSON form is
 //
 //	{"rows": <int>, "files": <int>, "kept": <int>, "groups": [
 //	  {"<key>": <value>, ..., "count_all": <int>, "<column>_<aggregate>": <value>, ...}, ...]}
@@ -77,7 +78,11 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 		for c, fl := range fields {
 			names[c] = jsonString(fl.Name) + ": "
 		}
-		err := formatRows(&b, n, len(fields), rowOf, func(b *bytes.Buffer, i int, row []value) {
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+		b.Reset()
+		err := formatRows(w, n, len(fields), rowOf, func(b *bytes.Buffer, i int, row []value) {
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -108,7 +113,11 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 			b.WriteString(csvField(textOf(fl.Name)))
 		}
 		b.WriteByte('\n')
-		err := formatRows(&b, n, len(fields), rowOf, func(b *bytes.Buffer, _ int, row []value) {
+		if _, err := w.Write(b.Bytes()); err != nil {
+			return err
+		}
+		b.Reset()
+		err := formatRows(w, n, len(fields), rowOf, func(b *bytes.Buffer, _ int, row []value) {
 			for c, v := range row {
 				if c > 0 {
 					b.WriteByte(',')
@@ -159,41 +168,51 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 }
 
 // formatRows formats rows [0, n) of width values each (rowOf reads one)
-// with line into b, in order: pieces of rows are formatted by goroutines
-// of their own, then appended one after the other.
-func formatRows(b *bytes.Buffer, n, width int, rowOf func(int, []value) error, line func(*bytes.Buffer, int, []value)) error {
+// with line, and writes them to w in order: pieces of rows are formatted by
+// goroutines of their own, a window of pieces at a time, so that the
+// output is never held whole.
+func formatRows(w io.Writer, n, width int, rowOf func(int, []value) error, line func(*bytes.Buffer, int, []value)) error {
 	const piece = 16384
 	pieces := (n + piece - 1) / piece
-	bufs := make([]bytes.Buffer, pieces)
-	errs := make([]error, pieces)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), pieces) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			row := make([]value, width)
-			for {
-				p := int(next.Add(1) - 1)
-				if p >= pieces {
-					return
-				}
-				for i := p * piece; i < min(n, (p+1)*piece); i++ {
-					if err := rowOf(i, row); err != nil {
-						errs[p] = err
-						break
+	window := 2 * runtime.GOMAXPROCS(0)
+	bufs := make([]bytes.Buffer, window)
+	errs := make([]error, window)
+	for first := 0; first < pieces; first += window {
+		count := min(window, pieces-first)
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(runtime.GOMAXPROCS(0), count) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				row := make([]value, width)
+				for {
+					k := int(next.Add(1) - 1)
+					if k >= count {
+						return
 					}
-					line(&bufs[p], i, row)
+					p := first + k
+					bufs[k].Reset()
+					errs[k] = nil
+					for i := p * piece; i < min(n, (p+1)*piece); i++ {
+						if err := rowOf(i, row); err != nil {
+							errs[k] = err
+							break
+						}
+						line(&bufs[k], i, row)
+					}
 				}
-			}
-		}()
-	}
-	wg.Wait()
-	for p := range bufs {
-		if errs[p] != nil {
-			return errs[p]
+			}()
 		}
-		b.Write(bufs[p].Bytes())
+		wg.Wait()
+		for k := range count {
+			if errs[k] != nil {
+				return errs[k]
+			}
+			if _, err := w.Write(bufs[k].Bytes()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

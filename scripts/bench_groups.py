@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Writes the grouped-aggregation benchmark's Parquet file with pyarrow:
+"""Writes the grouped-aggregation benchmark's Parquet file with pyarrow, and
+runs pyarrow's side of the benchmark:
 
-  bench_groups.py OUT.parquet [ROWS]     (needs pyarrow and numpy)
+  bench_groups.py OUT.parquet [ROWS]     write the file (needs pyarrow, numpy)
+  bench_groups.py query FILE KEY [SEL]   pyarrow's GROUP BY KEY of i32, i64
+                                         and f64 (count, sum, min, max), of
+                                         the rows with sel < SEL when given;
+                                         prints the number of groups
 
 The rows are those bench/cmd/groupgen has DuckDB write (its data.go defines
 them), so that either writer's file gives the same groups: of N rows, row i
@@ -49,11 +54,25 @@ def weyl(c, n):
     return a, mix_py(c) % n, distinct(n)
 
 
+def query(path, key, sel):
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    t = pq.read_table(path, columns=[key, "i32", "i64", "f64"] + (["sel"] if sel is not None else []))
+    if sel is not None:
+        t = t.filter(pc.less(t["sel"], sel))
+    aggs = [([], "count_all")] + [(c, a) for c in ("i32", "i64", "f64") for a in ("count", "sum", "min", "max")]
+    g = t.group_by(key).aggregate(aggs).sort_by(key)
+    print(f"bench_groups.py: {g.num_rows} groups")
+
+
 def main():
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if sys.argv[1] == "query":
+        return query(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else None)
     out = sys.argv[1]
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000_000
     ws = [weyl(c, n) for c in range(len(KEYS))]
