@@ -579,45 +579,95 @@ func (g *Grouper) Sorted() []GroupRef {
 // sortedWords sorts the groups of one-word keys of family f by key, in
 // the order compareKey gives, through order-preserving words.
 func (g *Grouper) sortedWords(refs []GroupRef, f column.Family) []GroupRef {
-	type keyed struct {
-		null bool
-		ord  uint64
-		ref  GroupRef
+	// Each partition's groups (a run of refs) are keyed and sorted by a
+	// task of their own, then the runs are merged.
+	ks := make([]wordKey, len(refs))
+	starts := make([]int, len(g.parts)+1)
+	for p, gp := range g.parts {
+		starts[p+1] = starts[p] + gp.t.Len()
 	}
-	ks := make([]keyed, len(refs))
-	kv := make([]cpu.KeyValue, 1)
-	fams := []column.Family{f}
-	for i, r := range refs {
-		g.parts[r.part].t.Key(r.id, fams, kv)
-		k := keyed{null: !kv[0].Valid, ref: r}
-		w := kv[0].Value.Bits[0]
-		switch f {
-		case column.FamilySigned:
-			k.ord = w ^ 1<<63
-		case column.FamilyFloat:
-			switch x := kv[0].Value.Float; {
-			case x != x:
-				k.ord = math.MaxUint64
-			case math.Signbit(x):
-				k.ord = ^w
+	_ = g.e.parallel(context.Background(), len(g.parts), func(p int, _ *groupScratch) error {
+		kv := make([]cpu.KeyValue, 1)
+		fams := []column.Family{f}
+		run := ks[starts[p]:starts[p+1]]
+		for i := range run {
+			r := refs[starts[p]+i]
+			g.parts[r.part].t.Key(r.id, fams, kv)
+			k := wordKey{ref: r}
+			w := kv[0].Value.Bits[0]
+			switch {
+			case !kv[0].Valid:
+				k.null = true
+			case f == column.FamilySigned:
+				k.ord = w ^ 1<<63
+			case f == column.FamilyFloat:
+				switch x := kv[0].Value.Float; {
+				case x != x:
+					k.ord = math.MaxUint64
+				case math.Signbit(x):
+					k.ord = ^w
+				default:
+					k.ord = w | 1<<63
+				}
 			default:
-				k.ord = w | 1<<63
+				k.ord = w
 			}
-		default:
-			k.ord = w
+			run[i] = k
 		}
-		ks[i] = k
-	}
-	slices.SortFunc(ks, func(a, b keyed) int {
-		if a.null != b.null {
-			return cmp.Compare(boolInt(a.null), boolInt(b.null))
-		}
-		return cmp.Compare(a.ord, b.ord)
+		slices.SortFunc(run, compareWordKeys)
+		return nil
 	})
-	for i := range ks {
-		refs[i] = ks[i].ref
+	// The runs' heads in a heap, the least on top.
+	type head struct{ at, end int }
+	var heap []head
+	less := func(a, b head) bool { return compareWordKeys(ks[a.at], ks[b.at]) < 0 }
+	down := func(i int) {
+		for {
+			m, l, r := i, 2*i+1, 2*i+2
+			if l < len(heap) && less(heap[l], heap[m]) {
+				m = l
+			}
+			if r < len(heap) && less(heap[r], heap[m]) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			heap[i], heap[m] = heap[m], heap[i]
+			i = m
+		}
+	}
+	for p := range g.parts {
+		if starts[p] < starts[p+1] {
+			heap = append(heap, head{starts[p], starts[p+1]})
+		}
+	}
+	for i := len(heap)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for out := 0; len(heap) > 0; out++ {
+		refs[out] = ks[heap[0].at].ref
+		if heap[0].at++; heap[0].at == heap[0].end {
+			heap[0] = heap[len(heap)-1]
+			heap = heap[:len(heap)-1]
+		}
+		down(0)
 	}
 	return refs
+}
+
+// wordKey is a one-word key in an order-preserving form, with its group.
+type wordKey struct {
+	null bool
+	ord  uint64
+	ref  GroupRef
+}
+
+func compareWordKeys(a, b wordKey) int {
+	if a.null != b.null {
+		return cmp.Compare(boolInt(a.null), boolInt(b.null))
+	}
+	return cmp.Compare(a.ord, b.ord)
 }
 
 func (g *Grouper) keyFamilies() []column.Family {
