@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/arrowagg/arrowagg/column"
 )
@@ -448,6 +449,7 @@ func FoldSigned[T int8 | int16 | int32 | int64](g *Groups, vals []T, validity []
 		return
 	}
 	count, nulls, sum, lo, hi := g.count, g.nulls, g.isum, g.min, g.max
+	doSum, doExt := g.sum, g.ext // (locals: the stores below may not alias them)
 	for k, r := range rows {
 		i := ids[k]
 		if !valid(validity, voff, r) {
@@ -456,10 +458,14 @@ func FoldSigned[T int8 | int16 | int32 | int64](g *Groups, vals []T, validity []
 		}
 		x := int64(vals[r])
 		count[i]++
-		if g.sum {
-			sum[i] = sum[i].Add(Int192From(x))
+		if doSum { // (Int192.Add in place: a copy of the sum stalls the loop)
+			sw, sx := &sum[i], uint64(x>>63)
+			var c uint64
+			sw[0], c = bits.Add64(sw[0], uint64(x), 0)
+			sw[1], c = bits.Add64(sw[1], sx, c)
+			sw[2] += sx + c
 		}
-		if g.ext {
+		if doExt {
 			if x < int64(lo[i][0]) {
 				lo[i][0] = uint64(x)
 			}
@@ -484,6 +490,7 @@ func FoldUnsigned[T uint8 | uint16 | uint32 | uint64](g *Groups, vals []T, valid
 		return
 	}
 	count, nulls, sum, lo, hi := g.count, g.nulls, g.isum, g.min, g.max
+	doSum, doExt := g.sum, g.ext
 	for k, r := range rows {
 		i := ids[k]
 		if !valid(validity, voff, r) {
@@ -492,10 +499,14 @@ func FoldUnsigned[T uint8 | uint16 | uint32 | uint64](g *Groups, vals []T, valid
 		}
 		x := uint64(vals[r])
 		count[i]++
-		if g.sum {
-			sum[i] = sum[i].Add(Int192FromUint(x))
+		if doSum {
+			sw := &sum[i]
+			var c uint64
+			sw[0], c = bits.Add64(sw[0], x, 0)
+			sw[1], c = bits.Add64(sw[1], 0, c)
+			sw[2] += c
 		}
-		if g.ext {
+		if doExt {
 			lo[i][0] = min(lo[i][0], x)
 			hi[i][0] = max(hi[i][0], x)
 		}
@@ -517,6 +528,7 @@ func FoldFloat[T float32 | float64](g *Groups, vals []T, validity []byte, voff i
 		return
 	}
 	count, nulls, fsum, fcomp, fspec, lo, hi := g.count, g.nulls, g.fsum, g.fcomp, g.fspec, g.min, g.max
+	doSum, doExt := g.sum, g.ext
 	for k, r := range rows {
 		i := ids[k]
 		if !valid(validity, voff, r) {
@@ -525,10 +537,10 @@ func FoldFloat[T float32 | float64](g *Groups, vals []T, validity []byte, voff i
 		}
 		x := float64(vals[r])
 		count[i]++
-		if g.sum {
+		if doSum {
 			addPair(&fsum[i], &fcomp[i], &fspec[i], x, 0)
 		}
-		if g.ext {
+		if doExt {
 			lo[i][0] = math.Float64bits(FloatMin(math.Float64frombits(lo[i][0]), x))
 			hi[i][0] = math.Float64bits(FloatMax(math.Float64frombits(hi[i][0]), x))
 		}
