@@ -172,7 +172,7 @@ func TestGroupByProperty(t *testing.T) {
 	valueTypes := oracleTypes
 	rounds := 12
 	if raceEnabled || testing.Short() {
-		rounds = 8
+		rounds = 5
 	}
 	for round := range rounds {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
@@ -198,7 +198,7 @@ func TestGroupByProperty(t *testing.T) {
 		var recs []arrow.Record
 		for range 1 + r.IntN(3) {
 			n := r.IntN(3000)
-			if r.IntN(4) == 0 {
+			if r.IntN(4) == 0 && !raceEnabled {
 				n = 70000 + r.IntN(10000) // more than a morsel
 			}
 			cols := make([]arrow.Array, len(fields))
