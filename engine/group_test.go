@@ -313,18 +313,20 @@ func TestGroupByProperty(t *testing.T) {
 						}
 						s, err := scalar.GetScalar(out.Column(idx[0]), k)
 						require.NoError(t, err)
+						release := func() {
+							if r, ok := s.(interface{ Release() }); ok { // (arrow-go v18's scalars of binaries hold the array's buffers)
+								r.Release()
+							}
+						}
 						want := map[agg.Set]scalar.Scalar{agg.Count: scalar.NewInt64Scalar(r.Count), agg.NullCount: scalar.NewInt64Scalar(r.NullCount),
 							agg.Sum: r.Sum, agg.Min: r.Min, agg.Max: r.Max, agg.Mean: r.Mean, agg.First: r.First, agg.Last: r.Last,
 							agg.ArgMin: r.ArgMin, agg.ArgMax: r.ArgMax}[a]
-						if a == agg.Sum && r.SumOverflow {
+						if a == agg.Sum && (r.SumOverflow || s.DataType().ID() == arrow.DECIMAL256) { // (this or another group's sum overflowed)
 							require.Equal(t, r.SumExact.String(), s.(*scalar.Decimal256).Value.BigInt().String(), "%s: %s of group %d", name, v, k)
-							continue
+						} else {
+							require.Equal(t, fmt.Sprint(want), fmt.Sprint(s), "%s: %s_%s of group %d", name, v, a.Name(), k)
 						}
-						if a == agg.Sum && s.DataType().ID() == arrow.DECIMAL256 { // (another group's sum overflowed)
-							require.Equal(t, r.SumExact.String(), s.(*scalar.Decimal256).Value.BigInt().String(), "%s: %s of group %d", name, v, k)
-							continue
-						}
-						require.Equal(t, fmt.Sprint(want), fmt.Sprint(s), "%s: %s_%s of group %d", name, v, a.Name(), k)
+						release()
 					}
 				}
 			}
