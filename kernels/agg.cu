@@ -1467,6 +1467,9 @@ ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_float64, (ordered_typed<double, FloatMa
 ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_decimal128, (ordered_typed<Dec128, DecMatch>))
 ARROWAGG_ORDERED_KERNEL(arrowagg_ordered_bool, ordered_bool)
 
+// The grouped kernels (arrowagg_group_<kind>), on this file's layers.
+#include "group.cuh"
+
 // The Parquet page kernels (arrowagg_pq_unsnap, arrowagg_pq_<kind>), on this
 // file's layers.
 #include "pq.cuh"

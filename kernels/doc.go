@@ -9,8 +9,10 @@
 //     device): one
 //     fused sum/min/max/count launch per column chunk, reduced thread → warp
 //     → block → device with a last-block merge; the ordered kernels (first,
-//     last, arg_min, arg_max) run after it; and arrowagg_multi, many small
-//     columns in one launch. agg.cu's opening comment documents the kernels,
+//     last, arg_min, arg_max) run after it; arrowagg_multi, many small
+//     columns in one launch; and the grouped kernels arrowagg_group_<kind>
+//     (group.cuh, included by agg.cu), a value column folded into the
+//     states of the groups of a dense key domain in one launch. agg.cu's opening comment documents the kernels,
 //     their parameters and the word layouts of their states.
 //   - ladder.cu, and LadderPTX and LadderFatbin: the reduction ladder, the classic sequence of
 //     a parallel sum's optimizations, run and timed by package ladder (the

@@ -74,6 +74,31 @@ const (
 	// {count, overflow, zero, reserved}.
 	AggSketchBytes = 49168
 
+	// AggGroupItems is the number of rows a thread of the grouped kernels
+	// (group.cuh) holds per tile: a block's tile is AggBlockThreads times as
+	// many consecutive rows.
+	AggGroupItems = 8
+	// AggGroupMax is the largest dense key domain of the grouped kernels (G
+	// groups of keys, the null key's group G beside them).
+	AggGroupMax = 4096
+	// AggGroupSharedBytes is the most dynamic shared memory of a grouped
+	// kernel's block: the 48 KiB a block may use without opting in
+	// (cuFuncSetAttribute), less 256 bytes for its static shared variables. Its
+	// group table, and the floats' staged tile, lie within it; a domain whose
+	// table does not fit is folded in windows of groups, one launch each.
+	AggGroupSharedBytes = 48896
+	// AggGroupIntEntryBytes is the bytes of a group of an integer table:
+	// {sum lo, min, max} (64-bit), {rows, count, sum hi} (32-bit).
+	AggGroupIntEntryBytes = 36
+	// AggGroupFloatEntryBytes is the bytes of a group of a float table:
+	// {sum, compensation, special, min key, max key} (64-bit), {rows, count,
+	// claim} (32-bit).
+	AggGroupFloatEntryBytes = 52
+	// AggGroupFloatStageBytes is the bytes of the floats' staged tile:
+	// AggBlockThreads * AggGroupItems rows of {value (64-bit), group
+	// (32-bit)}.
+	AggGroupFloatStageBytes = 24576
+
 	// AggColumnDescBytes is the size of a column descriptor of the
 	// many-column kernel (ColumnDesc).
 	AggColumnDescBytes = 56

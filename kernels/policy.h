@@ -85,6 +85,31 @@
 // {count, overflow, zero, reserved}.
 #define AGG_SKETCH_BYTES 49168
 
+// AGG_GROUP_ITEMS is the number of rows a thread of the grouped kernels
+// (group.cuh) holds per tile: a block's tile is AGG_BLOCK_THREADS times as
+// many consecutive rows.
+#define AGG_GROUP_ITEMS 8
+// AGG_GROUP_MAX is the largest dense key domain of the grouped kernels (G
+// groups of keys, the null key's group G beside them).
+#define AGG_GROUP_MAX 4096
+// AGG_GROUP_SHARED_BYTES is the most dynamic shared memory of a grouped
+// kernel's block: the 48 KiB a block may use without opting in
+// (cuFuncSetAttribute), less 256 bytes for its static shared variables. Its
+// group table, and the floats' staged tile, lie within it; a domain whose
+// table does not fit is folded in windows of groups, one launch each.
+#define AGG_GROUP_SHARED_BYTES 48896
+// AGG_GROUP_INT_ENTRY_BYTES is the bytes of a group of an integer table:
+// {sum lo, min, max} (64-bit), {rows, count, sum hi} (32-bit).
+#define AGG_GROUP_INT_ENTRY_BYTES 36
+// AGG_GROUP_FLOAT_ENTRY_BYTES is the bytes of a group of a float table:
+// {sum, compensation, special, min key, max key} (64-bit), {rows, count,
+// claim} (32-bit).
+#define AGG_GROUP_FLOAT_ENTRY_BYTES 52
+// AGG_GROUP_FLOAT_STAGE_BYTES is the bytes of the floats' staged tile:
+// AGG_BLOCK_THREADS * AGG_GROUP_ITEMS rows of {value (64-bit), group
+// (32-bit)}.
+#define AGG_GROUP_FLOAT_STAGE_BYTES 24576
+
 // AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
 // many-column kernel (ColumnDesc).
 #define AGG_COLUMN_DESC_BYTES 56

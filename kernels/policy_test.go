@@ -71,8 +71,8 @@ func TestSourcesUsePolicy(t *testing.T) {
 	}
 	sources := map[string]string{}
 	// The kernels' sources, and the headers of device code they include
-	// (pq.cuh, unsnap.cuh).
-	for _, name := range []string{"agg.cu", "ladder.cu", "pq.cuh", "unsnap.cuh"} {
+	// (pq.cuh, unsnap.cuh, group.cuh).
+	for _, name := range []string{"agg.cu", "ladder.cu", "pq.cuh", "unsnap.cuh", "group.cuh"} {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,493 @@
+// group.cuh: grouped aggregation over a dense key domain (GROUP BY of few
+// keys), on agg.cu's layers; agg.cu includes it, after its kinds.
+//
+// One launch of arrowagg_group_<value kind> folds a value column into the
+// states of the groups of a key column: row r's group is key[r] - kmin for
+// an integer key column (int8 ... uint64, the key widened to 64 bits first),
+// whose keys the host knows to lie in [kmin, kmin + groups) (from the
+// column's min and max), or the index itself for a dictionary's index
+// column (kmin 0, groups the dictionary's length); a null key is group
+// `groups`, its own group as in SQL. A selection bitmap (and its validity:
+// a null selects nothing, as a WHERE clause's NULL) skips the rows whose bit
+// is 0. Per group the launch yields the value kind's family state (the
+// per-kind kernels' words, agg.cu), then the group's rows: the selected rows
+// of the group, valid value or not (count(*); the state's count is the
+// valid values').
+//
+// The groups of a launch are a window [g0, g0 + window) of the domain
+// [0, groups] (the null key's group included): the block's table of the
+// window's groups lives in dynamic shared memory, at most
+// AGG_GROUP_SHARED_BYTES, and a domain whose table does not fit is folded
+// in several windows, one launch each over the same rows.
+//
+// Layers (as the per-kind kernels', with a table of states where they have
+// one state):
+//
+//   thread  block b takes the tiles b, b + gridDim.x, ... of kGroupTile
+//           consecutive rows; thread t holds rows t, t + kBlockThreads, ...
+//           of a tile (kGroupItems of them, coalesced loads), each with its
+//           group in the window (or none: not selected, another window);
+//   block   the block's table in shared memory, field by field. Integers:
+//           every thread folds its rows with shared-memory atomics (sums
+//           as a 64-bit low word and a 32-bit count of carries and
+//           borrows: exact 128-bit sums, whose integer additions commute,
+//           like min and max, so the table does not depend on the order of
+//           the atomics), into copy lane % copies of the table: with few
+//           groups, as many copies as fit (up to one a lane), so that the
+//           lanes of a warp rarely hit one word (whose atomics serialize);
+//           the copies merge when the block is done. Floats: a float sum depends on the order of its
+//           additions, so there are no float atomics: the tile is staged in
+//           shared memory and each group belongs to one warp (group % warps);
+//           a warp walks the tile's rows in order, 32 at a time, and folds
+//           those of its groups one lane at a time per group, the lowest
+//           lane (the earliest row) first (a claim word per group, taken
+//           with atomicMin). A group's table entry is therefore the
+//           sequential fold (State's addPair, in row order) of the block's
+//           rows of that group, whatever the timing of the warps;
+//   device  each block stores its table (field by field, the block's
+//           partial), __threadfence(), takes an atomic ticket; the last
+//           block merges, group by group, the blocks' partials in block
+//           order with the family's merge (State.Merge), writes the states
+//           and resets the ticket. The result depends on the grid (which
+//           rows each block folds), never on timing: bit for bit the same
+//           run after run on a device.
+//
+// Parameters (all 64-bit):
+//   keys, koff     the key column: element r is keys[koff + r];
+//   kvalid, kbit   its validity bitmap (32-bit words; null: no null key);
+//   kkind          the key column's KindCode (int8 ... uint64), read at run
+//                  time: a kernel per value kind, not per pair of kinds;
+//   kmin, groups   the domain: group = key - kmin (64-bit, the key sign- or
+//                  zero-extended), in [0, groups); a null key is `groups`;
+//   values, voff   the value column: element r is values[voff + r];
+//   vvalid, vbit   its validity bitmap (null: every value valid);
+//   sel, sbit      the selection bitmap (null: every row selected);
+//   selv, svbit    the selection's validity (null: none null);
+//   n              the rows;
+//   g0, window     the launch's groups: [g0, g0 + window) of [0, groups];
+//   partials       gridDim.x * ((K + 1) * window + 1) words of scratch;
+//   ticket         a zeroed 32-bit counter, left zeroed again;
+//   out            window * (K + 1) words: group g0 + j's state at
+//                  out + j * (K + 1) (the family's K words, then its rows),
+//                  then one word: the selected rows whose non-null key lay
+//                  outside [kmin, kmin + groups) (0 unless the host's domain
+//                  was wrong: such rows are in no group).
+// Dynamic shared memory: group_shared_bytes(value kind, window). A block
+// folds at most 2^31 - 1 rows (the 32-bit counters): the host bounds n by
+// the grid.
+
+namespace arrowagg {
+
+constexpr int kGroupItems = AGG_GROUP_ITEMS;
+constexpr int kGroupTile = kBlockThreads * kGroupItems;
+constexpr int kGroupSkip = -1;        // a row in no group of the window
+constexpr int kGroupNullValue = 1 << 30;  // staged group flag: the value is null
+static_assert(AGG_GROUP_MAX < kGroupNullValue, "groups below the staged flag");
+static_assert(AGG_GROUP_FLOAT_STAGE_BYTES == kGroupTile * 12, "a staged row is a double and a 32-bit group");
+
+// GroupIn is a launch's rows and window (the parameters above).
+struct GroupIn {
+  const void* keys;
+  uint64_t koff;
+  const uint32_t* kvalid;
+  uint64_t kbit, kmin, groups;
+  const void* values;
+  uint64_t voff;
+  const uint32_t* vvalid;
+  uint64_t vbit;
+  const uint32_t* sel;
+  uint64_t sbit;
+  const uint32_t* selv;
+  uint64_t svbit, n, g0, window;
+  unsigned kwidth;  // the key's bytes (1, 2, 4, 8)
+  bool ksigned;     // the key is signed
+};
+
+template <typename T> __device__ __forceinline__ uint64_t widen_bits(T x) {
+  return T(-1) < T(0) ? (uint64_t)(int64_t)x : (uint64_t)x;
+}
+
+// load_key is row r's key, sign- or zero-extended to 64 bits. The key's
+// kind is a parameter of the launch, not of the kernel's template (a
+// kernel per value kind, not per pair of kinds): a uniform branch a row.
+__device__ __forceinline__ uint64_t load_key(const GroupIn& in, uint64_t r) {
+  const uint64_t i = in.koff + r;
+  uint64_t k;
+  switch (in.kwidth) {
+    case 1: k = static_cast<const uint8_t*>(in.keys)[i]; break;
+    case 2: k = static_cast<const uint16_t*>(in.keys)[i]; break;
+    case 4: k = static_cast<const uint32_t*>(in.keys)[i]; break;
+    default: k = static_cast<const uint64_t*>(in.keys)[i]; break;
+  }
+  const unsigned sh = 64 - 8 * in.kwidth;
+  return in.ksigned ? (uint64_t)((int64_t)(k << sh) >> sh) : k;
+}
+
+// group_of is row r's group in the window, or kGroupSkip; a selected row
+// whose non-null key is outside the domain counts in bad.
+__device__ __forceinline__ int group_of(const GroupIn& in, uint64_t r, unsigned& bad) {
+  if (in.sel != nullptr && bit_at(in.sel, in.sbit + r) == 0) return kGroupSkip;
+  if (in.selv != nullptr && bit_at(in.selv, in.svbit + r) == 0) return kGroupSkip;
+  uint64_t g = in.groups;  // the null key's group
+  if (in.kvalid == nullptr || bit_at(in.kvalid, in.kbit + r) != 0) {
+    g = load_key(in, r) - in.kmin;
+    if (g >= in.groups) {
+      bad++;
+      return kGroupSkip;
+    }
+  }
+  g -= in.g0;  // below g0: wraps above the window
+  return g < in.window ? (int)g : kGroupSkip;
+}
+
+// GroupRows are a thread's rows of a tile: group (kGroupSkip for none),
+// value and its validity.
+template <typename VT> struct GroupRows {
+  int g[kGroupItems];
+  VT x[kGroupItems];
+  bool ok[kGroupItems];
+
+  // load reads rows base + threadIdx.x + i * kBlockThreads, the values
+  // before the bitmaps so that the loads are in flight together.
+  __device__ __forceinline__ void load(const GroupIn& in, uint64_t base, unsigned& bad) {
+    const VT* __restrict__ vals = static_cast<const VT*>(in.values) + in.voff;
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const uint64_t r = base + threadIdx.x + (uint64_t)i * kBlockThreads;
+      x[i] = r < in.n ? vals[r] : VT(0);
+    }
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const uint64_t r = base + threadIdx.x + (uint64_t)i * kBlockThreads;
+      g[i] = r < in.n ? group_of(in, r, bad) : kGroupSkip;
+      ok[i] = in.vvalid == nullptr || (r < in.n && bit_at(in.vvalid, in.vbit + r) != 0);
+    }
+  }
+};
+
+// group_replicas is the number of copies of a block's integer table of p
+// groups: the most, a power of two up to a warp's lanes, that fit
+// AGG_GROUP_SHARED_BYTES. Lane l folds into copy l % replicas, so that the
+// lanes of a warp whose rows fall in one group (few groups: most of them)
+// mostly hit distinct words, not one word whose atomics serialize; the
+// copies merge when the block is done (kernels.GroupReplicas is the same
+// function).
+__device__ __forceinline__ uint64_t group_replicas(uint64_t p) {
+  uint64_t r = kWarpThreads;
+  while (r > 1 && p * r * AGG_GROUP_INT_ENTRY_BYTES > AGG_GROUP_SHARED_BYTES) r >>= 1;
+  return r;
+}
+
+// IntTable is a block's table of integer states in shared memory, field
+// by field: {sum lo, min, max} as 64-bit words, {rows, count, sum hi} as
+// 32-bit ones (AGG_GROUP_INT_ENTRY_BYTES a group and copy), copy c of
+// group g at g * replicas + c. sum hi counts the carries out of sum lo less
+// the negative values (signed): with sum lo, the 128-bit sum, exact for the
+// 2^31 rows a block may fold.
+template <typename VT, class Fam> struct IntTable {
+  static constexpr bool kSigned = VT(-1) < VT(0);
+  uint64_t reps;  // copies of the table (group_replicas)
+  unsigned long long *lo, *mn, *mx;
+  unsigned *rows, *cnt;
+  int* hi;
+
+  __device__ IntTable(unsigned long long* smem, uint64_t p)
+      : reps(group_replicas(p)),
+        lo(smem),
+        mn(smem + p * reps),
+        mx(smem + 2 * p * reps),
+        rows((unsigned*)(smem + 3 * p * reps)),
+        cnt(rows + p * reps),
+        hi((int*)(cnt + p * reps)) {}
+
+  __device__ static uint64_t bytes(uint64_t p) { return p * group_replicas(p) * AGG_GROUP_INT_ENTRY_BYTES; }
+
+  __device__ void init(uint64_t p) {
+    for (uint64_t j = threadIdx.x; j < p * reps; j += kBlockThreads) {
+      lo[j] = 0;
+      mn[j] = kSigned ? (unsigned long long)INT64_MAX : UINT64_MAX;
+      mx[j] = kSigned ? (unsigned long long)INT64_MIN : 0;
+      rows[j] = cnt[j] = 0;
+      hi[j] = 0;
+    }
+  }
+
+  // add folds a row into entry e (a group's copy).
+  __device__ __forceinline__ void add(uint64_t e, VT x, bool ok) {
+    atomicAdd(&rows[e], 1u);
+    if (!ok) return;
+    atomicAdd(&cnt[e], 1u);
+    const unsigned long long u = widen_bits(x);
+    const unsigned long long old = atomicAdd(&lo[e], u);
+    const int inc = (int)(old + u < u) - (kSigned && x < VT(0) ? 1 : 0);
+    if (inc != 0) atomicAdd(&hi[e], inc);
+    if (kSigned) {
+      atomicMin((long long*)&mn[e], (long long)u);
+      atomicMax((long long*)&mx[e], (long long)u);
+    } else {
+      atomicMin(&mn[e], u);
+      atomicMax(&mx[e], u);
+    }
+  }
+
+  // fold adds a tile's rows of this thread.
+  __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
+    GroupRows<VT> rs;
+    rs.load(in, base, bad);
+    const uint64_t copy = threadIdx.x % kWarpThreads & (reps - 1);
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++)
+      if (rs.g[i] != kGroupSkip) add((uint64_t)rs.g[i] * reps + copy, rs.x[i], rs.ok[i]);
+  }
+
+  // state is group j's state, its copies merged.
+  __device__ __forceinline__ typename Fam::State state(uint64_t j) const {
+    typename Fam::State s = Fam::identity();
+    for (uint64_t e = j * reps; e < (j + 1) * reps; e++) {
+      const typename Fam::State c{{lo[e], (uint64_t)(int64_t)hi[e], mn[e], mx[e], cnt[e]}};
+      Fam::merge(s, c);
+    }
+    return s;
+  }
+  __device__ __forceinline__ uint64_t group_rows(uint64_t j) const {
+    uint64_t r = 0;
+    for (uint64_t e = j * reps; e < (j + 1) * reps; e++) r += rows[e];
+    return r;
+  }
+};
+
+// add_pair is State's addPair (agg/state.go) with no compensation of x: x
+// two-summed into (s, c), a non-finite result into special.
+__device__ __forceinline__ void add_pair(double& s, double& c, double& special, double x) {
+  const double t = s + x;
+  if (!isfinite(t)) {
+    special += t;
+    s = 0;
+    return;
+  }
+  const double z = t - s;
+  c += (s - (t - z)) + (x - z);
+  s = t;
+}
+
+// FloatTable is a block's table of float states in shared memory, field by
+// field: {sum, compensation, special, min key, max key} as 64-bit words,
+// {rows, count, claim} as 32-bit ones (AGG_GROUP_FLOAT_ENTRY_BYTES a group),
+// after the staged tile: its values (double: float32 widens exactly) and
+// groups (kGroupNullValue set when the value is null).
+template <typename VT> struct FloatTable {
+  double *sx, *s, *c, *sp;
+  long long *kmn, *kmx;
+  int* sg;
+  unsigned *rows, *cnt, *claim;
+
+  __device__ FloatTable(unsigned long long* smem, uint64_t p)
+      : sx((double*)smem),
+        s(sx + kGroupTile),
+        c(s + p),
+        sp(c + p),
+        kmn((long long*)(sp + p)),
+        kmx(kmn + p),
+        sg((int*)(kmx + p)),
+        rows((unsigned*)(sg + kGroupTile)),
+        cnt(rows + p),
+        claim(cnt + p) {}
+
+  __device__ static uint64_t bytes(uint64_t p) { return AGG_GROUP_FLOAT_STAGE_BYTES + p * AGG_GROUP_FLOAT_ENTRY_BYTES; }
+
+  __device__ void init(uint64_t p) {
+    for (uint64_t j = threadIdx.x; j < p; j += kBlockThreads) {
+      s[j] = c[j] = sp[j] = 0;
+      kmn[j] = kKey64PosInf;
+      kmx[j] = kKey64NegInf;
+      rows[j] = cnt[j] = 0;
+      claim[j] = kWarpThreads;
+    }
+  }
+
+  // apply folds one row into group g: the lane that owns it alone (no
+  // other lane touches g meanwhile).
+  __device__ __forceinline__ void apply(int g, double x, bool ok) {
+    rows[g]++;
+    if (!ok) return;
+    cnt[g]++;
+    if (x == x) {  // min/max skip NaN
+      const long long k = key64(x);
+      kmn[g] = tmin(kmn[g], k);
+      kmx[g] = tmax(kmx[g], k);
+    }
+    add_pair(s[g], c[g], sp[g], x);
+  }
+
+  // fold stages a tile, then each warp folds its groups' rows in row order.
+  __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
+    GroupRows<VT> rs;
+    rs.load(in, base, bad);
+    __syncthreads();  // the previous tile's stage is read
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const int k = threadIdx.x + i * kBlockThreads;
+      sx[k] = (double)rs.x[i];
+      sg[k] = rs.g[i] == kGroupSkip ? kGroupSkip : rs.g[i] | (rs.ok[i] ? 0 : kGroupNullValue);
+    }
+    __syncthreads();
+    const int lane = threadIdx.x % kWarpThreads, warp = threadIdx.x / kWarpThreads;
+    const uint64_t left = in.n - base;
+    const int tile = left < (uint64_t)kGroupTile ? (int)left : kGroupTile;
+    for (int r0 = 0; r0 < tile; r0 += kWarpThreads) {
+      const int r = r0 + lane;
+      const int e = r < tile ? sg[r] : kGroupSkip;
+      const int g = e & (kGroupNullValue - 1);
+      bool pending = e != kGroupSkip && g % kBlockWarps == warp;
+      // Rounds: the lowest pending lane of each group claims it and folds
+      // its row; rows of distinct groups fold in the same round.
+      while (__ballot_sync(kFullMask, pending) != 0) {
+        if (pending) atomicMin(&claim[g], (unsigned)lane);
+        __syncwarp();
+        const bool mine = pending && claim[g] == (unsigned)lane;
+        __syncwarp();
+        if (mine) {
+          apply(g, sx[r], (e & kGroupNullValue) == 0);
+          claim[g] = kWarpThreads;
+          pending = false;
+        }
+        __syncwarp();
+      }
+    }
+  }
+
+  __device__ __forceinline__ FloatFamily::State state(uint64_t j) const {
+    return FloatFamily::State{{f64_bits(s[j]), f64_bits(c[j]), f64_bits(sp[j]), (uint64_t)kmn[j], (uint64_t)kmx[j],
+                               cnt[j]}};
+  }
+  __device__ __forceinline__ uint64_t group_rows(uint64_t j) const { return rows[j]; }
+};
+
+// GroupTable is the table of value type VT and its family.
+template <bool kSigned> struct IntFamilyOf {
+  using type = SignedFamily;
+};
+template <> struct IntFamilyOf<false> {
+  using type = UnsignedFamily;
+};
+template <typename VT> struct GroupTable {
+  using Family = typename IntFamilyOf<(VT(-1) < VT(0))>::type;
+  using Table = IntTable<VT, Family>;
+};
+template <> struct GroupTable<float> {
+  using Family = FloatFamily;
+  using Table = FloatTable<float>;
+};
+template <> struct GroupTable<double> {
+  using Family = FloatFamily;
+  using Table = FloatTable<double>;
+};
+
+// dynamic_shared is the block's dynamic shared memory.
+__device__ __forceinline__ unsigned long long* dynamic_shared() {
+#ifdef __CUDACC__
+  extern __shared__ unsigned long long arrowagg_group_shared[];
+  return arrowagg_group_shared;
+#else
+  return emu_dynamic_shared();
+#endif
+}
+
+// group_finish is the device layer: the block's table into its partial
+// (field by field: field w of group j at w * window + j), the ticket, and in
+// the last block the merge of the partials, group by group in block order.
+template <class Fam, class Table>
+__device__ __forceinline__ void group_finish(const Table& tab, uint64_t p, unsigned bad, uint64_t* partials,
+                                             unsigned int* ticket, uint64_t* out) {
+  constexpr int K = Fam::K, W = K + 1;
+  __shared__ unsigned block_bad;
+  __shared__ bool am_last;
+  if (threadIdx.x == 0) block_bad = 0;
+  __syncthreads();  // the table is complete
+  if (bad != 0) atomicAdd(&block_bad, bad);
+  uint64_t* mine = partials + (uint64_t)blockIdx.x * W * p;
+  for (uint64_t j = threadIdx.x; j < p; j += kBlockThreads) {
+    const typename Fam::State s = tab.state(j);
+#pragma unroll
+    for (int w = 0; w < K; w++) __stcg((unsigned long long*)mine + w * p + j, (unsigned long long)s.w[w]);
+    __stcg((unsigned long long*)mine + K * p + j, (unsigned long long)tab.group_rows(j));
+  }
+  __threadfence();
+  __syncthreads();
+  uint64_t* bads = partials + (uint64_t)gridDim.x * W * p;
+  if (threadIdx.x == 0) {
+    __stcg((unsigned long long*)bads + blockIdx.x, (unsigned long long)block_bad);
+    __threadfence();
+    am_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+  }
+  __syncthreads();
+  if (!am_last) return;
+  __threadfence();
+  for (uint64_t j = threadIdx.x; j < p; j += kBlockThreads) {
+    typename Fam::State acc = Fam::identity();
+    uint64_t rows = 0;
+    for (unsigned b = 0; b < gridDim.x; b++) {
+      const uint64_t* q = partials + (uint64_t)b * W * p + j;
+      typename Fam::State s;
+#pragma unroll
+      for (int w = 0; w < K; w++) s.w[w] = __ldcg((const unsigned long long*)q + w * p);
+      Fam::merge(acc, s);
+      rows += __ldcg((const unsigned long long*)q + K * p);
+    }
+    Words<W> o;
+#pragma unroll
+    for (int w = 0; w < K; w++) o.w[w] = acc.w[w];
+    o.w[K] = rows;
+    store_state<W>(out + j * W, o);
+  }
+  if (threadIdx.x == 0) {
+    uint64_t total = 0;
+    for (unsigned b = 0; b < gridDim.x; b++) total += __ldcg((const unsigned long long*)bads + b);
+    __stcg((unsigned long long*)out + p * W, (unsigned long long)total);
+    *(volatile unsigned int*)ticket = 0;
+  }
+}
+
+// group_grid is the body of a grouped kernel for value type VT: the
+// block's tiles into its table, then the device layer.
+template <typename VT>
+__device__ __forceinline__ void group_grid(const GroupIn& in, uint64_t* partials, unsigned int* ticket,
+                                           uint64_t* out) {
+  using Fam = typename GroupTable<VT>::Family;
+  typename GroupTable<VT>::Table tab(dynamic_shared(), in.window);
+  tab.init(in.window);
+  __syncthreads();
+  unsigned bad = 0;
+  for (uint64_t base = (uint64_t)blockIdx.x * kGroupTile; base < in.n; base += (uint64_t)gridDim.x * kGroupTile)
+    tab.fold(in, base, bad);
+  group_finish<Fam>(tab, in.window, bad, partials, ticket, out);
+}
+
+}  // namespace arrowagg
+
+// ARROWAGG_GROUP_VALUES lists the value kinds: a kernel arrowagg_group_<kind> each.
+#define ARROWAGG_GROUP_VALUES(X) \
+  X(int8, int8_t)                \
+  X(int16, int16_t)              \
+  X(int32, int32_t)              \
+  X(int64, int64_t)              \
+  X(uint8, uint8_t)              \
+  X(uint16, uint16_t)            \
+  X(uint32, uint32_t)            \
+  X(uint64, uint64_t)            \
+  X(float32, float)              \
+  X(float64, double)
+
+#define ARROWAGG_GROUP_KERNEL(name, VT)                                                                            \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads) arrowagg_group_##name(                              \
+      const void* keys, unsigned long long koff, const uint32_t* kvalid, unsigned long long kbit,                \
+      unsigned long long kkind, unsigned long long kmin, unsigned long long groups, const void* values,          \
+      unsigned long long voff, const uint32_t* vvalid, unsigned long long vbit, const uint32_t* sel,             \
+      unsigned long long sbit, const uint32_t* selv, unsigned long long svbit, unsigned long long n,             \
+      unsigned long long g0, unsigned long long window, uint64_t* partials, unsigned int* ticket, uint64_t* out) { \
+    if (kkind > kKind_uint64) return; /* the keys are integers (int8 ... uint64) */                             \
+    const GroupIn in{keys, koff, kvalid, kbit, kmin, groups, values, voff, vvalid, vbit, sel, sbit, selv, svbit, \
+                     n, g0, window, 1u << (kkind & 3), kkind <= kKind_int64};                                   \
+    group_grid<VT>(in, partials, ticket, out);                                                                  \
+  }
+ARROWAGG_GROUP_VALUES(ARROWAGG_GROUP_KERNEL)
