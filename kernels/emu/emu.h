@@ -75,6 +75,17 @@ template <typename T> inline T __shfl_down_sync(unsigned, T v, int d) {
   return r;
 }
 
+// __ballot_sync: bit k of the result is lane k's predicate.
+inline unsigned __ballot_sync(unsigned, int pred) {
+  const unsigned lane = threadIdx.x % kEmuWarp, warp = threadIdx.x / kEmuWarp;
+  g_sync->xbuf[warp][lane] = pred != 0;
+  g_sync->warp[warp]->arrive_and_wait();
+  unsigned m = 0;
+  for (unsigned k = 0; k < kEmuWarp; k++) m |= (unsigned)g_sync->xbuf[warp][k] << k;
+  g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
+  return m;
+}
+
 template <typename T> inline T __ldg(const T* p) { return *p; }
 template <typename T> inline T __ldcg(const T* p) { return *(const volatile T*)p; }
 template <typename T> inline void __stcg(T* p, T v) { *(volatile T*)p = v; }
@@ -83,6 +94,21 @@ inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p
 inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
   return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
+
+inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+
+// atomic_minmax is atomicMin (less) or atomicMax of any integer type.
+template <typename T> inline T atomic_minmax(T* p, T v, bool less) {
+  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while ((less ? v < old : v > old) &&
+         !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+  }
+  return old;
+}
+inline long long atomicMin(long long* p, long long v) { return atomic_minmax(p, v, true); }
+inline long long atomicMax(long long* p, long long v) { return atomic_minmax(p, v, false); }
+inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) { return atomic_minmax(p, v, true); }
+inline unsigned long long atomicMax(unsigned long long* p, unsigned long long v) { return atomic_minmax(p, v, false); }
 
 inline unsigned atomicCAS(unsigned* p, unsigned cmp, unsigned v) {
   __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -118,6 +144,11 @@ inline double __longlong_as_double(long long i) { double d; std::memcpy(&d, &i, 
 using std::isfinite;
 using std::isinf;
 
+// g_emu_shared is the dynamic shared memory of the running block (the
+// kernels' extern __shared__ array; emu_launch_shared sizes it).
+inline std::vector<unsigned long long> g_emu_shared;
+inline unsigned long long* emu_dynamic_shared() { return g_emu_shared.data(); }
+
 // emu_launch runs kernel k on a grid of `grid` blocks of `block` threads,
 // like k<<<grid, block>>>(args...) followed by a synchronize. An invalid
 // configuration (no blocks, a block size that is not a multiple of 32 in
@@ -145,4 +176,12 @@ inline void emu_launch(void (*k)(A...), unsigned grid, unsigned block, B... args
       }
     });
   for (auto& t : ts) t.join();
+}
+
+// emu_launch_shared is emu_launch with `shared` bytes of dynamic shared
+// memory, filled with garbage before the launch (a GPU leaves it so).
+template <typename... A, typename... B>
+inline void emu_launch_shared(void (*k)(A...), unsigned grid, unsigned block, size_t shared, B... args) {
+  g_emu_shared.assign((shared + 7) / 8 + 1, 0x5a5a5a5a5a5a5a5aULL);
+  emu_launch(k, grid, block, args...);
 }

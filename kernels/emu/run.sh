@@ -4,6 +4,8 @@
 # without a GPU.
 #   agg_harness.cc     kernels/agg.cu against a sequential reference, and its
 #                      many-columns kernel against the per-kind kernels
+#   group_harness.cc   the grouped kernels (kernels/group.cuh) against a
+#                      sequential reference
 #   ladder_harness.cc  kernels/ladder.cu the way package ladder launches it
 # Every harness runs even if one fails; the exit status is non-zero if any
 # failed to build or to pass.
@@ -14,7 +16,7 @@ out="${1:-$(mktemp -d)}"
 mkdir -p "$out" || exit 1
 flags=(-std=c++20 -O1 -pthread -Wall -Wno-volatile -Wno-unused-function -Wno-unknown-pragmas)
 failed=()
-for h in agg ladder; do
+for h in agg group ladder; do
   echo "== $h: build"
   if ! "${CXX:-g++}" "${flags[@]}" -o "$out/${h}_harness" "$here/${h}_harness.cc"; then
     failed+=("$h (build)")

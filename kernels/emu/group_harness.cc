@@ -1,0 +1,301 @@
+// group_harness.cc: runs the grouped kernels of agg.cu (group.cuh) on the
+// CPU (emu.h) over random key and value columns and checks every group's
+// words against a sequential reference: keys of every integer kind over
+// domains of 1 to 4096 groups (null keys in their own group), values of
+// integer and float kinds with nulls, selections with and without their own
+// nulls, bit and element offsets, row counts around the tile, grids of one
+// block and more, and domains folded in several windows, as the host does
+// when a table does not fit in shared memory (integer tables of few groups
+// in a copy a lane, merged by the block). Integers are checked exactly
+// (128-bit sums, min, max, count, rows); floats bit for bit against the
+// documented order of the float sums: each block's rows of a group folded in
+// row order with State's addPair, the blocks' partials merged in block
+// order. Every launch must leave its ticket zeroed; keys outside the domain
+// are counted, not folded.
+// Build and run: kernels/emu/run.sh
+#include "emu.h"
+#include "../agg.cu"
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+typedef void (*GroupKern)(const void*, unsigned long long, const uint32_t*, unsigned long long, unsigned long long,
+                          unsigned long long, unsigned long long, const void*, unsigned long long, const uint32_t*,
+                          unsigned long long, const uint32_t*, unsigned long long, const uint32_t*,
+                          unsigned long long, unsigned long long, unsigned long long, unsigned long long, uint64_t*,
+                          unsigned int*, uint64_t*);
+
+static std::mt19937_64 rng(7);
+static int failures = 0, launches = 0;
+#define CHECK(c, ...)                                  \
+  do {                                                 \
+    if (!(c)) {                                        \
+      failures++;                                      \
+      if (failures < 30) {                             \
+        printf("FAIL %s:%d: ", __FILE__, __LINE__);    \
+        printf(__VA_ARGS__);                           \
+        printf("\n");                                  \
+      }                                                \
+    }                                                  \
+  } while (0)
+
+static std::vector<uint32_t> bitmap(uint64_t bits, double ones) {
+  std::vector<uint32_t> v((bits + 31) / 32 + 2, 0);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (uint64_t i = 0; i < v.size() * 32; i++)
+    if (u(rng) < ones) v[i / 32] |= 1u << (i % 32);
+  return v;
+}
+static bool bit(const std::vector<uint32_t>& v, uint64_t p) { return (v[p / 32] >> (p % 32)) & 1; }
+
+// Case is one launch configuration.
+struct Case {
+  uint64_t n, groups, koff, kbit, voff, vbit, sbit, svbit;
+  bool knulls, vnulls, sel, selnulls;
+  unsigned grid;
+  uint64_t window;  // groups per launch (the host's windows)
+  uint64_t bad;     // rows given a key outside the domain
+};
+
+// Ref is a group's expected state: exact for integers; floats as the
+// kernel's documented order gives them (a state per block, then merged).
+struct Ref {
+  uint64_t rows = 0, count = 0;
+  __int128 sum = 0;
+  __int128 mn = 0, mx = 0;  // integers, when count > 0
+  std::vector<FloatFamily::State> blocks;  // floats: a state per block
+};
+
+static double float_value(std::mt19937_64& r) {
+  switch (r() % 40) {
+    case 0: return std::numeric_limits<double>::quiet_NaN();
+    case 1: return std::numeric_limits<double>::infinity();
+    case 2: return -std::numeric_limits<double>::infinity();
+    case 3: return -0.0;
+    case 4: return 1.5e308;  // sums overflow
+    default: break;
+  }
+  std::normal_distribution<double> nd(0, 1);
+  return nd(r) * std::pow(10.0, (double)((int)(r() % 13) - 6));
+}
+
+template <typename T> static T random_value(std::mt19937_64& r) {
+  if constexpr (std::is_floating_point<T>::value) {
+    return (T)float_value(r);
+  } else {
+    T x;
+    uint64_t u = r();
+    std::memcpy(&x, &u, sizeof(T));
+    return x;
+  }
+}
+
+// ref_float_fold is State's addPair into a block's float state (words as
+// the kernel's: sum, comp, special, min key, max key, count).
+static void ref_float_fold(FloatFamily::State& s, double x) {
+  s.w[5]++;
+  if (x == x) {
+    const int64_t k = key64(x);
+    s.w[3] = (uint64_t)std::min((int64_t)s.w[3], k);
+    s.w[4] = (uint64_t)std::max((int64_t)s.w[4], k);
+  }
+  double sum = as_f64(s.w[0]), comp = as_f64(s.w[1]), sp = as_f64(s.w[2]);
+  const double t = sum + x;
+  if (!std::isfinite(t)) {
+    sp += t;
+    sum = 0;
+  } else {
+    const double z = t - sum;
+    comp += (sum - (t - z)) + (x - z);
+    sum = t;
+  }
+  s.w[0] = f64_bits(sum), s.w[1] = f64_bits(comp), s.w[2] = f64_bits(sp);
+}
+
+template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t kkind, const Case& c, const char* name) {
+  constexpr bool kFloat = std::is_floating_point<VT>::value;
+  constexpr bool kSigned = VT(-1) < VT(0);
+  constexpr int K = kFloat ? AGG_FLOAT_WORDS : AGG_INTEGER_WORDS, W = K + 1;
+  // The domain: kmin so that [kmin, kmin + groups) fits KT.
+  const uint64_t span = (uint64_t)std::numeric_limits<KT>::max() - (uint64_t)std::numeric_limits<KT>::min();
+  const uint64_t room = span - (c.groups - 1);  // kmin - KT's min may go up to room
+  const uint64_t koffset = room == UINT64_MAX ? rng() : rng() % (room + 1);
+  const KT kminT = (KT)((uint64_t)std::numeric_limits<KT>::min() + koffset);
+  const uint64_t kmin = widen_bits(kminT);
+
+  std::vector<KT> keys(c.koff + c.n + 4);
+  std::vector<uint64_t> gid(c.n);
+  for (uint64_t i = 0; i < c.n; i++) {
+    gid[i] = rng() % c.groups;
+    keys[c.koff + i] = (KT)(kmin + gid[i]);
+  }
+  std::vector<VT> vals(c.voff + c.n + 4);
+  for (auto& x : vals) x = random_value<VT>(rng);
+  auto kvalid = bitmap(c.kbit + c.n, c.knulls ? 0.8 : 1.0);
+  auto vvalid = bitmap(c.vbit + c.n, c.vnulls ? 0.7 : 1.0);
+  auto sel = bitmap(c.sbit + c.n, c.sel ? 0.6 : 1.0);
+  auto selv = bitmap(c.svbit + c.n, c.selnulls ? 0.9 : 1.0);
+  // Rows with keys outside the domain (selected, non-null key): counted,
+  // in no group.
+  uint64_t want_bad = 0;
+  std::vector<bool> outside(c.n, false);
+  for (uint64_t b = 0; b < c.bad && c.n > 0; b++) {
+    const uint64_t i = rng() % c.n;
+    if (outside[i]) continue;
+    outside[i] = true;
+    keys[c.koff + i] = (KT)(kmin + c.groups + rng() % 3);  // above the domain (KT may wrap: then below)
+    if (c.groups + 3 > span) keys[c.koff + i] = (KT)(kmin - 1);
+  }
+
+  // The reference, groups 0 .. groups (the null key's).
+  std::vector<Ref> ref(c.groups + 1);
+  for (auto& r : ref) {
+    FloatFamily::State id = FloatFamily::identity();
+    r.blocks.assign(c.grid, id);
+  }
+  for (uint64_t i = 0; i < c.n; i++) {
+    if (c.sel && !bit(sel, c.sbit + i)) continue;
+    if (c.selnulls && !bit(selv, c.svbit + i)) continue;
+    uint64_t g = c.groups;
+    if (!c.knulls || bit(kvalid, c.kbit + i)) {
+      if (outside[i]) {
+        want_bad++;
+        continue;
+      }
+      g = gid[i];
+    }
+    Ref& r = ref[g];
+    r.rows++;
+    if (c.vnulls && !bit(vvalid, c.vbit + i)) continue;
+    const VT x = vals[c.voff + i];
+    if constexpr (kFloat) {
+      const unsigned block = (unsigned)((i / kGroupTile) % c.grid);
+      ref_float_fold(r.blocks[block], (double)x);
+      r.count++;
+    } else {
+      const __int128 v = kSigned ? (__int128)(int64_t)x : (__int128)(uint64_t)x;
+      r.mn = r.count == 0 ? v : std::min(r.mn, v);
+      r.mx = r.count == 0 ? v : std::max(r.mx, v);
+      r.sum += v;
+      r.count++;
+    }
+  }
+
+  // The launches, a window each.
+  uint64_t got_bad = 0;
+  for (uint64_t g0 = 0; g0 <= c.groups; g0 += c.window) {
+    const uint64_t p = std::min(c.window, c.groups + 1 - g0);
+    std::vector<uint64_t> partials(c.grid * (W * p + 1), 0xdeadbeefdeadbeefULL), out(W * p + 1, 0xabad1deaULL);
+    unsigned ticket = 0;
+    const size_t shared = kFloat ? FloatTable<VT>::bytes(p) : IntTable<VT, SignedFamily>::bytes(p);
+    CHECK(shared <= AGG_GROUP_SHARED_BYTES, "%s: a table of %llu groups: %zu bytes", name, (unsigned long long)p,
+          shared);
+    emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)keys.data(),
+                      (unsigned long long)c.koff, c.knulls ? kvalid.data() : (const uint32_t*)nullptr,
+                      (unsigned long long)c.kbit, (unsigned long long)kkind, (unsigned long long)kmin,
+                      (unsigned long long)c.groups, (const void*)vals.data(), (unsigned long long)c.voff,
+                      c.vnulls ? vvalid.data() : (const uint32_t*)nullptr, (unsigned long long)c.vbit,
+                      c.sel ? sel.data() : (const uint32_t*)nullptr, (unsigned long long)c.sbit,
+                      c.selnulls ? selv.data() : (const uint32_t*)nullptr, (unsigned long long)c.svbit,
+                      (unsigned long long)c.n, (unsigned long long)g0, (unsigned long long)p, partials.data(),
+                      &ticket, out.data());
+    launches++;
+    CHECK(ticket == 0, "%s: ticket not reset: %u", name, ticket);
+    got_bad += out[W * p];
+    CHECK(out[W * p] == want_bad, "%s n=%llu: %llu keys outside the domain, want %llu", name,
+          (unsigned long long)c.n, (unsigned long long)out[W * p], (unsigned long long)want_bad);
+    for (uint64_t j = 0; j < p; j++) {
+      const Ref& r = ref[g0 + j];
+      const uint64_t* w = &out[j * W];
+      char what[160];
+      snprintf(what, sizeof what, "%s n=%llu groups=%llu grid=%u window=%llu group %llu", name,
+               (unsigned long long)c.n, (unsigned long long)c.groups, c.grid, (unsigned long long)c.window,
+               (unsigned long long)(g0 + j));
+      CHECK(w[K] == r.rows, "%s: rows %llu, want %llu", what, (unsigned long long)w[K], (unsigned long long)r.rows);
+      if constexpr (kFloat) {
+        FloatFamily::State want = FloatFamily::identity();
+        for (unsigned b = 0; b < c.grid; b++) FloatFamily::merge(want, r.blocks[b]);
+        // A NaN's sign and payload are the compiler's choice of operand
+        // order (x86 keeps the first NaN operand's, a GPU makes its own
+        // NaN): a NaN word must be a NaN, any other word the same bits.
+        for (int i = 0; i < K; i++) {
+          const bool nan = i < 3 && std::isnan(as_f64(want.w[i]));
+          CHECK(nan ? std::isnan(as_f64(w[i])) : w[i] == want.w[i], "%s: word %d %016llx, want %016llx", what, i,
+                (unsigned long long)w[i], (unsigned long long)want.w[i]);
+        }
+        CHECK(w[5] == r.count, "%s: count", what);
+      } else {
+        const __int128 sum = (__int128)(((unsigned __int128)w[1] << 64) | w[0]);
+        CHECK(sum == r.sum, "%s: sum differs", what);
+        CHECK(w[4] == r.count, "%s: count %llu, want %llu", what, (unsigned long long)w[4],
+              (unsigned long long)r.count);
+        if (r.count > 0) {
+          const __int128 mn = kSigned ? (__int128)(int64_t)w[2] : (__int128)w[2];
+          const __int128 mx = kSigned ? (__int128)(int64_t)w[3] : (__int128)w[3];
+          CHECK(mn == r.mn && mx == r.mx, "%s: min/max differ", what);
+        }
+      }
+    }
+  }
+  (void)got_bad;
+}
+
+// cases are the configurations for keys of `span` values (the domain's
+// limit) and values of a table of entry bytes.
+static std::vector<Case> cases(uint64_t span, bool floats) {
+  std::vector<Case> cs;
+  const uint64_t groups[] = {1, 2, 3, 10, 97, 300, 1000, 4096};
+  const uint64_t ns[] = {0, 1, 37, 2047, 2049, 5000, 9000};
+  const unsigned grids[] = {1, 2, 3, 5};
+  const uint64_t max_window =
+      floats ? (AGG_GROUP_SHARED_BYTES - AGG_GROUP_FLOAT_STAGE_BYTES) / AGG_GROUP_FLOAT_ENTRY_BYTES
+             : AGG_GROUP_SHARED_BYTES / AGG_GROUP_INT_ENTRY_BYTES;
+  for (uint64_t g : groups) {
+    if (g - 1 > span) continue;
+    for (int rep = 0; rep < 2; rep++) {
+      Case c{};
+      c.groups = g;
+      c.n = ns[rng() % 7];
+      c.koff = rng() % 9, c.kbit = rng() % 40, c.voff = rng() % 9, c.vbit = rng() % 40;
+      c.sbit = rng() % 40, c.svbit = rng() % 40;
+      c.knulls = rng() % 2, c.vnulls = rng() % 2, c.sel = rng() % 2, c.selnulls = rng() % 3 == 0;
+      c.grid = grids[rng() % 4];
+      // One window when the table fits, else the host's; now and then
+      // smaller windows (odd sizes) to fold the domain in more launches.
+      c.window = std::min(g + 1, max_window);
+      if (rng() % 3 == 0) c.window = 1 + rng() % c.window;
+      c.bad = rng() % 4 == 0 && g + 1 < span ? 1 + rng() % 5 : 0;
+      cs.push_back(c);
+    }
+  }
+  return cs;
+}
+
+template <typename KT, typename VT> static void test(GroupKern k, uint32_t kkind, const char* name) {
+  const uint64_t span = (uint64_t)std::numeric_limits<KT>::max() - (uint64_t)std::numeric_limits<KT>::min();
+  const int before = failures;
+  for (const Case& c : cases(span, std::is_floating_point<VT>::value)) run_case<KT, VT>(k, kkind, c, name);
+  printf("%-22s %s\n", name, failures == before ? "ok" : "FAILED");
+}
+
+int main() {
+  test<int64_t, int64_t>(arrowagg_group_int64, kKind_int64, "int64 by int64");
+  test<int32_t, int64_t>(arrowagg_group_int64, kKind_int32, "int64 by int32");
+  test<uint8_t, int64_t>(arrowagg_group_int64, kKind_uint8, "int64 by uint8");
+  test<int64_t, int32_t>(arrowagg_group_int32, kKind_int64, "int32 by int64");
+  test<uint16_t, int32_t>(arrowagg_group_int32, kKind_uint16, "int32 by uint16");
+  test<int8_t, int32_t>(arrowagg_group_int32, kKind_int8, "int32 by int8");
+  test<uint64_t, uint64_t>(arrowagg_group_uint64, kKind_uint64, "uint64 by uint64");
+  test<int16_t, int8_t>(arrowagg_group_int8, kKind_int16, "int8 by int16");
+  test<uint32_t, uint16_t>(arrowagg_group_uint16, kKind_uint32, "uint16 by uint32");
+  test<int64_t, double>(arrowagg_group_float64, kKind_int64, "float64 by int64");
+  test<uint32_t, double>(arrowagg_group_float64, kKind_uint32, "float64 by uint32");
+  test<int32_t, float>(arrowagg_group_float32, kKind_int32, "float32 by int32");
+  printf("%s: %d failures (%d launches)\n", failures ? "FAIL" : "PASS", failures, launches);
+  return failures != 0;
+}
