@@ -36,3 +36,74 @@ func State(k column.Kind, n int64, w []uint64) agg.State {
 func Unkey(k uint64) uint64 {
 	return k ^ uint64(int64(k)>>63)&math.MaxInt64
 }
+
+// GroupWords is the number of words of one group's result in the output of
+// a grouped kernel (arrowagg_group_<kind>, group.cuh) over values of kind k:
+// the family's state words, then the group's rows. It is 0 for a kind with
+// no grouped kernel (GroupKernel).
+func GroupWords(k column.Kind) int {
+	switch {
+	case GroupKernel(k) == "":
+		return 0
+	case k.Family() == column.FamilyFloat:
+		return AggFloatWords + 1
+	}
+	return AggIntegerWords + 1
+}
+
+// GroupKernel is the name of the grouped kernel of values of kind k (the
+// integers and floats), "" when there is none.
+func GroupKernel(k column.Kind) string {
+	switch k {
+	case column.Int8, column.Int16, column.Int32, column.Int64, column.Uint8, column.Uint16, column.Uint32,
+		column.Uint64, column.Float32, column.Float64:
+		return "arrowagg_group_" + k.String()
+	}
+	return ""
+}
+
+// GroupKeyKind reports whether the grouped kernels read keys of kind k (the
+// integers: a dictionary's indices are uint8, uint16, uint32 or int32).
+func GroupKeyKind(k column.Kind) bool {
+	return k.Family() == column.FamilySigned || k.Family() == column.FamilyUnsigned
+}
+
+// GroupWindow is the most groups one launch of the grouped kernel of value
+// kind k folds: its block's table (and the floats' staged tile) within
+// AggGroupSharedBytes of shared memory. A larger domain is folded in
+// windows of groups, a launch each.
+func GroupWindow(k column.Kind) int {
+	if k.Family() == column.FamilyFloat {
+		return (AggGroupSharedBytes - AggGroupFloatStageBytes) / AggGroupFloatEntryBytes
+	}
+	return AggGroupSharedBytes / AggGroupIntEntryBytes
+}
+
+// GroupSharedBytes is the dynamic shared memory of a launch of the grouped
+// kernel of value kind k over a window of groups.
+func GroupSharedBytes(k column.Kind, window int) int {
+	if k.Family() == column.FamilyFloat {
+		return AggGroupFloatStageBytes + window*AggGroupFloatEntryBytes
+	}
+	return window * GroupReplicas(window) * AggGroupIntEntryBytes
+}
+
+// GroupReplicas is the number of copies of a block's integer table of a
+// window of groups in the grouped kernels (group.cuh's group_replicas): the
+// most, a power of two up to a warp's lanes, that fit AggGroupSharedBytes.
+func GroupReplicas(window int) int {
+	r := AggWarpThreads
+	for r > 1 && window*r*AggGroupIntEntryBytes > AggGroupSharedBytes {
+		r >>= 1
+	}
+	return r
+}
+
+// GroupState turns one group's words of a grouped kernel's output over
+// values of kind k (GroupWords of them: the family's state, then the
+// group's rows) into the group's partial state: its rows are its count and
+// its nulls.
+func GroupState(k column.Kind, w []uint64) agg.State {
+	rows := w[len(w)-1]
+	return State(k, int64(rows), w[:len(w)-1])
+}

@@ -60,8 +60,9 @@ type device struct {
 	// the sketch kernels (none for some kinds)
 	skFns     [len(specs)]cudrv.Function
 	skMaxGrid [len(specs)]int
-	// the Parquet page kernels, loaded when first used (pageKernel)
-	pqFns   map[string]cudrv.Function
+	// the kernels loaded when first used (lazyKernel): the Parquet page
+	// kernels, the grouped kernels
+	lazyFns map[string]cudrv.Function
 	pool    *pool
 	retain  bool // the primary context was retained
 	cleanup []func() error
@@ -168,20 +169,20 @@ func (d *device) init() error {
 	return nil
 }
 
-// pageKernel is the Parquet page kernel name, loaded when first asked for;
-// device thread.
-func (d *device) pageKernel(name string) (cudrv.Function, int, error) {
-	if f, ok := d.pqFns[name]; ok {
+// lazyKernel is kernel name (a Parquet page kernel, a grouped kernel),
+// loaded when first asked for; device thread.
+func (d *device) lazyKernel(name string) (cudrv.Function, int, error) {
+	if f, ok := d.lazyFns[name]; ok {
 		return f, 0, nil
 	}
 	f, g, err := d.loadKernel(name)
 	if err != nil {
 		return f, g, err
 	}
-	if d.pqFns == nil {
-		d.pqFns = make(map[string]cudrv.Function)
+	if d.lazyFns == nil {
+		d.lazyFns = make(map[string]cudrv.Function)
 	}
-	d.pqFns[name] = f
+	d.lazyFns[name] = f
 	return f, g, nil
 }
 

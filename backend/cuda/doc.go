@@ -85,7 +85,11 @@
 // Columns that stay on the device (Backend.Upload, DeviceColumn.Aggregate;
 // engine.Residency over them) are aggregated by one launch each, with no
 // host transfer but the state. Uploads of ordinary memory go through the
-// staging lanes too.
+// staging lanes too. Backend.GroupResident groups resident value columns by
+// a resident key column over a dense domain of keys (GROUP BY of few keys,
+// with a resident boolean selection): a launch of a grouped kernel per
+// value column and window of groups, the groups' states copied back
+// (group.go).
 //
 // # Failures
 //

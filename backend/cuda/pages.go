@@ -58,13 +58,13 @@ func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State
 func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) (err error) {
 	d := b.d
 	name := pqdev.Kernel(q.Kind)
-	fn, _, err := d.pageKernel(name)
+	fn, _, err := d.lazyKernel(name)
 	if err != nil {
 		return err
 	}
 	var unsnap cudrv.Function
 	if l.Snappy > 0 {
-		if unsnap, _, err = d.pageKernel("arrowagg_pq_unsnap"); err != nil {
+		if unsnap, _, err = d.lazyKernel("arrowagg_pq_unsnap"); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,262 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/cudrv"
+	"github.com/arrowagg/arrowagg/kernels"
+)
+
+// GroupKey is the key column of a grouped aggregation over a dense domain of
+// keys (GroupResident).
+type GroupKey struct {
+	// Column is the resident key column: integers, or a dictionary's indices
+	// (uint8, uint16, uint32 or int32) uploaded as a column of their own.
+	Column *DeviceColumn
+	// Min is the smallest key (the column's minimum; 0 for a dictionary's
+	// indices): its int64 bits for a signed kind.
+	Min uint64
+	// Groups is the size of the domain: every valid key k has k - Min in
+	// [0, Groups) (the column's max - min + 1; a dictionary's length), at
+	// most kernels.AggGroupMax.
+	Groups int
+}
+
+// GroupResident folds resident value columns into the groups of a resident
+// key column: result i holds the states of values[i] in key.Groups+1 groups,
+// group g the rows whose key is key.Min+g and group key.Groups the rows of a
+// null key (SQL's group of NULL). A group's count(*) is its state's Count
+// plus NullCount. With sel (a resident boolean column of the same rows), only
+// the rows whose selection is true are folded: false and null skip the row,
+// as a WHERE clause does. The aggregates are set's (count, sum, mean, min,
+// max; the ordered aggregates and the statistics are unsupported), the
+// exactness the per-kind kernels': exact integer sums, compensated float
+// sums that are the same bits run after run.
+//
+// Each value column is one launch of its grouped kernel (kernels/group.cuh)
+// per window of groups (kernels.GroupWindow: the domain whose table fits a
+// block's shared memory, all of it for up to 1357 integer or 466 float
+// groups), and copies back only the groups' states. A valid key outside
+// the domain is an error.
+func (b *Backend) GroupResident(ctx context.Context, key GroupKey, sel *DeviceColumn, values []*DeviceColumn,
+	set agg.Set) ([]*agg.Groups, error) {
+	out, err := b.groupResident(ctx, key, sel, values, set)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: grouping resident columns: %w", err)
+	}
+	return out, nil
+}
+
+func (b *Backend) groupResident(ctx context.Context, key GroupKey, sel *DeviceColumn, values []*DeviceColumn,
+	set agg.Set) ([]*agg.Groups, error) {
+	if err := checkGroup(b, key, sel, values); err != nil {
+		return nil, err
+	}
+	if set = agg.Normalize(set); set.Any(agg.Ordered) {
+		return nil, fmt.Errorf("%s: unsupported by the grouped kernels", (set & agg.Ordered).String())
+	}
+	out := make([]*agg.Groups, len(values))
+	for i, v := range values {
+		g, err := agg.NewGroups(v.kind.Family(), set)
+		if err != nil {
+			return nil, fmt.Errorf("values %d (%s): %w", i, v.typ, err)
+		}
+		g.Grow(key.Groups + 1)
+		out[i] = g
+	}
+	if key.Column.n == 0 {
+		return out, nil
+	}
+	err := b.d.do(func() (err error) {
+		defer func() { err = b.settle(err) }()
+		cols := append([]*DeviceColumn{key.Column}, values...)
+		if sel != nil {
+			cols = append(cols, sel)
+		}
+		for _, c := range cols {
+			if !c.live() {
+				return errors.New("grouping a freed column")
+			}
+		}
+		for i, v := range values {
+			if err := b.groupColumn(ctx, key, sel, v, out[i]); err != nil {
+				return fmt.Errorf("values %d (%s): %w", i, v.typ, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// checkGroup checks the columns of GroupResident: kinds, lengths, backend.
+func checkGroup(b *Backend, key GroupKey, sel *DeviceColumn, values []*DeviceColumn) error {
+	k := key.Column
+	switch {
+	case k == nil:
+		return errors.New("no key column")
+	case !kernels.GroupKeyKind(k.kind):
+		return fmt.Errorf("key column of %s: unsupported (integer keys or dictionary indices only)", k.typ)
+	case key.Groups < 1 || key.Groups > kernels.AggGroupMax:
+		return fmt.Errorf("a domain of %d keys: unsupported (1 to %d)", key.Groups, kernels.AggGroupMax)
+	case len(values) == 0:
+		return errors.New("no value column")
+	case sel != nil && sel.kind != column.Bool:
+		return fmt.Errorf("selection column of %s: not boolean", sel.typ)
+	case sel != nil && sel.n != k.n:
+		return fmt.Errorf("selection of %d rows for a key column of %d", sel.n, k.n)
+	}
+	for i, v := range append([]*DeviceColumn{k, sel}, values...) {
+		if v != nil && v.b != b {
+			return fmt.Errorf("column %d is resident on another backend", i)
+		}
+	}
+	for i, v := range values {
+		if v == nil {
+			return fmt.Errorf("values %d: no column", i)
+		}
+		if kernels.GroupKernel(v.kind) == "" {
+			return fmt.Errorf("values %d of %s: unsupported by the grouped kernels (integers and floats)", i, v.typ)
+		}
+		if v.n != k.n {
+			return fmt.Errorf("values %d: %d rows for a key column of %d", i, v.n, k.n)
+		}
+	}
+	return nil
+}
+
+// groupColumn folds value column v into g, a launch per window of groups
+// (and per 2^30 rows a block: step); device thread.
+func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) (err error) {
+	d, st := b.d, b.lanes[0].stream
+	name := kernels.GroupKernel(v.kind)
+	fn, _, err := d.lazyKernel(name)
+	if err != nil {
+		return err
+	}
+	words := kernels.GroupWords(v.kind)
+	domain := key.Groups + 1
+	window := min(domain, kernels.GroupWindow(v.kind))
+	occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, int64(kernels.GroupSharedBytes(v.kind, window)))
+	if err != nil {
+		return fmt.Errorf("reading the occupancy of %s: %w", name, err)
+	}
+	n := uint64(key.Column.n)
+	maxGrid := uint64(max(1, occ) * d.info.Multiprocessors)
+	grid := min(maxGrid, (n+groupTile-1)/groupTile)
+	// A block's counters are 32-bit: a launch gives each block at most
+	// 2^30 rows (and a tile).
+	step := grid << 30
+
+	partials, err := d.pool.alloc(int64(grid*uint64(words*window+1)) * 8)
+	if err != nil {
+		return fmt.Errorf("allocating the blocks' tables: %w", err)
+	}
+	defer d.pool.release(&partials)
+	ticket, err := d.pool.alloc(4)
+	if err != nil {
+		return fmt.Errorf("allocating the ticket: %w", err)
+	}
+	defer d.pool.release(&ticket)
+	if err := cudrv.MemsetD32(ticket.ptr, 0, 1); err != nil {
+		return fmt.Errorf("zeroing the ticket: %w", err)
+	}
+	res, err := d.pool.alloc(int64(words*window+1) * 8)
+	if err != nil {
+		return fmt.Errorf("allocating the groups' states: %w", err)
+	}
+	defer d.pool.release(&res)
+	host := make([]uint64, words*window+1)
+	defer func() {
+		if err != nil {
+			// A launch may still run: the buffers go back to the pool
+			// (the deferred releases above, run after this) once it is over.
+			st.Synchronize() //nolint:errcheck // err says what failed; settle reports the stream's state
+		}
+	}()
+
+	for lo := uint64(0); lo < n; lo += step {
+		m := min(step, n-lo)
+		gr := min(grid, (m+groupTile-1)/groupTile)
+		for g0 := 0; g0 < domain; g0 += window {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			p := min(window, domain-g0)
+			args := groupArgs(key, sel, v, lo, m, g0, p)
+			args.Ptr(partials.ptr).Ptr(ticket.ptr).Ptr(res.ptr)
+			shared := kernels.GroupSharedBytes(v.kind, p)
+			if err := fn.Launch(int(gr), 1, 1, blockThreads, 1, 1, shared, st, &args); err != nil {
+				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
+			}
+			launches.Add(1)
+			nw := words*p + 1
+			if err := d.copyDtoH(unsafe.Pointer(&host[0]), res.ptr, int64(nw)*8, st); err != nil {
+				return fmt.Errorf("copying the groups' states to the host: %w", err)
+			}
+			if err := d.syncStream(st); err != nil {
+				return fmt.Errorf("running %s: %w", name, err)
+			}
+			if bad := host[nw-1]; bad != 0 {
+				return fmt.Errorf("%d keys outside the domain of %d keys from %s", bad, key.Groups, keyString(key))
+			}
+			for j := range p {
+				s := kernels.GroupState(v.kind, host[j*words:(j+1)*words])
+				if err := g.MergeState(int32(g0+j), &s); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// groupTile is the rows of a block's tile in the grouped kernels.
+const groupTile = blockThreads * kernels.AggGroupItems
+
+// keyString is key.Min as the key column's kind reads it.
+func keyString(key GroupKey) string {
+	if key.Column.kind.Family() == column.FamilySigned {
+		return fmt.Sprint(int64(key.Min))
+	}
+	return fmt.Sprint(key.Min)
+}
+
+// groupArgs are a grouped kernel's parameters before its scratch (group.cuh
+// documents them): rows [lo, lo+n) of the columns, groups [g0, g0+p).
+func groupArgs(key GroupKey, sel, v *DeviceColumn, lo, n uint64, g0, p int) cudrv.Params {
+	var a cudrv.Params
+	k := key.Column
+	a.Ptr(k.values.ptr).U64(k.voff + lo)
+	bitmapArg(&a, k, lo)
+	a.U64(uint64(specs[k.kind].code)).U64(key.Min).U64(uint64(key.Groups))
+	a.Ptr(v.values.ptr).U64(v.voff + lo)
+	bitmapArg(&a, v, lo)
+	if sel != nil {
+		a.Ptr(sel.values.ptr).U64(sel.voff + lo)
+		bitmapArg(&a, sel, lo)
+	} else {
+		a.Ptr(0).U64(0).Ptr(0).U64(0)
+	}
+	a.U64(n).U64(uint64(g0)).U64(uint64(p))
+	return a
+}
+
+// bitmapArg appends c's validity bitmap and the bit of row lo in it (null
+// and 0 when c has no nulls).
+func bitmapArg(a *cudrv.Params, c *DeviceColumn, lo uint64) {
+	if !c.valid {
+		a.Ptr(0).U64(0)
+		return
+	}
+	a.Ptr(c.validity.ptr).U64(c.vbit + lo)
+}

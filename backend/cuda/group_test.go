@@ -1,0 +1,411 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/bitutil"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+)
+
+// keyArray makes n keys of integer type dt in [kmin, kmin+groups) (kmin as
+// the kind widens it: int64 bits for signed kinds), about nullFrac of them
+// null.
+func keyArray(t testing.TB, mem memory.Allocator, r *rand.Rand, dt arrow.DataType, n int, kmin uint64, groups int,
+	nullFrac float64) arrow.Array {
+	w := kindOf(t, dt).Width()
+	vals := memory.NewResizableBuffer(mem)
+	defer vals.Release()
+	vals.Resize(n * w)
+	var x [8]byte
+	for i := range n {
+		binary.LittleEndian.PutUint64(x[:], kmin+uint64(r.IntN(groups)))
+		copy(vals.Bytes()[i*w:], x[:w])
+	}
+	var validity *memory.Buffer
+	nulls := 0
+	if nullFrac > 0 {
+		validity = memory.NewResizableBuffer(mem)
+		defer validity.Release()
+		validity.Resize(int(bitutil.BytesForBits(int64(n))))
+		vb := validity.Bytes()
+		clear(vb)
+		for i := range n {
+			if r.Float64() >= nullFrac {
+				bitutil.SetBit(vb, i)
+			}
+		}
+		nulls = n - bitutil.CountSetBits(vb, 0, n)
+	}
+	data := array.NewData(dt, n, []*memory.Buffer{validity, vals}, nil, nulls, 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// keyOf is row i's key of view k, widened as the kernels widen it.
+func keyOf(k *column.View, i int) uint64 {
+	switch k.Kind {
+	case column.Int8:
+		return uint64(column.Values[int8](k)[i])
+	case column.Int16:
+		return uint64(column.Values[int16](k)[i])
+	case column.Int32:
+		return uint64(column.Values[int32](k)[i])
+	case column.Int64:
+		return uint64(column.Values[int64](k)[i])
+	case column.Uint8:
+		return uint64(column.Values[uint8](k)[i])
+	case column.Uint16:
+		return uint64(column.Values[uint16](k)[i])
+	case column.Uint32:
+		return uint64(column.Values[uint32](k)[i])
+	}
+	return column.Values[uint64](k)[i]
+}
+
+// cpuGroups is the CPU's answer: the rows of sel (all when nil) grouped by
+// key k (key - kmin; groups for a null key) and folded by agg's grouped
+// update loops, row by row in order.
+func cpuGroups(t testing.TB, k, sel, v *column.View, kmin uint64, groups int) *agg.Groups {
+	g, err := agg.NewGroups(v.Kind.Family(), 0)
+	require.NoError(t, err)
+	g.Grow(groups + 1)
+	var rows, ids []int32
+	for i := 0; i < k.Len; i++ {
+		if sel != nil && (!sel.Valid(i) || !bitutil.BitIsSet(sel.Values, sel.Offset+i)) {
+			continue
+		}
+		id := int32(groups)
+		if k.Valid(i) {
+			id = int32(keyOf(k, i) - kmin)
+		}
+		rows, ids = append(rows, int32(i)), append(ids, id)
+	}
+	switch v.Kind {
+	case column.Int8:
+		agg.FoldSigned(g, column.Values[int8](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Int16:
+		agg.FoldSigned(g, column.Values[int16](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Int32:
+		agg.FoldSigned(g, column.Values[int32](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Int64:
+		agg.FoldSigned(g, column.Values[int64](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Uint8:
+		agg.FoldUnsigned(g, column.Values[uint8](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Uint16:
+		agg.FoldUnsigned(g, column.Values[uint16](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Uint32:
+		agg.FoldUnsigned(g, column.Values[uint32](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Uint64:
+		agg.FoldUnsigned(g, column.Values[uint64](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Float32:
+		agg.FoldFloat(g, column.Values[float32](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	case column.Float64:
+		agg.FoldFloat(g, column.Values[float64](v), v.Validity, v.ValidityOffset, rows, ids, 0)
+	default:
+		t.Fatalf("no grouped loop for %s", v.Kind)
+	}
+	return g
+}
+
+// groupAbs is, per group of cpuGroups, the sum of |x| over its valid finite
+// float values and how many there are (floatBound's terms).
+func groupAbs(k, sel, v *column.View, kmin uint64, groups int) ([]float64, []int) {
+	abs, n := make([]float64, groups+1), make([]int, groups+1)
+	for i := 0; i < k.Len; i++ {
+		if sel != nil && (!sel.Valid(i) || !bitutil.BitIsSet(sel.Values, sel.Offset+i)) || !v.Valid(i) {
+			continue
+		}
+		id := groups
+		if k.Valid(i) {
+			id = int(keyOf(k, i) - kmin)
+		}
+		var x float64
+		if v.Kind == column.Float32 {
+			x = float64(column.Values[float32](v)[i])
+		} else {
+			x = column.Values[float64](v)[i]
+		}
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			abs[id] += math.Abs(x)
+			n[id]++
+		}
+	}
+	return abs, n
+}
+
+// requireSameGroups checks the GPU's groups against the CPU's: every
+// group's state bit for bit, but float sums, which agree within floatBound
+// (non-finite ones exactly, NaN as NaN), as requireSame does for one state.
+func requireSameGroups(t testing.TB, k, sel, v *column.View, kmin uint64, groups int, cpu, gpu *agg.Groups,
+	msg string) {
+	t.Helper()
+	require.Equal(t, cpu.Len(), gpu.Len(), msg)
+	var abs []float64
+	var cnt []int
+	if v.Kind.Family() == column.FamilyFloat {
+		abs, cnt = groupAbs(k, sel, v, kmin, groups)
+	}
+	for i := range int32(cpu.Len()) {
+		cs, gs := cpu.State(i), gpu.State(i)
+		where := fmt.Sprintf("%s: group %d", msg, i)
+		if v.Kind.Family() != column.FamilyFloat {
+			require.Equal(t, cs, gs, where)
+			continue
+		}
+		require.Equal(t, cs.Count, gs.Count, where)
+		require.Equal(t, cs.NullCount, gs.NullCount, where)
+		require.Equal(t, cs.Min, gs.Min, where) // the sign of zero too
+		require.Equal(t, cs.Max, gs.Max, where)
+		c, g := cs.FloatSum(), gs.FloatSum()
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			require.Equal(t, math.IsNaN(c), math.IsNaN(g), where)
+			if !math.IsNaN(c) {
+				require.Equal(t, c, g, where)
+			}
+			continue
+		}
+		require.InDelta(t, c, g, floatBound(c, abs[i], cnt[i]), where)
+	}
+}
+
+// TestGroupResident groups resident value columns by resident key columns
+// on the GPU and checks every group against the CPU's grouped update loops
+// on the same rows: integer, dictionary-index and null keys, domains of 1
+// to 4096 keys (several windows of groups for the larger ones), values of
+// integer and float kinds with nulls, selections with nulls, columns that
+// start at an offset into their buffers, and row counts that are not
+// multiples of a tile. Float groups must come out the same bits on a second
+// run.
+func TestGroupResident(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(3, 21))
+	cases := []struct {
+		key, val         arrow.DataType
+		kmin             int64
+		groups, n        int
+		keyNull, valNull float64
+		sel              bool
+		selNull          float64
+	}{
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, -5, 10, 100_003, 0.1, 0.2, true, 0.1},
+		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int32, -500, 1000, 70_001, 0.05, 0.1, false, 0},
+		{arrow.PrimitiveTypes.Uint8, arrow.PrimitiveTypes.Float64, 0, 200, 50_000, 0.1, 0.1, true, 0}, // dictionary indices
+		{arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Float64, -2000, 4096, 90_000, 0.02, 0.1, true, 0.05},
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, 1 << 40, 4096, 60_000, 0, 0, false, 0},
+		{arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Uint64, math.MinInt64 + 5, 1, 3_001, 0.3, 0.3, true, 0},
+		{arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Int8, 7, 3, 9_999, 0, 0.5, false, 0},
+		{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Float32, -128, 256, 40_000, 0.1, 0, true, 0},
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint16, 0, 5, 1, 0, 0, false, 0},
+	}
+	for _, c := range cases {
+		name := fmt.Sprintf("%s by %s in %d groups, %d rows", c.val, c.key, c.groups, c.n)
+		t.Run(name, func(t *testing.T) {
+			const off = 3 // the columns start at an offset into their buffers
+			kmin := uint64(c.kmin)
+			keys := keyArray(t, mem, r, c.key, c.n+off, kmin, c.groups, c.keyNull)
+			defer keys.Release()
+			vals := randomArray(t, mem, r, c.val, c.n+off, c.valNull)
+			defer vals.Release()
+			ks, vs := array.NewSlice(keys, off, int64(c.n+off)), array.NewSlice(vals, off, int64(c.n+off))
+			defer ks.Release()
+			defer vs.Release()
+			kv, vv := viewOf(t, ks), viewOf(t, vs)
+			kc, err := testBackend.Upload(ctx, kv)
+			require.NoError(t, err)
+			defer kc.Free()
+			vc, err := testBackend.Upload(ctx, vv)
+			require.NoError(t, err)
+			defer vc.Free()
+			var sv *column.View
+			var sc *DeviceColumn
+			if c.sel {
+				sel := randomArray(t, mem, r, arrow.FixedWidthTypes.Boolean, c.n+off, c.selNull)
+				defer sel.Release()
+				ss := array.NewSlice(sel, off, int64(c.n+off))
+				defer ss.Release()
+				sv = viewOf(t, ss)
+				sc, err = testBackend.Upload(ctx, sv)
+				require.NoError(t, err)
+				defer sc.Free()
+			}
+			key := GroupKey{Column: kc, Min: kmin, Groups: c.groups}
+			got, err := testBackend.GroupResident(ctx, key, sc, []*DeviceColumn{vc}, 0)
+			require.NoError(t, err)
+			require.Len(t, got, 1)
+			want := cpuGroups(t, kv, sv, vv, kmin, c.groups)
+			requireSameGroups(t, kv, sv, vv, kmin, c.groups, want, got[0], name)
+			if vv.Kind.Family() == column.FamilyFloat {
+				again, err := testBackend.GroupResident(ctx, key, sc, []*DeviceColumn{vc}, 0)
+				require.NoError(t, err)
+				for i := range int32(want.Len()) {
+					requireIdentical(t, got[0].State(i), again[0].State(i), "group %d", i)
+				}
+			}
+		})
+	}
+}
+
+// TestGroupResidentColumns groups two value columns in one call, each as
+// alone.
+func TestGroupResidentColumns(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(5, 8))
+	const n, groups = 30_000, 17
+	keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Int32, n, 100, groups, 0.1)
+	defer keys.Release()
+	kv := viewOf(t, keys)
+	kc, err := testBackend.Upload(ctx, kv)
+	require.NoError(t, err)
+	defer kc.Free()
+	var cols []*DeviceColumn
+	var views []*column.View
+	for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64} {
+		a := randomArray(t, mem, r, dt, n, 0.1)
+		defer a.Release()
+		v := viewOf(t, a)
+		c, err := testBackend.Upload(ctx, v)
+		require.NoError(t, err)
+		defer c.Free()
+		cols, views = append(cols, c), append(views, v)
+	}
+	got, err := testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 100, Groups: groups}, nil, cols, 0)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	for i, v := range views {
+		requireSameGroups(t, kv, nil, v, 100, groups, cpuGroups(t, kv, nil, v, 100, groups), got[i], v.Type.String())
+	}
+}
+
+// TestGroupResidentErrors: keys outside the domain the caller gave, keys
+// or values of kinds the kernels do not group, and aggregates they do not
+// answer are errors, not wrong groups.
+func TestGroupResidentErrors(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(9, 9))
+	const n = 5_000
+	keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Int64, n, 0, 10, 0)
+	defer keys.Release()
+	kc, err := testBackend.Upload(ctx, viewOf(t, keys))
+	require.NoError(t, err)
+	defer kc.Free()
+	vals := randomArray(t, mem, r, arrow.PrimitiveTypes.Float64, n, 0)
+	defer vals.Release()
+	vc, err := testBackend.Upload(ctx, viewOf(t, vals))
+	require.NoError(t, err)
+	defer vc.Free()
+	bools := randomArray(t, mem, r, arrow.FixedWidthTypes.Boolean, n, 0)
+	defer bools.Release()
+	bc, err := testBackend.Upload(ctx, viewOf(t, bools))
+	require.NoError(t, err)
+	defer bc.Free()
+
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 0, Groups: 9}, nil, []*DeviceColumn{vc}, 0)
+	require.ErrorContains(t, err, "outside the domain")
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 1, Groups: 10}, nil, []*DeviceColumn{vc}, 0)
+	require.ErrorContains(t, err, "outside the domain")
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: vc, Min: 0, Groups: 10}, nil, []*DeviceColumn{vc}, 0)
+	require.ErrorContains(t, err, "unsupported")
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 0, Groups: 10}, nil, []*DeviceColumn{bc}, 0)
+	require.ErrorContains(t, err, "unsupported")
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 0, Groups: 10}, vc, []*DeviceColumn{vc}, 0)
+	require.ErrorContains(t, err, "not boolean")
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 0, Groups: 5000}, nil, []*DeviceColumn{vc}, 0)
+	require.ErrorContains(t, err, "unsupported")
+	_, err = testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 0, Groups: 10}, nil, []*DeviceColumn{vc},
+		agg.Default|agg.First)
+	require.ErrorContains(t, err, "unsupported")
+	got, err := testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: 0, Groups: 10}, bc, []*DeviceColumn{vc}, 0)
+	require.NoError(t, err)
+	require.Equal(t, 11, got[0].Len())
+}
+
+// BenchmarkGroupResident: sum, min, max and count of 100M int64 values
+// grouped by 100M int64 keys (no nulls) in 10 and in 1000 groups, both
+// columns already in device memory; wall time of a GroupResident call (the
+// launch and the groups' states read back), bytes of keys and values read
+// per second. The first call is checked against the CPU.
+func BenchmarkGroupResident(b *testing.B) {
+	const n = 100_000_000
+	ctx := context.Background()
+	for _, groups := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("int64/groups=%d", groups), func(b *testing.B) {
+			keys, vals := benchGroupColumns(b, n, groups)
+			defer keys.Release()
+			defer vals.Release()
+			kv, vv := viewOf(b, keys), viewOf(b, vals)
+			kc, err := testBackend.Upload(ctx, kv)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer kc.Free()
+			vc, err := testBackend.Upload(ctx, vv)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer vc.Free()
+			key := GroupKey{Column: kc, Groups: groups}
+			got, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			requireSameGroups(b, kv, nil, vv, 0, groups, cpuGroups(b, kv, nil, vv, 0, groups), got[0], "bench")
+			b.SetBytes(kc.ByteSize() + vc.ByteSize())
+			b.ResetTimer()
+			for range b.N {
+				if _, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// benchGroupColumns makes n int64 keys in [0, groups) and n int64 values,
+// no nulls, filled in parallel.
+func benchGroupColumns(b *testing.B, n, groups int) (keys, vals arrow.Array) {
+	kb, vb := memory.NewResizableBuffer(memory.DefaultAllocator), memory.NewResizableBuffer(memory.DefaultAllocator)
+	defer kb.Release()
+	defer vb.Release()
+	kb.Resize(n * 8)
+	vb.Resize(n * 8)
+	ks, vs := column.Slice[int64](kb.Bytes()), column.Slice[int64](vb.Bytes())
+	parts := runtime.GOMAXPROCS(0)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(uint64(p), 17))
+			for i := n * p / parts; i < n*(p+1)/parts; i++ {
+				ks[i], vs[i] = int64(r.IntN(groups)), int64(r.Uint64())
+			}
+		}()
+	}
+	wg.Wait()
+	kd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, kb}, nil, 0, 0)
+	defer kd.Release()
+	vd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, vb}, nil, 0, 0)
+	defer vd.Release()
+	return array.MakeFromData(kd), array.MakeFromData(vd)
+}
