@@ -12,9 +12,11 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
@@ -219,12 +221,12 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 	}
 }
 
-// groupParquet reads the leaves of Parquet source i a row group at a time,
-// each leaf's chunk decoded by a goroutine of its own (one after the other
-// for an encrypted file, whose decryptors are not safe for concurrent use),
-// and hands the row group to add as record batches of the leaves, under
-// their names. A row group whose statistics (stats.go: the exact ones)
-// exclude every row filter f keeps is skipped, and counted in sum.
+// groupParquet reads the leaves of Parquet source i a row group at a time
+// (groupRowGroups: walked by the guard, charged to the memory budget, then
+// decoded a batch at a time), and hands the rows to add as record batches
+// of the leaves, under their names. A row group whose statistics (stats.go:
+// the exact ones) exclude every row filter f keeps is skipped, and counted
+// in sum.
 func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
@@ -294,11 +296,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
 	}
 	var rows int64
-	// The row groups the filter may keep, decoded ahead of the grouping
-	// (up to groupAhead at once, each leaf's chunk by a goroutine of its
-	// own; one after the other for an encrypted file) and handed over in
-	// order.
-	var todo []int
+	var todo []int // the row groups the filter may keep
 	for rg := range md.RowGroups {
 		n := md.RowGroups[rg].NumRows
 		rows += n
@@ -309,52 +307,10 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 		todo = append(todo, rg)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ahead := groupAhead
-	if fi.parquet.crypt.encrypted {
-		ahead = 1
-	}
-	done := make([]chan decodedGroup, len(todo))
-	for k := range todo {
-		done[k] = make(chan decodedGroup, 1)
-	}
-	sem := make(chan struct{}, ahead)
-	go func() {
-		for k, rg := range todo {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				for ; k < len(todo); k++ {
-					done[k] <- decodedGroup{err: ctx.Err()}
-				}
-				return
-			}
-			go func() {
-				dg := decodeRowGroup(ctx, fr, rg, pls, md.RowGroups[rg].NumRows, fi.parquet.crypt.encrypted)
-				dg.held = true
-				done[k] <- dg
-			}()
-		}
-	}()
-	var ferr error
-	for k := range todo {
-		dg := <-done[k]
-		if dg.err == nil && ferr == nil {
-			ferr = dg.add(add)
-		} else if ferr == nil {
-			ferr = dg.err
-		}
-		dg.release()
-		if dg.held {
-			<-sem
-		}
-		if ferr != nil {
-			cancel()
-		}
-	}
-	if ferr != nil {
-		return 0, ferr
+	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem,
+		decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget}
+	if err := run.groupRowGroups(ctx, src, pf, fr, todo, add); err != nil {
+		return 0, err
 	}
 	return rows, nil
 }
@@ -362,62 +318,259 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 // groupAhead is how many row groups are decoded at once while grouping.
 const groupAhead = 3
 
-// decodedGroup is a row group's leaves decoded into Arrow arrays.
-type decodedGroup struct {
-	tbl  arrow.Table
-	err  error
-	held bool // it holds a place of the lookahead
+// groupBatchBytes is about the bytes of the record batches of a row group
+// that grouping decodes, all its leaves together: large enough that a batch
+// keeps the grouper's workers busy, small enough that memory does not grow
+// with the row group.
+const groupBatchBytes = 32 << 20
+
+// groupBatchesHeld is how many of a row group's batches are held at once:
+// one being decoded, one waiting, one being grouped.
+const groupBatchesHeld = 3
+
+// rowGroupRead is a row group being decoded for grouping: its record
+// batches, in order, then an error if one stopped it; charge holds the
+// memory budget's charge of its decoding until it is released.
+type rowGroupRead struct {
+	batches chan decodedBatch
+	charge  *budget.Charge
 }
 
-// decodeRowGroup decodes the chunks of leaves pls in row group rg, of n
-// rows, each by a goroutine of its own (one after the other when serial).
-func decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, pls []parquetLeaf, n int64, serial bool) decodedGroup {
-	cols := make([]*arrow.Chunked, len(pls))
-	fields := make([]arrow.Field, len(pls))
-	errs := make([]error, len(pls))
-	var wg sync.WaitGroup
-	for k := range pls {
-		read := func() {
-			defer wg.Done()
-			cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
-		}
-		wg.Add(1)
-		if serial {
-			read()
-		} else {
-			go read()
-		}
+// decodedBatch is a batch of rows of a row group's leaves, as Arrow arrays
+// (a table: a leaf's arrays may be cut where its dictionary changes), or
+// the error that stopped the decoding.
+type decodedBatch struct {
+	tbl arrow.Table
+	err error
+}
+
+// groupRowGroups decodes row groups todo of the run's file (src, read by pf
+// and fr) through pqarrow, up to groupAhead at once, and hands their rows to
+// add in order, as record batches of the leaves under their names. Before
+// a row group is decoded, its chunks' pages are walked by the guard
+// (pqwalk.go), and what decoding them holds (arrowCost, and the batches
+// held) is charged to the memory budget until the row group is grouped:
+// the same checks and charges as the chunks aggregated without grouping.
+// Each batch's leaves are decoded by a goroutine each (one after the other
+// for an encrypted file, whose decryptors are not safe for concurrent use).
+func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *file.Reader, fr *pqarrow.FileReader, todo []int, add func(arrow.Record) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	serial := r.pqf.crypt.encrypted
+	ahead := groupAhead
+	if serial {
+		ahead = 1
 	}
-	wg.Wait()
+	// A row group holds a place of sem from before its walk until it is
+	// grouped: at most ahead are walked or decoded at once.
+	sem := make(chan struct{}, ahead)
+	reads := make(chan *rowGroupRead, ahead)
+	var wg sync.WaitGroup
 	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
+		cancel()
+		for rd := range reads { // (the row groups started: their decoders stop)
+			for b := range rd.batches {
+				b.release()
+			}
+			rd.charge.Close()
+		}
+		wg.Wait()
+	}()
+	go func() {
+		defer close(reads)
+		for _, rg := range todo {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			rd := &rowGroupRead{batches: make(chan decodedBatch, 1)}
+			need, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
+			if err == nil {
+				rd.charge = r.budget.Holder(ctx)
+				err = rd.charge.Grow("a row group decoded for grouping", need)
+			}
+			if err != nil {
+				rd.batches <- decodedBatch{err: err}
+				close(rd.batches)
+			} else {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer close(rd.batches)
+					r.decodeRowGroup(ctx, fr, rg, serial, rd.batches)
+				}()
+			}
+			select {
+			case reads <- rd:
+			case <-ctx.Done():
+				for b := range rd.batches {
+					b.release()
+				}
+				rd.charge.Close()
+				return
 			}
 		}
 	}()
-	if err := errors.Join(errs...); err != nil {
-		return decodedGroup{err: err}
+	for rd := range reads {
+		var err error
+		for b := range rd.batches {
+			if err == nil {
+				if err = b.err; err == nil {
+					err = b.add(add)
+				}
+				if err != nil {
+					cancel()
+				}
+			}
+			b.release()
+		}
+		rd.charge.Close()
+		<-sem
+		if err != nil {
+			return err
+		}
 	}
-	tcols := make([]arrow.Column, len(cols))
-	for k := range cols {
-		tcols[k] = *arrow.NewColumn(fields[k], cols[k])
-	}
-	tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
-	for k := range tcols {
-		tcols[k].Release()
-	}
-	return decodedGroup{tbl: tbl}
+	return ctx.Err()
 }
 
-// add hands the row group to add as record batches.
-func (dg decodedGroup) add(add func(arrow.Record) error) error {
-	if dg.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
-		rec := array.NewRecord(dg.tbl.Schema(), nil, dg.tbl.NumRows())
+// groupCost walks the pages of the run's leaves' chunks in row group rg
+// (each by a goroutine of its own, one after the other when serial), with
+// md the file's metadata as its reader decrypts it, and returns what
+// decoding them for grouping holds.
+func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, error) {
+	rows := md.RowGroups[rg].NumRows
+	needs := make([]int64, len(r.leaves))
+	errs := make([]error, len(r.leaves))
+	var wg sync.WaitGroup
+	for k := range r.leaves {
+		l := &r.leaves[k]
+		walk := func() {
+			defer wg.Done()
+			errs[k] = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
+				defer recoverTo(&err)
+				var g pageGuard
+				cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+				if err != nil {
+					return err
+				}
+				if cc.NumValues() != rows {
+					return fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
+				}
+				needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+				return err
+			})
+			if errs[k] != nil {
+				errs[k] = fmt.Errorf("row group %d: column %q: %w", rg, l.name, errs[k])
+			}
+		}
+		wg.Add(1)
+		if serial {
+			walk()
+		} else {
+			go walk()
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	need := int64(groupBatchesHeld * groupBatchBytes)
+	for _, n := range needs {
+		need += n - arrowTaskBytes // (the batches: counted once, above)
+	}
+	return need, nil
+}
+
+// decodeRowGroup decodes the chunks of the run's leaves in row group rg
+// into batches of about groupBatchBytes, sent to out in order; an error
+// is the last thing sent.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, serial bool, out chan<- decodedBatch) {
+	rows := r.pqf.meta.RowGroups[rg].NumRows
+	send := func(b decodedBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			b.release()
+			return false
+		}
+	}
+	readers := make([]*pqarrow.ColumnReader, len(r.leaves))
+	fields := make([]arrow.Field, len(r.leaves))
+	defer func() {
+		for _, cr := range readers {
+			if cr != nil {
+				cr.Release()
+			}
+		}
+	}()
+	var w int64
+	for k := range r.leaves {
+		l := &r.leaves[k]
+		var err error
+		if readers[k], fields[k], err = openLeafChunk(ctx, fr, rg, l); err != nil {
+			send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+			return
+		}
+		w += r.rowBytes(rg, l, rows)
+	}
+	batch := batchOf(groupBatchBytes, w, rows)
+	if len(r.leaves) == 0 { // (rows of none of the columns: their number)
+		send(decodedBatch{tbl: array.NewTable(arrow.NewSchema(nil, nil), nil, rows)})
+		return
+	}
+	cols := make([]*arrow.Chunked, len(r.leaves))
+	errs := make([]error, len(r.leaves))
+	for done := int64(0); done < rows; {
+		n := min(batch, rows-done)
+		var wg sync.WaitGroup
+		for k := range r.leaves {
+			read := func() {
+				defer wg.Done()
+				cols[k], errs[k] = readLeafBatch(readers[k], &r.leaves[k], n)
+			}
+			wg.Add(1)
+			if serial {
+				read()
+			} else {
+				go read()
+			}
+		}
+		wg.Wait()
+		tcols := make([]arrow.Column, 0, len(cols))
+		for k, c := range cols {
+			if c != nil {
+				fields[k].Type = c.DataType()
+				tcols = append(tcols, *arrow.NewColumn(fields[k], c))
+				c.Release()
+				cols[k] = nil
+			}
+		}
+		var b decodedBatch
+		if err := errors.Join(errs...); err != nil {
+			b.err = fmt.Errorf("row group %d: %w", rg, err)
+		} else {
+			b.tbl = array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
+		}
+		for k := range tcols {
+			tcols[k].Release()
+		}
+		if !send(b) || b.err != nil {
+			return
+		}
+		done += n
+	}
+}
+
+// add hands the batch to add as record batches.
+func (b decodedBatch) add(add func(arrow.Record) error) error {
+	if b.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
+		rec := array.NewRecord(b.tbl.Schema(), nil, b.tbl.NumRows())
 		defer rec.Release()
 		return add(rec)
 	}
-	tr := array.NewTableReader(dg.tbl, dg.tbl.NumRows())
+	tr := array.NewTableReader(b.tbl, b.tbl.NumRows())
 	defer tr.Release()
 	for tr.Next() {
 		if err := add(tr.Record()); err != nil {
@@ -427,32 +580,47 @@ func (dg decodedGroup) add(add func(arrow.Record) error) error {
 	return nil
 }
 
-func (dg decodedGroup) release() {
-	if dg.tbl != nil {
-		dg.tbl.Release()
+func (b decodedBatch) release() {
+	if b.tbl != nil {
+		b.tbl.Release()
 	}
 }
 
-// readLeafChunk decodes the chunk of leaf l in row group rg, of n rows,
-// into Arrow arrays; a panic of arrow-go's decoders is an error.
-func readLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, n int64) (ch *arrow.Chunked, field arrow.Field, err error) {
+// openLeafChunk opens the reader of the chunk of leaf l in row group rg,
+// and returns it with the leaf's field, under the leaf's name; a panic of
+// arrow-go's readers is an error.
+func openLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf) (cr *pqarrow.ColumnReader, field arrow.Field, err error) {
 	defer recoverTo(&err)
-	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
-	if err != nil {
+	if cr, err = fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg}); err != nil {
 		return nil, field, fmt.Errorf("column %q: %w", l.name, err)
 	}
 	if cr == nil {
 		return nil, field, fmt.Errorf("column %q: no reader for Parquet leaf column %d", l.name, l.col)
 	}
-	defer cr.Release()
 	field = *cr.Field()
 	field.Name, field.Nullable = l.name, true
+	return cr, field, nil
+}
+
+// readLeafBatch decodes the next n rows of leaf l from cr into Arrow
+// arrays; a panic of arrow-go's decoders is an error.
+func readLeafBatch(cr *pqarrow.ColumnReader, l *parquetLeaf, n int64) (ch *arrow.Chunked, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if ch != nil {
+				ch.Release()
+				ch = nil
+			}
+			err = fmt.Errorf("column %q: %w", l.name, panicError(p))
+		}
+	}()
 	if ch, err = cr.NextBatch(n); err != nil {
-		return nil, field, fmt.Errorf("column %q: %w", l.name, err)
+		return nil, fmt.Errorf("column %q: %w", l.name, err)
 	}
 	if int64(ch.Len()) != n {
+		got := ch.Len()
 		ch.Release()
-		return nil, field, fmt.Errorf("column %q: %w: decoded %d rows of %d", l.name, errShortDecode, ch.Len(), n)
+		return nil, fmt.Errorf("column %q: %w: decoded %d rows of %d", l.name, errShortDecode, got, n)
 	}
 	if lt, ok := l.typ.(*logicalType); ok { // (its arrays counted, pqlogical.go)
 		chunks := make([]arrow.Array, len(ch.Chunks()))
@@ -465,8 +633,7 @@ func readLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parqu
 			c.Release()
 		}
 	}
-	field.Type = ch.DataType()
-	return ch, field, nil
+	return ch, nil
 }
 
 // extraColumn is a column of a source that the source does not store: a
