@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -229,9 +231,16 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 // in sum.
 func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
-	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
+	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode)
 	if err != nil {
 		return 0, err
+	}
+	for k := range pls {
+		// The page path decodes the flat leaves of fixed width; pqarrow
+		// the others (strings, booleans).
+		if p := pls[k].page; p != nil && (p.kind == column.Opaque || p.maxRep > 0 || p.exists > 0 || pls[k].elem || pls[k].list != nil || pageRowWidth(p) <= 0) {
+			pls[k].page = nil
+		}
 	}
 	md := fi.parquet.meta
 	mayMatch := func(int) bool { return true }
@@ -309,6 +318,12 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 	}
 	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem,
 		decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget}
+	m, err := mapSource(src, src.Size())
+	if err != nil {
+		return 0, err
+	}
+	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
+	run.mapped = m.mapped
 	if err := run.groupRowGroups(ctx, src, pf, fr, todo, add); err != nil {
 		return 0, err
 	}
@@ -398,7 +413,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				go func() {
 					defer wg.Done()
 					defer close(rd.batches)
-					r.decodeRowGroup(ctx, fr, rg, serial, rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, serial, rd.batches)
 				}()
 			}
 			select {
@@ -457,8 +472,24 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 				if cc.NumValues() != rows {
 					return fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
 				}
-				needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
-				return err
+				if l.page == nil {
+					needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+					return err
+				}
+				gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return errors.New("an encrypted column chunk") // (not paged: groupParquet)
+				}
+				gc.charge = c
+				largest, err := g.check(ctx, &gc)
+				if err != nil {
+					return err
+				}
+				needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + 16*max(g.walk.dict, 0)
+				return nil
 			})
 			if errs[k] != nil {
 				errs[k] = fmt.Errorf("row group %d: column %q: %w", rg, l.name, errs[k])
@@ -475,9 +506,11 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 	if err := errors.Join(errs...); err != nil {
 		return 0, err
 	}
-	need := int64(groupBatchesHeld * groupBatchBytes)
+	// The batches, counted once for all leaves; the page path's windows,
+	// for the chunks it decodes at once (decodePagedLeaves).
+	need := int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
 	for _, n := range needs {
-		need += n - arrowTaskBytes // (the batches: counted once, above)
+		need += n - arrowTaskBytes
 	}
 	return need, nil
 }
@@ -485,7 +518,7 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
 // into batches of about groupBatchBytes, sent to out in order; an error
 // is the last thing sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, serial bool, out chan<- decodedBatch) {
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, serial bool, out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
 	send := func(b decodedBatch) bool {
 		select {
@@ -505,9 +538,27 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader,
 			}
 		}
 	}()
+	// The leaves the page path decodes: each chunk's rows at once, by a
+	// goroutine each (pageRows), sliced into the batches.
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, serial)
+	defer func() {
+		for _, a := range paged {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	if err != nil {
+		send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+		return
+	}
 	var w int64
 	for k := range r.leaves {
 		l := &r.leaves[k]
+		if l.page != nil {
+			fields[k] = arrow.Field{Name: l.name, Type: l.page.typ, Nullable: true}
+			continue
+		}
 		var err error
 		if readers[k], fields[k], err = openLeafChunk(ctx, fr, rg, l); err != nil {
 			send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
@@ -515,7 +566,10 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader,
 		}
 		w += r.rowBytes(rg, l, rows)
 	}
-	batch := batchOf(groupBatchBytes, w, rows)
+	batch := rows // (every leaf paged: the row group at once)
+	if w > 0 {
+		batch = batchOf(groupBatchBytes, w, rows)
+	}
 	if len(r.leaves) == 0 { // (rows of none of the columns: their number)
 		send(decodedBatch{tbl: array.NewTable(arrow.NewSchema(nil, nil), nil, rows)})
 		return
@@ -526,6 +580,12 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader,
 		n := min(batch, rows-done)
 		var wg sync.WaitGroup
 		for k := range r.leaves {
+			if a := paged[k]; a != nil {
+				sl := array.NewSlice(a, done, done+n)
+				cols[k] = arrow.NewChunked(a.DataType(), []arrow.Array{sl})
+				sl.Release()
+				continue
+			}
 			read := func() {
 				defer wg.Done()
 				cols[k], errs[k] = readLeafBatch(readers[k], &r.leaves[k], n)
@@ -561,6 +621,83 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader,
 		}
 		done += n
 	}
+}
+
+// decodePagedLeaves decodes the chunks of the run's page leaves (l.page
+// set) in row group rg, of rows rows, through the page path (pageRows),
+// each by a goroutine of its own (one after the other when serial), and
+// returns them as Arrow arrays at the leaves' places (nil for the others).
+func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, serial bool) ([]arrow.Array, error) {
+	out := make([]arrow.Array, len(r.leaves))
+	errs := make([]error, len(r.leaves))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, pagedAtOnce(len(r.leaves)))
+	for k := range r.leaves {
+		l := &r.leaves[k]
+		if l.page == nil {
+			continue
+		}
+		decode := func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[k], errs[k] = r.decodePaged(ctx, src, rg, l, rows)
+			if errs[k] != nil {
+				errs[k] = fmt.Errorf("column %q: %w", l.name, errs[k])
+			}
+		}
+		wg.Add(1)
+		if serial {
+			decode()
+		} else {
+			go decode()
+		}
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// pagedAtOnce is how many of a row group's leaves (of leaves) the page path
+// decodes at once.
+func pagedAtOnce(leaves int) int {
+	return max(1, min(leaves, runtime.GOMAXPROCS(0)))
+}
+
+// pageWindowBytes bounds the buffers of the page path's windows (a window of
+// values of up to 16 bytes, their indices, validity and spread copies).
+const pageWindowBytes = 64 * pageWindow
+
+// decodePaged decodes the chunk of page leaf l in row group rg, of rows
+// rows, into an Arrow array through the page path; a fault of the mapped
+// file, or a panic, is an error.
+func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, rows int64) (a arrow.Array, err error) {
+	debug.SetPanicOnFault(true) // (the mapped file's faults: mapped.go)
+	defer recoverTo(&err)
+	md := r.pqf.meta
+	cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+	if err != nil {
+		return nil, err
+	}
+	if cc.NumValues() != rows {
+		return nil, fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
+	}
+	c, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errors.New("an encrypted column chunk") // (not paged: groupParquet)
+	}
+	if off, n, err := chunkRange(md, cc, src.Size()); err == nil {
+		defer releaseMapped(r.mapped, off, n)
+	}
+	var s pageScratch
+	var g pageGuard
+	pr, err := s.decodeRows(ctx, &g, &c, l.page, rows)
+	if err != nil {
+		return nil, err
+	}
+	return pr.array(), nil
 }
 
 // add hands the batch to add as record batches.
