@@ -538,3 +538,48 @@ func TestGroupFixedSizeBinaryValues(t *testing.T) {
 	require.Equal(t, `["ccc" (null)]`, fmt.Sprint(col("v_last")))
 	require.True(t, arrow.TypeEqual(fsb, col("v_min").DataType()))
 }
+
+// A result of more groups than a task of Result builds (resultRange) comes
+// out whole and in key order: its ranges, built in parallel, concatenated.
+func TestGroupResultRanges(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 3*resultRange + 123
+	r := rand.New(rand.NewPCG(7, 11))
+	perm := r.Perm(n)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	for _, p := range perm {
+		rb.Field(0).(*array.Int64Builder).Append(int64(p))
+		if p%5 == 0 {
+			rb.Field(1).(*array.Int32Builder).AppendNull()
+		} else {
+			rb.Field(1).(*array.Int32Builder).Append(int32(2 * p))
+		}
+	}
+	rec := rb.NewRecord()
+	defer rec.Release()
+	g, err := cpuEngine(t, mem, 3).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Sum | agg.Count, CountRows: true})
+	require.NoError(t, err)
+	require.NoError(t, g.Add(context.Background(), rec))
+	res, err := g.Result(mem)
+	require.NoError(t, err)
+	defer res.Release()
+	require.Equal(t, int64(n), res.NumRows())
+	keys := res.Column(0).(*array.Int64)
+	rows := res.Column(1).(*array.Int64)
+	count := res.Column(2).(*array.Int64)
+	sum := res.Column(3).(*array.Int64)
+	for i := range n {
+		require.Equal(t, int64(i), keys.Value(i))
+		require.Equal(t, int64(1), rows.Value(i))
+		if i%5 == 0 {
+			require.Equal(t, int64(0), count.Value(i), "group %d", i)
+			require.True(t, sum.IsNull(i), "group %d", i)
+		} else {
+			require.Equal(t, int64(1), count.Value(i), "group %d", i)
+			require.Equal(t, int64(2*i), sum.Value(i), "group %d", i)
+		}
+	}
+}
