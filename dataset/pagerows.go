@@ -73,39 +73,80 @@ func (p *pageRows) needValidity() {
 	bitutil.SetBitsTo(p.valid, 0, p.rows, true)
 }
 
-// add places the rows of window v (its Row the chunk's row of its first
-// value; values at their rows with a validity bitmap when it has nulls;
-// indices into v.Dict when dictionary-encoded).
-func (p *pageRows) add(v *column.View) error {
-	at, n := v.Row, int64(v.Len)
-	if at < 0 || at+n > p.rows {
-		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+n, p.rows)
+// place puts the rows [at, at+m) of a window at their rows: v's k dense
+// values (or their indices into v.Dict), valid the rows' validity (nil:
+// none is null, k == m).
+func (p *pageRows) place(v *column.View, valid []byte, at int64, m int) error {
+	k := v.Len
+	if at < 0 || at+int64(m) > p.rows || k > m {
+		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+int64(m), p.rows)
 	}
-	w := int64(p.width)
-	out := p.values[at*w : (at+n)*w]
-	if v.Dict != nil {
-		idx := column.Slice[int32](v.Values)[:n]
-		d, dl := v.Dict.Values, int32(v.Dict.Len)
-		for i, j := range idx {
-			if v.Validity != nil && !bitutil.BitIsSet(v.Validity, i) {
-				continue
-			}
-			if j < 0 || j >= dl {
-				return fmt.Errorf("dictionary index %d of a dictionary of %d values", j, dl)
-			}
-			copy(out[int64(i)*w:int64(i+1)*w], d[int64(j)*w:int64(j+1)*w])
-		}
-	} else {
-		if int64(len(v.Values)) < n*w {
-			return fmt.Errorf("%d bytes of values for %d values of %d bytes", len(v.Values), n, w)
-		}
-		copy(out, v.Values[:n*w])
-	}
-	if v.Validity != nil && v.NullCount > 0 {
+	w := p.width
+	out := p.values[int(at)*w : (int(at)+m)*w]
+	if valid != nil {
 		p.needValidity()
-		// (bitutil's copy of a bitmap at a bit offset)
-		bitutil.CopyBitmap(v.Validity, 0, int(n), p.valid, int(at))
-		p.nulls += int64(v.NullCount)
+		bitutil.CopyBitmap(valid, 0, m, p.valid, int(at))
+		p.nulls += int64(m - k)
+	}
+	if v.Dict != nil {
+		return gatherRows(v.Dict.Values, v.Dict.Len, column.Slice[int32](v.Values)[:k], w, valid, m, out)
+	}
+	if len(v.Values) < k*w {
+		return fmt.Errorf("%d bytes of values for %d values of %d bytes", len(v.Values), k, w)
+	}
+	if valid == nil {
+		copy(out, v.Values[:k*w])
+		return nil
+	}
+	switch w {
+	case 2:
+		spreadValues(column.Slice[uint16](v.Values)[:k], valid, m, column.Slice[uint16](out))
+	case 4:
+		spreadValues(column.Slice[uint32](v.Values)[:k], valid, m, column.Slice[uint32](out))
+	case 8:
+		spreadValues(column.Slice[uint64](v.Values)[:k], valid, m, column.Slice[uint64](out))
+	default:
+		spreadBytes(v.Values, w, valid, m, out)
+	}
+	return nil
+}
+
+// gatherRows puts dictionary entries idx (of dict, of n entries of w bytes)
+// at the rows [0, m) of out whose bit is set in valid (every row when valid
+// is nil), in order.
+func gatherRows(dict []byte, n int, idx []int32, w int, valid []byte, m int, out []byte) error {
+	if len(dict) < n*w {
+		return fmt.Errorf("a dictionary of %d bytes for %d values of %d bytes", len(dict), n, w)
+	}
+	for _, j := range idx {
+		if j < 0 || int(j) >= n {
+			return fmt.Errorf("dictionary index %d of a dictionary of %d values", j, n)
+		}
+	}
+	row := func(i, j int) { copy(out[i*w:(i+1)*w], dict[int(idx[j])*w:(int(idx[j])+1)*w]) }
+	switch {
+	case valid == nil && w == 8:
+		d, o := column.Slice[uint64](dict), column.Slice[uint64](out)
+		for i, j := range idx {
+			o[i] = d[j]
+		}
+	case valid == nil && w == 4:
+		d, o := column.Slice[uint32](dict), column.Slice[uint32](out)
+		for i, j := range idx {
+			o[i] = d[j]
+		}
+	case valid == nil:
+		for i := range idx {
+			row(i, i)
+		}
+	default:
+		j := 0
+		for i := range m {
+			if bitutil.BitIsSet(valid, i) {
+				row(i, j)
+				j++
+			}
+		}
 	}
 	return nil
 }

@@ -774,6 +774,16 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			}
 			v.Values, ew = s.wide, 8
 		}
+		if s.rows != nil { // (placed at their rows, not spread)
+			var valid []byte
+			if spread {
+				valid = s.valid
+			}
+			if err := s.rows.place(&v, valid, at, e); err != nil {
+				return 0, err
+			}
+			continue
+		}
 		if spread {
 			s.spread = grow(s.spread, e*ew)
 			switch ew {
@@ -797,12 +807,6 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			v.Values, v.Len, v.Validity, v.NullCount = s.spread, e, s.valid, e-k
 		} else {
 			res.state.AddNulls(int64(e - k))
-		}
-		if s.rows != nil {
-			if err := s.rows.add(&v); err != nil {
-				return 0, err
-			}
-			continue
 		}
 		if s.mapped != nil && within(v.Values, s.mapped) && eng.PlanView(ctx, &v, &res.state).GPUFraction > 0 {
 			s.values = grow(s.values, len(v.Values))
