@@ -85,7 +85,7 @@ func (p *pageRows) place(v *column.View, valid []byte, at int64, m int) error {
 	out := p.values[int(at)*w : (int(at)+m)*w]
 	if valid != nil {
 		p.needValidity()
-		bitutil.CopyBitmap(valid, 0, m, p.valid, int(at))
+		column.CopyBits(valid, 0, m, p.valid, int(at))
 		p.nulls += int64(m - k)
 	}
 	if v.Dict != nil {
