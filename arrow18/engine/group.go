@@ -212,6 +212,12 @@ func (g *Grouper) Kept() int64 { return g.c.Kept() }
 // Groups is the number of groups so far.
 func (g *Grouper) Groups() int { return g.c.Groups() }
 
+// GPUBatches is the number of batches grouped on the GPU so far (a batch
+// whose one key is an integer of a small range, or a dictionary of few
+// entries, and whose values and aggregates the GPU backend's grouped
+// kernels take; the others are grouped on the CPU).
+func (g *Grouper) GPUBatches() int { return g.c.GPUBatches() }
+
 // Schema is the schema of the result: the key columns (a dictionary key's
 // value type), count_all when asked for, then per value column its
 // aggregates named as pyarrow's group_by().aggregate() names them
