@@ -177,6 +177,30 @@ func (g *Grouper) Add(ctx context.Context, rec arrow.Record) error {
 	return g.c.Add(ctx, int(rec.NumRows()), views[0], views[1], views[2])
 }
 
+// AddResident groups the rows of resident data (Residency.Upload): each
+// batch whose key and value columns the GPU keeps, and whose key the GPU
+// groups (one integer key whose range in the batch is at most the backend's
+// domain; values and aggregates its grouped kernels take), is grouped on
+// the device at device speed, the key's range found there too; the other
+// batches are grouped on the host as Add groups them. Columns are matched
+// by name, of the same types as the grouper's.
+func (g *Grouper) AddResident(ctx context.Context, res *Resident) error {
+	types := make(map[string]arrow.DataType, len(res.leaves))
+	for _, l := range res.leaves {
+		types[l.Name] = l.Type
+	}
+	for _, l := range append(append(append([]arrow18.Leaf(nil), g.keys...), g.vals...), g.fils...) {
+		dt, ok := types[l.Name]
+		if !ok {
+			return fmt.Errorf("column %q: not in the resident data", l.Name)
+		}
+		if !arrow.TypeEqual(dt, l.Type) {
+			return fmt.Errorf("column %q: %s in the resident data, %s in the grouper", l.Name, dt, l.Type)
+		}
+	}
+	return g.c.AddResident(ctx, res.Resident)
+}
+
 // rebind resolves the grouper's columns in the schema of a batch whose
 // schema is not the grouper's (another file of a dataset): by name, each
 // of the same value type as before.

@@ -238,3 +238,78 @@ func requireSameGroups(t *testing.T, want, got arrow.Record) {
 		require.True(t, array.Equal(wc, gc), "%s: %v\n%v", name, wc, gc)
 	}
 }
+
+// Resident data is grouped on the device where the key's range fits the
+// domain (found on the device), on the host where it does not, and the
+// groups are the CPU's either way; the device columns stay resident.
+func TestGroupResidentMatchesCPU(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(9, 2))
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "y", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "z", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	for _, card := range []int{30, 500} {
+		t.Run(fmt.Sprintf("%d keys", card), func(t *testing.T) {
+			var recs []arrow.Record
+			for range 3 {
+				recs = append(recs, groupGPURecord(mem, r, schema, 4000+r.IntN(2000), card))
+			}
+			defer func() {
+				for _, rec := range recs {
+					rec.Release()
+				}
+			}()
+			where, err := Where("z > 0 or x is null")
+			require.NoError(t, err)
+			req := GroupRequest{Keys: []string{"k"}, Columns: []string{"x", "y"}, Aggs: agg.Default | agg.Mean, CountRows: true, Filter: where}
+			cpuE := cpuEngine(t, mem, 2)
+			g, err := cpuE.NewGrouper(schema, req)
+			require.NoError(t, err)
+			for _, rec := range recs {
+				require.NoError(t, g.Add(context.Background(), rec))
+			}
+			want, err := g.Result(mem)
+			require.NoError(t, err)
+			defer want.Release()
+
+			f := &fakeGroupGPU{fakeResidentGPU: newFakeResident(), domain: 64}
+			// (DeviceGPU: under DeviceAuto columns this small are kept on
+			// the host, which aggregates them before a launch returns.)
+			e, err := New(WithGPU(f), WithDevice(DeviceGPU), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem))
+			require.NoError(t, err)
+			resy, err := e.NewResidency(1 << 30)
+			require.NoError(t, err)
+			defer resy.Close()
+			rdr, err := array.NewRecordReader(schema, recs)
+			require.NoError(t, err)
+			res, err := resy.Upload(context.Background(), rdr)
+			rdr.Release()
+			require.NoError(t, err)
+			defer res.Release()
+			require.NoError(t, res.Load(context.Background()))
+			uploads := f.uploads.Load()
+			for range 2 { // (twice: the columns stay resident)
+				gg, err := e.NewGrouper(schema, req)
+				require.NoError(t, err)
+				require.NoError(t, gg.AddResident(context.Background(), res))
+				got, err := gg.Result(mem)
+				require.NoError(t, err)
+				requireSameGroups(t, want, got)
+				got.Release()
+				if card <= 64 {
+					require.Equal(t, len(recs), gg.GPUBatches())
+				} else {
+					require.Zero(t, gg.GPUBatches())
+				}
+			}
+			// Only the selections went up (a batch each, once grouped
+			// on the device), not the resident columns again.
+			if card <= 64 {
+				require.Equal(t, uploads+int64(2*len(recs)), f.uploads.Load())
+			} else {
+				require.Equal(t, uploads, f.uploads.Load())
+			}
+		})
+	}
+}
