@@ -32,6 +32,9 @@ type GroupSummary struct {
 	// reading because their statistics exclude the filter's rows.
 	Pruned, PrunedRows int64
 	Files              int // sources read (not those skipped)
+	// Batches are the record batches grouped, GPUBatches those of them
+	// grouped on the GPU (engine.Grouper.GPUBatches).
+	Batches, GPUBatches int
 	// Groups is the result: a record batch of the groups, sorted by key
 	// (engine.Grouper.Result). Release it when done.
 	Groups arrow.Record
@@ -133,6 +136,7 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		return nil, err
 	}
 	sum.Kept = g.Kept()
+	sum.GPUBatches = g.GPUBatches()
 	if len(req.Keys) == 0 {
 		sum.Results = g.Results()
 	}
@@ -191,6 +195,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 				return &groupingError{err}
 			}
 		}
+		sum.Batches++
 		return (*g).Add(ctx, rec)
 	}
 	if fi.parquet != nil {
