@@ -307,17 +307,8 @@ func TestGroupKeylessMatchesAggregateCorpus(t *testing.T) {
 				if !ok || w.Err != nil || g.Err != nil {
 					continue
 				}
-				what := fmt.Sprintf("%s (arrow %v): %s", name, arrowDecode, w.Name)
 				compared++
-				assert.Equal(t, w.Count, g.Count, what)
-				assert.Equal(t, w.NullCount, g.NullCount, what)
-				assert.Equal(t, fmt.Sprint(w.Min), fmt.Sprint(g.Min), what)
-				assert.Equal(t, fmt.Sprint(w.Max), fmt.Sprint(g.Max), what)
-				if ws, ok := w.Sum.(*scalar.Float64); ok && ws.Valid && !math.IsNaN(ws.Value) && !math.IsInf(ws.Value, 0) {
-					assert.InDelta(t, ws.Value, g.Sum.(*scalar.Float64).Value, 1e-12*math.Max(1, math.Abs(ws.Value)), what)
-				} else {
-					assert.Equal(t, fmt.Sprint(w.Sum), fmt.Sprint(g.Sum), what)
-				}
+				assertSameColumn(t, fmt.Sprintf("%s (arrow %v): %s", name, arrowDecode, w.Name), w, g)
 			}
 		}
 	}
@@ -356,4 +347,19 @@ func keylessRoute(ctx context.Context, t *testing.T, path string, o Options, gro
 	}
 	gs.Groups.Release()
 	return &Summary{Results: gs.Results}, 0, nil
+}
+
+// assertSameColumn compares two routes' results of a column: counts,
+// extremes and integer sums exactly, float sums within 1e-12 relative.
+func assertSameColumn(t *testing.T, what string, want, got engine.Result) {
+	t.Helper()
+	assert.Equal(t, want.Count, got.Count, what)
+	assert.Equal(t, want.NullCount, got.NullCount, what)
+	assert.Equal(t, fmt.Sprint(want.Min), fmt.Sprint(got.Min), what)
+	assert.Equal(t, fmt.Sprint(want.Max), fmt.Sprint(got.Max), what)
+	if ws, ok := want.Sum.(*scalar.Float64); ok && ws.Valid && !math.IsNaN(ws.Value) && !math.IsInf(ws.Value, 0) {
+		assert.InDelta(t, ws.Value, got.Sum.(*scalar.Float64).Value, 1e-12*math.Max(1, math.Abs(ws.Value)), what)
+	} else {
+		assert.Equal(t, fmt.Sprint(want.Sum), fmt.Sprint(got.Sum), what)
+	}
 }
