@@ -124,6 +124,28 @@ type ResidentGPU interface {
 	DeviceBytes(v *column.View) int64
 }
 
+// GroupGPU is implemented by GPU backends that group rows on the device by
+// one key of a small dense domain: integers whose range is at most
+// GroupDomain values, or a dictionary's indices (per-block state tables in
+// shared memory, merged by the last block).
+type GroupGPU interface {
+	ResidentGPU
+	// GroupDomain is the most key values (groups, the null key aside) one
+	// call takes.
+	GroupDomain() int
+	// HandlesGroup reports whether GroupDevice takes keys of kind key and
+	// values of kind val, for the aggregates of set.
+	HandlesGroup(key, val column.Kind, set agg.Set) bool
+	// GroupDevice folds the rows of device columns vals (of key's rows; only
+	// those whose selection is true when sel, a Bool column, is not nil)
+	// into groups: result c holds the states of vals[c] in groups+1
+	// groups, group g the rows whose key is kmin+g (kmin: the key's
+	// smallest value, its int64 bits for a signed kind; 0 for indices) and
+	// group groups the rows of a null key. A group's rows are its state's
+	// Count plus NullCount. A valid key outside the domain is an error.
+	GroupDevice(ctx context.Context, key DeviceColumn, kmin uint64, groups int, sel DeviceColumn, vals []DeviceColumn, set agg.Set) ([]*agg.Groups, error)
+}
+
 // Prober is implemented by GPU backends that set their device up lazily, on
 // the first call that needs it, so that opening one (OpenGPU) costs nothing:
 // Probe initializes the driver and checks that the device exists, without

@@ -40,3 +40,38 @@ func CountSetBits(b []byte, off, n int) int {
 	}
 	return count
 }
+
+// CopyBits copies bits [srcOff, srcOff+n) of bitmap src to bits [dstOff,
+// dstOff+n) of bitmap dst, leaving dst's other bits as they were: a byte
+// at a time where dst is byte-aligned, without allocating.
+func CopyBits(src []byte, srcOff, n int, dst []byte, dstOff int) {
+	if n <= 0 {
+		return
+	}
+	// The bits up to dst's next whole byte.
+	for ; dstOff&7 != 0 && n > 0; srcOff, dstOff, n = srcOff+1, dstOff+1, n-1 {
+		setBitTo(dst, dstOff, BitIsSet(src, srcOff))
+	}
+	d := dst[dstOff>>3:]
+	s, shift := src[srcOff>>3:], uint(srcOff&7)
+	k := 0
+	if shift == 0 {
+		k = copy(d[:n>>3], s)
+	} else {
+		for ; k < n>>3; k++ {
+			d[k] = s[k]>>shift | s[k+1]<<(8-shift)
+		}
+	}
+	srcOff, dstOff, n = srcOff+8*k, dstOff+8*k, n-8*k
+	for ; n > 0; srcOff, dstOff, n = srcOff+1, dstOff+1, n-1 {
+		setBitTo(dst, dstOff, BitIsSet(src, srcOff))
+	}
+}
+
+func setBitTo(b []byte, i int, v bool) {
+	if v {
+		b[i>>3] |= 1 << (uint(i) & 7)
+	} else {
+		b[i>>3] &^= 1 << (uint(i) & 7)
+	}
+}

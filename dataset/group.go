@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"sync"
 
@@ -12,9 +14,11 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
@@ -28,6 +32,9 @@ type GroupSummary struct {
 	// reading because their statistics exclude the filter's rows.
 	Pruned, PrunedRows int64
 	Files              int // sources read (not those skipped)
+	// Batches are the record batches grouped, GPUBatches those of them
+	// grouped on the GPU (engine.Grouper.GPUBatches).
+	Batches, GPUBatches int
 	// Groups is the result: a record batch of the groups, sorted by key
 	// (engine.Grouper.Result). Release it when done.
 	Groups arrow.Record
@@ -129,6 +136,7 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		return nil, err
 	}
 	sum.Kept = g.Kept()
+	sum.GPUBatches = g.GPUBatches()
 	if len(req.Keys) == 0 {
 		sum.Results = g.Results()
 	}
@@ -187,6 +195,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 				return &groupingError{err}
 			}
 		}
+		sum.Batches++
 		return (*g).Add(ctx, rec)
 	}
 	if fi.parquet != nil {
@@ -219,17 +228,24 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 	}
 }
 
-// groupParquet reads the leaves of Parquet source i a row group at a time,
-// each leaf's chunk decoded by a goroutine of its own (one after the other
-// for an encrypted file, whose decryptors are not safe for concurrent use),
-// and hands the row group to add as record batches of the leaves, under
-// their names. A row group whose statistics (stats.go: the exact ones)
-// exclude every row filter f keeps is skipped, and counted in sum.
+// groupParquet reads the leaves of Parquet source i a row group at a time
+// (groupRowGroups: walked by the guard, charged to the memory budget, then
+// decoded a batch at a time), and hands the rows to add as record batches
+// of the leaves, under their names. A row group whose statistics (stats.go:
+// the exact ones) exclude every row filter f keeps is skipped, and counted
+// in sum.
 func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
-	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), false)
+	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode)
 	if err != nil {
 		return 0, err
+	}
+	for k := range pls {
+		// The page path decodes the flat leaves of fixed width; pqarrow
+		// the others (strings, booleans).
+		if p := pls[k].page; p != nil && (p.kind == column.Opaque || p.maxRep > 0 || p.exists > 0 || pls[k].elem || pls[k].list != nil || pageRowWidth(p) <= 0) {
+			pls[k].page = nil
+		}
 	}
 	md := fi.parquet.meta
 	mayMatch := func(int) bool { return true }
@@ -294,11 +310,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		return 0, fmt.Errorf("reading the Parquet schema: %w", err)
 	}
 	var rows int64
-	// The row groups the filter may keep, decoded ahead of the grouping
-	// (up to groupAhead at once, each leaf's chunk by a goroutine of its
-	// own; one after the other for an encrypted file) and handed over in
-	// order.
-	var todo []int
+	var todo []int // the row groups the filter may keep
 	for rg := range md.RowGroups {
 		n := md.RowGroups[rg].NumRows
 		rows += n
@@ -309,52 +321,16 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 		todo = append(todo, rg)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	ahead := groupAhead
-	if fi.parquet.crypt.encrypted {
-		ahead = 1
+	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem,
+		decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget}
+	m, err := mapSource(src, src.Size())
+	if err != nil {
+		return 0, err
 	}
-	done := make([]chan decodedGroup, len(todo))
-	for k := range todo {
-		done[k] = make(chan decodedGroup, 1)
-	}
-	sem := make(chan struct{}, ahead)
-	go func() {
-		for k, rg := range todo {
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				for ; k < len(todo); k++ {
-					done[k] <- decodedGroup{err: ctx.Err()}
-				}
-				return
-			}
-			go func() {
-				dg := decodeRowGroup(ctx, fr, rg, pls, md.RowGroups[rg].NumRows, fi.parquet.crypt.encrypted)
-				dg.held = true
-				done[k] <- dg
-			}()
-		}
-	}()
-	var ferr error
-	for k := range todo {
-		dg := <-done[k]
-		if dg.err == nil && ferr == nil {
-			ferr = dg.add(add)
-		} else if ferr == nil {
-			ferr = dg.err
-		}
-		dg.release()
-		if dg.held {
-			<-sem
-		}
-		if ferr != nil {
-			cancel()
-		}
-	}
-	if ferr != nil {
-		return 0, ferr
+	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
+	run.mapped = m.mapped
+	if err := run.groupRowGroups(ctx, src, pf, fr, todo, add); err != nil {
+		return 0, err
 	}
 	return rows, nil
 }
@@ -362,62 +338,381 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 // groupAhead is how many row groups are decoded at once while grouping.
 const groupAhead = 3
 
-// decodedGroup is a row group's leaves decoded into Arrow arrays.
-type decodedGroup struct {
-	tbl  arrow.Table
-	err  error
-	held bool // it holds a place of the lookahead
+// groupBatchBytes is about the bytes of the record batches of a row group
+// that grouping decodes, all its leaves together: large enough that a batch
+// keeps the grouper's workers busy, small enough that memory does not grow
+// with the row group.
+const groupBatchBytes = 32 << 20
+
+// groupBatchesHeld is how many of a row group's batches are held at once:
+// one being decoded, one waiting, one being grouped.
+const groupBatchesHeld = 3
+
+// rowGroupRead is a row group being decoded for grouping: its record
+// batches, in order, then an error if one stopped it; charge holds the
+// memory budget's charge of its decoding until it is released.
+type rowGroupRead struct {
+	batches chan decodedBatch
+	charge  *budget.Charge
 }
 
-// decodeRowGroup decodes the chunks of leaves pls in row group rg, of n
-// rows, each by a goroutine of its own (one after the other when serial).
-func decodeRowGroup(ctx context.Context, fr *pqarrow.FileReader, rg int, pls []parquetLeaf, n int64, serial bool) decodedGroup {
-	cols := make([]*arrow.Chunked, len(pls))
-	fields := make([]arrow.Field, len(pls))
-	errs := make([]error, len(pls))
-	var wg sync.WaitGroup
-	for k := range pls {
-		read := func() {
-			defer wg.Done()
-			cols[k], fields[k], errs[k] = readLeafChunk(ctx, fr, rg, &pls[k], n)
-		}
-		wg.Add(1)
-		if serial {
-			read()
-		} else {
-			go read()
-		}
+// decodedBatch is a batch of rows of a row group's leaves, as Arrow arrays
+// (a table: a leaf's arrays may be cut where its dictionary changes), or
+// the error that stopped the decoding.
+type decodedBatch struct {
+	tbl arrow.Table
+	err error
+}
+
+// groupRowGroups decodes row groups todo of the run's file (src, read by pf
+// and fr) through pqarrow, up to groupAhead at once, and hands their rows to
+// add in order, as record batches of the leaves under their names. Before
+// a row group is decoded, its chunks' pages are walked by the guard
+// (pqwalk.go), and what decoding them holds (arrowCost, and the batches
+// held) is charged to the memory budget until the row group is grouped:
+// the same checks and charges as the chunks aggregated without grouping.
+// Each batch's leaves are decoded by a goroutine each (one after the other
+// for an encrypted file, whose decryptors are not safe for concurrent use).
+func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *file.Reader, fr *pqarrow.FileReader, todo []int, add func(arrow.Record) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	serial := r.pqf.crypt.encrypted
+	ahead := groupAhead
+	if serial {
+		ahead = 1
 	}
-	wg.Wait()
+	// A row group holds a place of sem from before its walk until it is
+	// grouped: at most ahead are walked or decoded at once.
+	sem := make(chan struct{}, ahead)
+	reads := make(chan *rowGroupRead, ahead)
+	var wg sync.WaitGroup
 	defer func() {
-		for _, c := range cols {
-			if c != nil {
-				c.Release()
+		cancel()
+		for rd := range reads { // (the row groups started: their decoders stop)
+			for b := range rd.batches {
+				b.release()
+			}
+			rd.charge.Close()
+		}
+		wg.Wait()
+	}()
+	go func() {
+		defer close(reads)
+		for _, rg := range todo {
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+			rd := &rowGroupRead{batches: make(chan decodedBatch, 1)}
+			need, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
+			if err == nil {
+				rd.charge = r.budget.Holder(ctx)
+				err = rd.charge.Grow("a row group decoded for grouping", need)
+			}
+			if err != nil {
+				rd.batches <- decodedBatch{err: err}
+				close(rd.batches)
+			} else {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					defer close(rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, serial, rd.batches)
+				}()
+			}
+			select {
+			case reads <- rd:
+			case <-ctx.Done():
+				for b := range rd.batches {
+					b.release()
+				}
+				rd.charge.Close()
+				return
 			}
 		}
 	}()
-	if err := errors.Join(errs...); err != nil {
-		return decodedGroup{err: err}
+	for rd := range reads {
+		var err error
+		for b := range rd.batches {
+			if err == nil {
+				if err = b.err; err == nil {
+					err = b.add(add)
+				}
+				if err != nil {
+					cancel()
+				}
+			}
+			b.release()
+		}
+		rd.charge.Close()
+		<-sem
+		if err != nil {
+			return err
+		}
 	}
-	tcols := make([]arrow.Column, len(cols))
-	for k := range cols {
-		tcols[k] = *arrow.NewColumn(fields[k], cols[k])
-	}
-	tbl := array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
-	for k := range tcols {
-		tcols[k].Release()
-	}
-	return decodedGroup{tbl: tbl}
+	return ctx.Err()
 }
 
-// add hands the row group to add as record batches.
-func (dg decodedGroup) add(add func(arrow.Record) error) error {
-	if dg.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
-		rec := array.NewRecord(dg.tbl.Schema(), nil, dg.tbl.NumRows())
+// groupCost walks the pages of the run's leaves' chunks in row group rg
+// (each by a goroutine of its own, one after the other when serial), with
+// md the file's metadata as its reader decrypts it, and returns what
+// decoding them for grouping holds.
+func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, error) {
+	rows := md.RowGroups[rg].NumRows
+	needs := make([]int64, len(r.leaves))
+	errs := make([]error, len(r.leaves))
+	var wg sync.WaitGroup
+	for k := range r.leaves {
+		l := &r.leaves[k]
+		walk := func() {
+			defer wg.Done()
+			errs[k] = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
+				defer recoverTo(&err)
+				var g pageGuard
+				cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+				if err != nil {
+					return err
+				}
+				if cc.NumValues() != rows {
+					return fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
+				}
+				if l.page == nil {
+					needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+					return err
+				}
+				gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return errors.New("an encrypted column chunk") // (not paged: groupParquet)
+				}
+				gc.charge = c
+				largest, err := g.check(ctx, &gc)
+				if err != nil {
+					return err
+				}
+				needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + 16*max(g.walk.dict, 0)
+				return nil
+			})
+			if errs[k] != nil {
+				errs[k] = fmt.Errorf("row group %d: column %q: %w", rg, l.name, errs[k])
+			}
+		}
+		wg.Add(1)
+		if serial {
+			walk()
+		} else {
+			go walk()
+		}
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, err
+	}
+	// The batches, counted once for all leaves; the page path's windows,
+	// for the chunks it decodes at once (decodePagedLeaves).
+	need := int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
+	for _, n := range needs {
+		need += n - arrowTaskBytes
+	}
+	return need, nil
+}
+
+// decodeRowGroup decodes the chunks of the run's leaves in row group rg
+// into batches of about groupBatchBytes, sent to out in order; an error
+// is the last thing sent.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, serial bool, out chan<- decodedBatch) {
+	rows := r.pqf.meta.RowGroups[rg].NumRows
+	send := func(b decodedBatch) bool {
+		select {
+		case out <- b:
+			return true
+		case <-ctx.Done():
+			b.release()
+			return false
+		}
+	}
+	readers := make([]*pqarrow.ColumnReader, len(r.leaves))
+	fields := make([]arrow.Field, len(r.leaves))
+	defer func() {
+		for _, cr := range readers {
+			if cr != nil {
+				cr.Release()
+			}
+		}
+	}()
+	// The leaves the page path decodes: each chunk's rows at once, by a
+	// goroutine each (pageRows), sliced into the batches.
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, serial)
+	defer func() {
+		for _, a := range paged {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	if err != nil {
+		send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+		return
+	}
+	var w int64
+	for k := range r.leaves {
+		l := &r.leaves[k]
+		if l.page != nil {
+			fields[k] = arrow.Field{Name: l.name, Type: l.page.typ, Nullable: true}
+			continue
+		}
+		var err error
+		if readers[k], fields[k], err = openLeafChunk(ctx, fr, rg, l); err != nil {
+			send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+			return
+		}
+		w += r.rowBytes(rg, l, rows)
+	}
+	batch := rows // (every leaf paged: the row group at once)
+	if w > 0 {
+		batch = batchOf(groupBatchBytes, w, rows)
+	}
+	if len(r.leaves) == 0 { // (rows of none of the columns: their number)
+		send(decodedBatch{tbl: array.NewTable(arrow.NewSchema(nil, nil), nil, rows)})
+		return
+	}
+	cols := make([]*arrow.Chunked, len(r.leaves))
+	errs := make([]error, len(r.leaves))
+	for done := int64(0); done < rows; {
+		n := min(batch, rows-done)
+		var wg sync.WaitGroup
+		for k := range r.leaves {
+			if a := paged[k]; a != nil {
+				sl := array.NewSlice(a, done, done+n)
+				cols[k] = arrow.NewChunked(a.DataType(), []arrow.Array{sl})
+				sl.Release()
+				continue
+			}
+			read := func() {
+				defer wg.Done()
+				cols[k], errs[k] = readLeafBatch(readers[k], &r.leaves[k], n)
+			}
+			wg.Add(1)
+			if serial {
+				read()
+			} else {
+				go read()
+			}
+		}
+		wg.Wait()
+		tcols := make([]arrow.Column, 0, len(cols))
+		for k, c := range cols {
+			if c != nil {
+				fields[k].Type = c.DataType()
+				tcols = append(tcols, *arrow.NewColumn(fields[k], c))
+				c.Release()
+				cols[k] = nil
+			}
+		}
+		var b decodedBatch
+		if err := errors.Join(errs...); err != nil {
+			b.err = fmt.Errorf("row group %d: %w", rg, err)
+		} else {
+			b.tbl = array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
+		}
+		for k := range tcols {
+			tcols[k].Release()
+		}
+		if !send(b) || b.err != nil {
+			return
+		}
+		done += n
+	}
+}
+
+// decodePagedLeaves decodes the chunks of the run's page leaves (l.page
+// set) in row group rg, of rows rows, through the page path (pageRows),
+// each by a goroutine of its own (one after the other when serial), and
+// returns them as Arrow arrays at the leaves' places (nil for the others).
+func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, serial bool) ([]arrow.Array, error) {
+	out := make([]arrow.Array, len(r.leaves))
+	errs := make([]error, len(r.leaves))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, pagedAtOnce(len(r.leaves)))
+	for k := range r.leaves {
+		l := &r.leaves[k]
+		if l.page == nil {
+			continue
+		}
+		decode := func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[k], errs[k] = r.decodePaged(ctx, src, rg, l, rows)
+			if errs[k] != nil {
+				errs[k] = fmt.Errorf("column %q: %w", l.name, errs[k])
+			}
+		}
+		wg.Add(1)
+		if serial {
+			decode()
+		} else {
+			go decode()
+		}
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// pagedAtOnce is how many of a row group's leaves (of leaves) the page path
+// decodes at once.
+func pagedAtOnce(leaves int) int {
+	return max(1, min(leaves, runtime.GOMAXPROCS(0)))
+}
+
+// pageWindowBytes bounds the buffers of the page path's windows (a window of
+// values of up to 16 bytes, their indices, validity and spread copies).
+const pageWindowBytes = 64 * pageWindow
+
+// decodePaged decodes the chunk of page leaf l in row group rg, of rows
+// rows, into an Arrow array through the page path; a fault of the mapped
+// file, or a panic, is an error.
+func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, rows int64) (a arrow.Array, err error) {
+	debug.SetPanicOnFault(true) // (the mapped file's faults: mapped.go)
+	defer recoverTo(&err)
+	md := r.pqf.meta
+	cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+	if err != nil {
+		return nil, err
+	}
+	if cc.NumValues() != rows {
+		return nil, fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
+	}
+	c, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, errors.New("an encrypted column chunk") // (not paged: groupParquet)
+	}
+	if off, n, err := chunkRange(md, cc, src.Size()); err == nil {
+		defer releaseMapped(r.mapped, off, n)
+	}
+	var s pageScratch
+	var g pageGuard
+	pr, err := s.decodeRows(ctx, &g, &c, l.page, rows)
+	if err != nil {
+		return nil, err
+	}
+	return pr.array(), nil
+}
+
+// add hands the batch to add as record batches.
+func (b decodedBatch) add(add func(arrow.Record) error) error {
+	if b.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
+		rec := array.NewRecord(b.tbl.Schema(), nil, b.tbl.NumRows())
 		defer rec.Release()
 		return add(rec)
 	}
-	tr := array.NewTableReader(dg.tbl, dg.tbl.NumRows())
+	tr := array.NewTableReader(b.tbl, b.tbl.NumRows())
 	defer tr.Release()
 	for tr.Next() {
 		if err := add(tr.Record()); err != nil {
@@ -427,32 +722,47 @@ func (dg decodedGroup) add(add func(arrow.Record) error) error {
 	return nil
 }
 
-func (dg decodedGroup) release() {
-	if dg.tbl != nil {
-		dg.tbl.Release()
+func (b decodedBatch) release() {
+	if b.tbl != nil {
+		b.tbl.Release()
 	}
 }
 
-// readLeafChunk decodes the chunk of leaf l in row group rg, of n rows,
-// into Arrow arrays; a panic of arrow-go's decoders is an error.
-func readLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf, n int64) (ch *arrow.Chunked, field arrow.Field, err error) {
+// openLeafChunk opens the reader of the chunk of leaf l in row group rg,
+// and returns it with the leaf's field, under the leaf's name; a panic of
+// arrow-go's readers is an error.
+func openLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parquetLeaf) (cr *pqarrow.ColumnReader, field arrow.Field, err error) {
 	defer recoverTo(&err)
-	cr, err := fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg})
-	if err != nil {
+	if cr, err = fr.GetFieldReader(ctx, l.col, map[int]bool{l.col: true}, []int{rg}); err != nil {
 		return nil, field, fmt.Errorf("column %q: %w", l.name, err)
 	}
 	if cr == nil {
 		return nil, field, fmt.Errorf("column %q: no reader for Parquet leaf column %d", l.name, l.col)
 	}
-	defer cr.Release()
 	field = *cr.Field()
 	field.Name, field.Nullable = l.name, true
+	return cr, field, nil
+}
+
+// readLeafBatch decodes the next n rows of leaf l from cr into Arrow
+// arrays; a panic of arrow-go's decoders is an error.
+func readLeafBatch(cr *pqarrow.ColumnReader, l *parquetLeaf, n int64) (ch *arrow.Chunked, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			if ch != nil {
+				ch.Release()
+				ch = nil
+			}
+			err = fmt.Errorf("column %q: %w", l.name, panicError(p))
+		}
+	}()
 	if ch, err = cr.NextBatch(n); err != nil {
-		return nil, field, fmt.Errorf("column %q: %w", l.name, err)
+		return nil, fmt.Errorf("column %q: %w", l.name, err)
 	}
 	if int64(ch.Len()) != n {
+		got := ch.Len()
 		ch.Release()
-		return nil, field, fmt.Errorf("column %q: %w: decoded %d rows of %d", l.name, errShortDecode, ch.Len(), n)
+		return nil, fmt.Errorf("column %q: %w: decoded %d rows of %d", l.name, errShortDecode, got, n)
 	}
 	if lt, ok := l.typ.(*logicalType); ok { // (its arrays counted, pqlogical.go)
 		chunks := make([]arrow.Array, len(ch.Chunks()))
@@ -465,8 +775,7 @@ func readLeafChunk(ctx context.Context, fr *pqarrow.FileReader, rg int, l *parqu
 			c.Release()
 		}
 	}
-	field.Type = ch.DataType()
-	return ch, field, nil
+	return ch, nil
 }
 
 // extraColumn is a column of a source that the source does not store: a

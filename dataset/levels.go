@@ -7,6 +7,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/parquet"
+
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Parquet's RLE / bit-packed hybrid encoding (definition levels, dictionary
@@ -260,7 +262,7 @@ func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
 			}
 			bitutil.SetBitsTo(valid, int64(done), int64(c), h.value == uint32(maxDef))
 		case h.w == 1: // the packed levels are the bitmap
-			bitutil.CopyBitmap(h.packed, h.bit, c, valid, done)
+			column.CopyBits(h.packed, h.bit, c, valid, done)
 		default:
 			c = min(c, len(scratch))
 			unpackRun(h, scratch[:c])
@@ -274,7 +276,7 @@ func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
 		h.consume(c)
 		done += c
 	}
-	return bitutil.CountSetBits(valid, 0, m), nil
+	return column.CountSetBits(valid, 0, m), nil
 }
 
 // elements reads the next m levels of a leaf in lists: a level from exists

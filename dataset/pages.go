@@ -327,6 +327,9 @@ type pageScratch struct {
 	// stats are the statistics asked for by name (stddev, variance,
 	// approx_distinct), folded with the default aggregates.
 	stats agg.Set
+	// rows, when set, takes the rows of the chunk decoded instead of
+	// folding them (pageRows: the grouped route's).
+	rows *pageRows
 	// sketches: per leaf, the sketch of the last chunk of it this worker
 	// folded (one file's chunks: the scratch is a run's), once it has
 	// overflowed its exact hashes. It seeds the state of the leaf's next
@@ -718,6 +721,12 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		at := row
 		row += int64(e)
 		if k == 0 {
+			if s.rows != nil {
+				if err := s.rows.nullRows(at, int64(e)); err != nil {
+					return 0, err
+				}
+				continue
+			}
 			res.state.AddNulls(int64(e))
 			continue
 		}
@@ -764,6 +773,16 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 				return 0, err
 			}
 			v.Values, ew = s.wide, 8
+		}
+		if s.rows != nil { // (placed at their rows, not spread)
+			var valid []byte
+			if spread {
+				valid = s.valid
+			}
+			if err := s.rows.place(&v, valid, at, e); err != nil {
+				return 0, err
+			}
+			continue
 		}
 		if spread {
 			s.spread = grow(s.spread, e*ew)

@@ -556,26 +556,11 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 		defer releaseMapped(r.mapped, off, n)
 	}
 	if l.page == nil {
-		c, ok, err := r.guardChunkOf(f, size, cc, l.col, true) // (ok: not encrypted)
+		need, allNull, encrypted, err := r.arrowCost(ctx, f, size, &wk.guard, charge, md, cc, l)
 		if err != nil {
 			return res, err
 		}
-		// An encrypted chunk is left to arrow-go, which decrypts its page
-		// headers: its pages are not known, only bounded.
-		var largest, unpadded int64
-		wk.guard.allNull = false
-		if ok {
-			c.charge = charge
-			if largest, err = wk.guard.check(ctx, &c); err != nil {
-				return res, err
-			}
-		} else {
-			largest, c.dictCost = encryptedChunkCost(md, cc, l.col)
-			// The chunk read whole and its page headers unpadded
-			// (pqpadded.go): twice its bytes, which lie in the file.
-			unpadded = 2 * min(max(cc.TotalCompressedSize(), 0), size)
-		}
-		if !ok && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
+		if encrypted && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
 			// Decoded once, by arrow-go's column reader: pqarrow would wrap
 			// instants past timestamp[ns] around, and reads no other unit.
 			if ts, _ := l.typ.(*arrow.TimestampType); ts != nil && l.list == nil && !l.elem {
@@ -585,18 +570,10 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 				return res, err
 			}
 		}
-		if ts, _ := l.typ.(*arrow.TimestampType); ok && ts != nil && ts.Unit != arrow.Nanosecond && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
-			// (pqarrow decodes INT96 as nanoseconds: a chunk the page path
-			// does not read cannot be read in another unit.)
-			return res, fmt.Errorf("%w: INT96 timestamps read as %s through pqarrow, which decodes them as timestamp[ns]", arrow.ErrNotImplemented, ts)
-		}
-		if wk.guard.allNull && l.list == nil && !l.elem && cc.NumValues() == rows { // (pqwalk.go's nullPage)
+		if allNull && l.list == nil && !l.elem && cc.NumValues() == rows { // (pqwalk.go's nullPage)
 			return r.nullChunk(l, rows)
 		}
-		// What arrow-go holds to decode the chunk: its batches and scratch,
-		// a page read and decompressed, the dictionary as its decoders
-		// hold it.
-		if err := charge.Grow("a column chunk decoded", arrowTaskBytes+2*largest+c.dictCost+unpadded); err != nil {
+		if err := charge.Grow("a column chunk decoded", need); err != nil {
 			return res, err
 		}
 		if l.list != nil {
@@ -624,4 +601,37 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	c.charge = charge
 	wk.pages.stats = r.aggs & (agg.Moments | agg.ApproxDistinct)
 	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
+}
+
+// arrowCost walks the pages of chunk cc of leaf l with guard g (charging
+// its buffers to charge) before pqarrow decodes the chunk, and returns what
+// arrow-go holds to decode it a batch at a time: its batches and scratch, a
+// page read and decompressed, the dictionary as its decoders hold it.
+// allNull says the walk found nulls only (pqwalk.go's nullPage); an
+// encrypted chunk is left to arrow-go, which decrypts its page headers: its
+// pages are not known, only bounded by its metadata.
+func (r *parquetRun) arrowCost(ctx context.Context, f io.ReaderAt, size int64, g *pageGuard, charge *budget.Charge, md *metadata.FileMetaData, cc *metadata.ColumnChunkMetaData, l *parquetLeaf) (need int64, allNull, encrypted bool, err error) {
+	c, ok, err := r.guardChunkOf(f, size, cc, l.col, true) // (ok: not encrypted)
+	if err != nil {
+		return 0, false, false, err
+	}
+	var largest, unpadded int64
+	g.allNull = false
+	if ok {
+		c.charge = charge
+		if largest, err = g.check(ctx, &c); err != nil {
+			return 0, false, false, err
+		}
+	} else {
+		largest, c.dictCost = encryptedChunkCost(md, cc, l.col)
+		// The chunk read whole and its page headers unpadded
+		// (pqpadded.go): twice its bytes, which lie in the file.
+		unpadded = 2 * min(max(cc.TotalCompressedSize(), 0), size)
+	}
+	if ts, _ := l.typ.(*arrow.TimestampType); ok && ts != nil && ts.Unit != arrow.Nanosecond && md.Schema.Column(l.col).PhysicalType() == parquet.Types.Int96 {
+		// (pqarrow decodes INT96 as nanoseconds: a chunk the page path
+		// does not read cannot be read in another unit.)
+		return 0, false, false, fmt.Errorf("%w: INT96 timestamps read as %s through pqarrow, which decodes them as timestamp[ns]", arrow.ErrNotImplemented, ts)
+	}
+	return arrowTaskBytes + 2*largest + c.dictCost + unpadded, g.allNull, !ok, nil
 }

@@ -5,12 +5,10 @@ package dataset
 import (
 	"context"
 	"fmt"
-	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/apache/arrow/go/v17/arrow/scalar"
 	"github.com/stretchr/testify/assert"
 
 	"github.com/arrowagg/arrowagg/engine"
@@ -52,16 +50,7 @@ func TestGPUPagesEmulatedCorpus(t *testing.T) {
 			if gpu.Plan[i].BackendName() == "gpu" {
 				routed++
 			}
-			what := fmt.Sprintf("%s: %s", name, c.Name)
-			assert.Equal(t, c.Count, g.Count, what)
-			assert.Equal(t, c.NullCount, g.NullCount, what)
-			assert.Equal(t, fmt.Sprint(c.Min), fmt.Sprint(g.Min), what)
-			assert.Equal(t, fmt.Sprint(c.Max), fmt.Sprint(g.Max), what)
-			if cs, ok := c.Sum.(*scalar.Float64); ok && cs.Valid && !math.IsNaN(cs.Value) && !math.IsInf(cs.Value, 0) {
-				assert.InDelta(t, cs.Value, g.Sum.(*scalar.Float64).Value, 1e-12*math.Max(1, math.Abs(cs.Value)), what)
-			} else {
-				assert.Equal(t, fmt.Sprint(c.Sum), fmt.Sprint(g.Sum), what)
-			}
+			assertSameColumn(t, fmt.Sprintf("%s: %s", name, c.Name), c, g)
 		}
 	}
 	assert.Greater(t, routed, 20, "columns of the corpus that took the GPU page route")

@@ -164,6 +164,13 @@ func rowsOf(reps []int16) int64 {
 // batchRows is the number of rows of the Arrow batches of leaf l in row
 // group rg: about batchBytes, a multiple of the CPU morsel when large.
 func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
+	return batchOf(batchBytes, r.rowBytes(rg, l, rows), rows)
+}
+
+// rowBytes is about the bytes of a row of leaf l decoded, in row group rg
+// of rows rows: its width, or more as its chunk's uncompressed bytes have
+// it.
+func (r *parquetRun) rowBytes(rg int, l *parquetLeaf, rows int64) int64 {
 	w := int64(8)
 	if k, err := arrow17.KindOf(l.typ); err == nil && k.Width() > 0 {
 		w = int64(k.Width())
@@ -173,7 +180,13 @@ func (r *parquetRun) batchRows(rg int, l *parquetLeaf, rows int64) int64 {
 			w = max(w, m.GetTotalUncompressedSize()/rows+1)
 		}
 	}
-	n := batchBytes / w
+	return w
+}
+
+// batchOf is the rows of a batch of about bytes bytes, of rows of w bytes,
+// of a chunk of rows rows: a multiple of the CPU morsel when large.
+func batchOf(bytes, w, rows int64) int64 {
+	n := bytes / max(w, 1)
 	if n > engine.MorselSize {
 		n -= n % engine.MorselSize
 	}

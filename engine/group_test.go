@@ -501,3 +501,85 @@ func TestGroupMemoryLimit(t *testing.T) {
 	require.Equal(t, 100000, me.Groups)
 	require.ErrorContains(t, err, "groups do not spill to disk (unsupported); raise --memory")
 }
+
+// A fixed_size_binary value column's extremes and ends per group come out as
+// fixed_size_binary (arrow-go's scalar.Append of one writes past its
+// builder: group_result.go appends them itself).
+func TestGroupFixedSizeBinaryValues(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	fsb := &arrow.FixedSizeBinaryType{ByteWidth: 3}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: fsb, Nullable: true}}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	rb.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 1, 2, 1}, nil)
+	vb := rb.Field(1).(*array.FixedSizeBinaryBuilder)
+	vb.Append([]byte("bbb"))
+	vb.Append([]byte("aaa"))
+	vb.AppendNull()
+	vb.Append([]byte("ccc"))
+	rec := rb.NewRecord()
+	defer rec.Release()
+	g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Columns: []string{"v"},
+		Aggs: agg.Count | agg.Min | agg.Max | agg.Ordered})
+	require.NoError(t, err)
+	require.NoError(t, g.Add(context.Background(), rec))
+	res, err := g.Result(mem)
+	require.NoError(t, err)
+	defer res.Release()
+	col := func(name string) arrow.Array {
+		idx := res.Schema().FieldIndices(name)
+		require.Len(t, idx, 1, name)
+		return res.Column(idx[0])
+	}
+	require.Equal(t, `["aaa" (null)]`, fmt.Sprint(col("v_min")))
+	require.Equal(t, `["ccc" (null)]`, fmt.Sprint(col("v_max")))
+	require.Equal(t, `["bbb" (null)]`, fmt.Sprint(col("v_first")))
+	require.Equal(t, `["ccc" (null)]`, fmt.Sprint(col("v_last")))
+	require.True(t, arrow.TypeEqual(fsb, col("v_min").DataType()))
+}
+
+// A result of more groups than a task of Result builds (resultRange) comes
+// out whole and in key order: its ranges, built in parallel, concatenated.
+func TestGroupResultRanges(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 3*resultRange + 123
+	r := rand.New(rand.NewPCG(7, 11))
+	perm := r.Perm(n)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "x", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	for _, p := range perm {
+		rb.Field(0).(*array.Int64Builder).Append(int64(p))
+		if p%5 == 0 {
+			rb.Field(1).(*array.Int32Builder).AppendNull()
+		} else {
+			rb.Field(1).(*array.Int32Builder).Append(int32(2 * p))
+		}
+	}
+	rec := rb.NewRecord()
+	defer rec.Release()
+	g, err := cpuEngine(t, mem, 3).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Sum | agg.Count, CountRows: true})
+	require.NoError(t, err)
+	require.NoError(t, g.Add(context.Background(), rec))
+	res, err := g.Result(mem)
+	require.NoError(t, err)
+	defer res.Release()
+	require.Equal(t, int64(n), res.NumRows())
+	keys := res.Column(0).(*array.Int64)
+	rows := res.Column(1).(*array.Int64)
+	count := res.Column(2).(*array.Int64)
+	sum := res.Column(3).(*array.Int64)
+	for i := range n {
+		require.Equal(t, int64(i), keys.Value(i))
+		require.Equal(t, int64(1), rows.Value(i))
+		if i%5 == 0 {
+			require.Equal(t, int64(0), count.Value(i), "group %d", i)
+			require.True(t, sum.IsNull(i), "group %d", i)
+		} else {
+			require.Equal(t, int64(1), count.Value(i), "group %d", i)
+			require.Equal(t, int64(2*i), sum.Value(i), "group %d", i)
+		}
+	}
+}

@@ -222,6 +222,8 @@ func csvField(v value) string {
 	switch {
 	case v.kind == null:
 		return ""
+	case v.kind == number: // (digits, a sign, a point, an exponent)
+		return v.s
 	case v.kind == text && v.s == "",
 		strings.ContainsAny(v.s, ",\"\r\n") || strings.HasPrefix(v.s, " ") || strings.HasPrefix(v.s, "\t"):
 		return `"` + strings.ReplaceAll(v.s, `"`, `""`) + `"`

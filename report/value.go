@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"math/big"
@@ -301,16 +302,52 @@ func halfValue(h uint16) value {
 }
 
 func formatFloat(f float64, bits int) string {
-	sci := strconv.FormatFloat(f, 'e', -1, bits) // d.ddde±XX
-	exp, _ := strconv.Atoi(sci[strings.LastIndexByte(sci, 'e')+1:])
+	var buf [32]byte
+	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // -d.ddde±XX
+	e := bytes.LastIndexByte(sci, 'e')
+	exp := 0
+	for _, c := range sci[e+2:] {
+		exp = 10*exp + int(c-'0')
+	}
+	if sci[e+1] == '-' {
+		exp = -exp
+	}
 	if f != 0 && (exp < -4 || exp >= 16) {
-		return sci
+		return string(sci)
 	}
-	s := strconv.FormatFloat(f, 'f', -1, bits)
-	if !strings.Contains(s, ".") {
-		s += ".0"
+	// The same shortest digits in plain notation, with a decimal point.
+	mant := sci[:e]
+	var out []byte
+	if mant[0] == '-' {
+		out = append(out, '-')
+		mant = mant[1:]
 	}
-	return s
+	digits := make([]byte, 0, 24)
+	digits = append(digits, mant[0])
+	if len(mant) > 2 {
+		digits = append(digits, mant[2:]...) // (after the point)
+	}
+	switch {
+	case f == 0:
+		out = append(out, "0.0"...)
+	case exp < 0:
+		out = append(out, "0."...)
+		for range -exp - 1 {
+			out = append(out, '0')
+		}
+		out = append(out, digits...)
+	case len(digits) <= exp+1:
+		out = append(out, digits...)
+		for range exp + 1 - len(digits) {
+			out = append(out, '0')
+		}
+		out = append(out, ".0"...)
+	default:
+		out = append(out, digits[:exp+1]...)
+		out = append(out, '.')
+		out = append(out, digits[exp+1:]...)
+	}
+	return string(out)
 }
 
 // formatDecimal prints unscaled * 10^-scale in plain notation with exactly

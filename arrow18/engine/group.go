@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -175,6 +177,30 @@ func (g *Grouper) Add(ctx context.Context, rec arrow.Record) error {
 	return g.c.Add(ctx, int(rec.NumRows()), views[0], views[1], views[2])
 }
 
+// AddResident groups the rows of resident data (Residency.Upload): each
+// batch whose key and value columns the GPU keeps, and whose key the GPU
+// groups (one integer key whose range in the batch is at most the backend's
+// domain; values and aggregates its grouped kernels take), is grouped on
+// the device at device speed, the key's range found there too; the other
+// batches are grouped on the host as Add groups them. Columns are matched
+// by name, of the same types as the grouper's.
+func (g *Grouper) AddResident(ctx context.Context, res *Resident) error {
+	types := make(map[string]arrow.DataType, len(res.leaves))
+	for _, l := range res.leaves {
+		types[l.Name] = l.Type
+	}
+	for _, l := range append(append(append([]arrow18.Leaf(nil), g.keys...), g.vals...), g.fils...) {
+		dt, ok := types[l.Name]
+		if !ok {
+			return fmt.Errorf("column %q: not in the resident data", l.Name)
+		}
+		if !arrow.TypeEqual(dt, l.Type) {
+			return fmt.Errorf("column %q: %s in the resident data, %s in the grouper", l.Name, dt, l.Type)
+		}
+	}
+	return g.c.AddResident(ctx, res.Resident)
+}
+
 // rebind resolves the grouper's columns in the schema of a batch whose
 // schema is not the grouper's (another file of a dataset): by name, each
 // of the same value type as before.
@@ -209,6 +235,12 @@ func (g *Grouper) Kept() int64 { return g.c.Kept() }
 
 // Groups is the number of groups so far.
 func (g *Grouper) Groups() int { return g.c.Groups() }
+
+// GPUBatches is the number of batches grouped on the GPU so far (a batch
+// whose one key is an integer of a small range, or a dictionary of few
+// entries, and whose values and aggregates the GPU backend's grouped
+// kernels take; the others are grouped on the CPU).
+func (g *Grouper) GPUBatches() int { return g.c.GPUBatches() }
 
 // Schema is the schema of the result: the key columns (a dictionary key's
 // value type), count_all when asked for, then per value column its
@@ -317,67 +349,103 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	}
 	fields, cols := g.layout(wide)
 	schema := arrow.NewSchema(fields, nil)
-	b := array.NewRecordBuilder(mem, schema)
-	defer b.Release()
-	for _, fb := range b.Fields() {
-		fb.Reserve(n)
-	}
-	// The keys with count_all, and each value column's aggregates, are
-	// built by goroutines of their own (each group's state finalized
-	// once per value column).
+	// The groups are built in ranges of resultRange, each range's keys
+	// with count_all, and each value column's aggregates, by a task of its
+	// own (each group's state finalized once per value column), on up to
+	// GOMAXPROCS goroutines; each column's ranges are then concatenated.
 	first := len(g.keys)
 	if g.req.CountRows {
 		first++
 	}
 	aggs := agg.Normalize(g.req.Aggs)
-	errs := make([]error, len(g.vals)+1)
-	var wg sync.WaitGroup
-	wg.Add(len(g.vals) + 1)
-	go func() {
-		defer wg.Done()
-		f := 0
-		if !empty {
-			key := make([]core.KeyValue, len(g.keys))
-			for _, r := range refs {
-				g.c.Key(r, key)
-				for i := range g.keys {
-					if err := appendValue(b.Field(i), fields[i].Type, key[i].Valid, key[i].Value); err != nil {
-						errs[0] = fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
-						return
-					}
-				}
-			}
-			f = len(g.keys)
-		}
-		if g.req.CountRows {
-			cb := b.Field(f).(*array.Int64Builder)
-			for k := range n {
-				if empty {
-					cb.Append(0)
-				} else {
-					cb.Append(g.c.GroupRows(refs[k]))
+	ranges := max(1, (n+resultRange-1)/resultRange)
+	parts := make([][]arrow.Array, len(fields)) // per column, its ranges' arrays
+	for c := range parts {
+		parts[c] = make([]arrow.Array, ranges)
+	}
+	defer func() {
+		for _, ps := range parts {
+			for _, p := range ps {
+				if p != nil {
+					p.Release()
 				}
 			}
 		}
 	}()
-	for val := range g.vals {
-		go func() {
-			defer wg.Done()
-			var mine []int
-			for c, oc := range cols {
-				if oc.val == val {
-					mine = append(mine, c)
-				}
+	mine := make([][]int, len(g.vals)) // per value column, its output columns
+	for c, oc := range cols {
+		mine[oc.val] = append(mine[oc.val], c)
+	}
+	build := func(task int) error {
+		r, what := task%ranges, task/ranges // what: 0 the keys, 1+v value column v
+		lo, hi := r*resultRange, min(n, (r+1)*resultRange)
+		var outs []int // the output columns the task builds
+		if what == 0 {
+			for c := range first {
+				outs = append(outs, c)
 			}
-			vt := ValueType(g.vals[val].Type)
-			for k := range n {
-				fin := final(k, val, aggs)
-				for _, c := range mine {
-					if err := appendAggregate(b.Field(first+c), cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
-						errs[val+1] = fmt.Errorf("column %q: %w", fields[first+c].Name, err)
-						return
+		} else {
+			for _, c := range mine[what-1] {
+				outs = append(outs, first+c)
+			}
+		}
+		bs := make([]array.Builder, len(outs))
+		for i, c := range outs {
+			bs[i] = array.NewBuilder(mem, fields[c].Type)
+			defer bs[i].Release()
+			bs[i].Reserve(hi - lo)
+		}
+		if what == 0 {
+			f := 0
+			if !empty {
+				key := make([]core.KeyValue, len(g.keys))
+				for _, ref := range refs[lo:hi] {
+					g.c.Key(ref, key)
+					for i := range g.keys {
+						if err := appendValue(bs[i], fields[i].Type, key[i].Valid, key[i].Value); err != nil {
+							return fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
+						}
 					}
 				}
+				f = len(g.keys)
+			}
+			if g.req.CountRows {
+				cb := bs[f].(*array.Int64Builder)
+				for k := lo; k < hi; k++ {
+					if empty {
+						cb.Append(0)
+					} else {
+						cb.Append(g.c.GroupRows(refs[k]))
+					}
+				}
+			}
+		} else {
+			val := what - 1
+			vt := ValueType(g.vals[val].Type)
+			for k := lo; k < hi; k++ {
+				fin := final(k, val, aggs)
+				for i, c := range mine[val] {
+					if err := appendAggregate(bs[i], cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
+						return fmt.Errorf("column %q: %w", fields[first+c].Name, err)
+					}
+				}
+			}
+		}
+		for i, c := range outs {
+			parts[c][r] = bs[i].NewArray()
+		}
+		return nil
+	}
+	tasks := ranges * (1 + len(g.vals))
+	errs := make([]error, tasks)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(tasks, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := int(next.Add(1) - 1); t < tasks; t = int(next.Add(1) - 1) {
+				errs[t] = build(t)
 			}
 		}()
 	}
@@ -385,8 +453,30 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	return b.NewRecord(), nil
+	arrs := make([]arrow.Array, len(fields))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for c := range fields {
+		if ranges == 1 {
+			arrs[c] = parts[c][0]
+			arrs[c].Retain()
+			continue
+		}
+		var err error
+		if arrs[c], err = array.Concatenate(parts[c], mem); err != nil {
+			return nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
+		}
+	}
+	return array.NewRecord(schema, arrs, int64(n)), nil
 }
+
+// resultRange is the groups of a task building the result.
+const resultRange = 1 << 16
 
 // Results are, for a request without keys, the aggregates of its one group
 // (of the rows kept) as Aggregate's: a Result per value column; nil with

@@ -3,6 +3,7 @@
 package engine
 
 import (
+	"fmt"
 	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -129,6 +130,13 @@ func appendValue(b array.Builder, dt arrow.DataType, has bool, v agg.Value) erro
 			break
 		}
 		return scalar.Append(b, valueScalar(dt, true, v))
+	case *array.FixedSizeBinaryBuilder:
+		// (arrow-go's scalar.Append of a fixed_size_binary appends past
+		// the builder's values without reserving them.)
+		if w := b.Type().(*arrow.FixedSizeBinaryType).ByteWidth; len(v.Bytes) != w {
+			return fmt.Errorf("a value of %d bytes for %s", len(v.Bytes), dt)
+		}
+		b.Append(v.Bytes)
 	default:
 		return scalar.Append(b, valueScalar(dt, true, v))
 	}

@@ -50,7 +50,12 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	}
 	skipped = append(skipped, sum.Skipped...)
 	if opts.explain {
-		fmt.Fprintf(e.stderr, "plan: %d rows of %d files, %d kept, in %d groups, on the CPU", sum.Rows, sum.Files, sum.Kept, sum.Groups.NumRows())
+		fmt.Fprintf(e.stderr, "plan: %d rows of %d files, %d kept, in %d groups, ", sum.Rows, sum.Files, sum.Kept, sum.Groups.NumRows())
+		if sum.GPUBatches == 0 {
+			fmt.Fprint(e.stderr, "on the CPU")
+		} else {
+			fmt.Fprintf(e.stderr, "%d of %d batches on the GPU (the others on the CPU)", sum.GPUBatches, sum.Batches)
+		}
 		if opts.where != "" {
 			fmt.Fprintf(e.stderr, "; --where skipped %d Parquet row groups (%d rows) their statistics exclude", sum.Pruned, sum.PrunedRows)
 		}

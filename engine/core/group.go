@@ -113,7 +113,12 @@ type Grouper struct {
 	rows  int64 // rows added so far
 	kept  int64 // rows the filter kept
 	ms    []morselRows
+	// gpuBatches are the batches grouped on the GPU (group_gpu.go).
+	gpuBatches int
 }
+
+// GPUBatches is the number of batches grouped on the GPU so far.
+func (g *Grouper) GPUBatches() int { return g.gpuBatches }
 
 // groupPart is one partition: its table of keys and its groups' states, one
 // agg.Groups per value column.
@@ -202,6 +207,15 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 		c := *v
 		c.Row += g.rows
 		vals[i] = &c
+	}
+	if gg, kv, kmin, groups := g.groupGPU(ctx, n, keys, vals); gg != nil {
+		k, err := g.addGPU(ctx, gg, n, kv, kmin, groups, keys, vals, filters)
+		if err != nil {
+			return fmt.Errorf("grouping on the GPU: %w", err)
+		}
+		g.rows += int64(n)
+		g.kept += k
+		return g.checkMemory()
 	}
 	if g.Groups() < localGroups && g.fewKeys(keys, n) {
 		k, err := g.addLocal(ctx, n, keys, vals, filters)

@@ -97,6 +97,8 @@ var generators = []func(dir string) (Case, error){
 	func(dir string) (Case, error) { return ipcZeros(dir, true) },
 	func(dir string) (Case, error) { return ipcZeros(dir, false) },
 	func(dir string) (Case, error) { return endlessBody(dir) },
+	func(dir string) (Case, error) { return grouped(dir, "d", flbaDictionary) },
+	func(dir string) (Case, error) { return grouped(dir, "s", stringDictionary) },
 	func(dir string) (Case, error) {
 		return cancelled(dir, 2<<30, func(dir string) (Case, error) { return bigPages(dir, codecZstd, 8) })
 	},
@@ -116,6 +118,19 @@ func cancelled(dir string, memory int64, g func(dir string) (Case, error)) (Case
 	}
 	c, err := g(sub)
 	c.Name, c.Cancel, c.Memory, c.Refuse = "cancel-"+c.Name, true, memory, ""
+	return c, err
+}
+
+// grouped: the refusal case g writes (into a directory of its own), its
+// rows grouped by column key (--group-by), which reads them through the
+// grouped route: refused as without grouping.
+func grouped(dir, key string, g func(dir string) (Case, error)) (Case, error) {
+	sub := filepath.Join(dir, "grouped")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		return Case{Name: "grouped"}, err
+	}
+	c, err := g(sub)
+	c.Name, c.Args = "grouped-"+c.Name, append(c.Args, "--group-by", key)
 	return c, err
 }
 
