@@ -9,10 +9,55 @@ import (
 	"unsafe"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/internal/cudrv"
 	"github.com/arrowagg/arrowagg/kernels"
 )
+
+var _ backend.GroupGPU = (*Backend)(nil)
+
+// GroupDomain implements backend.GroupGPU: the grouped kernels take domains
+// of up to kernels.AggGroupMax keys (and the null key).
+func (b *Backend) GroupDomain() int { return kernels.AggGroupMax }
+
+// HandlesGroup implements backend.GroupGPU: integer keys (a dictionary's
+// indices among them), integer and float values, and the aggregates of
+// agg.Groups but the ordered ones.
+func (b *Backend) HandlesGroup(key, val column.Kind, set agg.Set) bool {
+	set = agg.Normalize(set)
+	return kernels.GroupKeyKind(key) && kernels.GroupKernel(val) != "" && !set.Any(agg.Ordered|agg.GroupsUnsupported)
+}
+
+// GroupDevice implements backend.GroupGPU: GroupResident over columns this
+// backend uploaded (UploadView); sel may be nil.
+func (b *Backend) GroupDevice(ctx context.Context, key backend.DeviceColumn, kmin uint64, groups int,
+	sel backend.DeviceColumn, vals []backend.DeviceColumn, set agg.Set) ([]*agg.Groups, error) {
+	own := func(c backend.DeviceColumn) (*DeviceColumn, error) {
+		d, ok := c.(*DeviceColumn)
+		if !ok || d == nil {
+			return nil, fmt.Errorf("cuda: grouping a %T, not a column of the CUDA backend", c)
+		}
+		return d, nil
+	}
+	k, err := own(key)
+	if err != nil {
+		return nil, err
+	}
+	var s *DeviceColumn
+	if sel != nil {
+		if s, err = own(sel); err != nil {
+			return nil, err
+		}
+	}
+	vs := make([]*DeviceColumn, len(vals))
+	for i, v := range vals {
+		if vs[i], err = own(v); err != nil {
+			return nil, err
+		}
+	}
+	return b.GroupResident(ctx, GroupKey{Column: k, Min: kmin, Groups: groups}, s, vs, set)
+}
 
 // GroupKey is the key column of a grouped aggregation over a dense domain of
 // keys (GroupResident).

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
 )
 
@@ -408,4 +409,41 @@ func benchGroupColumns(b *testing.B, n, groups int) (keys, vals arrow.Array) {
 	vd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, vb}, nil, 0, 0)
 	defer vd.Release()
 	return array.MakeFromData(kd), array.MakeFromData(vd)
+}
+
+// TestGroupDevice groups through backend.GroupGPU, as the engine does:
+// columns uploaded by UploadView, no selection, the key as its own value
+// column for the groups' rows; and checks which kinds and aggregates the
+// backend says it groups.
+func TestGroupDevice(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(4, 4))
+	var gg backend.GroupGPU = testBackend
+	require.Equal(t, 4096, gg.GroupDomain())
+	require.True(t, gg.HandlesGroup(column.Uint8, column.Float64, agg.Default))
+	require.True(t, gg.HandlesGroup(column.Int64, column.Int64, agg.Count))
+	require.False(t, gg.HandlesGroup(column.Float64, column.Int64, agg.Default))
+	require.False(t, gg.HandlesGroup(column.Int64, column.Decimal128, agg.Default))
+	require.False(t, gg.HandlesGroup(column.Int64, column.Int64, agg.Default|agg.ArgMin))
+	require.False(t, gg.HandlesGroup(column.Int64, column.Int64, agg.Stddev))
+
+	const n, groups = 20_000, 300
+	keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Uint16, n, 0, groups, 0.05)
+	defer keys.Release()
+	vals := randomArray(t, mem, r, arrow.PrimitiveTypes.Float64, n, 0.1)
+	defer vals.Release()
+	kv, vv := viewOf(t, keys), viewOf(t, vals)
+	kc, err := gg.UploadView(ctx, kv)
+	require.NoError(t, err)
+	defer kc.Free()
+	vc, err := gg.UploadView(ctx, vv)
+	require.NoError(t, err)
+	defer vc.Free()
+	got, err := gg.GroupDevice(ctx, kc, 0, groups, nil, []backend.DeviceColumn{vc, kc}, agg.Default)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	requireSameGroups(t, kv, nil, vv, 0, groups, cpuGroups(t, kv, nil, vv, 0, groups), got[0], "values")
+	requireSameGroups(t, kv, nil, kv, 0, groups, cpuGroups(t, kv, nil, kv, 0, groups), got[1], "keys")
 }
