@@ -83,10 +83,12 @@ const (
 	AggGroupMax = 4096
 	// AggGroupSharedBytes is the most dynamic shared memory of a grouped
 	// kernel's block: the 48 KiB a block may use without opting in
-	// (cuFuncSetAttribute), less 256 bytes for its static shared variables. Its
-	// group table, and the floats' staged tile, lie within it; a domain whose
-	// table does not fit is folded in windows of groups, one launch each.
-	AggGroupSharedBytes = 48896
+	// (cuFuncSetAttribute), less 2 KiB for its static shared variables (16
+	// bytes) and the 1 KiB a block of sm_80 and later reserves (cuobjdump
+	// --dump-resource-usage counts it), should it count. Its group table, and
+	// the floats' staged tile, lie within it; a domain whose table does not fit
+	// is folded in windows of groups, one launch each.
+	AggGroupSharedBytes = 47104
 	// AggGroupIntEntryBytes is the bytes of a group of an integer table:
 	// {sum lo, min, max} (64-bit), {rows, count, sum hi} (32-bit).
 	AggGroupIntEntryBytes = 36

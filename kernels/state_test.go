@@ -24,8 +24,8 @@ func TestGroupWindow(t *testing.T) {
 		require.Greater(t, GroupSharedBytes(k, w+1), AggGroupSharedBytes, k)
 		require.Equal(t, "arrowagg_group_"+k.String(), GroupKernel(k))
 	}
-	require.Equal(t, 1358, GroupWindow(column.Int64))
-	require.Equal(t, 467, GroupWindow(column.Float64))
+	require.Equal(t, 1308, GroupWindow(column.Int64))
+	require.Equal(t, 433, GroupWindow(column.Float64))
 	// Integer tables of few groups have a copy a lane; of many, one.
 	require.Equal(t, 32, GroupReplicas(11))
 	require.Equal(t, 11*32*AggGroupIntEntryBytes, GroupSharedBytes(column.Int8, 11))

@@ -87,7 +87,7 @@ type GroupKey struct {
 //
 // Each value column is one launch of its grouped kernel (kernels/group.cuh)
 // per window of groups (kernels.GroupWindow: the domain whose table fits a
-// block's shared memory, all of it for up to 1357 integer or 466 float
+// block's shared memory, all of it for up to 1307 integer or 432 float
 // groups), and copies back only the groups' states. A valid key outside
 // the domain is an error.
 func (b *Backend) GroupResident(ctx context.Context, key GroupKey, sel *DeviceColumn, values []*DeviceColumn,
