@@ -208,7 +208,7 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 		c.Row += g.rows
 		vals[i] = &c
 	}
-	if gg, kv, kmin, groups := g.groupGPU(ctx, n, keys, vals); gg != nil {
+	if gg, kv, kmin, groups := g.groupGPU(ctx, keys, vals); gg != nil {
 		k, err := g.addGPU(ctx, gg, n, kv, kmin, groups, keys, vals, filters)
 		if err != nil {
 			return fmt.Errorf("grouping on the GPU: %w", err)
