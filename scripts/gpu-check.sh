@@ -11,6 +11,8 @@
 #          version, codec, dictionary setting and null density against the
 #          CPU page path), then the same under compute-sanitizer's memcheck
 #          when the host has it
+#   groups (not by default) the grouped kernels' tests (backend/cuda's
+#          TestGroup*) under compute-sanitizer's memcheck
 #   big    (not by default) a BIG_GIB (default 20) GiB Arrow IPC file and its two
 #          halves, made by gpu-bin/ipcgen in BIG_DIR (default /tmp; twice BIG_GIB
 #          of free disk), aggregated by arrowagg-cuda --format json whole and as
@@ -68,6 +70,22 @@ if has pages; then
     (cd dataset && compute-sanitizer --tool memcheck --error-exitcode 3 "$BIN/dataset.test" -test.count=1 -test.run '^TestGPUPagesCUDA$') >"$OUT/pages-memcheck.log" 2>&1
     result[pages-memcheck]=$?
     tail -5 "$OUT/pages-memcheck.log"
+  fi
+fi
+
+if has groups; then
+  # The grouped kernels' tests under memcheck. API errors are not reported:
+  # the uploads ask cuPointerGetAttribute whether a host buffer is pinned,
+  # and Go's pageable memory is answered CUDA_ERROR_INVALID_VALUE, as
+  # expected.
+  stamp "groups"
+  if command -v compute-sanitizer >/dev/null 2>&1; then
+    (cd backend/cuda && compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$BIN/cuda.test" -test.count=1 -test.run '^(TestGroupResident|TestGroupResidentColumns|TestGroupResidentErrors|TestGroupDevice)$') >"$OUT/groups-memcheck.log" 2>&1
+    result[groups-memcheck]=$?
+    tail -5 "$OUT/groups-memcheck.log"
+  else
+    echo "no compute-sanitizer on this host" >"$OUT/groups-memcheck.log"
+    result[groups-memcheck]=2
   fi
 fi
 
@@ -263,7 +281,7 @@ fi
 {
   echo "== summary"
   grep -E '^(date|gpu):' "$OUT/env.txt"
-  for s in tests pages pages-memcheck cli bench peers big; do
+  for s in tests pages pages-memcheck groups-memcheck cli bench peers big; do
     [ -n "${result[$s]+x}" ] && echo "$s: exit ${result[$s]}"
   done
   if [ -f "$OUT/tests.log" ]; then
