@@ -341,17 +341,21 @@ func TestGroupResidentErrors(t *testing.T) {
 	require.Equal(t, 11, got[0].Len())
 }
 
-// BenchmarkGroupResident: sum, min, max and count of 100M int64 values
-// grouped by 100M int64 keys (no nulls) in 10 and in 1000 groups, both
+// BenchmarkGroupResident: sum, min, max and count of 100M int64 or float64
+// values grouped by 100M int64 keys (no nulls) in 10 and in 1000 groups, both
 // columns already in device memory; wall time of a GroupResident call (the
 // launch and the groups' states read back), bytes of keys and values read
 // per second. The first call is checked against the CPU.
 func BenchmarkGroupResident(b *testing.B) {
 	const n = 100_000_000
 	ctx := context.Background()
-	for _, groups := range []int{10, 1000} {
-		b.Run(fmt.Sprintf("int64/groups=%d", groups), func(b *testing.B) {
-			keys, vals := benchGroupColumns(b, n, groups)
+	for _, c := range []struct {
+		typ    string
+		groups int
+	}{{"int64", 10}, {"int64", 1000}, {"float64", 10}, {"float64", 1000}} {
+		groups := c.groups
+		b.Run(fmt.Sprintf("%s/groups=%d", c.typ, groups), func(b *testing.B) {
+			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64")
 			defer keys.Release()
 			defer vals.Release()
 			kv, vv := viewOf(b, keys), viewOf(b, vals)
@@ -382,9 +386,9 @@ func BenchmarkGroupResident(b *testing.B) {
 	}
 }
 
-// benchGroupColumns makes n int64 keys in [0, groups) and n int64 values,
-// no nulls, filled in parallel.
-func benchGroupColumns(b *testing.B, n, groups int) (keys, vals arrow.Array) {
+// benchGroupColumns makes n int64 keys in [0, groups) and n int64 values
+// (float64 ones, normal, when floats is set), no nulls, filled in parallel.
+func benchGroupColumns(b *testing.B, n, groups int, floats bool) (keys, vals arrow.Array) {
 	kb, vb := memory.NewResizableBuffer(memory.DefaultAllocator), memory.NewResizableBuffer(memory.DefaultAllocator)
 	defer kb.Release()
 	defer vb.Release()
@@ -400,13 +404,20 @@ func benchGroupColumns(b *testing.B, n, groups int) (keys, vals arrow.Array) {
 			r := rand.New(rand.NewPCG(uint64(p), 17))
 			for i := n * p / parts; i < n*(p+1)/parts; i++ {
 				ks[i], vs[i] = int64(r.IntN(groups)), int64(r.Uint64())
+				if floats {
+					vs[i] = int64(math.Float64bits(r.NormFloat64() * 1e3))
+				}
 			}
 		}()
 	}
 	wg.Wait()
 	kd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, kb}, nil, 0, 0)
 	defer kd.Release()
-	vd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, vb}, nil, 0, 0)
+	vt := arrow.DataType(arrow.PrimitiveTypes.Int64)
+	if floats {
+		vt = arrow.PrimitiveTypes.Float64
+	}
+	vd := array.NewData(vt, n, []*memory.Buffer{nil, vb}, nil, 0, 0)
 	defer vd.Release()
 	return array.MakeFromData(kd), array.MakeFromData(vd)
 }
