@@ -321,7 +321,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 		todo = append(todo, rg)
 	}
-	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem,
+	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem, workers: d.opts.Workers,
 		decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget}
 	m, err := mapSource(src, src.Size())
 	if err != nil {
@@ -335,7 +335,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 	return rows, nil
 }
 
-// groupAhead is how many row groups are decoded at once while grouping.
+// groupAhead is the fewest row groups decoded at once while grouping.
 const groupAhead = 3
 
 // groupBatchBytes is about the bytes of the record batches of a row group
@@ -377,7 +377,9 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	serial := r.pqf.crypt.encrypted
-	ahead := groupAhead
+	// A row group's leaves decode a goroutine each: enough row groups
+	// ahead to give every worker a chunk.
+	ahead := max(groupAhead, r.workers/max(1, len(r.leaves)))
 	if serial {
 		ahead = 1
 	}
