@@ -333,12 +333,7 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 	err := g.e.parallel(ctx, morsels, func(m int, sc *groupScratch) error {
 		lo, hi := m*cpu.MorselSize, min(n, (m+1)*cpu.MorselSize)
 		cnt := hi - lo
-		sc.hashes = slices.Grow(sc.hashes[:0], cnt)[:cnt]
-		sc.hasher.Fixed = g.fixed
-		if err := sc.hasher.Hash(keys, lo, hi, sc.hashes); err != nil {
-			return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
-		}
-		rows, hashes := sc.rowsBuf[:0], sc.hashBuf[:0]
+		rows := sc.rowsBuf[:0]
 		if g.req.Filter != nil {
 			sc.sel = slices.Grow(sc.sel[:0], (cnt+63)/64)[:(cnt+63)/64]
 			if _, err := g.req.Filter.Select(filters, lo, hi, sc.sel); err != nil {
@@ -347,22 +342,36 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 			for i := range cnt {
 				if sc.sel[i>>6]&(1<<(i&63)) != 0 {
 					rows = append(rows, int32(lo+i))
-					hashes = append(hashes, sc.hashes[i])
 				}
 			}
 		} else {
 			for i := range cnt {
 				rows = append(rows, int32(lo+i))
 			}
-			hashes = append(hashes, sc.hashes...)
 		}
-		sc.rowsBuf, sc.hashBuf = rows, hashes
+		sc.rowsBuf = rows
 		kept.Add(int64(len(rows)))
 		mg := &ms[m]
 		mg.t = cpu.NewKeyTable(g.fixed)
 		sc.ids = slices.Grow(sc.ids[:0], len(rows))[:len(rows)]
-		if err := mg.t.Find(keys, rows, hashes, sc.ids); err != nil {
+		sc.hasher.Fixed = g.fixed
+		dense, err := denseIDs(keys, rows, mg.t, sc)
+		if err != nil {
 			return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+		}
+		if !dense {
+			sc.hashes = slices.Grow(sc.hashes[:0], cnt)[:cnt]
+			if err := sc.hasher.Hash(keys, lo, hi, sc.hashes); err != nil {
+				return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+			}
+			hashes := sc.hashBuf[:0]
+			for _, r := range rows {
+				hashes = append(hashes, sc.hashes[int(r)-lo])
+			}
+			sc.hashBuf = hashes
+			if err := mg.t.Find(keys, rows, hashes, sc.ids); err != nil {
+				return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
+			}
 		}
 		mg.rows = make([]int64, mg.t.Len())
 		for _, id := range sc.ids {
@@ -426,8 +435,97 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 	return kept.Load(), err
 }
 
+// denseSpan is the largest range of a morsel's integer keys for which
+// denseIDs numbers its rows by their key's offset in the range, not by
+// hashing.
+const denseSpan = 1 << 12
+
+// denseIDs numbers rows (of a morsel) by their key into sc.ids with t when
+// there is one integer key whose values in the rows span at most
+// denseSpan: a row's key less the smallest picks a slot, and only a slot's
+// first row is hashed and found in t. It reports false, doing nothing, for
+// other keys.
+func denseIDs(keys []*column.View, rows []int32, t *cpu.KeyTable, sc *groupScratch) (bool, error) {
+	if len(keys) != 1 || !sc.hasher.Fixed || keys[0].Dict != nil || len(rows) == 0 {
+		return false, nil
+	}
+	k := keys[0]
+	switch k.Kind {
+	case column.Int8:
+		return denseIDsOf[int8](k, rows, t, sc)
+	case column.Int16:
+		return denseIDsOf[int16](k, rows, t, sc)
+	case column.Int32:
+		return denseIDsOf[int32](k, rows, t, sc)
+	case column.Int64:
+		return denseIDsOf[int64](k, rows, t, sc)
+	case column.Uint8:
+		return denseIDsOf[uint8](k, rows, t, sc)
+	case column.Uint16:
+		return denseIDsOf[uint16](k, rows, t, sc)
+	case column.Uint32:
+		return denseIDsOf[uint32](k, rows, t, sc)
+	case column.Uint64:
+		return denseIDsOf[uint64](k, rows, t, sc)
+	}
+	return false, nil
+}
+
+func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](k *column.View, rows []int32, t *cpu.KeyTable, sc *groupScratch) (bool, error) {
+	vals := column.Slice[T](k.Values)[k.Offset:]
+	var lo, hi T
+	seen := false
+	for _, r := range rows {
+		if k.Validity != nil && !k.Valid(int(r)) {
+			continue
+		}
+		x := vals[r]
+		if !seen {
+			lo, hi, seen = x, x, true
+		} else if x < lo {
+			lo = x
+		} else if x > hi {
+			hi = x
+		}
+	}
+	// The distance in two's complement: for a signed kind, one past T's
+	// largest wraps negative, and so to a span past denseSpan.
+	span := uint64(hi - lo)
+	if span >= denseSpan {
+		return false, nil
+	}
+	null := int(span) + 1 // the null key's slot
+	sc.slots = slices.Grow(sc.slots[:0], null+1)[:null+1]
+	for i := range sc.slots {
+		sc.slots[i] = -1
+	}
+	var h [1]uint64
+	var one [1]int32
+	views := []*column.View{k}
+	for j, r := range rows {
+		s := null
+		if k.Validity == nil || k.Valid(int(r)) {
+			s = int(vals[r] - lo)
+		}
+		id := sc.slots[s]
+		if id < 0 { // (the slot's first row: its group found by hash)
+			if err := sc.hasher.Hash(views, int(r), int(r)+1, h[:]); err != nil {
+				return false, err
+			}
+			if err := t.Find(views, []int32{r}, h[:], one[:]); err != nil {
+				return false, err
+			}
+			id = one[0]
+			sc.slots[s] = id
+		}
+		sc.ids[j] = id
+	}
+	return true, nil
+}
+
 // groupScratch is a worker's reusable memory.
 type groupScratch struct {
+	slots  []int32 // denseIDs's slots
 	hasher cpu.Hasher
 	sel    []uint64
 	hashes []uint64
