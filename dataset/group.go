@@ -463,54 +463,43 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, error) {
 	rows := md.RowGroups[rg].NumRows
 	needs := make([]int64, len(r.leaves))
-	errs := make([]error, len(r.leaves))
-	var wg sync.WaitGroup
-	for k := range r.leaves {
+	err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
 		l := &r.leaves[k]
-		walk := func() {
-			defer wg.Done()
-			errs[k] = r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
-				defer recoverTo(&err)
-				var g pageGuard
-				cc, err := md.RowGroup(rg).ColumnChunk(l.col)
-				if err != nil {
-					return err
-				}
-				if cc.NumValues() != rows {
-					return fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
-				}
-				if l.page == nil {
-					needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
-					return err
-				}
-				gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return errors.New("an encrypted column chunk") // (not paged: groupParquet)
-				}
-				gc.charge = c
-				largest, err := g.check(ctx, &gc)
-				if err != nil {
-					return err
-				}
-				needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + 16*max(g.walk.dict, 0)
-				return nil
-			})
-			if errs[k] != nil {
-				errs[k] = fmt.Errorf("row group %d: column %q: %w", rg, l.name, errs[k])
+		err := r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
+			defer recoverTo(&err)
+			var g pageGuard
+			cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+			if err != nil {
+				return err
 			}
+			if cc.NumValues() != rows {
+				return fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
+			}
+			if l.page == nil {
+				needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+				return err
+			}
+			gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return errors.New("an encrypted column chunk") // (not paged: groupParquet)
+			}
+			gc.charge = c
+			largest, err := g.check(ctx, &gc)
+			if err != nil {
+				return err
+			}
+			needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + 16*max(g.walk.dict, 0)
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("row group %d: column %q: %w", rg, l.name, err)
 		}
-		wg.Add(1)
-		if serial {
-			walk()
-		} else {
-			go walk()
-		}
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+		return nil
+	})
+	if err != nil {
 		return 0, err
 	}
 	// The batches, counted once for all leaves; the page path's windows,
@@ -582,29 +571,18 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 		return
 	}
 	cols := make([]*arrow.Chunked, len(r.leaves))
-	errs := make([]error, len(r.leaves))
 	for done := int64(0); done < rows; {
 		n := min(batch, rows-done)
-		var wg sync.WaitGroup
-		for k := range r.leaves {
+		err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) (err error) {
 			if a := paged[k]; a != nil {
 				sl := array.NewSlice(a, done, done+n)
 				cols[k] = arrow.NewChunked(a.DataType(), []arrow.Array{sl})
 				sl.Release()
-				continue
+				return nil
 			}
-			read := func() {
-				defer wg.Done()
-				cols[k], errs[k] = readLeafBatch(readers[k], &r.leaves[k], n)
-			}
-			wg.Add(1)
-			if serial {
-				read()
-			} else {
-				go read()
-			}
-		}
-		wg.Wait()
+			cols[k], err = readLeafBatch(readers[k], &r.leaves[k], n)
+			return err
+		})
 		tcols := make([]arrow.Column, 0, len(cols))
 		for k, c := range cols {
 			if c != nil {
@@ -615,7 +593,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 			}
 		}
 		var b decodedBatch
-		if err := errors.Join(errs...); err != nil {
+		if err != nil {
 			b.err = fmt.Errorf("row group %d: %w", rg, err)
 		} else {
 			b.tbl = array.NewTable(arrow.NewSchema(fields, nil), tcols, n)
@@ -636,32 +614,41 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 // returns them as Arrow arrays at the leaves' places (nil for the others).
 func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, serial bool) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(r.leaves))
-	errs := make([]error, len(r.leaves))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, pagedAtOnce(len(r.leaves)))
-	for k := range r.leaves {
+	err := eachLeaf(len(r.leaves), serial, pagedAtOnce(len(r.leaves)), func(k int) (err error) {
 		l := &r.leaves[k]
 		if l.page == nil {
+			return nil
+		}
+		if out[k], err = r.decodePaged(ctx, src, rg, l, rows); err != nil {
+			return fmt.Errorf("column %q: %w", l.name, err)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// eachLeaf runs f(k) for k in [0, n), each by a goroutine of its own, at
+// most atOnce at a time (one after the other when serial), and returns
+// their errors joined.
+func eachLeaf(n int, serial bool, atOnce int, f func(k int) error) error {
+	errs := make([]error, n)
+	sem := make(chan struct{}, max(1, atOnce))
+	var wg sync.WaitGroup
+	for k := range n {
+		if serial {
+			errs[k] = f(k)
 			continue
 		}
-		decode := func() {
+		wg.Add(1)
+		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			out[k], errs[k] = r.decodePaged(ctx, src, rg, l, rows)
-			if errs[k] != nil {
-				errs[k] = fmt.Errorf("column %q: %w", l.name, errs[k])
-			}
-		}
-		wg.Add(1)
-		if serial {
-			decode()
-		} else {
-			go decode()
-		}
+			errs[k] = f(k)
+		}()
 	}
 	wg.Wait()
-	return out, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // pagedAtOnce is how many of a row group's leaves (of leaves) the page path
