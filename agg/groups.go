@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/arrowagg/arrowagg/column"
 )
@@ -76,6 +77,17 @@ func (g *Groups) Len() int { return len(g.count) }
 // Grow adds n empty groups (the identity state), numbered from Len.
 func (g *Groups) Grow(n int) {
 	id := identity(g.fam)
+	if n > 1 { // (room for all at once)
+		g.count, g.nulls = slices.Grow(g.count, n), slices.Grow(g.nulls, n)
+		if g.sum && g.fam == column.FamilyFloat {
+			g.fsum, g.fcomp, g.fspec = slices.Grow(g.fsum, n), slices.Grow(g.fcomp, n), slices.Grow(g.fspec, n)
+		} else if g.sum {
+			g.isum = slices.Grow(g.isum, n)
+		}
+		if g.ext {
+			g.min, g.max = slices.Grow(g.min, n), slices.Grow(g.max, n)
+		}
+	}
 	for range n {
 		g.count = append(g.count, 0)
 		g.nulls = append(g.nulls, 0)
@@ -392,6 +404,42 @@ func (g *Groups) MergeState(i int32, s *State) error {
 	return nil
 }
 
+// MergeGroup merges group j of o, grouped states of the same family that
+// track what g does, into group i of g: MergeState(i, o.State(j)), field
+// by field for the families whose states are words (integers, booleans and
+// floats without the ordered aggregates).
+func (g *Groups) MergeGroup(i int32, o *Groups, j int32) error {
+	if o.fam != g.fam || g.tracks&^o.tracks != 0 || g.ord || o.ord ||
+		(g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyFloat && g.fam != column.FamilyBool) {
+		st := o.State(j)
+		return g.MergeState(i, &st)
+	}
+	g.count[i] += o.count[j]
+	g.nulls[i] += o.nulls[j]
+	if g.sum {
+		if g.fam == column.FamilyFloat {
+			addPair(&g.fsum[i], &g.fcomp[i], &g.fspec[i], o.fsum[j], o.fcomp[j])
+			g.fspec[i] += o.fspec[j]
+		} else {
+			g.isum[i] = g.isum[i].Add(o.isum[j])
+		}
+	}
+	if g.ext {
+		a, b := &g.min[i][0], &g.max[i][0]
+		x, y := o.min[j][0], o.max[j][0]
+		switch g.fam {
+		case column.FamilySigned:
+			*a, *b = uint64(min(int64(*a), int64(x))), uint64(max(int64(*b), int64(y)))
+		case column.FamilyUnsigned:
+			*a, *b = min(*a, x), max(*b, y)
+		case column.FamilyFloat:
+			*a = math.Float64bits(FloatMin(math.Float64frombits(*a), math.Float64frombits(x)))
+			*b = math.Float64bits(FloatMax(math.Float64frombits(*b), math.Float64frombits(y)))
+		}
+	}
+	return nil
+}
+
 // Bytes is about the memory the groups hold.
 func (g *Groups) Bytes() int64 {
 	n := int64(cap(g.count)+cap(g.nulls))*8 + int64(cap(g.isum))*24 + int64(cap(g.fsum)+cap(g.fcomp)+cap(g.fspec))*8 +
@@ -448,6 +496,10 @@ func FoldSigned[T int8 | int16 | int32 | int64](g *Groups, vals []T, validity []
 		}
 		return
 	}
+	if runFold(len(rows), len(g.count)) {
+		foldIntRuns(g, vals, validity, voff, rows, ids, true)
+		return
+	}
 	count, nulls, sum, lo, hi := g.count, g.nulls, g.isum, g.min, g.max
 	doSum, doExt := g.sum, g.ext // (locals: the stores below may not alias them)
 	for k, r := range rows {
@@ -489,6 +541,10 @@ func FoldUnsigned[T uint8 | uint16 | uint32 | uint64](g *Groups, vals []T, valid
 		}
 		return
 	}
+	if runFold(len(rows), len(g.count)) {
+		foldIntRuns(g, vals, validity, voff, rows, ids, false)
+		return
+	}
 	count, nulls, sum, lo, hi := g.count, g.nulls, g.isum, g.min, g.max
 	doSum, doExt := g.sum, g.ext
 	for k, r := range rows {
@@ -525,6 +581,9 @@ func FoldFloat[T float32 | float64](g *Groups, vals []T, validity []byte, voff i
 				g.nulls[ids[k]]++
 			}
 		}
+		return
+	}
+	if runFold(len(rows), len(g.count)) && foldFloatRuns(g, vals, validity, voff, rows, ids) {
 		return
 	}
 	count, nulls, fsum, fcomp, fspec, lo, hi := g.count, g.nulls, g.fsum, g.fcomp, g.fspec, g.min, g.max

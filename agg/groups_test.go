@@ -1,7 +1,9 @@
 package agg
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -104,5 +106,192 @@ func BenchmarkFoldSigned(b *testing.B) {
 	b.SetBytes(n * 8)
 	for b.Loop() {
 		FoldSigned(g, vals, validity, 0, rows, ids, 0)
+	}
+}
+
+// The run accumulators (few groups, long runs: runFold) leave the same
+// bytes in Groups as the loops over its arrays: short runs take those.
+func TestFoldRunsSameBytes(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	const n, groups = 20000, 37
+	ivals := make([]int64, n)
+	uvals := make([]uint32, n)
+	fvals := make([]float64, n)
+	validity := make([]byte, n/8+1)
+	rows := make([]int32, 0, n)
+	ids := make([]int32, 0, n)
+	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 0, math.MaxFloat64}
+	for i := range n {
+		ivals[i] = r.Int64() >> uint(r.IntN(64))
+		if r.IntN(2) == 0 { // (some groups' sums negative)
+			ivals[i] = -ivals[i]
+		}
+		uvals[i] = r.Uint32()
+		fvals[i] = float64(ivals[i]) / 7
+		if r.IntN(500) == 0 {
+			fvals[i] = special[r.IntN(len(special))]
+		}
+		if r.IntN(10) != 0 {
+			validity[i/8] |= 1 << (i % 8)
+		}
+		if r.IntN(5) != 0 { // a selection, not every row
+			rows = append(rows, int32(i))
+			ids = append(ids, int32(r.IntN(groups)))
+		}
+	}
+	// Every row (contiguous rows: the validity read a word at a time),
+	// from an unaligned row, and with the validity at a bit offset.
+	all := make([]int32, n)
+	allIDs := make([]int32, n)
+	for i := range all {
+		all[i], allIDs[i] = int32(i), int32(r.IntN(groups))
+	}
+	const voff = 3
+	shifted := make([]byte, n/8+2)
+	for i := range n {
+		if validity[i/8]>>(i%8)&1 != 0 {
+			shifted[(i+voff)/8] |= 1 << ((i + voff) % 8)
+		}
+	}
+	cases := []struct {
+		name      string
+		rows, ids []int32
+		validity  []byte
+		voff      int
+	}{
+		{"selection", rows, ids, validity, 0},
+		{"all", all, allIDs, validity, 0},
+		{"from row 5", all[5:], allIDs[5:], validity, 0},
+		{"validity at bit 3", all[9:], allIDs[9:], shifted, voff},
+		{"no validity", all, allIDs, nil, 0},
+	}
+	for _, c := range cases {
+		require.True(t, runFold(len(c.rows), groups))
+		fold := func(f column.Family, set Set, short bool) *Groups {
+			g, err := NewGroups(f, set)
+			require.NoError(t, err)
+			g.Grow(groups)
+			step := len(c.rows)
+			if short {
+				step = runRatio*groups - 1
+				require.False(t, runFold(step, groups))
+			}
+			for lo := 0; lo < len(c.rows); lo += step {
+				hi := min(lo+step, len(c.rows))
+				rs, is := c.rows[lo:hi], c.ids[lo:hi]
+				switch f {
+				case column.FamilySigned:
+					FoldSigned(g, ivals, c.validity, c.voff, rs, is, 0)
+				case column.FamilyUnsigned:
+					FoldUnsigned(g, uvals, c.validity, c.voff, rs, is, 0)
+				default:
+					FoldFloat(g, fvals, c.validity, c.voff, rs, is, 0)
+				}
+			}
+			return g
+		}
+		for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat} {
+			for _, set := range []Set{Default, Count | Min, Sum, Count | Max} {
+				runs, loops := fold(f, set, false), fold(f, set, true)
+				// Floats by their bits (NaN is no NaN's equal), the rest as
+				// they are.
+				require.Equal(t, floatBits(loops), floatBits(runs), "%s: %v %v", c.name, f, set)
+				loops.fsum, loops.fcomp, loops.fspec = nil, nil, nil
+				runs.fsum, runs.fcomp, runs.fspec = nil, nil, nil
+				require.Equal(t, loops, runs, "%s: %v %v", c.name, f, set)
+			}
+		}
+	}
+}
+
+// floatBits is the bits of g's float sums.
+func floatBits(g *Groups) [][]uint64 {
+	var out [][]uint64
+	for _, xs := range [][]float64{g.fsum, g.fcomp, g.fspec} {
+		b := make([]uint64, len(xs))
+		for i, x := range xs {
+			b[i] = math.Float64bits(x)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+func BenchmarkFoldFloat(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	const n = 1 << 16
+	vals := make([]float64, n)
+	validity := make([]byte, n/8)
+	rows := make([]int32, n)
+	ids := make([]int32, n)
+	for i := range n {
+		vals[i] = r.NormFloat64() * 1e6
+		if r.IntN(20) != 0 {
+			validity[i/8] |= byte(1) << (i % 8)
+		}
+		rows[i] = int32(i)
+		ids[i] = int32(r.IntN(10))
+	}
+	g, _ := NewGroups(column.FamilyFloat, Count|Sum|Min|Max)
+	g.Grow(10)
+	b.SetBytes(n * 8)
+	for b.Loop() {
+		FoldFloat(g, vals, validity, 0, rows, ids, 0)
+	}
+}
+
+// MergeGroup leaves the same bytes as MergeState of the other's State.
+func TestMergeGroupAsMergeState(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	const n, groups = 3000, 11
+	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 0}
+	for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat, column.FamilyBool} {
+		for _, set := range []Set{Default, Count | Min, Sum, Default | Ordered} {
+			fill := func() *Groups {
+				g, err := NewGroups(f, set)
+				require.NoError(t, err)
+				g.Grow(groups)
+				for i := range n {
+					id := int32(r.IntN(groups - 1)) // (the last group stays empty)
+					if r.IntN(8) == 0 {
+						g.AddNull(id)
+						continue
+					}
+					x := r.Int64() >> uint(r.IntN(64))
+					switch f {
+					case column.FamilySigned:
+						g.AddSigned(id, -x, int64(i))
+					case column.FamilyUnsigned:
+						g.AddUnsigned(id, uint64(x), int64(i))
+					case column.FamilyFloat:
+						v := float64(x) / 3
+						if r.IntN(200) == 0 {
+							v = special[r.IntN(len(special))]
+						}
+						g.AddFloat(id, v, int64(i))
+					default:
+						g.AddBool(id, x&1 == 1, int64(i))
+					}
+				}
+				return g
+			}
+			a, o := fill(), fill()
+			b := fill()
+			*b = *a
+			for _, p := range []*[]int64{&b.count, &b.nulls, &b.firstRow, &b.lastRow, &b.minRow, &b.maxRow} {
+				*p = slices.Clone(*p)
+			}
+			b.isum, b.fsum, b.fcomp, b.fspec = slices.Clone(a.isum), slices.Clone(a.fsum), slices.Clone(a.fcomp), slices.Clone(a.fspec)
+			b.min, b.max, b.first, b.last, b.fnum = slices.Clone(a.min), slices.Clone(a.max), slices.Clone(a.first), slices.Clone(a.last), slices.Clone(a.fnum)
+			for k := range int32(groups) {
+				j := (k * 7) % groups
+				require.NoError(t, a.MergeGroup(k, o, j))
+				st := o.State(j)
+				require.NoError(t, b.MergeState(k, &st))
+			}
+			require.Equal(t, floatBits(b), floatBits(a), "%v %v", f, set)
+			a.fsum, a.fcomp, a.fspec, b.fsum, b.fcomp, b.fspec = nil, nil, nil, nil, nil, nil
+			require.Equal(t, b, a, "%v %v", f, set)
+		}
 	}
 }
