@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -182,28 +183,54 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		}
 		leaves = append(leaves, l)
 	}
-	add := func(rec arrow.Record) (err error) {
-		defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
-		if len(extra) > 0 {
-			if rec, err = d.withExtra(rec, extra); err != nil {
-				return err
+	// The grouper, once made (by the first batch), for the decoding
+	// goroutines: they prepare the batches that follow (engine.Grouper.
+	// Prepare), which add then adds in order.
+	var made atomic.Pointer[engine.Grouper]
+	made.Store(*g)
+	sink := groupSink{
+		prepare: func(rec arrow.Record) (p *engine.Prepared, err error) {
+			defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
+			gr := made.Load()
+			if gr == nil {
+				return nil, nil
 			}
-			defer rec.Release()
-		}
-		if *g == nil {
-			if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
-				return &groupingError{err}
+			if len(extra) > 0 {
+				if rec, err = d.withExtra(rec, extra); err != nil {
+					return nil, err
+				}
+				defer rec.Release()
 			}
-		}
-		sum.Batches++
-		return (*g).Add(ctx, rec)
+			return gr.Prepare(ctx, rec)
+		},
+		add: func(rec arrow.Record, p *engine.Prepared) (err error) {
+			defer recoverTo(&err)
+			if p != nil {
+				sum.Batches++
+				return (*g).AddPrepared(ctx, p)
+			}
+			if len(extra) > 0 {
+				if rec, err = d.withExtra(rec, extra); err != nil {
+					return err
+				}
+				defer rec.Release()
+			}
+			if *g == nil {
+				if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
+					return &groupingError{err}
+				}
+				made.Store(*g)
+			}
+			sum.Batches++
+			return (*g).Add(ctx, rec)
+		},
 	}
 	if fi.parquet != nil {
 		keys := map[string]bool{}
 		for _, k := range req.Keys {
 			keys[k] = true
 		}
-		return d.groupParquet(ctx, i, leaves, keys, req.Filter, add, sum)
+		return d.groupParquet(ctx, i, leaves, keys, req.Filter, sink, sum)
 	}
 	rdr, err := d.openReader(ctx, i, nil)
 	if err != nil {
@@ -220,7 +247,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 			return 0, err
 		}
 		rows += rec.NumRows()
-		err = add(rec)
+		err = sink.add(rec, nil)
 		rec.Release()
 		if err != nil {
 			return 0, err
@@ -234,7 +261,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 // of the leaves, under their names. A row group whose statistics (stats.go:
 // the exact ones) exclude every row filter f keeps is skipped, and counted
 // in sum.
-func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, add func(arrow.Record) error, sum *GroupSummary) (int64, error) {
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, sink groupSink, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode)
 	if err != nil {
@@ -329,7 +356,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 	}
 	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
 	run.mapped = m.mapped
-	if err := run.groupRowGroups(ctx, src, pf, fr, todo, add); err != nil {
+	if err := run.groupRowGroups(ctx, src, pf, fr, todo, sink); err != nil {
 		return 0, err
 	}
 	return rows, nil
@@ -362,24 +389,41 @@ type rowGroupRead struct {
 type decodedBatch struct {
 	tbl arrow.Table
 	err error
+	// recs are tbl's record batches and preps their grouping begun
+	// (groupSink.prepare) on the decoding goroutine; nil: not prepared.
+	recs  []arrow.Record
+	preps []*engine.Prepared
+}
+
+// groupSink takes a source's record batches in order (add), each prepared
+// or not (nil); prepare, on a decoding goroutine, begins a batch's
+// grouping ahead of add, or returns nil when it cannot yet (before the
+// grouper is made).
+type groupSink struct {
+	prepare func(arrow.Record) (*engine.Prepared, error)
+	add     func(arrow.Record, *engine.Prepared) error
 }
 
 // groupRowGroups decodes row groups todo of the run's file (src, read by pf
-// and fr) through pqarrow, up to groupAhead at once, and hands their rows to
-// add in order, as record batches of the leaves under their names. Before
-// a row group is decoded, its chunks' pages are walked by the guard
-// (pqwalk.go), and what decoding them holds (arrowCost, and the batches
-// held) is charged to the memory budget until the row group is grouped:
-// the same checks and charges as the chunks aggregated without grouping.
-// Each batch's leaves are decoded by a goroutine each (one after the other
-// for an encrypted file, whose decryptors are not safe for concurrent use).
-func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *file.Reader, fr *pqarrow.FileReader, todo []int, add func(arrow.Record) error) error {
+// and fr; fixed-width leaves through the page path, the others through
+// pqarrow), several at once, and hands their rows to sink in order, as
+// record batches of the leaves under their names: each batch prepared
+// (sink.prepare, engine.Grouper.Prepare) by the goroutine that decoded it,
+// then added (sink.add) in order. Before a row group is decoded, its
+// chunks' pages are walked by the guard (pqwalk.go), and what decoding
+// them holds (arrowCost, and the batches held) is charged to the memory
+// budget until the row group is grouped: the same checks and charges as
+// the chunks aggregated without grouping. Each batch's leaves are decoded
+// by a goroutine each (one after the other for an encrypted file, whose
+// decryptors are not safe for concurrent use).
+func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *file.Reader, fr *pqarrow.FileReader, todo []int, sink groupSink) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	serial := r.pqf.crypt.encrypted
-	// A row group's leaves decode a goroutine each: enough row groups
-	// ahead to give every worker a chunk.
-	ahead := max(groupAhead, r.workers/max(1, len(r.leaves)))
+	// A row group's leaves decode a goroutine each, then its batches are
+	// prepared (pre-aggregated) by the workers: enough row groups ahead to
+	// give every worker two chunks.
+	ahead := max(groupAhead, 2*r.workers/max(1, len(r.leaves)))
 	if serial {
 		ahead = 1
 	}
@@ -420,7 +464,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				go func() {
 					defer wg.Done()
 					defer close(rd.batches)
-					r.decodeRowGroup(ctx, src, fr, rg, serial, rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, serial, sink.prepare, rd.batches)
 				}()
 			}
 			select {
@@ -439,7 +483,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 		for b := range rd.batches {
 			if err == nil {
 				if err = b.err; err == nil {
-					err = b.add(add)
+					err = b.add(sink.add)
 				}
 				if err != nil {
 					cancel()
@@ -514,9 +558,11 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
 // into batches of about groupBatchBytes, sent to out in order; an error
 // is the last thing sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, serial bool, out chan<- decodedBatch) {
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, serial bool,
+	prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
 	send := func(b decodedBatch) bool {
+		b.prepare(prepare)
 		select {
 		case out <- b:
 			return true
@@ -685,33 +731,80 @@ func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, 
 	if off, n, err := chunkRange(md, cc, src.Size()); err == nil {
 		defer releaseMapped(r.mapped, off, n)
 	}
-	var s pageScratch
-	var g pageGuard
-	pr, err := s.decodeRows(ctx, &g, &c, l.page, rows)
+	wk, _ := r.rowScratch.Get().(*worker)
+	if wk == nil {
+		wk = new(worker)
+	}
+	defer r.rowScratch.Put(wk)
+	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, l.page, rows, &r.rowBufs)
 	if err != nil {
 		return nil, err
 	}
 	return pr.array(), nil
 }
 
-// add hands the batch to add as record batches.
-func (b decodedBatch) add(add func(arrow.Record) error) error {
-	if b.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
-		rec := array.NewRecord(b.tbl.Schema(), nil, b.tbl.NumRows())
-		defer rec.Release()
-		return add(rec)
+// prepare cuts the batch into its record batches and begins their
+// grouping (prepare; the batch is left as it is when prepare is nil or
+// declines the first): an error of prepare becomes the batch's.
+func (b *decodedBatch) prepare(prepare func(arrow.Record) (*engine.Prepared, error)) {
+	if prepare == nil || b.err != nil || b.tbl == nil {
+		return
 	}
 	tr := array.NewTableReader(b.tbl, b.tbl.NumRows())
 	defer tr.Release()
 	for tr.Next() {
-		if err := add(tr.Record()); err != nil {
+		rec := tr.Record()
+		p, err := prepare(rec)
+		if err != nil {
+			b.err = err
+			return
+		}
+		if p == nil && len(b.recs) == 0 {
+			return // (not prepared: add reads the table)
+		}
+		rec.Retain()
+		b.recs, b.preps = append(b.recs, rec), append(b.preps, p)
+	}
+}
+
+// add hands the batch to add as record batches, with their preparations
+// (nil: none).
+func (b *decodedBatch) add(add func(arrow.Record, *engine.Prepared) error) error {
+	if b.recs != nil {
+		for k, rec := range b.recs {
+			p := b.preps[k]
+			b.preps[k] = nil // (add releases it)
+			if err := add(rec, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if b.tbl.NumCols() == 0 { // (rows of none of the columns: their number)
+		rec := array.NewRecord(b.tbl.Schema(), nil, b.tbl.NumRows())
+		defer rec.Release()
+		return add(rec, nil)
+	}
+	tr := array.NewTableReader(b.tbl, b.tbl.NumRows())
+	defer tr.Release()
+	for tr.Next() {
+		if err := add(tr.Record(), nil); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (b decodedBatch) release() {
+func (b *decodedBatch) release() {
+	for _, p := range b.preps {
+		if p != nil {
+			p.Release()
+		}
+	}
+	for _, rec := range b.recs {
+		rec.Release()
+	}
+	b.recs, b.preps = nil, nil
 	if b.tbl != nil {
 		b.tbl.Release()
 	}

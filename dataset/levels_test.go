@@ -284,3 +284,56 @@ func FuzzHybrid(f *testing.F) {
 		}
 	})
 }
+
+// gatherRows puts dictionary entries at the valid rows, in order, for
+// every width: the typed paths (4 and 8 bytes) as the bytewise one.
+func TestGatherRows(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, w := range []int{2, 4, 8, 16} {
+		for _, m := range []int{1, 63, 64, 65, 200, 1000} {
+			const n = 37
+			dict := make([]byte, n*w)
+			for i := range dict {
+				dict[i] = byte(r.Uint32())
+			}
+			valid := make([]byte, bitutil.BytesForBits(int64(m)))
+			var idx []int32
+			want := make([]byte, m*w)
+			for i := range m {
+				if r.IntN(4) != 0 || (m >= 128 && i < 64) {
+					bitutil.SetBit(valid, i)
+					j := int32(r.IntN(n))
+					idx = append(idx, j)
+					copy(want[i*w:], dict[int(j)*w:int(j+1)*w])
+				}
+			}
+			got := make([]byte, m*w)
+			require.NoError(t, gatherRows(dict, n, idx, w, valid, m, got))
+			assert.Equal(t, want, got, "width %d, %d rows", w, m)
+			if len(idx) > 0 {
+				idx[len(idx)-1] = n // (out of the dictionary)
+				require.Error(t, gatherRows(dict, n, idx, w, valid, m, got))
+			}
+		}
+	}
+}
+
+// rowBuffers hands a freed buffer to the next allocation of its size, and
+// keeps at most rowBuffersKept bytes.
+func TestRowBuffers(t *testing.T) {
+	var a rowBuffers
+	b := a.Allocate(100)
+	require.Len(t, b, 100)
+	b[0] = 7
+	a.Free(b)
+	c := a.Allocate(100)
+	require.Equal(t, byte(7), c[0]) // (the same buffer, not zeroed)
+	require.Len(t, a.Allocate(100), 100)
+	d := a.Reallocate(200, c)
+	require.Len(t, d, 200)
+	require.Equal(t, byte(7), d[0])
+	require.Equal(t, 100, a.kept) // (c, freed by Reallocate)
+	big := make([]byte, rowBuffersKept)
+	a.Free(big)
+	require.Equal(t, 100, a.kept)
+}

@@ -3,6 +3,8 @@ package dataset
 import (
 	"context"
 	"fmt"
+	"math/bits"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -24,12 +26,92 @@ type pageRows struct {
 	valid  []byte // a bit per row; nil while no null was met
 	nulls  int64
 	rows   int64
+	// bufs holds values and valid (from mem), until array or release.
+	mem  memory.Allocator
+	bufs [2]*memory.Buffer
 }
 
-// newPageRows is the rows buffer of a chunk of rows values of leaf l.
-func newPageRows(l *pageLeaf, rows int64) *pageRows {
+// newPageRows is the rows buffer of a chunk of rows values of leaf l, its
+// buffers from mem (not zeroed: a value under a null is any value, as
+// Arrow allows).
+func newPageRows(l *pageLeaf, rows int64, mem memory.Allocator) *pageRows {
 	w := pageRowWidth(l)
-	return &pageRows{typ: l.typ, width: w, values: make([]byte, rows*int64(w)), rows: rows}
+	p := &pageRows{typ: l.typ, width: w, rows: rows, mem: mem}
+	p.values = p.buffer(1, int(rows)*w)
+	return p
+}
+
+// buffer makes buffer k of n bytes.
+func (p *pageRows) buffer(k, n int) []byte {
+	b := memory.NewResizableBuffer(p.mem)
+	b.Resize(n)
+	p.bufs[k] = b
+	return b.Bytes()
+}
+
+// release releases the buffers (once array has taken them, its own).
+func (p *pageRows) release() {
+	for k, b := range p.bufs {
+		if b != nil {
+			b.Release()
+			p.bufs[k] = nil
+		}
+	}
+}
+
+// rowBuffers is an allocator that keeps the buffers freed to it for those
+// of the same size allocated next (the chunks of a file's row groups have
+// the same rows, but the last), up to rowBuffersKept bytes; the others go
+// to the garbage collector. Its buffers are not zeroed. It is safe for
+// concurrent use. What it keeps is not charged to the memory budget (a
+// buffer is charged with its row group while in use): rowBuffersKept is
+// small beside the row groups decoded at once.
+type rowBuffers struct {
+	mu   sync.Mutex
+	free map[int][][]byte
+	kept int
+}
+
+const rowBuffersKept = 64 << 20
+
+func (a *rowBuffers) Allocate(n int) []byte {
+	a.mu.Lock()
+	if bs := a.free[n]; len(bs) > 0 {
+		b := bs[len(bs)-1]
+		a.free[n] = bs[:len(bs)-1]
+		a.kept -= n
+		a.mu.Unlock()
+		return b
+	}
+	a.mu.Unlock()
+	return make([]byte, n)
+}
+
+func (a *rowBuffers) Reallocate(n int, b []byte) []byte {
+	if n <= cap(b) {
+		return b[:n]
+	}
+	nb := a.Allocate(n)
+	copy(nb, b)
+	a.Free(b)
+	return nb
+}
+
+func (a *rowBuffers) Free(b []byte) {
+	n := len(b)
+	if n == 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.kept+n > rowBuffersKept {
+		return
+	}
+	if a.free == nil {
+		a.free = map[int][][]byte{}
+	}
+	a.free[n] = append(a.free[n], b)
+	a.kept += n
 }
 
 // pageRowWidth is the bytes of a value of l at its row: those of its views
@@ -69,7 +151,7 @@ func (p *pageRows) needValidity() {
 	if p.valid != nil {
 		return
 	}
-	p.valid = make([]byte, bitutil.BytesForBits(p.rows))
+	p.valid = p.buffer(0, int(bitutil.BytesForBits(p.rows)))
 	bitutil.SetBitsTo(p.valid, 0, p.rows, true)
 }
 
@@ -139,6 +221,10 @@ func gatherRows(dict []byte, n int, idx []int32, w int, valid []byte, m int, out
 		for i := range idx {
 			row(i, i)
 		}
+	case w == 8:
+		gatherValid(column.Slice[uint64](dict), idx, valid, m, column.Slice[uint64](out))
+	case w == 4:
+		gatherValid(column.Slice[uint32](dict), idx, valid, m, column.Slice[uint32](out))
 	default:
 		j := 0
 		for i := range m {
@@ -151,14 +237,29 @@ func gatherRows(dict []byte, n int, idx []int32, w int, valid []byte, m int, out
 	return nil
 }
 
+// gatherValid puts dict[idx[j]] at the j-th row of [0, m) whose bit is set
+// in valid, in order (spreadValues' walk of the validity, a word at a
+// time); idx are checked.
+func gatherValid[T uint32 | uint64](dict []T, idx []int32, valid []byte, m int, out []T) {
+	j := 0
+	for w := 0; w*64 < m; w++ {
+		base := w * 64
+		for word := validWord(valid, w, m); word != 0; word &= word - 1 {
+			out[base+bits.TrailingZeros64(word)] = dict[idx[j]]
+			j++
+		}
+	}
+}
+
 // array is the chunk's rows as an Arrow array of its type (the buffers
 // shared, not copied).
 func (p *pageRows) array() arrow.Array {
-	var valid *memory.Buffer
-	if p.nulls > 0 {
-		valid = memory.NewBufferBytes(p.valid)
+	defer p.release()
+	valid := p.bufs[0]
+	if p.nulls == 0 {
+		valid = nil
 	}
-	data := array.NewData(p.typ, int(p.rows), []*memory.Buffer{valid, memory.NewBufferBytes(p.values)}, nil, int(p.nulls), 0)
+	data := array.NewData(p.typ, int(p.rows), []*memory.Buffer{valid, p.bufs[1]}, nil, int(p.nulls), 0)
 	defer data.Release()
 	return array.MakeFromData(data)
 }
@@ -166,12 +267,13 @@ func (p *pageRows) array() arrow.Array {
 // decodeRows decodes the chunk c of page leaf l, rows rows, into its rows
 // (pageRows) through the page path: the pages walked and checked by g as
 // they are read, and decoded as when they are aggregated.
-func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64) (*pageRows, error) {
-	s.rows = newPageRows(l, rows)
+func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, mem memory.Allocator) (*pageRows, error) {
+	s.rows = newPageRows(l, rows, mem)
 	s.stats = 0
 	defer func() { s.rows = nil }()
 	rs := s.rows
 	if _, err := s.aggregateChunk(ctx, nil, g, c, l, rows, true); err != nil {
+		rs.release()
 		return nil, err
 	}
 	return rs, nil

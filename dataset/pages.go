@@ -850,13 +850,7 @@ func (s *pageScratch) countPage(ctx context.Context, eng *engine.Engine, l *page
 func spreadValues[T uint16 | uint32 | uint64](dense []T, valid []byte, m int, out []T) {
 	j := 0
 	for w := 0; w*64 < m; w++ {
-		var word uint64
-		for b := 0; b < 8 && w*8+b < len(valid); b++ {
-			word |= uint64(valid[w*8+b]) << (8 * b)
-		}
-		if rest := m - w*64; rest < 64 {
-			word &= 1<<rest - 1
-		}
+		word := validWord(valid, w, m)
 		base := w * 64
 		if word == ^uint64(0) {
 			copy(out[base:base+64], dense[j:j+64])
@@ -868,6 +862,19 @@ func spreadValues[T uint16 | uint32 | uint64](dense []T, valid []byte, m int, ou
 			j++
 		}
 	}
+}
+
+// validWord is word w of validity bitmap valid of m bits (the bits past m
+// clear).
+func validWord(valid []byte, w, m int) uint64 {
+	var word uint64
+	for b := 0; b < 8 && w*8+b < len(valid); b++ {
+		word |= uint64(valid[w*8+b]) << (8 * b)
+	}
+	if rest := m - w*64; rest < 64 {
+		word &= 1<<rest - 1
+	}
+	return word
 }
 
 // spreadBytes is spreadValues for values of w bytes.

@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -193,6 +194,11 @@ type parquetRun struct {
 	// page path reads its pages in place; nil when it reads them with
 	// ReadAt.
 	mapped []byte
+	// rowScratch and rowBufs are the grouped route's page path buffers,
+	// reused from chunk to chunk (decodePaged): workers (their windows'
+	// scratch and page guard), and the chunks' rows (pageRows).
+	rowScratch sync.Pool
+	rowBufs    rowBuffers
 }
 
 // worker is what one worker reuses from task to task.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -257,8 +258,29 @@ func TestGroupByProperty(t *testing.T) {
 			e := cpuEngine(t, mem, threads)
 			g, err := e.NewGrouper(schema, req)
 			require.NoError(t, err, name)
-			for _, rec := range recs {
-				require.NoError(t, g.Add(ctx, rec), name)
+			if threads == 1 {
+				for _, rec := range recs {
+					require.NoError(t, g.Add(ctx, rec), name)
+				}
+			} else {
+				// Every batch prepared at once, each on a goroutine of
+				// its own, then added in order: the same bits as Add's
+				// (checked below against the first run's).
+				preps := make([]*Prepared, len(recs))
+				errs := make([]error, len(recs))
+				var wg sync.WaitGroup
+				for b, rec := range recs {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						preps[b], errs[b] = g.Prepare(ctx, rec)
+					}()
+				}
+				wg.Wait()
+				for b := range recs {
+					require.NoError(t, errs[b], name)
+					require.NoError(t, g.AddPrepared(ctx, preps[b]), name)
+				}
 			}
 			require.Equal(t, len(groups), g.Groups(), name)
 			refs := g.c.Sorted()

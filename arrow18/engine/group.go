@@ -69,10 +69,15 @@ type Grouper struct {
 	e      *Engine
 	c      *core.Grouper
 	req    GroupRequest
-	schema *arrow.Schema
+	schema *arrow.Schema // of the last batch added
 	keys   []arrow18.Leaf
 	vals   []arrow18.Leaf
 	fils   []arrow18.Leaf
+	// first and bound are the schema of the first batch and its leaves
+	// (keys, values, filters): what Prepare binds the batches to, on any
+	// goroutine (never changed once the grouper starts).
+	first *arrow.Schema
+	bound [3][]arrow18.Leaf
 }
 
 // NewGrouper starts a grouped aggregation of record batches of schema.
@@ -136,45 +141,80 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 	if g.c, err = e.Engine.NewGrouper(creq); err != nil {
 		return nil, err
 	}
+	g.first, g.bound = schema, [3][]arrow18.Leaf{g.keys, g.vals, g.fils}
 	return g, nil
 }
 
-// Add folds one record batch into the groups.
+// Add folds one record batch into the groups. It is Prepare, then
+// AddPrepared.
 func (g *Grouper) Add(ctx context.Context, rec arrow.Record) error {
-	if !rec.Schema().Equal(g.schema) {
-		if err := g.rebind(rec.Schema()); err != nil {
-			return err
+	p, err := g.Prepare(ctx, rec)
+	if err != nil {
+		return err
+	}
+	return g.AddPrepared(ctx, p)
+}
+
+// Prepared is a record batch whose grouping has begun (Grouper.Prepare).
+type Prepared struct {
+	c      *core.Prepared
+	schema *arrow.Schema
+	leaves [3][]arrow18.Leaf
+	cols   [][]arrow18.Column
+}
+
+// Release releases what the batch's columns hold, once; AddPrepared
+// releases the batches it adds, so only a batch never added needs it.
+func (p *Prepared) Release() {
+	for _, cols := range p.cols {
+		for i := range cols {
+			cols[i].Release()
 		}
 	}
-	extract := func(leaves []arrow18.Leaf) ([]arrow18.Column, []*column.View, error) {
-		cols := make([]arrow18.Column, len(leaves))
-		views := make([]*column.View, len(leaves))
-		for i, l := range leaves {
-			if err := arrow18.Extract(&cols[i], rec, l, g.e.mem); err != nil {
-				return cols, nil, err
-			}
-			views[i] = &cols[i].View
-		}
-		return cols, views, nil
+	p.cols = nil
+}
+
+// Prepare begins the grouping of rec with what depends on rec alone (its
+// columns checked and extracted, and, for a batch of few keys, its rows
+// pre-aggregated a part at a time: core.Grouper.Prepare). It may run on
+// any goroutine, for several batches at once and while AddPrepared runs.
+// AddPrepared then adds the prepared batches one at a time, in the order
+// of their rows; the groups are the same bytes as Add's.
+func (g *Grouper) Prepare(ctx context.Context, rec arrow.Record) (*Prepared, error) {
+	leaves, err := g.bind(rec.Schema())
+	if err != nil {
+		return nil, err
 	}
-	var all [][]arrow18.Column
-	defer func() {
-		for _, cols := range all {
-			for i := range cols {
-				cols[i].Release()
-			}
-		}
-	}()
+	p := &Prepared{schema: rec.Schema(), leaves: leaves}
 	var views [3][]*column.View
-	for i, leaves := range [][]arrow18.Leaf{g.keys, g.vals, g.fils} {
-		cols, v, err := extract(leaves)
-		all = append(all, cols)
-		if err != nil {
-			return err
+	for i, ls := range leaves {
+		cols := make([]arrow18.Column, len(ls))
+		p.cols = append(p.cols, cols)
+		views[i] = make([]*column.View, len(ls))
+		for k, l := range ls {
+			if err := arrow18.Extract(&cols[k], rec, l, g.e.mem); err != nil {
+				p.Release()
+				return nil, err
+			}
+			views[i][k] = &cols[k].View
 		}
-		views[i] = v
 	}
-	return g.c.Add(ctx, int(rec.NumRows()), views[0], views[1], views[2])
+	if p.c, err = g.c.Prepare(ctx, int(rec.NumRows()), views[0], views[1], views[2]); err != nil {
+		p.Release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// AddPrepared folds a prepared batch into the groups: its rows follow
+// those added before. It releases the batch.
+func (g *Grouper) AddPrepared(ctx context.Context, p *Prepared) error {
+	defer p.Release()
+	if p.schema != g.schema && !p.schema.Equal(g.schema) {
+		g.schema = p.schema
+		g.keys, g.vals, g.fils = p.leaves[0], p.leaves[1], p.leaves[2]
+	}
+	return g.c.Commit(ctx, p.c)
 }
 
 // AddResident groups the rows of resident data (Residency.Upload): each
@@ -201,30 +241,33 @@ func (g *Grouper) AddResident(ctx context.Context, res *Resident) error {
 	return g.c.AddResident(ctx, res.Resident)
 }
 
-// rebind resolves the grouper's columns in the schema of a batch whose
-// schema is not the grouper's (another file of a dataset): by name, each
-// of the same value type as before.
-func (g *Grouper) rebind(schema *arrow.Schema) error {
+// bind resolves the grouper's columns (keys, values, filters) in the
+// schema of a batch: those of the first batch for its schema, otherwise by
+// name, each of the same value type as in the first batch (another file of
+// a dataset). It reads only what never changes once the grouper starts.
+func (g *Grouper) bind(schema *arrow.Schema) ([3][]arrow18.Leaf, error) {
+	if schema == g.first || schema.Equal(g.first) {
+		return g.bound, nil
+	}
 	all := arrow18.Leaves(schema)
-	for _, set := range []*[]arrow18.Leaf{&g.keys, &g.vals, &g.fils} {
-		out := make([]arrow18.Leaf, len(*set))
-		for i, was := range *set {
+	var out [3][]arrow18.Leaf
+	for k, set := range g.bound {
+		out[k] = make([]arrow18.Leaf, len(set))
+		for i, was := range set {
 			l, ok := arrow18.Find(all, was.Name)
 			if !ok {
-				return fmt.Errorf("%w %q in a batch of schema %s", ErrUnknownColumn, was.Name, schema)
+				return out, fmt.Errorf("%w %q in a batch of schema %s", ErrUnknownColumn, was.Name, schema)
 			}
 			if !l.Supported() || l.Repeated > 0 {
-				return fmt.Errorf("column %q is %s in a batch, %s before (unsupported)", was.Name, l.Type, was.Type)
+				return out, fmt.Errorf("column %q is %s in a batch, %s before (unsupported)", was.Name, l.Type, was.Type)
 			}
 			if !arrow.TypeEqual(ValueType(l.Type), ValueType(was.Type)) || l.Kind != was.Kind {
-				return fmt.Errorf("column %q is %s in a batch, %s before: grouping columns whose type changes is unsupported", was.Name, l.Type, was.Type)
+				return out, fmt.Errorf("column %q is %s in a batch, %s before: grouping columns whose type changes is unsupported", was.Name, l.Type, was.Type)
 			}
-			out[i] = l
+			out[k][i] = l
 		}
-		*set = out
 	}
-	g.schema = schema
-	return nil
+	return out, nil
 }
 
 // Rows is the number of rows added so far, Kept those the filter kept.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -30,6 +31,13 @@ import (
 // threads: every result, float sums included, is the same for every
 // thread count. Partitions persist across batches, so that a stream of
 // batches, files and row groups groups as one table.
+//
+// A batch whose first rows hold few distinct keys (fewKeys) is instead
+// pre-aggregated morsel by morsel, each morsel in a table of its own
+// (localMorsels), and the morsels' groups are merged into the partitions'
+// in morsel order (mergeLocal). The first is Prepare, which depends on the
+// batch alone and may run ahead, several batches at once; the second is
+// Commit, batch after batch in row order.
 
 // groupPartitions is the number of partitions of the keys' hash space.
 const groupPartitions = 64
@@ -185,30 +193,78 @@ type morselRows struct {
 
 // Add folds one batch of n rows: keys, values and filters are the views of
 // the request's key, value and filter columns over the batch's rows (their
-// Row counted from the batch's first row).
+// Row counted from the batch's first row). It is Prepare, then Commit.
 func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*column.View) error {
+	p, err := g.Prepare(ctx, n, keys, values, filters)
+	if err != nil {
+		return err
+	}
+	return g.Commit(ctx, p)
+}
+
+// Prepared is a batch whose grouping has begun (Prepare), to be finished
+// by Commit.
+type Prepared struct {
+	n                   int
+	keys, vals, filters []*column.View
+	gpu                 bool           // grouped on the GPU, all in Commit
+	local               []morselGroups // its morsels pre-aggregated (localMorsels); nil: not
+	kept                int64          // with local: the rows the filter kept
+}
+
+// Prepare begins the grouping of a batch (as Add takes it) with what
+// depends on the batch alone: the checks, and, for a batch of few keys,
+// each morsel's rows pre-aggregated in a table of its own. Prepare may run
+// on any goroutine, for several batches at once and while Commit runs;
+// the views must stay valid until the batch is committed. Commit then
+// folds the batches into the groups, one at a time, in the order of their
+// rows: the groups are the same bytes as Add's (the order in which each
+// group sees its rows, and what is merged, depend on the data alone).
+func (g *Grouper) Prepare(ctx context.Context, n int, keys, values, filters []*column.View) (*Prepared, error) {
 	if len(keys) != len(g.req.Keys) || len(values) != len(g.req.Values) || len(filters) != len(g.req.Filters) {
-		return fmt.Errorf("a batch of %d keys, %d values and %d filter columns for a request of %d, %d and %d",
+		return nil, fmt.Errorf("a batch of %d keys, %d values and %d filter columns for a request of %d, %d and %d",
 			len(keys), len(values), len(filters), len(g.req.Keys), len(g.req.Values), len(g.req.Filters))
 	}
 	for _, set := range [][]*column.View{keys, values, filters} {
 		for _, v := range set {
 			if v.Len != n {
-				return fmt.Errorf("a view of %d rows in a batch of %d", v.Len, n)
+				return nil, fmt.Errorf("a view of %d rows in a batch of %d", v.Len, n)
 			}
 		}
 	}
+	p := &Prepared{n: n, keys: keys, vals: values, filters: filters}
+	if gg, _, _, _ := g.groupGPU(ctx, keys, values); gg != nil {
+		p.gpu = true
+		return p, nil
+	}
+	if g.fewKeys(keys, n) {
+		var err error
+		if p.local, p.kept, err = g.localMorsels(ctx, n, keys, values, filters); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// Commit finishes the grouping of a prepared batch: its rows follow those
+// committed before.
+func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
+	n, keys, filters := p.n, p.keys, p.filters
 	for _, gp := range g.parts {
 		gp.t.NewBatch()
 	}
 	// Rows count from the stream's first row.
-	vals := make([]*column.View, len(values))
-	for i, v := range values {
+	vals := make([]*column.View, len(p.vals))
+	for i, v := range p.vals {
 		c := *v
 		c.Row += g.rows
 		vals[i] = &c
 	}
-	if gg, kv, kmin, groups := g.groupGPU(ctx, keys, vals); gg != nil {
+	if p.gpu {
+		gg, kv, kmin, groups := g.groupGPU(ctx, keys, vals)
+		if gg == nil {
+			return errors.New("grouping on the GPU: the batch is no longer the GPU's")
+		}
 		k, err := g.addGPU(ctx, gg, n, kv, kmin, groups, keys, vals, filters)
 		if err != nil {
 			return fmt.Errorf("grouping on the GPU: %w", err)
@@ -217,13 +273,12 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 		g.kept += k
 		return g.checkMemory()
 	}
-	if g.Groups() < localGroups && g.fewKeys(keys, n) {
-		k, err := g.addLocal(ctx, n, keys, vals, filters)
-		if err != nil {
+	if p.local != nil {
+		if err := g.mergeLocal(ctx, p.local); err != nil {
 			return err
 		}
 		g.rows += int64(n)
-		g.kept += k
+		g.kept += p.kept
 		return g.checkMemory()
 	}
 	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
@@ -278,20 +333,15 @@ func (g *Grouper) Add(ctx context.Context, n int, keys, values, filters []*colum
 	return g.checkMemory()
 }
 
-// localGroups is the most groups for which a batch is pre-aggregated
-// morsel by morsel (addLocal): past it, merging each morsel's groups costs
-// more than partitioning its rows.
-const localGroups = 4096
-
 // fewKeysMax is the most distinct keys among a batch's first rows for
-// which its morsels are pre-aggregated (addLocal): about where merging a
+// which its morsels are pre-aggregated (localMorsels): about where merging a
 // morsel's groups (a State merge each) costs what partitioning its rows
 // does.
 const fewKeysMax = 1024
 
 // fewKeys reports whether the first rows of a batch of n rows have few
 // distinct keys (fewKeysMax): whether pre-aggregating its morsels
-// (addLocal) pays. It depends on the data alone.
+// (localMorsels) pays. It depends on the data alone.
 func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
 	m := min(n, 8192)
 	h := make([]uint64, m)
@@ -319,13 +369,13 @@ type morselGroups struct {
 	order  []int32
 }
 
-// addLocal folds a batch whose keys are few (the groups so far are fewer
-// than localGroups): each morsel's rows are folded in row order into a
-// table of the morsel's own, in parallel, and the morsels' groups are
-// merged into the partitions' in morsel order (State.Merge), a partition
-// per task. The merge order depends on the data alone, never on the
+// localMorsels pre-aggregates a batch whose keys are few (fewKeys): each
+// morsel's rows are folded in row order into a table of the morsel's own,
+// in parallel, their rows counted from the batch's first (the values'
+// Row). mergeLocal then merges the morsels' groups into the partitions' in
+// morsel order. The merge order depends on the data alone, never on the
 // threads.
-func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*column.View) (int64, error) {
+func (g *Grouper) localMorsels(ctx context.Context, n int, keys, vals, filters []*column.View) ([]morselGroups, int64, error) {
 	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
 	ms := make([]morselGroups, morsels)
 	var kept atomic.Int64
@@ -407,9 +457,16 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return nil, 0, err
 	}
-	err = g.e.parallel(ctx, groupPartitions, func(p int, sc *groupScratch) error {
+	return ms, kept.Load(), nil
+}
+
+// mergeLocal merges the groups of a batch's pre-aggregated morsels
+// (localMorsels) into the partitions' in morsel order, a partition per
+// task, their rows moved past those grouped before.
+func (g *Grouper) mergeLocal(ctx context.Context, ms []morselGroups) error {
+	return g.e.parallel(ctx, groupPartitions, func(p int, sc *groupScratch) error {
 		gp := g.parts[p]
 		for m := range ms {
 			mg := &ms[m]
@@ -423,8 +480,15 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 				}
 				gp.rows[id] += mg.rows[lid]
 				for i, gs := range gp.groups {
-					st := mg.groups[i].State(lid)
-					if err := gs.MergeState(id, &st); err != nil {
+					var err error
+					if mg.groups[i].Tracks().Any(agg.Ordered) {
+						st := mg.groups[i].State(lid)
+						st.ShiftRows(g.rows)
+						err = gs.MergeState(id, &st)
+					} else { // (no rows to move)
+						err = gs.MergeGroup(id, mg.groups[i], lid)
+					}
+					if err != nil {
 						return fmt.Errorf("column %q: %w", g.req.Values[i].Name, err)
 					}
 				}
@@ -432,7 +496,6 @@ func (g *Grouper) addLocal(ctx context.Context, n int, keys, vals, filters []*co
 		}
 		return nil
 	})
-	return kept.Load(), err
 }
 
 // denseSpan is the largest range of a morsel's integer keys for which
@@ -475,17 +538,22 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 	vals := column.Slice[T](k.Values)[k.Offset:]
 	var lo, hi T
 	seen := false
-	for _, r := range rows {
-		if k.Validity != nil && !k.Valid(int(r)) {
-			continue
+	if k.Validity == nil {
+		lo, hi, seen = vals[rows[0]], vals[rows[0]], true
+		for _, r := range rows {
+			x := vals[r]
+			lo, hi = min(lo, x), max(hi, x)
 		}
-		x := vals[r]
-		if !seen {
-			lo, hi, seen = x, x, true
-		} else if x < lo {
-			lo = x
-		} else if x > hi {
-			hi = x
+	} else {
+		for _, r := range rows {
+			if !k.Valid(int(r)) {
+				continue
+			}
+			x := vals[r]
+			if !seen {
+				lo, hi, seen = x, x, true
+			}
+			lo, hi = min(lo, x), max(hi, x)
 		}
 	}
 	// The distance in two's complement: for a signed kind, one past T's
@@ -499,26 +567,34 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 	for i := range sc.slots {
 		sc.slots[i] = -1
 	}
-	var h [1]uint64
-	var one [1]int32
 	views := []*column.View{k}
+	// find is a slot's first row: its group found by hash.
+	find := func(r int32) (int32, error) {
+		var h [1]uint64
+		var one [1]int32
+		if err := sc.hasher.Hash(views, int(r), int(r)+1, h[:]); err != nil {
+			return 0, err
+		}
+		if err := t.Find(views, []int32{r}, h[:], one[:]); err != nil {
+			return 0, err
+		}
+		return one[0], nil
+	}
+	slots, ids := sc.slots, sc.ids[:len(rows)]
 	for j, r := range rows {
 		s := null
 		if k.Validity == nil || k.Valid(int(r)) {
 			s = int(vals[r] - lo)
 		}
-		id := sc.slots[s]
-		if id < 0 { // (the slot's first row: its group found by hash)
-			if err := sc.hasher.Hash(views, int(r), int(r)+1, h[:]); err != nil {
+		id := slots[s]
+		if id < 0 {
+			var err error
+			if id, err = find(r); err != nil {
 				return false, err
 			}
-			if err := t.Find(views, []int32{r}, h[:], one[:]); err != nil {
-				return false, err
-			}
-			id = one[0]
-			sc.slots[s] = id
+			slots[s] = id
 		}
-		sc.ids[j] = id
+		ids[j] = id
 	}
 	return true, nil
 }
