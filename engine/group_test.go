@@ -605,3 +605,33 @@ func TestGroupResultRanges(t *testing.T) {
 		}
 	}
 }
+
+// A dictionary key's index outside its dictionary is an error naming it,
+// whether the morsel's keys are numbered by index (few) or hashed.
+func TestGroupDictionaryIndexOutside(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+	dict, _, err := array.FromJSON(mem, arrow.BinaryTypes.String, strings.NewReader(`["a", "b", "c"]`))
+	require.NoError(t, err)
+	defer dict.Release()
+	for _, bad := range []int32{3, -1, 5000} {
+		ib := array.NewInt32Builder(mem)
+		for i := range 10000 {
+			ib.Append(int32(i % 3))
+		}
+		ib.Append(bad)
+		idx := ib.NewArray()
+		ib.Release()
+		keys := array.NewDictionaryArray(dt, idx, dict)
+		idx.Release()
+		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: dt, Nullable: true}}, nil)
+		rec := array.NewRecord(schema, []arrow.Array{keys}, int64(keys.Len()))
+		keys.Release()
+		g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true})
+		require.NoError(t, err)
+		err = g.Add(context.Background(), rec)
+		require.ErrorContains(t, err, fmt.Sprintf("dictionary index %d", bad))
+		rec.Release()
+	}
+}

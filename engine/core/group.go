@@ -504,41 +504,49 @@ func (g *Grouper) mergeLocal(ctx context.Context, ms []morselGroups) error {
 const denseSpan = 1 << 12
 
 // denseIDs numbers rows (of a morsel) by their key into sc.ids with t when
-// there is one integer key whose values in the rows span at most
-// denseSpan: a row's key less the smallest picks a slot, and only a slot's
-// first row is hashed and found in t. It reports false, doing nothing, for
-// other keys.
+// there is one integer key, or one dictionary key (by its indices), whose
+// values in the rows span at most denseSpan: a row's value less the
+// smallest picks a slot, and only a slot's first row is hashed and found
+// in t (which checks it: an index outside its dictionary is an error). It
+// reports false, doing nothing, for other keys.
 func denseIDs(keys []*column.View, rows []int32, t *cpu.KeyTable, sc *groupScratch) (bool, error) {
-	if len(keys) != 1 || !sc.hasher.Fixed || keys[0].Dict != nil || len(rows) == 0 {
+	if len(keys) != 1 || len(rows) == 0 {
 		return false, nil
 	}
-	k := keys[0]
-	switch k.Kind {
+	k, sv := keys[0], keys[0]
+	if k.Dict != nil {
+		sv = &column.View{Type: k.Type, Kind: k.IndexKind, Len: k.Len, Values: k.Values, Offset: k.Offset,
+			Validity: k.Validity, ValidityOffset: k.ValidityOffset}
+	} else if !sc.hasher.Fixed {
+		return false, nil
+	}
+	switch sv.Kind {
 	case column.Int8:
-		return denseIDsOf[int8](k, rows, t, sc)
+		return denseIDsOf[int8](sv, k, rows, t, sc)
 	case column.Int16:
-		return denseIDsOf[int16](k, rows, t, sc)
+		return denseIDsOf[int16](sv, k, rows, t, sc)
 	case column.Int32:
-		return denseIDsOf[int32](k, rows, t, sc)
+		return denseIDsOf[int32](sv, k, rows, t, sc)
 	case column.Int64:
-		return denseIDsOf[int64](k, rows, t, sc)
+		return denseIDsOf[int64](sv, k, rows, t, sc)
 	case column.Uint8:
-		return denseIDsOf[uint8](k, rows, t, sc)
+		return denseIDsOf[uint8](sv, k, rows, t, sc)
 	case column.Uint16:
-		return denseIDsOf[uint16](k, rows, t, sc)
+		return denseIDsOf[uint16](sv, k, rows, t, sc)
 	case column.Uint32:
-		return denseIDsOf[uint32](k, rows, t, sc)
+		return denseIDsOf[uint32](sv, k, rows, t, sc)
 	case column.Uint64:
-		return denseIDsOf[uint64](k, rows, t, sc)
+		return denseIDsOf[uint64](sv, k, rows, t, sc)
 	}
 	return false, nil
 }
 
-func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](k *column.View, rows []int32, t *cpu.KeyTable, sc *groupScratch) (bool, error) {
-	vals := column.Slice[T](k.Values)[k.Offset:]
+// denseIDsOf is denseIDs of the values of sv, key k's values or indices.
+func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](sv, k *column.View, rows []int32, t *cpu.KeyTable, sc *groupScratch) (bool, error) {
+	vals := column.Slice[T](sv.Values)[sv.Offset:]
 	var lo, hi T
 	seen := false
-	if k.Validity == nil {
+	if sv.Validity == nil {
 		lo, hi, seen = vals[rows[0]], vals[rows[0]], true
 		for _, r := range rows {
 			x := vals[r]
@@ -546,7 +554,7 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 		}
 	} else {
 		for _, r := range rows {
-			if !k.Valid(int(r)) {
+			if !sv.Valid(int(r)) {
 				continue
 			}
 			x := vals[r]
@@ -583,7 +591,7 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 	slots, ids := sc.slots, sc.ids[:len(rows)]
 	for j, r := range rows {
 		s := null
-		if k.Validity == nil || k.Valid(int(r)) {
+		if sv.Validity == nil || sv.Valid(int(r)) {
 			s = int(vals[r] - lo)
 		}
 		id := slots[s]
