@@ -36,14 +36,19 @@
 //           groups, as many copies as fit (up to one a lane), so that the
 //           lanes of a warp rarely hit one word (whose atomics serialize);
 //           the copies merge when the block is done. Floats: a float sum depends on the order of its
-//           additions, so there are no float atomics: the tile is staged in
-//           shared memory and each group belongs to one warp (group % warps);
-//           a warp walks the tile's rows in order, 32 at a time, and folds
-//           those of its groups one lane at a time per group, the lowest
-//           lane (the earliest row) first (a claim word per group, taken
-//           with atomicMin). A group's table entry is therefore the
-//           sequential fold (State's addPair, in row order) of the block's
-//           rows of that group, whatever the timing of the warps;
+//           additions, so there are no float atomics. A window of at most
+//           AGG_GROUP_FLOAT_WARP_GROUPS groups has a table per warp
+//           (FloatWarpTable): warp w folds its own slice of each tile, 32
+//           rows at a time, the lowest lane of each group (a claim word,
+//           taken with atomicMin) folding the step's rows of its group in
+//           lane order; the block's state of a group is its warps' entries
+//           merged in warp order. A larger window has one table
+//           (FloatTable): the tile is staged in shared memory and each group
+//           belongs to one warp (group % warps); a warp walks the tile's
+//           rows in order, 32 at a time, and folds those of its groups one
+//           lane at a time per group, the lowest lane (the earliest row)
+//           first. Either way a group's state is a fixed order of State's
+//           addPair over its rows, whatever the timing of the warps;
 //   device  each block stores its table (field by field, the block's
 //           partial), __threadfence(), takes an atomic ticket; the last
 //           block merges, group by group, the blocks' partials in block
@@ -72,7 +77,8 @@
 //                  then one word: the selected rows whose non-null key lay
 //                  outside [kmin, kmin + groups) (0 unless the host's domain
 //                  was wrong: such rows are in no group).
-// Dynamic shared memory: group_shared_bytes(value kind, window). A block
+// Dynamic shared memory: the table's bytes(window) (kernels.GroupSharedBytes
+// on the host). A block
 // folds at most 2^31 - 1 rows (the 32-bit counters): the host bounds n by
 // the grid.
 
@@ -363,6 +369,122 @@ template <typename VT> struct FloatTable {
   __device__ __forceinline__ uint64_t group_rows(uint64_t j) const { return rows[j]; }
 };
 
+// FloatWarpTable is a block's float states for a window of few groups
+// (at most AGG_GROUP_FLOAT_WARP_GROUPS): a table per warp, field by field
+// (entry w * p + g: FloatTable's fields), then a staged step per warp.
+// Warp w folds rows [w * 32 * kGroupItems, (w + 1) * 32 * kGroupItems) of
+// each tile, 32 at a time: the lowest lane of each group in the step
+// (claimed with atomicMin in the warp's table) folds the step's rows of its
+// group in lane order, so a warp's entry of a group is the sequential fold
+// of its rows of that group in row order. The block's state of a group is
+// its warps' entries merged in warp order (FloatFamily::merge): fixed by
+// the grid, never by timing.
+template <typename VT> struct FloatWarpTable {
+  uint64_t p;
+  double *s, *c, *sp;
+  long long *kmn, *kmx;
+  unsigned *rows, *cnt, *claim;
+  double* sx;  // staged values, 32 a warp
+  int* sg;     // staged groups (kGroupNullValue set: null value)
+
+  __device__ FloatWarpTable(unsigned long long* smem, uint64_t p_)
+      : p(p_),
+        s((double*)smem),
+        c(s + kBlockWarps * p_),
+        sp(c + kBlockWarps * p_),
+        kmn((long long*)(sp + kBlockWarps * p_)),
+        kmx(kmn + kBlockWarps * p_),
+        rows((unsigned*)(kmx + kBlockWarps * p_)),
+        cnt(rows + kBlockWarps * p_),
+        claim(cnt + kBlockWarps * p_),
+        sx((double*)(smem + (kBlockWarps * p_ * AGG_GROUP_FLOAT_ENTRY_BYTES + 7) / 8)),
+        sg((int*)(sx + kBlockThreads)) {}
+
+  __device__ static uint64_t bytes(uint64_t p) {
+    return (kBlockWarps * p * AGG_GROUP_FLOAT_ENTRY_BYTES + 7) / 8 * 8 + kBlockThreads * 12;
+  }
+
+  __device__ void init(uint64_t) {
+    for (uint64_t j = threadIdx.x; j < kBlockWarps * p; j += kBlockThreads) {
+      s[j] = c[j] = sp[j] = 0;
+      kmn[j] = kKey64PosInf;
+      kmx[j] = kKey64NegInf;
+      rows[j] = cnt[j] = 0;
+      claim[j] = kWarpThreads;
+    }
+  }
+
+  // apply folds one row into entry e (FloatTable::apply).
+  __device__ __forceinline__ void apply(uint64_t e, double x, bool ok) {
+    rows[e]++;
+    if (!ok) return;
+    cnt[e]++;
+    if (x == x) {  // min/max skip NaN
+      const long long k = key64(x);
+      kmn[e] = tmin(kmn[e], k);
+      kmx[e] = tmax(kmx[e], k);
+    }
+    add_pair(s[e], c[e], sp[e], x);
+  }
+
+  // fold folds the warp's rows of a tile: its loads first, then its steps.
+  __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
+    const VT* __restrict__ vals = static_cast<const VT*>(in.values) + in.voff;
+    const int lane = threadIdx.x % kWarpThreads, warp = threadIdx.x / kWarpThreads;
+    const uint64_t first = base + (uint64_t)warp * kWarpThreads * kGroupItems + lane;
+    VT x[kGroupItems];
+    int g[kGroupItems];
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const uint64_t r = first + (uint64_t)i * kWarpThreads;
+      x[i] = r < in.n ? vals[r] : VT(0);
+    }
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const uint64_t r = first + (uint64_t)i * kWarpThreads;
+      g[i] = r < in.n ? group_of(in, r, bad) : kGroupSkip;
+      if (g[i] != kGroupSkip && in.vvalid != nullptr && bit_at(in.vvalid, in.vbit + r) == 0) g[i] |= kGroupNullValue;
+    }
+    double* wx = sx + warp * kWarpThreads;
+    int* wg = sg + warp * kWarpThreads;
+    const uint64_t t0 = (uint64_t)warp * p;
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      wx[lane] = (double)x[i];
+      wg[lane] = g[i];
+      const int mine = g[i] == kGroupSkip ? kGroupSkip : g[i] & (kGroupNullValue - 1);
+      if (mine != kGroupSkip) atomicMin(&claim[t0 + mine], (unsigned)lane);
+      __syncwarp();
+      if (mine != kGroupSkip && claim[t0 + mine] == (unsigned)lane) {
+        // The group's lowest lane: the step's rows of the group, in order.
+        for (int l = lane; l < kWarpThreads; l++) {
+          const int e = wg[l];
+          if (e != kGroupSkip && (e & (kGroupNullValue - 1)) == mine) apply(t0 + mine, wx[l], (e & kGroupNullValue) == 0);
+        }
+        claim[t0 + mine] = kWarpThreads;
+      }
+      __syncwarp();  // the stage and the claims are free for the next step
+    }
+  }
+
+  // state is group j's state: its warps' entries merged in warp order.
+  __device__ __forceinline__ FloatFamily::State state(uint64_t j) const {
+    FloatFamily::State a = FloatFamily::identity();
+    for (int w = 0; w < kBlockWarps; w++) {
+      const uint64_t e = (uint64_t)w * p + j;
+      const FloatFamily::State b{{f64_bits(s[e]), f64_bits(c[e]), f64_bits(sp[e]), (uint64_t)kmn[e], (uint64_t)kmx[e],
+                                  cnt[e]}};
+      FloatFamily::merge(a, b);
+    }
+    return a;
+  }
+  __device__ __forceinline__ uint64_t group_rows(uint64_t j) const {
+    uint64_t r = 0;
+    for (int w = 0; w < kBlockWarps; w++) r += rows[(uint64_t)w * p + j];
+    return r;
+  }
+};
+
 // GroupTable is the table of value type VT and its family.
 template <bool kSigned> struct IntFamilyOf {
   using type = SignedFamily;
@@ -448,19 +570,47 @@ __device__ __forceinline__ void group_finish(const Table& tab, uint64_t p, unsig
   }
 }
 
-// group_grid is the body of a grouped kernel for value type VT: the
+// group_table_grid is the body of a grouped kernel with table tab: the
 // block's tiles into its table, then the device layer.
-template <typename VT>
-__device__ __forceinline__ void group_grid(const GroupIn& in, uint64_t* partials, unsigned int* ticket,
-                                           uint64_t* out) {
-  using Fam = typename GroupTable<VT>::Family;
-  typename GroupTable<VT>::Table tab(dynamic_shared(), in.window);
+template <class Fam, class Table>
+__device__ __forceinline__ void group_table_grid(Table& tab, const GroupIn& in, uint64_t* partials,
+                                                 unsigned int* ticket, uint64_t* out) {
   tab.init(in.window);
   __syncthreads();
   unsigned bad = 0;
   for (uint64_t base = (uint64_t)blockIdx.x * kGroupTile; base < in.n; base += (uint64_t)gridDim.x * kGroupTile)
     tab.fold(in, base, bad);
   group_finish<Fam>(tab, in.window, bad, partials, ticket, out);
+}
+
+// GroupGrid runs a grouped kernel's block for value type VT with its
+// table: integers' IntTable; floats' FloatWarpTable for a window of few
+// groups (a uniform branch: the launch's window), FloatTable otherwise.
+template <typename VT> struct GroupGrid {
+  __device__ static void run(const GroupIn& in, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+    typename GroupTable<VT>::Table tab(dynamic_shared(), in.window);
+    group_table_grid<typename GroupTable<VT>::Family>(tab, in, partials, ticket, out);
+  }
+};
+template <typename VT> struct FloatGroupGrid {
+  __device__ static void run(const GroupIn& in, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
+    if (in.window <= AGG_GROUP_FLOAT_WARP_GROUPS) {
+      FloatWarpTable<VT> tab(dynamic_shared(), in.window);
+      group_table_grid<FloatFamily>(tab, in, partials, ticket, out);
+      return;
+    }
+    FloatTable<VT> tab(dynamic_shared(), in.window);
+    group_table_grid<FloatFamily>(tab, in, partials, ticket, out);
+  }
+};
+template <> struct GroupGrid<float> : FloatGroupGrid<float> {};
+template <> struct GroupGrid<double> : FloatGroupGrid<double> {};
+
+// group_grid is the body of a grouped kernel for value type VT.
+template <typename VT>
+__device__ __forceinline__ void group_grid(const GroupIn& in, uint64_t* partials, unsigned int* ticket,
+                                           uint64_t* out) {
+  GroupGrid<VT>::run(in, partials, ticket, out);
 }
 
 }  // namespace arrowagg

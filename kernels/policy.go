@@ -100,6 +100,13 @@ const (
 	// AggBlockThreads * AggGroupItems rows of {value (64-bit), group
 	// (32-bit)}.
 	AggGroupFloatStageBytes = 24576
+	// AggGroupFloatWarpGroups is the most groups of a launch of a float
+	// grouped kernel whose block keeps a table per warp (each warp folds its
+	// own rows: AggBlockThreads / AggWarpThreads tables of
+	// AggGroupFloatEntryBytes a group, and a staged step of
+	// AggWarpThreads rows of {value, group} per warp); a larger window keeps
+	// one table, each group's rows folded by one warp.
+	AggGroupFloatWarpGroups = 96
 
 	// AggColumnDescBytes is the size of a column descriptor of the
 	// many-column kernel (ColumnDesc).

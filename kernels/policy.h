@@ -111,6 +111,13 @@
 // AGG_BLOCK_THREADS * AGG_GROUP_ITEMS rows of {value (64-bit), group
 // (32-bit)}.
 #define AGG_GROUP_FLOAT_STAGE_BYTES 24576
+// AGG_GROUP_FLOAT_WARP_GROUPS is the most groups of a launch of a float
+// grouped kernel whose block keeps a table per warp (each warp folds its
+// own rows: AGG_BLOCK_THREADS / AGG_WARP_THREADS tables of
+// AGG_GROUP_FLOAT_ENTRY_BYTES a group, and a staged step of
+// AGG_WARP_THREADS rows of {value, group} per warp); a larger window keeps
+// one table, each group's rows folded by one warp.
+#define AGG_GROUP_FLOAT_WARP_GROUPS 96
 
 // AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
 // many-column kernel (ColumnDesc).

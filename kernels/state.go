@@ -82,6 +82,12 @@ func GroupWindow(k column.Kind) int {
 // GroupSharedBytes is the dynamic shared memory of a launch of the grouped
 // kernel of value kind k over a window of groups.
 func GroupSharedBytes(k column.Kind, window int) int {
+	if k.Family() == column.FamilyFloat && window <= AggGroupFloatWarpGroups {
+		// A table per warp, then a staged step per warp (group.cuh's
+		// FloatWarpTable).
+		warps := AggBlockThreads / AggWarpThreads
+		return (warps*window*AggGroupFloatEntryBytes+7)/8*8 + AggBlockThreads*12
+	}
 	if k.Family() == column.FamilyFloat {
 		return AggGroupFloatStageBytes + window*AggGroupFloatEntryBytes
 	}

@@ -26,6 +26,15 @@ func TestGroupWindow(t *testing.T) {
 	}
 	require.Equal(t, 1308, GroupWindow(column.Int64))
 	require.Equal(t, 433, GroupWindow(column.Float64))
+	// Float windows of few groups have a table per warp and a staged step
+	// per warp (group.cuh's FloatWarpTable), within the shared memory.
+	warps := AggBlockThreads / AggWarpThreads
+	require.Equal(t, warps*10*AggGroupFloatEntryBytes+AggBlockThreads*12, GroupSharedBytes(column.Float64, 10))
+	for w := 1; w <= AggGroupFloatWarpGroups; w++ {
+		require.LessOrEqual(t, GroupSharedBytes(column.Float32, w), AggGroupSharedBytes, w)
+	}
+	require.Equal(t, AggGroupFloatStageBytes+(AggGroupFloatWarpGroups+1)*AggGroupFloatEntryBytes,
+		GroupSharedBytes(column.Float64, AggGroupFloatWarpGroups+1))
 	// Integer tables of few groups have a copy a lane; of many, one.
 	require.Equal(t, 32, GroupReplicas(11))
 	require.Equal(t, 11*32*AggGroupIntEntryBytes, GroupSharedBytes(column.Int8, 11))

@@ -9,8 +9,9 @@
 // in a copy a lane, merged by the block). Integers are checked exactly
 // (128-bit sums, min, max, count, rows); floats bit for bit against the
 // documented order of the float sums: each block's rows of a group folded in
-// row order with State's addPair, the blocks' partials merged in block
-// order. Every launch must leave its ticket zeroed; keys outside the domain
+// row order with State's addPair (a window of at most
+// AGG_GROUP_FLOAT_WARP_GROUPS groups: each warp's rows, its tables merged in
+// warp order), the blocks' partials merged in block order. Every launch must leave its ticket zeroed; keys outside the domain
 // are counted, not folded.
 // Build and run: kernels/emu/run.sh
 #include "emu.h"
@@ -69,6 +70,7 @@ struct Ref {
   __int128 sum = 0;
   __int128 mn = 0, mx = 0;  // integers, when count > 0
   std::vector<FloatFamily::State> blocks;  // floats: a state per block
+  std::vector<FloatFamily::State> warps;   // floats: a state per block and warp (tables per warp)
 };
 
 static double float_value(std::mt19937_64& r) {
@@ -157,6 +159,7 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
   for (auto& r : ref) {
     FloatFamily::State id = FloatFamily::identity();
     r.blocks.assign(c.grid, id);
+    r.warps.assign(c.grid * kBlockWarps, id);
   }
   for (uint64_t i = 0; i < c.n; i++) {
     if (c.sel && !bit(sel, c.sbit + i)) continue;
@@ -175,7 +178,9 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
     const VT x = vals[c.voff + i];
     if constexpr (kFloat) {
       const unsigned block = (unsigned)((i / kGroupTile) % c.grid);
+      const unsigned warp = (unsigned)((i % kGroupTile) / (kWarpThreads * kGroupItems));
       ref_float_fold(r.blocks[block], (double)x);
+      ref_float_fold(r.warps[block * kBlockWarps + warp], (double)x);
       r.count++;
     } else {
       const __int128 v = kSigned ? (__int128)(int64_t)x : (__int128)(uint64_t)x;
@@ -192,7 +197,10 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
     const uint64_t p = std::min(c.window, c.groups + 1 - g0);
     std::vector<uint64_t> partials(c.grid * (W * p + 1), 0xdeadbeefdeadbeefULL), out(W * p + 1, 0xabad1deaULL);
     unsigned ticket = 0;
-    const size_t shared = kFloat ? FloatTable<VT>::bytes(p) : IntTable<VT, SignedFamily>::bytes(p);
+    const bool warps = kFloat && p <= AGG_GROUP_FLOAT_WARP_GROUPS;  // (a table per warp)
+    const size_t shared = warps ? FloatWarpTable<VT>::bytes(p)
+                          : kFloat ? FloatTable<VT>::bytes(p)
+                                   : IntTable<VT, SignedFamily>::bytes(p);
     CHECK(shared <= AGG_GROUP_SHARED_BYTES, "%s: a table of %llu groups: %zu bytes", name, (unsigned long long)p,
           shared);
     emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)keys.data(),
@@ -218,8 +226,17 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
                (unsigned long long)(g0 + j));
       CHECK(w[K] == r.rows, "%s: rows %llu, want %llu", what, (unsigned long long)w[K], (unsigned long long)r.rows);
       if constexpr (kFloat) {
+        // A table per warp: each block's state is its warps' (each the
+        // sequential fold of the warp's rows), merged in warp order.
         FloatFamily::State want = FloatFamily::identity();
-        for (unsigned b = 0; b < c.grid; b++) FloatFamily::merge(want, r.blocks[b]);
+        for (unsigned b = 0; b < c.grid; b++) {
+          FloatFamily::State bs = r.blocks[b];
+          if (warps) {
+            bs = FloatFamily::identity();
+            for (int w = 0; w < kBlockWarps; w++) FloatFamily::merge(bs, r.warps[b * kBlockWarps + w]);
+          }
+          FloatFamily::merge(want, bs);
+        }
         // A NaN's sign and payload are the compiler's choice of operand
         // order (x86 keeps the first NaN operand's, a GPU makes its own
         // NaN): a NaN word must be a NaN, any other word the same bits.
