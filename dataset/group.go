@@ -33,6 +33,10 @@ type GroupSummary struct {
 	// reading because their statistics exclude the filter's rows.
 	Pruned, PrunedRows int64
 	Files              int // sources read (not those skipped)
+	// Spills are the times the groups spilled to disk (past the request's
+	// MemoryLimit, to its SpillDir), SpillBytes the bytes they wrote.
+	Spills     int
+	SpillBytes int64
 	// Batches are the record batches grouped, GPUBatches those of them
 	// grouped on the GPU (engine.Grouper.GPUBatches).
 	Batches, GPUBatches int
@@ -104,6 +108,11 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		types[l.Name] = l
 	}
 	var g *engine.Grouper
+	defer func() {
+		if g != nil {
+			g.Close() // (its spill files; an error closing them changes no answer)
+		}
+	}()
 	sum := &GroupSummary{Unsupported: unsupported}
 	for i := range d.sources {
 		rows, err := d.groupSource(ctx, eng, i, req, unique, types, &g, sum)
@@ -138,6 +147,7 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	}
 	sum.Kept = g.Kept()
 	sum.GPUBatches = g.GPUBatches()
+	sum.Spills, sum.SpillBytes = g.Spills()
 	if len(req.Keys) == 0 {
 		sum.Results = g.Results()
 	}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/compute"
+	"github.com/apache/arrow/go/v17/arrow/decimal256"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -41,10 +43,14 @@ type GroupRequest struct {
 	// reads the columns it names (Filter.Columns).
 	Filter RowFilter
 	// MemoryLimit bounds the memory the groups hold (0: none), named
-	// MemoryLimitName in its error (a *core.GroupMemoryError). Groups do
-	// not spill to disk.
+	// MemoryLimitName in its error. Past it, the groups spill to files in
+	// SpillDir, read back a partition at a time by Result; without
+	// SpillDir, the batch that takes them past it fails with a
+	// *GroupMemoryError. Spilled or not, the answers are the same (float
+	// sums to their compensated error bound: core's group_spill.go).
 	MemoryLimit     int64
 	MemoryLimitName string
+	SpillDir        string
 }
 
 // GroupMemoryError is the error of groups that outgrow GroupRequest's
@@ -117,7 +123,7 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 	}
 	g := &Grouper{e: e, req: req, schema: schema, keys: keys, vals: vals}
 	creq := core.GroupRequest{Keys: coreColumns(keys), Values: coreColumns(vals), Aggs: make([]agg.Set, len(vals)),
-		MemoryLimit: req.MemoryLimit, MemoryLimitName: req.MemoryLimitName}
+		MemoryLimit: req.MemoryLimit, MemoryLimitName: req.MemoryLimitName, SpillDir: req.SpillDir}
 	for i, v := range vals {
 		creq.Aggs[i] = req.Aggs
 		if v.Kind.Family() == column.FamilyCounts {
@@ -359,13 +365,65 @@ func (g *Grouper) layout(wide map[int]bool) ([]arrow.Field, []outCol) {
 }
 
 // Result is the groups as one record batch (Schema), sorted by key (core's
-// Grouper.Sorted: nulls last). Release it when done.
+// Grouper.Sorted: nulls last). Release it when done. Groups that spilled to
+// disk are read back a partition at a time (resultSpilled).
 func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	refs := g.c.Sorted()
+	if err := g.c.Spent(); err != nil {
+		return nil, err
+	}
+	if g.c.Spilled() {
+		return g.resultSpilled(mem)
+	}
+	refs, err := g.c.Sorted()
+	if err != nil {
+		return nil, err
+	}
 	empty := len(g.keys) == 0 && len(refs) == 0 // (one group, of no row)
+	wide := map[int]bool{}
+	if !empty {
+		wide = g.wideSums(g.c.AnySum)
+	}
+	schema, arrs, err := g.columns(mem, refs, empty, wide)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseAll(arrs)
+	n := len(refs)
+	if empty {
+		n = 1
+	}
+	return array.NewRecord(schema, arrs, int64(n)), nil
+}
+
+// wideSums are the output columns of sums that overflow their type in
+// some group (anySum, of a value column), which are decimal256 columns.
+func (g *Grouper) wideSums(anySum func(val int, pred func(agg.Int192) bool) bool) map[int]bool {
+	_, cols := g.layout(nil)
+	wide := map[int]bool{}
+	for c, oc := range cols {
+		if oc.a != agg.Sum || oc.dt.ID() == arrow.FLOAT64 {
+			continue
+		}
+		wide[c] = anySum(oc.val, func(s agg.Int192) bool { return !sumFits(s, oc.dt) })
+	}
+	return wide
+}
+
+// releaseAll releases the arrays of arrs that are not nil.
+func releaseAll(arrs []arrow.Array) {
+	for _, a := range arrs {
+		if a != nil {
+			a.Release()
+		}
+	}
+}
+
+// columns builds the result's columns (layout(wide)) of the groups refs, in
+// their order (empty: one group of no row).
+func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool, wide map[int]bool) (*arrow.Schema, []arrow.Array, error) {
 	n := len(refs)
 	if empty {
 		n = 1
@@ -377,16 +435,6 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		}
 		st := g.c.State(refs[k], val)
 		return st.Finalize(aggs)
-	}
-	// The sums that overflow their type in some group make a decimal256
-	// column.
-	_, cols := g.layout(nil)
-	wide := map[int]bool{}
-	for c, oc := range cols {
-		if oc.a != agg.Sum || oc.dt.ID() == arrow.FLOAT64 {
-			continue
-		}
-		wide[c] = !empty && g.c.AnySum(oc.val, func(s agg.Int192) bool { return !sumFits(s, oc.dt) })
 	}
 	fields, cols := g.layout(wide)
 	schema := arrow.NewSchema(fields, nil)
@@ -492,16 +540,9 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	arrs := make([]arrow.Array, len(fields))
-	defer func() {
-		for _, a := range arrs {
-			if a != nil {
-				a.Release()
-			}
-		}
-	}()
 	for c := range fields {
 		if ranges == 1 {
 			arrs[c] = parts[c][0]
@@ -510,11 +551,169 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		}
 		var err error
 		if arrs[c], err = array.Concatenate(parts[c], mem); err != nil {
+			releaseAll(arrs)
+			return nil, nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
+		}
+	}
+	return schema, arrs, nil
+}
+
+// resultSpilled is Result of groups that spilled to disk. The partitions
+// are loaded (core.Grouper.Load) a few at a time, as many as the memory
+// limit holds by their size on disk, and each one's groups are built into
+// columns in the order of their ids, after which its states are dropped;
+// the columns of every partition are then concatenated and taken in the
+// order of the keys (core.Grouper.Sorted, on the keys alone). What is held
+// at once is the partitions being loaded, the keys and the result.
+func (g *Grouper) resultSpilled(mem memory.Allocator) (arrow.Record, error) {
+	ctx := context.Background()
+	if len(g.keys) == 0 { // (one group: Results reads its states too)
+		if err := g.c.LoadAll(ctx); err != nil {
+			return nil, err
+		}
+		return g.Result(mem)
+	}
+	parts := g.c.Partitions()
+	per := make([][]arrow.Array, parts) // per partition, its columns
+	perWide := make([]map[int]bool, parts)
+	defer func() {
+		for _, arrs := range per {
+			releaseAll(arrs)
+		}
+	}()
+	var most int64
+	for p := range parts {
+		most = max(most, g.c.SpilledBytes(p))
+	}
+	// A partition loaded takes about twice its bytes on disk.
+	workers := runtime.GOMAXPROCS(0)
+	if lim := g.req.MemoryLimit; lim > 0 && most > 0 {
+		workers = int(max(1, min(int64(workers), lim/(2*most))))
+	}
+	errs := make([]error, parts)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, parts) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := int(next.Add(1) - 1); p < parts; p = int(next.Add(1) - 1) {
+				if err := g.c.Load(p); err != nil {
+					errs[p] = err
+					return
+				}
+				perWide[p] = g.wideSums(func(val int, pred func(agg.Int192) bool) bool { return g.c.AnySumIn(p, val, pred) })
+				_, per[p], errs[p] = g.columns(mem, g.c.PartGroups(p), false, perWide[p])
+				g.c.DropStates(p)
+				if errs[p] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	wide := map[int]bool{}
+	for _, w := range perWide {
+		for c, yes := range w {
+			wide[c] = wide[c] || yes
+		}
+	}
+	fields, cols := g.layout(wide)
+	first := len(fields) - len(cols)
+	for p, arrs := range per {
+		for c := range cols {
+			if wide[c] && !perWide[p][c] {
+				w, err := widenSum(mem, arrs[first+c], fields[first+c].Type)
+				if err != nil {
+					return nil, fmt.Errorf("column %q: %w", fields[first+c].Name, err)
+				}
+				arrs[first+c].Release()
+				arrs[first+c] = w
+			}
+		}
+	}
+	refs, err := g.c.Sorted()
+	if err != nil {
+		return nil, err
+	}
+	// The position of each group, in key order, among the partitions'
+	// columns one after the other.
+	off := make([]int64, parts+1)
+	for p := range parts {
+		off[p+1] = off[p] + int64(len(g.c.PartGroups(p)))
+	}
+	ib := array.NewInt64Builder(mem)
+	defer ib.Release()
+	ib.Reserve(len(refs))
+	for _, r := range refs {
+		p, id := r.Index()
+		ib.UnsafeAppend(off[p] + int64(id))
+	}
+	idx := ib.NewInt64Array()
+	defer idx.Release()
+	tctx := compute.WithAllocator(ctx, mem)
+	arrs := make([]arrow.Array, len(fields))
+	for c := range fields {
+		col := make([]arrow.Array, parts)
+		for p := range parts {
+			col[p] = per[p][c]
+		}
+		all, err := array.Concatenate(col, mem)
+		if err != nil {
+			releaseAll(arrs)
+			return nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
+		}
+		for p := range parts {
+			per[p][c].Release()
+			per[p][c] = nil
+		}
+		arrs[c], err = compute.TakeArray(tctx, all, idx)
+		all.Release()
+		if err != nil {
+			releaseAll(arrs)
 			return nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
 		}
 	}
-	return array.NewRecord(schema, arrs, int64(n)), nil
+	defer releaseAll(arrs)
+	return array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(len(refs))), nil
 }
+
+// widenSum is a column of sums (int64, uint64 or decimal128) as the
+// decimal256 column dt, where another partition's sums overflow.
+func widenSum(mem memory.Allocator, a arrow.Array, dt arrow.DataType) (arrow.Array, error) {
+	b := array.NewDecimal256Builder(mem, dt.(*arrow.Decimal256Type))
+	defer b.Release()
+	b.Reserve(a.Len())
+	for i := range a.Len() {
+		if a.IsNull(i) {
+			b.AppendNull()
+			continue
+		}
+		switch a := a.(type) {
+		case *array.Int64:
+			b.Append(decimal256.FromI64(a.Value(i)))
+		case *array.Uint64:
+			b.Append(decimal256.FromU64(a.Value(i)))
+		case *array.Decimal128:
+			v := a.Value(i)
+			b.Append(decimal256.FromDecimal128(v))
+		default:
+			return nil, fmt.Errorf("a sum of %s does not widen to %s", a.DataType(), dt)
+		}
+	}
+	return b.NewArray(), nil
+}
+
+// Close frees what the grouper holds outside memory (its spill files);
+// spilled groups are lost. Safe to call twice.
+func (g *Grouper) Close() error { return g.c.Close() }
+
+// Spills reports how many times the groups spilled to disk, and the bytes
+// written (GroupRequest.SpillDir).
+func (g *Grouper) Spills() (times int, bytes int64) { return g.c.Spills() }
 
 // resultRange is the groups of a task building the result.
 const resultRange = 1 << 16
@@ -526,8 +725,21 @@ func (g *Grouper) Results() []Result {
 	if len(g.keys) > 0 {
 		return nil
 	}
-	refs := g.c.Sorted()
 	out := make([]Result, len(g.vals))
+	err := g.c.Spent()
+	if err == nil {
+		err = g.c.LoadAll(context.Background())
+	}
+	var refs []core.GroupRef
+	if err == nil {
+		refs, err = g.c.Sorted()
+	}
+	if err != nil {
+		for i, v := range g.vals {
+			out[i] = Result{Name: v.Name, Type: v.Type, Err: err}
+		}
+		return out
+	}
 	for i, v := range g.vals {
 		st := agg.New(v.Kind.Family(), g.req.Aggs)
 		if len(refs) > 0 {

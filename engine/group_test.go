@@ -283,7 +283,8 @@ func TestGroupByProperty(t *testing.T) {
 				}
 			}
 			require.Equal(t, len(groups), g.Groups(), name)
-			refs := g.c.Sorted()
+			refs, err := g.c.Sorted()
+			require.NoError(t, err, name)
 			results := make([][]Result, len(refs)) // per group, per value column
 			for gi, ref := range refs {
 				key := groupKey(t, mem, g, ref, schema, nkeys)
@@ -356,7 +357,8 @@ func TestGroupByProperty(t *testing.T) {
 				first = g
 			} else {
 				// The same bits whatever the threads.
-				fr := first.c.Sorted()
+				fr, err := first.c.Sorted()
+				require.NoError(t, err, name)
 				for k, ref := range refs {
 					for vi := range valNames {
 						a, b := first.c.State(fr[k], vi), g.c.State(ref, vi)
@@ -521,7 +523,7 @@ func TestGroupMemoryLimit(t *testing.T) {
 	var me *GroupMemoryError
 	require.ErrorAs(t, err, &me)
 	require.Equal(t, 100000, me.Groups)
-	require.ErrorContains(t, err, "groups do not spill to disk (unsupported); raise --memory")
+	require.ErrorContains(t, err, "no spill directory is set: raise --memory or set one")
 }
 
 // A fixed_size_binary value column's extremes and ends per group come out as

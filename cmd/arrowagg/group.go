@@ -17,6 +17,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/bytesize"
 	"github.com/arrowagg/arrowagg/report"
 )
 
@@ -28,7 +29,7 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 		return usagef("--aggs: %s not available with --group-by or --where (yet)", bad)
 	}
 	req := engine.GroupRequest{Keys: opts.groupBy, Columns: opts.columns, Aggs: aggs, CountRows: true,
-		MemoryLimit: opts.memory, MemoryLimitName: "--memory"}
+		MemoryLimit: opts.memory, MemoryLimitName: "--memory", SpillDir: opts.spillDir}
 	if opts.where != "" {
 		f, err := parseWhere(opts.where)
 		if err != nil {
@@ -55,6 +56,9 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 			fmt.Fprint(e.stderr, "on the CPU")
 		} else {
 			fmt.Fprintf(e.stderr, "%d of %d batches on the GPU (the others on the CPU)", sum.GPUBatches, sum.Batches)
+		}
+		if sum.Spills > 0 {
+			fmt.Fprintf(e.stderr, "; the groups outgrew --memory and spilled %d times, %s to %s", sum.Spills, bytesize.Format(sum.SpillBytes), opts.spillDir)
 		}
 		if opts.where != "" {
 			fmt.Fprintf(e.stderr, "; --where skipped %d Parquet row groups (%d rows) their statistics exclude", sum.Pruned, sum.PrunedRows)

@@ -69,8 +69,9 @@ type options struct {
 	progress string
 	paths    []string
 
-	gpuMemory int64 // cap on the GPU backend's device memory, bytes (0: none)
-	memory    int64 // the memory budget of reading the inputs, bytes
+	gpuMemory int64  // cap on the GPU backend's device memory, bytes (0: none)
+	memory    int64  // the memory budget of reading the inputs, bytes
+	spillDir  string // where groups spill past --memory ("": they do not)
 
 	keys *dataset.Keys // of encrypted Parquet files (--footer-key, --column-key, --aad-prefix); nil: none
 
@@ -158,6 +159,7 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	device := fs.String("device", "auto", "where to aggregate: auto, cpu or gpu")
 	gpuMemory := fs.String("gpu-memory", "", "cap on the GPU backend's device memory, a `SIZE` such as 8GiB, 512MiB or a number of bytes: larger columns stream through the GPU in parts (default, or 0: no cap; no effect on the CPU backend)")
 	memSize := fs.String("memory", "", fmt.Sprintf("memory budget for what the inputs make arrowagg allocate (decompressed pages and buffers, dictionaries, footers), a `SIZE`: work waits for memory, and an input that needs more is refused with exit status 2 (default: a quarter of the machine's memory, at most %s; here %s)", bytesize.Format(budget.DefaultMax), bytesize.Format(budget.DefaultBytes())))
+	spillDir := fs.String("spill-dir", os.TempDir(), "with --group-by: the `DIR` where the groups spill when they outgrow --memory (their files are removed as they are made, and gone when the run ends); none: stop with an error instead")
 	schema := fs.Bool("schema", false, "print the columns (name, type, nullable, whether they are aggregated and why not) and the row count instead of aggregating, in --format")
 	onError := fs.String("on-error", "fail", "what an input that cannot be read does: fail (stop with its error) or skip (leave it out with a note on stderr; the output counts the files skipped)")
 	explain := fs.Bool("explain", false, "print the plan on stderr: per column the backend, the bytes it read and why")
@@ -221,6 +223,9 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 		if opts.memory <= 0 {
 			return opts, false, usagef("--memory: the budget must be more than 0 bytes")
 		}
+	}
+	if opts.spillDir = *spillDir; opts.spillDir == "none" {
+		opts.spillDir = ""
 	}
 	if *threads < 0 {
 		return opts, false, usagef("--threads: %d is negative", *threads)

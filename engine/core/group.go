@@ -63,10 +63,13 @@ type GroupRequest struct {
 	Filters []Column  // the columns Filter reads
 	Filter  Filter    // nil: every row
 	// MemoryLimit bounds the memory of the groups (their keys and
-	// states; 0: none): a batch after which they hold more is an error
-	// (*GroupMemoryError). Groups do not spill to disk (yet).
+	// states; 0: none): after a batch that leaves them holding more, they
+	// spill to SpillDir (group_spill.go), or without one the batch is an
+	// error (*GroupMemoryError).
 	MemoryLimit     int64
 	MemoryLimitName string
+	// SpillDir is the directory of the spill files ("": no spilling).
+	SpillDir string
 }
 
 // GroupMemoryError is the error of a grouping whose groups outgrow its
@@ -79,7 +82,7 @@ type GroupMemoryError struct {
 }
 
 func (e *GroupMemoryError) Error() string {
-	return fmt.Sprintf("%d groups take %d MiB, over the %d MiB of %s: groups do not spill to disk (unsupported); raise %s",
+	return fmt.Sprintf("%d groups take %d MiB, over the %d MiB of %s, and no spill directory is set: raise %s or set one",
 		e.Groups, e.Bytes>>20, e.Limit>>20, e.LimitName, e.LimitName)
 }
 
@@ -96,21 +99,6 @@ func (g *Grouper) Bytes() int64 {
 	return n
 }
 
-// checkMemory is the error of groups over the memory limit.
-func (g *Grouper) checkMemory() error {
-	if g.req.MemoryLimit <= 0 {
-		return nil
-	}
-	if b := g.Bytes(); b > g.req.MemoryLimit {
-		name := g.req.MemoryLimitName
-		if name == "" {
-			name = "the memory limit"
-		}
-		return &GroupMemoryError{Groups: g.Groups(), Bytes: b, Limit: g.req.MemoryLimit, LimitName: name}
-	}
-	return nil
-}
-
 // Grouper folds batches of rows into the groups of a GroupRequest. It is not
 // safe for concurrent use; the Engine behind it is.
 type Grouper struct {
@@ -123,6 +111,8 @@ type Grouper struct {
 	ms    []morselRows
 	// gpuBatches are the batches grouped on the GPU (group_gpu.go).
 	gpuBatches int
+	sp         *spillFiles // nil: never spilled (group_spill.go)
+	dropped    bool        // some partition's states dropped (DropStates)
 }
 
 // GPUBatches is the number of batches grouped on the GPU so far.
@@ -164,11 +154,7 @@ func (e *Engine) NewGrouper(req GroupRequest) (*Grouper, error) {
 	g := &Grouper{e: e, req: req, parts: make([]*groupPart, groupPartitions)}
 	g.fixed = len(req.Keys) == 1 && cpu.FixedKey([]*column.View{{Kind: req.Keys[0].Kind}})
 	for p := range g.parts {
-		gp := &groupPart{t: cpu.NewKeyTable(g.fixed), groups: make([]*agg.Groups, len(req.Values))}
-		for i, v := range req.Values {
-			gp.groups[i], _ = agg.NewGroups(v.Kind.Family(), req.Aggs[i])
-		}
-		g.parts[p] = gp
+		g.parts[p] = g.newPart()
 	}
 	return g, nil
 }
@@ -221,6 +207,9 @@ type Prepared struct {
 // rows: the groups are the same bytes as Add's (the order in which each
 // group sees its rows, and what is merged, depend on the data alone).
 func (g *Grouper) Prepare(ctx context.Context, n int, keys, values, filters []*column.View) (*Prepared, error) {
+	if err := g.Spent(); err != nil {
+		return nil, err
+	}
 	if len(keys) != len(g.req.Keys) || len(values) != len(g.req.Values) || len(filters) != len(g.req.Filters) {
 		return nil, fmt.Errorf("a batch of %d keys, %d values and %d filter columns for a request of %d, %d and %d",
 			len(keys), len(values), len(filters), len(g.req.Keys), len(g.req.Values), len(g.req.Filters))
@@ -249,6 +238,9 @@ func (g *Grouper) Prepare(ctx context.Context, n int, keys, values, filters []*c
 // Commit finishes the grouping of a prepared batch: its rows follow those
 // committed before.
 func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
+	if err := g.Spent(); err != nil {
+		return err
+	}
 	n, keys, filters := p.n, p.keys, p.filters
 	for _, gp := range g.parts {
 		gp.t.NewBatch()
@@ -271,7 +263,7 @@ func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
 		}
 		g.rows += int64(n)
 		g.kept += k
-		return g.checkMemory()
+		return g.afterBatch(ctx)
 	}
 	if p.local != nil {
 		if err := g.mergeLocal(ctx, p.local); err != nil {
@@ -279,7 +271,7 @@ func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
 		}
 		g.rows += int64(n)
 		g.kept += p.kept
-		return g.checkMemory()
+		return g.afterBatch(ctx)
 	}
 	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
 	if len(g.ms) < morsels {
@@ -330,7 +322,7 @@ func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
 	}
 	g.rows += int64(n)
 	g.kept += kept.Load()
-	return g.checkMemory()
+	return g.afterBatch(ctx)
 }
 
 // fewKeysMax is the most distinct keys among a batch's first rows for
@@ -618,6 +610,7 @@ type groupScratch struct {
 
 	rowsBuf []int32
 	hashBuf []uint64
+	spill   []byte // a spill's chunk (group_spill.go)
 }
 
 // selectMorsel selects the rows [lo, hi) the filter keeps, hashes their
@@ -747,7 +740,10 @@ type GroupRef struct{ part, id int32 }
 // Sorted returns every group, sorted by key: key column after key column,
 // nulls last, numbers by value (NaN after every number), strings and
 // binaries bytewise, booleans false first.
-func (g *Grouper) Sorted() []GroupRef {
+func (g *Grouper) Sorted() ([]GroupRef, error) {
+	if g.Spilled() {
+		return nil, errors.New("the groups are spilled: Load them before they are sorted")
+	}
 	refs := make([]GroupRef, 0, g.Groups())
 	for p, gp := range g.parts {
 		for id := range gp.t.Len() {
@@ -756,7 +752,7 @@ func (g *Grouper) Sorted() []GroupRef {
 	}
 	fams := g.keyFamilies()
 	if g.fixed {
-		return g.sortedWords(refs, fams[0])
+		return g.sortedWords(refs, fams[0]), nil
 	}
 	a, b := make([]cpu.KeyValue, len(fams)), make([]cpu.KeyValue, len(fams))
 	slices.SortFunc(refs, func(x, y GroupRef) int {
@@ -769,7 +765,7 @@ func (g *Grouper) Sorted() []GroupRef {
 		}
 		return 0
 	})
-	return refs
+	return refs, nil
 }
 
 // sortedWords sorts the groups of one-word keys of family f by key, in
@@ -888,6 +884,11 @@ func (g *Grouper) AnySum(c int, pred func(agg.Int192) bool) bool {
 		}
 	}
 	return false
+}
+
+// AnySumIn is AnySum of partition p's groups.
+func (g *Grouper) AnySumIn(p, c int, pred func(agg.Int192) bool) bool {
+	return g.parts[p].groups[c].AnySum(pred)
 }
 
 // GroupRows is the number of rows of group r (count(*)).

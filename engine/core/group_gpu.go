@@ -381,5 +381,5 @@ func (g *Grouper) addResidentBatch(ctx context.Context, b *residentBatch, call i
 	}
 	g.rows += int64(n)
 	g.kept += kept
-	return true, g.checkMemory()
+	return true, g.afterBatch(ctx)
 }

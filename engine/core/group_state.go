@@ -1,6 +1,7 @@
 package core
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Grouped partial states travel and merge like a column's: Merge folds
@@ -35,10 +37,17 @@ func (g *Grouper) shape() []byte {
 }
 
 // Merge folds the groups of o, a grouper of the same request, into g: o's
-// rows follow g's.
+// rows follow g's. Spilled groups of o are loaded first (LoadAll); g's
+// stay spilled.
 func (g *Grouper) Merge(o *Grouper) error {
 	if string(g.shape()) != string(o.shape()) {
 		return errors.New("merging the groups of another request")
+	}
+	if err := errors.Join(g.Spent(), o.Spent()); err != nil {
+		return err
+	}
+	if err := o.LoadAll(context.Background()); err != nil {
+		return err
 	}
 	for _, op := range o.parts {
 		for id := range op.t.Len() {
@@ -57,9 +66,15 @@ func (g *Grouper) Merge(o *Grouper) error {
 }
 
 // mergeGroup folds a group of another grouper (its encoded key of hash h,
-// its rows, its states, rows counted from its first) into g.
+// its rows, its states, rows counted from its first) into g, its rows
+// moved past g's.
 func (g *Grouper) mergeGroup(key []byte, h uint64, rows int64, states []agg.State) error {
-	gp := g.parts[h>>(64-bits.TrailingZeros(groupPartitions))]
+	return g.mergeInto(g.parts[h>>(64-bits.TrailingZeros(groupPartitions))], key, h, rows, states, g.rows)
+}
+
+// mergeInto folds a group (its encoded key of hash h, its rows, its states)
+// into partition gp, the rows of its ordered aggregates moved by shift.
+func (g *Grouper) mergeInto(gp *groupPart, key []byte, h uint64, rows int64, states []agg.State, shift int64) error {
 	id := gp.t.FindKey(h, key)
 	if d := gp.t.Len() - len(gp.rows); d > 0 {
 		gp.rows = append(gp.rows, make([]int64, d)...)
@@ -70,7 +85,9 @@ func (g *Grouper) mergeGroup(key []byte, h uint64, rows int64, states []agg.Stat
 	gp.rows[id] += rows
 	for c, gs := range gp.groups {
 		st := states[c]
-		st.ShiftRows(g.rows)
+		if shift != 0 {
+			st.ShiftRows(shift)
+		}
 		if err := gs.MergeState(id, &st); err != nil {
 			return fmt.Errorf("column %q: %w", g.req.Values[c].Name, err)
 		}
@@ -78,26 +95,80 @@ func (g *Grouper) mergeGroup(key []byte, h uint64, rows int64, states []agg.Stat
 	return nil
 }
 
-// MarshalBinary writes g's groups, with what they are of, for MergeBinary.
+// appendGroup appends group id of partition gp in the binary form of
+// MarshalBinary's groups: its encoded key, its rows and its states.
+func appendGroup(b []byte, gp *groupPart, id int32) ([]byte, error) {
+	key := gp.t.KeyBytes(id)
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(gp.rows[id]))
+	for _, gs := range gp.groups {
+		st := gs.State(id)
+		sb, err := st.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		b = binary.AppendUvarint(b, uint64(len(sb)))
+		b = append(b, sb...)
+	}
+	return b, nil
+}
+
+// readGroup reads a group that appendGroup wrote from the start of b, of
+// at most most rows, into states (one per value column), and returns its
+// key, the key's hash, its rows and the bytes after it. The key and the
+// states are checked against g's request.
+func (g *Grouper) readGroup(b []byte, most uint64, fams []column.Family, states []agg.State) (key []byte, h uint64, rows int64, rest []byte, err error) {
+	key, b, err = uvarintBytes(b)
+	if err != nil {
+		return nil, 0, 0, nil, fmt.Errorf("key: %v", err)
+	}
+	if err := cpu.CheckKey(g.fixed, fams, key); err != nil {
+		return nil, 0, 0, nil, fmt.Errorf("key: %v", err)
+	}
+	gr, n := binary.Uvarint(b)
+	if n <= 0 || gr > most {
+		return nil, 0, 0, nil, errors.New("group rows")
+	}
+	b = b[n:]
+	for c, v := range g.req.Values {
+		sb, after, err := uvarintBytes(b)
+		if err != nil {
+			return nil, 0, 0, nil, fmt.Errorf("column %q: %v", v.Name, err)
+		}
+		b = after
+		states[c] = agg.State{}
+		if err := states[c].UnmarshalBinary(sb); err != nil {
+			return nil, 0, 0, nil, fmt.Errorf("column %q: %v", v.Name, err)
+		}
+		if states[c].Family != v.Kind.Family() || states[c].Count+states[c].NullCount != int64(gr) {
+			return nil, 0, 0, nil, fmt.Errorf("column %q: a state of %s of %d values in a group of %d rows", v.Name, states[c].Family, states[c].Count+states[c].NullCount, gr)
+		}
+	}
+	if h, err = cpu.KeyHash(g.fixed, key); err != nil {
+		return nil, 0, 0, nil, fmt.Errorf("key: %v", err)
+	}
+	return key, h, int64(gr), b, nil
+}
+
+// MarshalBinary writes g's groups, with what they are of, for MergeBinary;
+// spilled groups are loaded first (LoadAll).
 func (g *Grouper) MarshalBinary() ([]byte, error) {
+	if err := g.Spent(); err != nil {
+		return nil, err
+	}
+	if err := g.LoadAll(context.Background()); err != nil {
+		return nil, err
+	}
 	b := append([]byte(groupsMagic), g.shape()...)
 	b = binary.AppendUvarint(b, uint64(g.rows))
 	b = binary.AppendUvarint(b, uint64(g.kept))
 	b = binary.AppendUvarint(b, uint64(g.Groups()))
 	for _, gp := range g.parts {
 		for id := range gp.t.Len() {
-			key := gp.t.KeyBytes(int32(id))
-			b = binary.AppendUvarint(b, uint64(len(key)))
-			b = append(b, key...)
-			b = binary.AppendUvarint(b, uint64(gp.rows[id]))
-			for _, gs := range gp.groups {
-				st := gs.State(int32(id))
-				sb, err := st.MarshalBinary()
-				if err != nil {
-					return nil, err
-				}
-				b = binary.AppendUvarint(b, uint64(len(sb)))
-				b = append(b, sb...)
+			var err error
+			if b, err = appendGroup(b, gp, int32(id)); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -112,6 +183,9 @@ func (g *Grouper) MarshalBinary() ([]byte, error) {
 func (g *Grouper) MergeBinary(data []byte) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("grouped partial states: "+format, args...)
+	}
+	if err := g.Spent(); err != nil {
+		return err
 	}
 	b, ok := cutPrefix(data, groupsMagic)
 	if !ok {
@@ -137,37 +211,12 @@ func (g *Grouper) MergeBinary(data []byte) error {
 	fams := g.keyFamilies()
 	states := make([]agg.State, len(g.req.Values))
 	for range groups {
-		key, rest, err := uvarintBytes(b)
+		key, h, gr, rest, err := g.readGroup(b, kept, fams, states)
 		if err != nil {
-			return bad("key: %v", err)
+			return bad("%v", err)
 		}
-		if err := cpu.CheckKey(g.fixed, fams, key); err != nil {
-			return bad("key: %v", err)
-		}
-		gr, n := binary.Uvarint(rest)
-		if n <= 0 || gr > kept {
-			return bad("group rows")
-		}
-		b = rest[n:]
-		for c, v := range g.req.Values {
-			sb, rest, err := uvarintBytes(b)
-			if err != nil {
-				return bad("column %q: %v", v.Name, err)
-			}
-			b = rest
-			states[c] = agg.State{}
-			if err := states[c].UnmarshalBinary(sb); err != nil {
-				return bad("column %q: %v", v.Name, err)
-			}
-			if states[c].Family != v.Kind.Family() || states[c].Count+states[c].NullCount != int64(gr) {
-				return bad("column %q: a state of %s of %d values in a group of %d rows", v.Name, states[c].Family, states[c].Count+states[c].NullCount, gr)
-			}
-		}
-		h, err := cpu.KeyHash(g.fixed, key)
-		if err != nil {
-			return bad("key: %v", err)
-		}
-		if err := g.mergeGroup(key, h, int64(gr), states); err != nil {
+		b = rest
+		if err := g.mergeGroup(key, h, gr, states); err != nil {
 			return bad("%v", err)
 		}
 	}

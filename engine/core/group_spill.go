@@ -1,0 +1,308 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
+)
+
+// Spilling. When the groups outgrow GroupRequest.MemoryLimit and
+// GroupRequest.SpillDir names a directory, every partition's groups are
+// written, in their binary form (appendGroup, as MarshalBinary writes
+// them), as a run at the end of that partition's file, and the partitions
+// start again empty. A group may then be in several runs and in memory.
+// Load merges a partition's runs, in the order they were written, then its
+// groups in memory, into one table again: one partition at a time, so the
+// memory it needs is a partition's, about a 64th of the groups. Every
+// partition must be loaded before the groups are read (Sorted, Key, State,
+// GroupRows); LoadAll loads them all.
+//
+// A spilled group's states are merged from runs where, unspilled, its rows
+// would have been folded in one sequence: counts, integer and decimal sums,
+// extremes and the ordered aggregates are the same; float sums are
+// compensated both ways and agree to their error bound, not always to the
+// last bit. For a given budget the spills, and so the results, depend on
+// the data alone, never on the threads.
+
+// spillFiles are a grouper's spilled runs: a file per partition.
+type spillFiles struct {
+	dir   string
+	files [groupPartitions]*os.File
+	names [groupPartitions]string // a file's name where it could not be removed while open
+	runs  [groupPartitions][]spillRun
+	count int   // spills so far
+	bytes int64 // bytes written
+}
+
+// spillRun is one spill's groups of a partition: size bytes at off of its
+// file, groups of them.
+type spillRun struct {
+	off, size int64
+	groups    int
+}
+
+// spillChunk is what a partition's spill writes at a time.
+const spillChunk = 1 << 20
+
+// Spills reports how many times the groups were spilled to disk and the
+// bytes written.
+func (g *Grouper) Spills() (times int, bytes int64) {
+	if g.sp == nil {
+		return 0, 0
+	}
+	return g.sp.count, g.sp.bytes
+}
+
+// afterBatch checks the groups' memory after a batch: over the limit, they
+// spill (GroupRequest.SpillDir) or are an error (*GroupMemoryError).
+func (g *Grouper) afterBatch(ctx context.Context) error {
+	if g.req.MemoryLimit <= 0 {
+		return nil
+	}
+	b := g.Bytes()
+	if b <= g.req.MemoryLimit {
+		return nil
+	}
+	if g.req.SpillDir != "" {
+		return g.spill(ctx)
+	}
+	name := g.req.MemoryLimitName
+	if name == "" {
+		name = "the memory limit"
+	}
+	return &GroupMemoryError{Groups: g.Groups(), Bytes: b, Limit: g.req.MemoryLimit, LimitName: name}
+}
+
+// newPart is an empty partition of g's request.
+func (g *Grouper) newPart() *groupPart {
+	gp := &groupPart{t: cpu.NewKeyTable(g.fixed), groups: make([]*agg.Groups, len(g.req.Values))}
+	for i, v := range g.req.Values {
+		gp.groups[i], _ = agg.NewGroups(v.Kind.Family(), g.req.Aggs[i]) // (checked by NewGrouper)
+	}
+	return gp
+}
+
+// spill writes every partition's groups as a run of its file and empties
+// the partitions.
+func (g *Grouper) spill(ctx context.Context) error {
+	if g.sp == nil {
+		g.sp = &spillFiles{dir: g.req.SpillDir}
+	}
+	s := g.sp
+	written := make([]int64, groupPartitions)
+	err := g.e.parallel(ctx, groupPartitions, func(p int, sc *groupScratch) error {
+		gp := g.parts[p]
+		if gp.t.Len() == 0 {
+			return nil
+		}
+		if s.files[p] == nil {
+			f, err := os.CreateTemp(s.dir, "arrowagg-groups-*.spill")
+			if err != nil {
+				return err
+			}
+			// Removed at once where an open file can be (its space is
+			// freed when it is closed, also if the process dies),
+			// else when the grouper is closed.
+			if os.Remove(f.Name()) != nil {
+				s.names[p] = f.Name()
+			}
+			s.files[p] = f
+		}
+		var off int64
+		if rs := s.runs[p]; len(rs) > 0 {
+			off = rs[len(rs)-1].off + rs[len(rs)-1].size
+		}
+		at, buf := off, sc.spill[:0]
+		flush := func() error {
+			if _, err := s.files[p].WriteAt(buf, at); err != nil {
+				return err
+			}
+			at += int64(len(buf))
+			buf = buf[:0]
+			return nil
+		}
+		for id := range gp.t.Len() {
+			var err error
+			if buf, err = appendGroup(buf, gp, int32(id)); err != nil {
+				return err
+			}
+			if len(buf) >= spillChunk {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		sc.spill = buf
+		s.runs[p] = append(s.runs[p], spillRun{off: off, size: at - off, groups: gp.t.Len()})
+		written[p] = at - off
+		g.parts[p] = g.newPart()
+		return nil
+	})
+	for _, w := range written {
+		s.bytes += w
+	}
+	s.count++
+	if err != nil {
+		return fmt.Errorf("spilling the groups to %s: %w", s.dir, err)
+	}
+	return nil
+}
+
+// Spilled reports whether some partition has runs on disk that Load has
+// not merged yet.
+func (g *Grouper) Spilled() bool {
+	if g.sp == nil {
+		return false
+	}
+	for _, rs := range g.sp.runs {
+		if len(rs) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Partitions is the number of partitions of the groups (Load's p).
+func (g *Grouper) Partitions() int { return groupPartitions }
+
+// SpilledBytes is the size of partition p's runs on disk (what Load reads).
+func (g *Grouper) SpilledBytes(p int) int64 {
+	if g.sp == nil {
+		return 0
+	}
+	var n int64
+	for _, r := range g.sp.runs[p] {
+		n += r.size
+	}
+	return n
+}
+
+// Load merges partition p's spilled runs, in the order they were written,
+// and then its groups in memory into one table, and closes its file.
+// Partitions without runs are left as they are. Load of distinct
+// partitions may run at once.
+func (g *Grouper) Load(p int) error {
+	if g.sp == nil || len(g.sp.runs[p]) == 0 {
+		return nil
+	}
+	s := g.sp
+	fresh := g.newPart()
+	fams := g.keyFamilies()
+	states := make([]agg.State, len(g.req.Values))
+	var buf []byte
+	for i, r := range s.runs[p] {
+		if int64(cap(buf)) < r.size {
+			buf = make([]byte, r.size)
+		}
+		buf = buf[:r.size]
+		if _, err := s.files[p].ReadAt(buf, r.off); err != nil {
+			return fmt.Errorf("reading the groups spilled to %s: %w", s.dir, err)
+		}
+		b := buf
+		for range r.groups {
+			key, h, rows, rest, err := g.readGroup(b, uint64(g.kept), fams, states)
+			if err != nil {
+				return fmt.Errorf("the groups spilled to %s (run %d of partition %d) are corrupt: %v", s.dir, i, p, err)
+			}
+			b = rest
+			if err := g.mergeInto(fresh, key, h, rows, states, 0); err != nil {
+				return err
+			}
+		}
+		if len(b) != 0 {
+			return fmt.Errorf("the groups spilled to %s (run %d of partition %d) are corrupt: %d bytes after them", s.dir, i, p, len(b))
+		}
+	}
+	old := g.parts[p]
+	for id := range old.t.Len() {
+		for c, gs := range old.groups {
+			states[c] = gs.State(int32(id))
+		}
+		if err := g.mergeInto(fresh, old.t.KeyBytes(int32(id)), old.t.Hash(int32(id)), old.rows[id], states, 0); err != nil {
+			return err
+		}
+	}
+	g.parts[p] = fresh
+	s.runs[p] = nil
+	return s.close(p)
+}
+
+// LoadAll loads every partition (Load), in parallel: all the groups are
+// then in memory.
+func (g *Grouper) LoadAll(ctx context.Context) error {
+	if !g.Spilled() {
+		return nil
+	}
+	return g.e.parallel(ctx, groupPartitions, func(p int, _ *groupScratch) error { return g.Load(p) })
+}
+
+// DropStates frees partition p's states and rows, keeping its keys (Key and
+// Sorted still answer; State and GroupRows no longer do): for a caller that
+// has read them already. The grouper is then spent: adding, merging and
+// writing its groups are errors (Spent).
+func (g *Grouper) DropStates(p int) {
+	g.dropped = true
+	gp := g.parts[p]
+	gp.rows = nil
+	gp.groups = g.newPart().groups
+}
+
+// PartGroups is partition p's groups, in the order of their ids.
+func (g *Grouper) PartGroups(p int) []GroupRef {
+	refs := make([]GroupRef, g.parts[p].t.Len())
+	for id := range refs {
+		refs[id] = GroupRef{int32(p), int32(id)}
+	}
+	return refs
+}
+
+// Index is r's position among PartGroups of its partition, and its
+// partition.
+func (r GroupRef) Index() (part, id int) { return int(r.part), int(r.id) }
+
+// close closes partition p's file, and removes it where it was kept.
+func (s *spillFiles) close(p int) error {
+	f := s.files[p]
+	if f == nil {
+		return nil
+	}
+	s.files[p] = nil
+	err := f.Close()
+	if s.names[p] != "" {
+		err = errors.Join(err, os.Remove(s.names[p]))
+		s.names[p] = ""
+	}
+	return err
+}
+
+// errSpent is the error of a grouper whose states were dropped.
+var errSpent = errors.New("the groups were read out once (their states dropped partition by partition as they were read back from disk)")
+
+// Spent is an error once a partition's states were dropped (DropStates).
+func (g *Grouper) Spent() error {
+	if g.dropped {
+		return errSpent
+	}
+	return nil
+}
+
+// Close frees what the grouper holds outside memory: its spill files. The
+// grouper's spilled groups are lost; it is safe to call Close twice.
+func (g *Grouper) Close() error {
+	if g.sp == nil {
+		return nil
+	}
+	var errs []error
+	for p := range g.sp.files {
+		g.sp.runs[p] = nil
+		errs = append(errs, g.sp.close(p))
+	}
+	return errors.Join(errs...)
+}

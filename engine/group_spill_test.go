@@ -1,0 +1,230 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+)
+
+// spillBatches are random batches of a one-word key (k, about card
+// distinct values, nulls among them), a second key (j, int8) and values of
+// several families; in the first batch, key 7's v values (two rows at
+// least) are near int64's largest, so that its sum overflows int64 in one
+// partition alone.
+func spillBatches(mem memory.Allocator, r *rand.Rand, card int) (*arrow.Schema, []arrow.Record) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "j", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "x", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "d", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	var recs []arrow.Record
+	for b := range 6 {
+		n := 2000 + r.IntN(3000)
+		cols := make([]arrow.Array, schema.NumFields())
+		for i, f := range schema.Fields() {
+			switch f.Name {
+			case "k": // (rows 0 and 1 of key 7)
+				kb := array.NewInt64Builder(mem)
+				for row := range n {
+					if row > 1 && r.IntN(50) == 0 {
+						kb.AppendNull()
+					} else if row <= 1 {
+						kb.Append(7)
+					} else {
+						kb.Append(int64(r.IntN(card)))
+					}
+				}
+				cols[i] = kb.NewArray()
+				kb.Release()
+			case "j":
+				cols[i] = keyArray(mem, r, f.Type, n, 3)
+			case "v":
+				vb := array.NewInt64Builder(mem)
+				k := cols[0].(*array.Int64)
+				for row := range n {
+					switch {
+					case r.IntN(20) == 0:
+						vb.AppendNull()
+					case b == 0 && k.IsValid(row) && k.Value(row) == 7:
+						vb.Append(math.MaxInt64 - int64(r.IntN(1000)))
+					default:
+						vb.Append(r.Int64N(1<<40) - 1<<39)
+					}
+				}
+				cols[i] = vb.NewArray()
+				vb.Release()
+			default:
+				cols[i] = randArray(mem, r, f.Type, n, 0.05)
+			}
+		}
+		recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+		for _, c := range cols {
+			c.Release()
+		}
+	}
+	return schema, recs
+}
+
+// groupAll groups recs with req on an engine of threads threads and
+// returns the result; the grouper is closed.
+func groupAll(t *testing.T, mem memory.Allocator, threads int, schema *arrow.Schema, recs []arrow.Record, req GroupRequest) (arrow.Record, int) {
+	g, err := cpuEngine(t, mem, threads).NewGrouper(schema, req)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, g.Close()) }()
+	for _, rec := range recs {
+		require.NoError(t, g.Add(context.Background(), rec))
+	}
+	out, err := g.Result(mem)
+	require.NoError(t, err)
+	times, _ := g.Spills()
+	return out, times
+}
+
+// Groups that outgrow a small memory budget spill to disk, several times,
+// and are read back a partition at a time: the same groups as without a
+// budget (float sums to their error bound), the same bits for 1 and 3
+// threads, a sum that overflows in one partition a decimal256 column in
+// all, and no file left behind.
+func TestGroupSpill(t *testing.T) {
+	r, seed := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	for _, c := range []struct {
+		keys []string
+		card int
+	}{{[]string{"k"}, 3000}, {[]string{"k", "j"}, 1500}, {[]string{"k"}, 40}} {
+		name := fmt.Sprintf("seed %d keys %v card %d", seed, c.keys, c.card)
+		schema, recs := spillBatches(mem, r, c.card)
+		req := GroupRequest{Keys: c.keys, Columns: []string{"v", "x", "d", "s"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+		want, times := groupAll(t, mem, 2, schema, recs, req)
+		require.Zero(t, times, name)
+		dir := t.TempDir()
+		req.MemoryLimit, req.MemoryLimitName, req.SpillDir = 32<<10, "--memory", dir
+		var first arrow.Record
+		for _, threads := range []int{1, 3} {
+			got, times := groupAll(t, mem, threads, schema, recs, req)
+			require.GreaterOrEqual(t, times, 2, "%s: spills", name)
+			requireSameGroups(t, want, got)
+			if i := want.Schema().FieldIndices("v_sum"); len(i) > 0 {
+				require.Equal(t, arrow.DECIMAL256, want.Column(i[0]).DataType().ID(), "%s: v_sum overflows", name)
+			}
+			if first == nil {
+				first = got
+			} else {
+				require.True(t, array.RecordEqual(first, got), "%s: 1 and 3 threads", name)
+				got.Release()
+			}
+			left, err := os.ReadDir(dir)
+			require.NoError(t, err)
+			require.Empty(t, left, "%s: spill files left", name)
+		}
+		first.Release()
+		want.Release()
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}
+}
+
+// A spilled grouper's groups travel and merge like others (its spilled
+// groups loaded first); once Result has read them back from disk the
+// grouper is spent, and says so.
+func TestGroupSpillMergeAndSpent(t *testing.T) {
+	r, _ := seeded(t)
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema, recs := spillBatches(mem, r, 2000)
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	req := GroupRequest{Keys: []string{"k"}, Columns: []string{"v", "x", "s"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+	want, _ := groupAll(t, mem, 2, schema, recs, req)
+	defer want.Release()
+	e := cpuEngine(t, mem, 2)
+	spilled := req
+	spilled.MemoryLimit, spilled.SpillDir = 32<<10, t.TempDir()
+	// The first half's groups, spilled, through their binary form; the
+	// second half's merged directly, spilled too.
+	a, err := e.NewGrouper(schema, spilled)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := e.NewGrouper(schema, spilled)
+	require.NoError(t, err)
+	defer b.Close()
+	for i, rec := range recs {
+		g := a
+		if i >= len(recs)/2 {
+			g = b
+		}
+		require.NoError(t, g.Add(ctx, rec))
+	}
+	for _, g := range []*Grouper{a, b} {
+		times, bytes := g.Spills()
+		require.Positive(t, times)
+		require.Positive(t, bytes)
+	}
+	data, err := a.MarshalBinary()
+	require.NoError(t, err)
+	sum, err := e.NewGrouper(schema, req)
+	require.NoError(t, err)
+	defer sum.Close()
+	require.NoError(t, sum.MergeBinary(data))
+	require.NoError(t, sum.Merge(b))
+	got, err := sum.Result(mem)
+	require.NoError(t, err)
+	defer got.Release()
+	requireSameGroups(t, want, got)
+
+	// Result of a spilled grouper reads its groups back once.
+	c, err := e.NewGrouper(schema, spilled)
+	require.NoError(t, err)
+	defer c.Close()
+	for _, rec := range recs {
+		require.NoError(t, c.Add(ctx, rec))
+	}
+	out, err := c.Result(mem)
+	require.NoError(t, err)
+	requireSameGroups(t, want, out)
+	out.Release()
+	_, err = c.Result(mem)
+	require.ErrorContains(t, err, "read out once")
+	require.ErrorContains(t, c.Add(ctx, recs[0]), "read out once")
+	_, err = c.MarshalBinary()
+	require.ErrorContains(t, err, "read out once")
+}
+
+// Without a spill directory, groups over the budget are an error; with
+// one that cannot be written, the error names it.
+func TestGroupSpillDirErrors(t *testing.T) {
+	r, _ := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema, recs := spillBatches(mem, r, 3000)
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	missing := t.TempDir() + "/missing"
+	g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Columns: []string{"v"}, MemoryLimit: 16 << 10, SpillDir: missing})
+	require.NoError(t, err)
+	defer g.Close()
+	err = g.Add(context.Background(), recs[0])
+	require.ErrorContains(t, err, "spilling the groups to "+missing)
+}
