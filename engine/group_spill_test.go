@@ -16,12 +16,12 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 )
 
-// spillBatches are random batches of a one-word key (k, about card
+// spillBatches are six random batches (rows to twice rows each) of a one-word key (k, about card
 // distinct values, nulls among them), a second key (j, int8) and values of
 // several families; in the first batch, key 7's v values (two rows at
 // least) are near int64's largest, so that its sum overflows int64 in one
 // partition alone.
-func spillBatches(mem memory.Allocator, r *rand.Rand, card int) (*arrow.Schema, []arrow.Record) {
+func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Schema, []arrow.Record) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "j", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
@@ -32,7 +32,7 @@ func spillBatches(mem memory.Allocator, r *rand.Rand, card int) (*arrow.Schema, 
 	}, nil)
 	var recs []arrow.Record
 	for b := range 6 {
-		n := 2000 + r.IntN(3000)
+		n := rows + r.IntN(rows)
 		cols := make([]arrow.Array, schema.NumFields())
 		for i, f := range schema.Fields() {
 			switch f.Name {
@@ -107,7 +107,7 @@ func TestGroupSpill(t *testing.T) {
 		card int
 	}{{[]string{"k"}, 3000}, {[]string{"k", "j"}, 1500}, {[]string{"k"}, 40}} {
 		name := fmt.Sprintf("seed %d keys %v card %d", seed, c.keys, c.card)
-		schema, recs := spillBatches(mem, r, c.card)
+		schema, recs := spillBatches(mem, r, c.card, 2000)
 		req := GroupRequest{Keys: c.keys, Columns: []string{"v", "x", "d", "s"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
 		want, times := groupAll(t, mem, 2, schema, recs, req)
 		require.Zero(t, times, name)
@@ -147,7 +147,7 @@ func TestGroupSpillMergeAndSpent(t *testing.T) {
 	ctx := context.Background()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema, recs := spillBatches(mem, r, 2000)
+	schema, recs := spillBatches(mem, r, 2000, 2000)
 	defer func() {
 		for _, rec := range recs {
 			rec.Release()
@@ -215,7 +215,7 @@ func TestGroupSpillDirErrors(t *testing.T) {
 	r, _ := seeded(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	schema, recs := spillBatches(mem, r, 3000)
+	schema, recs := spillBatches(mem, r, 3000, 2000)
 	defer func() {
 		for _, rec := range recs {
 			rec.Release()
@@ -227,4 +227,41 @@ func TestGroupSpillDirErrors(t *testing.T) {
 	defer g.Close()
 	err = g.Add(context.Background(), recs[0])
 	require.ErrorContains(t, err, "spilling the groups to "+missing)
+}
+
+// Many groups (byPartsGroups or more) are built partition by partition and
+// taken in key order: the same record as building them in key order.
+func TestGroupResultByParts(t *testing.T) {
+	r, _ := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema, recs := spillBatches(mem, r, 150_000, 15_000)
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	for _, keys := range [][]string{{"k"}, {"k", "j"}, {"s"}} {
+		g, err := cpuEngine(t, mem, 3).NewGrouper(schema, GroupRequest{Keys: keys, Aggs: agg.Default | agg.Ordered, CountRows: true})
+		require.NoError(t, err)
+		for _, rec := range recs {
+			require.NoError(t, g.Add(context.Background(), rec))
+		}
+		require.GreaterOrEqual(t, g.Groups(), byPartsGroups, "keys %v", keys)
+		got, err := g.Result(mem)
+		require.NoError(t, err)
+		refs, err := g.c.Sorted()
+		require.NoError(t, err)
+		schema, arrs, err := g.columns(mem, refs, false, g.wideSums(g.c.AnySum))
+		require.NoError(t, err)
+		want := array.NewRecord(schema, arrs, int64(len(refs)))
+		releaseAll(arrs)
+		require.True(t, array.RecordEqual(want, got), "keys %v", keys)
+		if i := want.Schema().FieldIndices("v_sum"); len(keys) == 1 && keys[0] == "k" {
+			require.Equal(t, arrow.DECIMAL256, got.Column(i[0]).DataType().ID(), "v_sum overflows")
+		}
+		want.Release()
+		got.Release()
+		require.NoError(t, g.Close())
+	}
 }

@@ -368,7 +368,8 @@ func (g *Grouper) layout(wide map[int]bool) ([]arrow.Field, []outCol) {
 
 // Result is the groups as one record batch (Schema), sorted by key (core's
 // Grouper.Sorted: nulls last). Release it when done. Groups that spilled to
-// disk are read back a partition at a time (resultSpilled).
+// disk are read back a partition at a time (resultByParts), after which the
+// grouper is spent: a second Result is an error.
 func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -376,8 +377,8 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	if err := g.c.Spent(); err != nil {
 		return nil, err
 	}
-	if g.c.Spilled() {
-		return g.resultSpilled(mem)
+	if g.c.Spilled() || (len(g.keys) > 0 && g.c.Groups() >= byPartsGroups) {
+		return g.resultByParts(mem)
 	}
 	refs, err := g.c.Sorted()
 	if err != nil {
@@ -560,20 +561,32 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 	return schema, arrs, nil
 }
 
-// resultSpilled is Result of groups that spilled to disk. The partitions
-// are loaded (core.Grouper.Load) a few at a time, as many as the memory
-// limit holds by their size on disk, and each one's groups are built into
-// columns in the order of their ids, after which its states are dropped;
-// the columns of every partition are then concatenated and taken in the
-// order of the keys (core.Grouper.Sorted, on the keys alone). What is held
-// at once is the partitions being loaded, the keys and the result.
-func (g *Grouper) resultSpilled(mem memory.Allocator) (arrow.Record, error) {
+// byPartsGroups is the fewest groups whose result is built partition by
+// partition (resultByParts): where their states, read in key order, would
+// be read at random.
+const byPartsGroups = 1 << 16
+
+// resultByParts is Result of many groups, or of groups that spilled to
+// disk. Each partition's groups are built into columns in the order of
+// their ids, reading their states in the order they lie, and the columns
+// of every partition are then concatenated and taken in the order of the
+// keys (core.Grouper.Sorted, on the keys alone). Spilled partitions are
+// loaded (core.Grouper.Load) a few at a time, as many as the memory limit
+// holds by their size on disk, and their states are dropped once built
+// (the grouper is then spent): what is held at once is the partitions
+// being loaded, the keys and the result.
+func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
 	ctx := context.Background()
 	if len(g.keys) == 0 { // (one group: Results reads its states too)
 		if err := g.c.LoadAll(ctx); err != nil {
 			return nil, err
 		}
 		return g.Result(mem)
+	}
+	spilled := g.c.Spilled()
+	var all map[int]bool // the wide sums, when every partition is in memory
+	if !spilled {
+		all = g.wideSums(g.c.AnySum)
 	}
 	parts := g.c.Partitions()
 	per := make([][]arrow.Array, parts) // per partition, its columns
@@ -604,9 +617,13 @@ func (g *Grouper) resultSpilled(mem memory.Allocator) (arrow.Record, error) {
 					errs[p] = err
 					return
 				}
-				perWide[p] = g.wideSums(func(val int, pred func(agg.Int192) bool) bool { return g.c.AnySumIn(p, val, pred) })
+				if perWide[p] = all; spilled {
+					perWide[p] = g.wideSums(func(val int, pred func(agg.Int192) bool) bool { return g.c.AnySumIn(p, val, pred) })
+				}
 				_, per[p], errs[p] = g.columns(mem, g.c.PartGroups(p), false, perWide[p])
-				g.c.DropStates(p)
+				if spilled {
+					g.c.DropStates(p)
+				}
 				if errs[p] != nil {
 					return
 				}
