@@ -528,21 +528,7 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 		}
 		return nil
 	}
-	tasks := ranges * (1 + len(g.vals))
-	errs := make([]error, tasks)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(tasks, runtime.GOMAXPROCS(0)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for t := int(next.Add(1) - 1); t < tasks; t = int(next.Add(1) - 1) {
-				errs[t] = build(t)
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	if err := forEach(ranges*(1+len(g.vals)), 0, build); err != nil {
 		return nil, nil, err
 	}
 	arrs := make([]arrow.Array, len(fields))
@@ -605,33 +591,21 @@ func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
 	if lim := g.req.MemoryLimit; lim > 0 && most > 0 {
 		workers = int(max(1, min(int64(workers), lim/(2*most))))
 	}
-	errs := make([]error, parts)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, parts) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for p := int(next.Add(1) - 1); p < parts; p = int(next.Add(1) - 1) {
-				if err := g.c.Load(p); err != nil {
-					errs[p] = err
-					return
-				}
-				if perWide[p] = all; spilled {
-					perWide[p] = g.wideSums(func(val int, pred func(agg.Int192) bool) bool { return g.c.AnySumIn(p, val, pred) })
-				}
-				_, per[p], errs[p] = g.columns(mem, g.c.PartGroups(p), false, perWide[p])
-				if spilled {
-					g.c.DropStates(p)
-				}
-				if errs[p] != nil {
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
+	err := forEach(parts, workers, func(p int) error {
+		if err := g.c.Load(p); err != nil {
+			return err
+		}
+		if perWide[p] = all; spilled {
+			perWide[p] = g.wideSums(func(val int, pred func(agg.Int192) bool) bool { return g.c.AnySumIn(p, val, pred) })
+		}
+		var err error
+		_, per[p], err = g.columns(mem, g.c.PartGroups(p), false, perWide[p])
+		if spilled {
+			g.c.DropStates(p)
+		}
+		return err
+	})
+	if err != nil {
 		return nil, err
 	}
 	wide := map[int]bool{}
@@ -662,7 +636,7 @@ func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
 	// columns one after the other.
 	off := make([]int64, parts+1)
 	for p := range parts {
-		off[p+1] = off[p] + int64(len(g.c.PartGroups(p)))
+		off[p+1] = off[p] + int64(g.c.PartLen(p))
 	}
 	ib := array.NewInt64Builder(mem)
 	defer ib.Release()
@@ -673,28 +647,71 @@ func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
 	}
 	idx := ib.NewInt64Array()
 	defer idx.Release()
+	// Each column's partitions concatenated, then gathered in ranges of
+	// takeRange groups, then the ranges concatenated: every step a task
+	// per column or range, in parallel.
 	tctx := compute.WithAllocator(ctx, mem)
-	arrs := make([]arrow.Array, len(fields))
-	for c := range fields {
+	alls := make([]arrow.Array, len(fields))
+	defer releaseAll(alls)
+	err = forEach(len(fields), 0, func(c int) error {
 		col := make([]arrow.Array, parts)
 		for p := range parts {
 			col[p] = per[p][c]
 		}
-		all, err := array.Concatenate(col, mem)
-		if err != nil {
-			releaseAll(arrs)
-			return nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
+		var err error
+		if alls[c], err = array.Concatenate(col, mem); err != nil {
+			return fmt.Errorf("column %q: %w", fields[c].Name, err)
 		}
 		for p := range parts {
 			per[p][c].Release()
 			per[p][c] = nil
 		}
-		arrs[c], err = compute.TakeArray(tctx, all, idx)
-		all.Release()
-		if err != nil {
-			releaseAll(arrs)
-			return nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	ranges := max(1, (len(refs)+takeRange-1)/takeRange)
+	pieces := make([][]arrow.Array, len(fields))
+	for c := range pieces {
+		pieces[c] = make([]arrow.Array, ranges)
+	}
+	defer func() {
+		for _, ps := range pieces {
+			releaseAll(ps)
 		}
+	}()
+	err = forEach(len(fields)*ranges, 0, func(t int) error {
+		c, k := t/ranges, t%ranges
+		sl := array.NewSlice(idx, int64(k*takeRange), int64(min(len(refs), (k+1)*takeRange)))
+		defer sl.Release()
+		var err error
+		if pieces[c][k], err = compute.TakeArray(tctx, alls[c], sl); err != nil {
+			return fmt.Errorf("column %q: %w", fields[c].Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	releaseAll(alls)
+	clear(alls)
+	arrs := make([]arrow.Array, len(fields))
+	err = forEach(len(fields), 0, func(c int) error {
+		if ranges == 1 {
+			arrs[c] = pieces[c][0]
+			arrs[c].Retain()
+			return nil
+		}
+		var err error
+		if arrs[c], err = array.Concatenate(pieces[c], mem); err != nil {
+			return fmt.Errorf("column %q: %w", fields[c].Name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		releaseAll(arrs)
+		return nil, err
 	}
 	defer releaseAll(arrs)
 	return array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(len(refs))), nil
@@ -733,6 +750,31 @@ func (g *Grouper) Close() error { return g.c.Close() }
 // Spills reports how many times the groups spilled to disk, and the bytes
 // written (GroupRequest.SpillDir).
 func (g *Grouper) Spills() (times int, bytes int64) { return g.c.Spills() }
+
+// takeRange is the groups of a task gathering the result in key order.
+const takeRange = 1 << 20
+
+// forEach runs f(i) for every i in [0, n) on up to workers goroutines
+// (0: GOMAXPROCS) and returns their errors, joined.
+func forEach(n, workers int, f func(i int) error) error {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	errs := make([]error, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, workers) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				errs[i] = f(i)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
 
 // resultRange is the groups of a task building the result.
 const resultRange = 1 << 16

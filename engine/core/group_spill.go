@@ -263,6 +263,9 @@ func (g *Grouper) PartGroups(p int) []GroupRef {
 	return refs
 }
 
+// PartLen is the number of partition p's groups.
+func (g *Grouper) PartLen(p int) int { return g.parts[p].t.Len() }
+
 // Index is r's position among PartGroups of its partition, and its
 // partition.
 func (r GroupRef) Index() (part, id int) { return int(r.part), int(r.id) }
