@@ -375,7 +375,7 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	if err := g.c.Spent(); err != nil {
 		return nil, err
 	}
-	if g.c.Spilled() || (len(g.keys) > 0 && g.c.Groups() >= byPartsGroups) {
+	if g.c.Spilled() {
 		return g.resultByParts(mem)
 	}
 	refs, err := g.c.Sorted()
@@ -545,13 +545,8 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 	return schema, arrs, nil
 }
 
-// byPartsGroups is the fewest groups whose result is built partition by
-// partition (resultByParts): where their states, read in key order, would
-// be read at random.
-const byPartsGroups = 1 << 16
-
-// resultByParts is Result of many groups, or of groups that spilled to
-// disk. Each partition's groups are built into columns in the order of
+// resultByParts is Result of groups that spilled to disk (of groups in
+// memory too: the test compares the two routes). Each partition's groups are built into columns in the order of
 // their ids, reading their states in the order they lie, and the columns
 // of every partition are then concatenated and taken in the order of the
 // keys (core.Grouper.Sorted, on the keys alone). Spilled partitions are
@@ -749,8 +744,9 @@ func (g *Grouper) Close() error { return g.c.Close() }
 // written (GroupRequest.SpillDir).
 func (g *Grouper) Spills() (times int, bytes int64) { return g.c.Spills() }
 
-// takeRange is the groups of a task gathering the result in key order.
-const takeRange = 1 << 20
+// takeRange is the groups of a task gathering the result in key order (a
+// variable for the tests).
+var takeRange = 1 << 20
 
 // forEach runs f(i) for every i in [0, n) on up to workers goroutines
 // (0: GOMAXPROCS) and returns their errors, joined.
