@@ -76,17 +76,9 @@ func (g *Groups) Len() int { return len(g.count) }
 
 // Grow adds n empty groups (the identity state), numbered from Len.
 func (g *Groups) Grow(n int) {
-	id := identity(g.fam)
+	idMin, idMax := identityExtremes(g.fam)
 	if n > 1 { // (room for all at once)
-		g.count, g.nulls = slices.Grow(g.count, n), slices.Grow(g.nulls, n)
-		if g.sum && g.fam == column.FamilyFloat {
-			g.fsum, g.fcomp, g.fspec = slices.Grow(g.fsum, n), slices.Grow(g.fcomp, n), slices.Grow(g.fspec, n)
-		} else if g.sum {
-			g.isum = slices.Grow(g.isum, n)
-		}
-		if g.ext {
-			g.min, g.max = slices.Grow(g.min, n), slices.Grow(g.max, n)
-		}
+		g.Reserve(n)
 	}
 	for range n {
 		g.count = append(g.count, 0)
@@ -101,8 +93,8 @@ func (g *Groups) Grow(n int) {
 			}
 		}
 		if g.ext {
-			g.min = append(g.min, id.Min)
-			g.max = append(g.max, id.Max)
+			g.min = append(g.min, idMin)
+			g.max = append(g.max, idMax)
 			if g.fam == column.FamilyBytes {
 				g.bmin = append(g.bmin, nil)
 				g.bmax = append(g.bmax, nil)
@@ -122,6 +114,34 @@ func (g *Groups) Grow(n int) {
 			if g.fam == column.FamilyFloat {
 				g.fnum = append(g.fnum, false)
 			}
+		}
+	}
+}
+
+// Reserve makes room for n more groups, so that the next n added grow no
+// array.
+func (g *Groups) Reserve(n int) {
+	g.count, g.nulls = slices.Grow(g.count, n), slices.Grow(g.nulls, n)
+	if g.sum && g.fam == column.FamilyFloat {
+		g.fsum, g.fcomp, g.fspec = slices.Grow(g.fsum, n), slices.Grow(g.fcomp, n), slices.Grow(g.fspec, n)
+	} else if g.sum {
+		g.isum = slices.Grow(g.isum, n)
+	}
+	if g.ext {
+		g.min, g.max = slices.Grow(g.min, n), slices.Grow(g.max, n)
+		if g.fam == column.FamilyBytes {
+			g.bmin, g.bmax = slices.Grow(g.bmin, n), slices.Grow(g.bmax, n)
+		}
+	}
+	if g.ord {
+		g.firstRow, g.lastRow = slices.Grow(g.firstRow, n), slices.Grow(g.lastRow, n)
+		g.minRow, g.maxRow = slices.Grow(g.minRow, n), slices.Grow(g.maxRow, n)
+		g.first, g.last = slices.Grow(g.first, n), slices.Grow(g.last, n)
+		if g.fam == column.FamilyBytes {
+			g.bfirst, g.blast = slices.Grow(g.bfirst, n), slices.Grow(g.blast, n)
+		}
+		if g.fam == column.FamilyFloat {
+			g.fnum = slices.Grow(g.fnum, n)
 		}
 	}
 }

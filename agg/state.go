@@ -132,19 +132,25 @@ func (s *State) Ordered() bool { return s.Tracks.Any(Ordered) }
 // answers: the identity of Merge.
 func identity(f column.Family) State {
 	s := State{Family: f, Tracks: Answers(f), FirstRow: -1, LastRow: -1, MinRow: -1, MaxRow: -1}
+	s.Min, s.Max = identityExtremes(f)
+	return s
+}
+
+// identityExtremes are the Min and Max of family f's empty state: the
+// largest and the smallest value, which any value replaces.
+func identityExtremes(f column.Family) (lo, hi [2]uint64) {
 	switch f {
 	case column.FamilySigned:
-		s.Min[0], s.Max[0] = uint64(math.MaxInt64), 1<<63
+		return [2]uint64{math.MaxInt64}, [2]uint64{1 << 63}
 	case column.FamilyUnsigned:
-		s.Min[0], s.Max[0] = math.MaxUint64, 0
+		return [2]uint64{math.MaxUint64}, [2]uint64{}
 	case column.FamilyFloat:
-		s.Min[0], s.Max[0] = math.Float64bits(math.Inf(1)), math.Float64bits(math.Inf(-1))
+		return [2]uint64{math.Float64bits(math.Inf(1))}, [2]uint64{math.Float64bits(math.Inf(-1))}
 	case column.FamilyDecimal:
 		// max decimal128: 2^127-1; min: -2^127
-		s.Min = [2]uint64{math.MaxUint64, math.MaxInt64}
-		s.Max = [2]uint64{0, 1 << 63}
+		return [2]uint64{math.MaxUint64, math.MaxInt64}, [2]uint64{0, 1 << 63}
 	}
-	return s
+	return
 }
 
 // Merge folds o into s. Both must be of the same family.

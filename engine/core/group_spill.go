@@ -194,6 +194,16 @@ func (g *Grouper) Load(p int) error {
 	}
 	s := g.sp
 	fresh := g.newPart()
+	// Room for the largest run's groups (or those in memory), fewer than
+	// the partition's: each a group of its own.
+	most := g.parts[p].t.Len()
+	for _, r := range s.runs[p] {
+		most = max(most, r.groups)
+	}
+	fresh.rows = make([]int64, 0, most)
+	for _, gs := range fresh.groups {
+		gs.Reserve(most)
+	}
 	fams := g.keyFamilies()
 	states := make([]agg.State, len(g.req.Values))
 	var buf []byte
