@@ -265,3 +265,61 @@ func TestGroupResultByParts(t *testing.T) {
 		require.NoError(t, g.Close())
 	}
 }
+
+// Many one-word keys are merged from the partitions' sorted runs in
+// parallel segments: the keys come out in order (numbers, then NaN, then
+// null; -0 and +0 one key), each once, for every thread count.
+func TestGroupSortedSegments(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(3, 5))
+	const n = 400_000
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
+	b := array.NewFloat64Builder(mem)
+	distinct := map[float64]bool{}
+	nulls, nans := false, false
+	for i := range n {
+		switch {
+		case i%50_000 == 0:
+			b.AppendNull()
+			nulls = true
+		case i%70_000 == 1:
+			b.Append(math.NaN())
+			nans = true
+		case i%90_000 == 2:
+			b.Append(math.Copysign(0, -1))
+			distinct[0] = true
+		default:
+			x := float64(r.IntN(1_000_000)-500_000) / 8
+			b.Append(x)
+			distinct[x] = true
+		}
+	}
+	arr := b.NewArray()
+	b.Release()
+	rec := array.NewRecord(schema, []arrow.Array{arr}, n)
+	arr.Release()
+	defer rec.Release()
+	want := len(distinct)
+	if nulls {
+		want++
+	}
+	if nans {
+		want++
+	}
+	for _, threads := range []int{1, 3} {
+		g, err := cpuEngine(t, mem, threads).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true})
+		require.NoError(t, err)
+		require.NoError(t, g.Add(context.Background(), rec))
+		out, err := g.Result(mem)
+		require.NoError(t, err)
+		require.Equal(t, int64(want), out.NumRows())
+		k := out.Column(0).(*array.Float64)
+		require.True(t, k.IsNull(k.Len()-1), "null last")
+		require.True(t, math.IsNaN(k.Value(k.Len()-2)), "NaN after the numbers")
+		for i := 1; i < k.Len()-2; i++ {
+			require.Less(t, k.Value(i-1), k.Value(i), "row %d, %d threads", i, threads)
+		}
+		out.Release()
+	}
+}

@@ -809,42 +809,7 @@ func (g *Grouper) sortedWords(refs []GroupRef, f column.Family) []GroupRef {
 		slices.SortFunc(run, compareWordKeys)
 		return nil
 	})
-	// The runs' heads in a heap, the least on top.
-	type head struct{ at, end int }
-	var heap []head
-	less := func(a, b head) bool { return compareWordKeys(ks[a.at], ks[b.at]) < 0 }
-	down := func(i int) {
-		for {
-			m, l, r := i, 2*i+1, 2*i+2
-			if l < len(heap) && less(heap[l], heap[m]) {
-				m = l
-			}
-			if r < len(heap) && less(heap[r], heap[m]) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			heap[i], heap[m] = heap[m], heap[i]
-			i = m
-		}
-	}
-	for p := range g.parts {
-		if starts[p] < starts[p+1] {
-			heap = append(heap, head{starts[p], starts[p+1]})
-		}
-	}
-	for i := len(heap)/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for out := 0; len(heap) > 0; out++ {
-		refs[out] = ks[heap[0].at].ref
-		if heap[0].at++; heap[0].at == heap[0].end {
-			heap[0] = heap[len(heap)-1]
-			heap = heap[:len(heap)-1]
-		}
-		down(0)
-	}
+	g.mergeWordRuns(ks, starts, refs)
 	return refs
 }
 
@@ -853,6 +818,90 @@ type wordKey struct {
 	null bool
 	ord  uint64
 	ref  GroupRef
+}
+
+// mergeSegment is the fewest keys per task of mergeWordRuns.
+const mergeSegment = 1 << 16
+
+// mergeWordRuns merges the sorted runs ks[starts[p]:starts[p+1]] (of
+// distinct keys) into out, in parallel: splitters sampled from the runs cut
+// the keys into segments, each merged by a task of its own into its place.
+func (g *Grouper) mergeWordRuns(ks []wordKey, starts []int, out []GroupRef) {
+	runs := len(starts) - 1
+	segs := min(4*g.e.threads, len(ks)/mergeSegment)
+	var split []wordKey
+	if segs > 1 {
+		// Evenly spaced samples of every run, sorted, cut at segs-1
+		// quantiles.
+		var samples []wordKey
+		for p := range runs {
+			run := ks[starts[p]:starts[p+1]]
+			for i := 0; i < len(run); i += max(1, len(run)/(4*segs)) {
+				samples = append(samples, run[i])
+			}
+		}
+		slices.SortFunc(samples, compareWordKeys)
+		for s := 1; s < segs; s++ {
+			split = append(split, samples[s*len(samples)/segs])
+		}
+		split = slices.CompactFunc(split, func(a, b wordKey) bool { return compareWordKeys(a, b) == 0 })
+	}
+	// bound[s][p]: where segment s begins in run p (the first key not
+	// before its splitter); segment s ends where s+1 begins.
+	bound := make([][]int, len(split)+2)
+	bound[0] = starts[:runs]
+	bound[len(split)+1] = starts[1:]
+	for s, sp := range split {
+		b := make([]int, runs)
+		for p := range runs {
+			i, _ := slices.BinarySearchFunc(ks[starts[p]:starts[p+1]], sp, compareWordKeys)
+			b[p] = starts[p] + i
+		}
+		bound[s+1] = b
+	}
+	_ = g.e.parallel(context.Background(), len(split)+1, func(s int, _ *groupScratch) error {
+		at := 0 // the segment's place in out: the keys before it
+		for p := range runs {
+			at += bound[s][p] - starts[p]
+		}
+		// The runs' heads in a heap, the least on top.
+		type head struct{ at, end int }
+		var heap []head
+		less := func(a, b head) bool { return compareWordKeys(ks[a.at], ks[b.at]) < 0 }
+		down := func(i int) {
+			for {
+				m, l, r := i, 2*i+1, 2*i+2
+				if l < len(heap) && less(heap[l], heap[m]) {
+					m = l
+				}
+				if r < len(heap) && less(heap[r], heap[m]) {
+					m = r
+				}
+				if m == i {
+					return
+				}
+				heap[i], heap[m] = heap[m], heap[i]
+				i = m
+			}
+		}
+		for p := range runs {
+			if lo, hi := bound[s][p], bound[s+1][p]; lo < hi {
+				heap = append(heap, head{lo, hi})
+			}
+		}
+		for i := len(heap)/2 - 1; i >= 0; i-- {
+			down(i)
+		}
+		for ; len(heap) > 0; at++ {
+			out[at] = ks[heap[0].at].ref
+			if heap[0].at++; heap[0].at == heap[0].end {
+				heap[0] = heap[len(heap)-1]
+				heap = heap[:len(heap)-1]
+			}
+			down(0)
+		}
+		return nil
+	})
 }
 
 func compareWordKeys(a, b wordKey) int {
