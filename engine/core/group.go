@@ -610,7 +610,6 @@ type groupScratch struct {
 
 	rowsBuf []int32
 	hashBuf []uint64
-	spill   []byte // a spill's chunk (group_spill.go)
 }
 
 // selectMorsel selects the rows [lo, hi) the filter keeps, hashes their

@@ -2,19 +2,23 @@ package core
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/column"
 )
 
 // Spilling. When the groups outgrow GroupRequest.MemoryLimit and
 // GroupRequest.SpillDir names a directory, every partition's groups are
-// written, in their binary form (appendGroup, as MarshalBinary writes
-// them), as a run at the end of that partition's file, and the partitions
-// start again empty. A group may then be in several runs and in memory.
+// written as a run at the end of that partition's file, and the partitions
+// start again empty. A run is the partition's keys (KeyBytes), its groups'
+// rows and each value column's agg.Groups in their spill form (AppendSpill:
+// the arrays as they lie in memory). A group may then be in several runs
+// and in memory.
 // Load merges a partition's runs, in the order they were written, then its
 // groups in memory, into one table again: one partition at a time, so the
 // memory it needs is a partition's, about a 64th of the groups. Every
@@ -44,9 +48,6 @@ type spillRun struct {
 	off, size int64
 	groups    int
 }
-
-// spillChunk is what a partition's spill writes at a time.
-const spillChunk = 1 << 20
 
 // Spills reports how many times the groups were spilled to disk and the
 // bytes written.
@@ -94,7 +95,7 @@ func (g *Grouper) spill(ctx context.Context) error {
 	}
 	s := g.sp
 	written := make([]int64, groupPartitions)
-	err := g.e.parallel(ctx, groupPartitions, func(p int, sc *groupScratch) error {
+	err := g.e.parallel(ctx, groupPartitions, func(p int, _ *groupScratch) error {
 		gp := g.parts[p]
 		if gp.t.Len() == 0 {
 			return nil
@@ -116,30 +117,15 @@ func (g *Grouper) spill(ctx context.Context) error {
 		if rs := s.runs[p]; len(rs) > 0 {
 			off = rs[len(rs)-1].off + rs[len(rs)-1].size
 		}
-		at, buf := off, sc.spill[:0]
-		flush := func() error {
-			if _, err := s.files[p].WriteAt(buf, at); err != nil {
-				return err
-			}
-			at += int64(len(buf))
-			buf = buf[:0]
-			return nil
+		size := int64(gp.t.Len()) * 24
+		for _, gs := range gp.groups {
+			size += gs.Bytes()
 		}
-		for id := range gp.t.Len() {
-			var err error
-			if buf, err = appendGroup(buf, gp, int32(id)); err != nil {
-				return err
-			}
-			if len(buf) >= spillChunk {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if err := flush(); err != nil {
+		buf := appendRun(make([]byte, 0, size), gp)
+		if _, err := s.files[p].WriteAt(buf, off); err != nil {
 			return err
 		}
-		sc.spill = buf
+		at := off + int64(len(buf))
 		s.runs[p] = append(s.runs[p], spillRun{off: off, size: at - off, groups: gp.t.Len()})
 		written[p] = at - off
 		g.parts[p] = g.newPart()
@@ -205,7 +191,6 @@ func (g *Grouper) Load(p int) error {
 		gs.Reserve(most)
 	}
 	fams := g.keyFamilies()
-	states := make([]agg.State, len(g.req.Values))
 	var buf []byte
 	for i, r := range s.runs[p] {
 		if int64(cap(buf)) < r.size {
@@ -215,29 +200,22 @@ func (g *Grouper) Load(p int) error {
 		if _, err := s.files[p].ReadAt(buf, r.off); err != nil {
 			return fmt.Errorf("reading the groups spilled to %s: %w", s.dir, err)
 		}
-		b := buf
-		for range r.groups {
-			key, h, rows, rest, err := g.readGroup(b, uint64(g.kept), fams, states)
-			if err != nil {
-				return fmt.Errorf("the groups spilled to %s (run %d of partition %d) are corrupt: %v", s.dir, i, p, err)
-			}
-			b = rest
-			if err := g.mergeInto(fresh, key, h, rows, states, 0); err != nil {
-				return err
-			}
+		run, err := g.readRun(buf, r.groups, fams)
+		if err != nil {
+			return fmt.Errorf("the groups spilled to %s (run %d of partition %d) are corrupt: %v", s.dir, i, p, err)
 		}
-		if len(b) != 0 {
-			return fmt.Errorf("the groups spilled to %s (run %d of partition %d) are corrupt: %d bytes after them", s.dir, i, p, len(b))
+		if err := g.mergePart(fresh, run); err != nil {
+			return err
 		}
 	}
 	old := g.parts[p]
-	for id := range old.t.Len() {
-		for c, gs := range old.groups {
-			states[c] = gs.State(int32(id))
-		}
-		if err := g.mergeInto(fresh, old.t.KeyBytes(int32(id)), old.t.Hash(int32(id)), old.rows[id], states, 0); err != nil {
-			return err
-		}
+	hashes := make([]uint64, old.t.Len())
+	keys := make([][]byte, old.t.Len())
+	for id := range keys {
+		keys[id], hashes[id] = old.t.KeyBytes(int32(id)), old.t.Hash(int32(id))
+	}
+	if err := g.mergePart(fresh, &spillRunData{keys: keys, hashes: hashes, rows: old.rows, groups: old.groups}); err != nil {
+		return err
 	}
 	g.parts[p] = fresh
 	s.runs[p] = nil
@@ -318,4 +296,100 @@ func (g *Grouper) Close() error {
 		errs = append(errs, g.sp.close(p))
 	}
 	return errors.Join(errs...)
+}
+
+// appendRun appends partition gp's groups as a run: their count, their
+// keys (KeyBytes, length-prefixed), their rows and each value column's
+// groups in their spill form.
+func appendRun(b []byte, gp *groupPart) []byte {
+	n := gp.t.Len()
+	b = binary.AppendUvarint(b, uint64(n))
+	for id := range n {
+		key := gp.t.KeyBytes(int32(id))
+		b = binary.AppendUvarint(b, uint64(len(key)))
+		b = append(b, key...)
+	}
+	for _, r := range gp.rows[:n] {
+		b = binary.LittleEndian.AppendUint64(b, uint64(r))
+	}
+	for _, gs := range gp.groups {
+		b = gs.AppendSpill(b)
+	}
+	return b
+}
+
+// spillRunData is a run read back (readRun), or a partition's groups in
+// memory, to merge (mergePart): per group its key, the key's hash and its
+// rows, and the value columns' groups.
+type spillRunData struct {
+	keys   [][]byte
+	hashes []uint64
+	rows   []int64
+	groups []*agg.Groups
+}
+
+// readRun reads a run of n groups that appendRun wrote; its keys are
+// checked, and slices of b.
+func (g *Grouper) readRun(b []byte, n int, fams []column.Family) (*spillRunData, error) {
+	m, k := binary.Uvarint(b)
+	if k <= 0 || m != uint64(n) {
+		return nil, errors.New("a bad count of groups")
+	}
+	b = b[k:]
+	run := &spillRunData{keys: make([][]byte, n), hashes: make([]uint64, n), rows: make([]int64, n)}
+	for j := range n {
+		key, rest, err := uvarintBytes(b)
+		if err != nil {
+			return nil, fmt.Errorf("key: %v", err)
+		}
+		if err := cpu.CheckKey(g.fixed, fams, key); err != nil {
+			return nil, fmt.Errorf("key: %v", err)
+		}
+		if run.hashes[j], err = cpu.KeyHash(g.fixed, key); err != nil {
+			return nil, fmt.Errorf("key: %v", err)
+		}
+		run.keys[j], b = key, rest
+	}
+	if len(b) < 8*n {
+		return nil, errors.New("truncated rows")
+	}
+	for j := range n {
+		run.rows[j] = int64(binary.LittleEndian.Uint64(b[8*j:]))
+	}
+	b = b[8*n:]
+	run.groups = g.newPart().groups
+	for c, gs := range run.groups {
+		var err error
+		if b, err = gs.ReadSpill(b); err != nil {
+			return nil, fmt.Errorf("column %q: %v", g.req.Values[c].Name, err)
+		}
+		if gs.Len() != n {
+			return nil, fmt.Errorf("column %q: %d groups in a run of %d", g.req.Values[c].Name, gs.Len(), n)
+		}
+	}
+	if len(b) != 0 {
+		return nil, fmt.Errorf("%d bytes after the groups", len(b))
+	}
+	return run, nil
+}
+
+// mergePart merges the groups of run into partition gp, in their order
+// (agg.Groups.MergeGroup: field by field where the states are words).
+func (g *Grouper) mergePart(gp *groupPart, run *spillRunData) error {
+	for j, key := range run.keys {
+		id := gp.t.FindKey(run.hashes[j], key)
+		if d := gp.t.Len() - len(gp.rows); d > 0 {
+			gp.rows = append(gp.rows, make([]int64, d)...)
+			for _, gs := range gp.groups {
+				gs.Grow(d)
+			}
+		}
+		gp.rows[id] += run.rows[j]
+		for c, gs := range gp.groups {
+			if err := gs.MergeGroup(id, run.groups[c], int32(j)); err != nil {
+				return fmt.Errorf("column %q: %w", g.req.Values[c].Name, err)
+			}
+		}
+	}
+	return nil
 }

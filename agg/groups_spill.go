@@ -1,0 +1,188 @@
+package agg
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"unsafe"
+)
+
+// The spill form of Groups: every group's fields, array after array, as
+// they lie in memory (the machine's byte order), for the files a process
+// writes and reads back itself when its groups outgrow memory. It is not
+// a format that travels: MarshalBinary of the States is.
+
+// AppendSpill appends the spill form of every group of g to b.
+func (g *Groups) AppendSpill(b []byte) []byte {
+	b = binary.AppendUvarint(b, uint64(g.Len()))
+	b = appendRaw(b, g.count)
+	b = appendRaw(b, g.nulls)
+	if g.sum {
+		b = appendRaw(b, g.isum)
+		b = appendRaw(b, g.fsum)
+		b = appendRaw(b, g.fcomp)
+		b = appendRaw(b, g.fspec)
+	}
+	if g.ext {
+		b = appendRaw(b, g.min)
+		b = appendRaw(b, g.max)
+		b = appendBytesList(b, g.bmin)
+		b = appendBytesList(b, g.bmax)
+	}
+	if g.ord {
+		b = appendRaw(b, g.fnum)
+		b = appendRaw(b, g.firstRow)
+		b = appendRaw(b, g.lastRow)
+		b = appendRaw(b, g.minRow)
+		b = appendRaw(b, g.maxRow)
+		b = appendRaw(b, g.first)
+		b = appendRaw(b, g.last)
+		b = appendBytesList(b, g.bfirst)
+		b = appendBytesList(b, g.blast)
+	}
+	return b
+}
+
+// ReadSpill reads groups that AppendSpill wrote, of Groups of g's family
+// and aggregates, from the start of b into g, which must have none, and
+// returns the bytes after them. Bytes that are not such groups are an
+// error.
+func (g *Groups) ReadSpill(b []byte) ([]byte, error) {
+	if g.Len() != 0 {
+		return nil, errors.New("reading spilled groups into groups that have some")
+	}
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errors.New("spilled groups: a bad count")
+	}
+	b = b[k:]
+	var err error
+	read := func(dst any) {
+		if err != nil {
+			return
+		}
+		switch d := dst.(type) {
+		case *[]int64:
+			*d, b, err = readRaw[int64](b, int(n))
+		case *[]float64:
+			*d, b, err = readRaw[float64](b, int(n))
+		case *[]Int192:
+			*d, b, err = readRaw[Int192](b, int(n))
+		case *[][2]uint64:
+			*d, b, err = readRaw[[2]uint64](b, int(n))
+		case *[]bool:
+			*d, b, err = readRaw[bool](b, int(n))
+		case *[][]byte:
+			*d, b, err = readBytesList(b, int(n))
+		}
+	}
+	read(&g.count)
+	read(&g.nulls)
+	if g.sum {
+		read(&g.isum)
+		read(&g.fsum)
+		read(&g.fcomp)
+		read(&g.fspec)
+	}
+	if g.ext {
+		read(&g.min)
+		read(&g.max)
+		read(&g.bmin)
+		read(&g.bmax)
+	}
+	if g.ord {
+		read(&g.fnum)
+		read(&g.firstRow)
+		read(&g.lastRow)
+		read(&g.minRow)
+		read(&g.maxRow)
+		read(&g.first)
+		read(&g.last)
+		read(&g.bfirst)
+		read(&g.blast)
+	}
+	if err != nil {
+		*g = Groups{fam: g.fam, tracks: g.tracks, sum: g.sum, ext: g.ext, ord: g.ord}
+		return nil, fmt.Errorf("spilled groups: %w", err)
+	}
+	return b, nil
+}
+
+// appendRaw appends s (one of the arrays of Groups: length-prefixed, or
+// empty where the family keeps none) as it lies in memory.
+func appendRaw[T any](b []byte, s []T) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	if len(s) == 0 {
+		return b
+	}
+	var zero T
+	return append(b, unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))...)
+}
+
+// readRaw reads an array appendRaw wrote, of n elements or none, into a
+// new slice.
+func readRaw[T any](b []byte, n int) ([]T, []byte, error) {
+	m, k := binary.Uvarint(b)
+	if k <= 0 || (m != 0 && m != uint64(n)) {
+		return nil, nil, errors.New("a bad array length")
+	}
+	b = b[k:]
+	if m == 0 {
+		return nil, b, nil
+	}
+	var zero T
+	size := n * int(unsafe.Sizeof(zero))
+	if size > len(b) {
+		return nil, nil, errors.New("truncated")
+	}
+	s := make([]T, n)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), size), b[:size])
+	if bs, ok := any(s).([]bool); ok { // (a bool is one byte, 0 or 1)
+		for i := range bs {
+			if b[i] > 1 {
+				return nil, nil, errors.New("a bad boolean")
+			}
+		}
+	}
+	return s, b[size:], nil
+}
+
+// appendBytesList appends a list of byte strings, each length-prefixed
+// (the length plus one; 0 for nil).
+func appendBytesList(b []byte, s [][]byte) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	for _, x := range s {
+		if x == nil {
+			b = append(b, 0)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(x))+1)
+		b = append(b, x...)
+	}
+	return b
+}
+
+// readBytesList reads a list appendBytesList wrote, of n strings or none.
+func readBytesList(b []byte, n int) ([][]byte, []byte, error) {
+	m, k := binary.Uvarint(b)
+	if k <= 0 || (m != 0 && m != uint64(n)) {
+		return nil, nil, errors.New("a bad list length")
+	}
+	b = b[k:]
+	if m == 0 {
+		return nil, b, nil
+	}
+	s := make([][]byte, n)
+	for i := range s {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k)+1 {
+			return nil, nil, errors.New("a bad string length")
+		}
+		b = b[k:]
+		if l > 0 {
+			s[i] = append([]byte{}, b[:l-1]...)
+			b = b[l-1:]
+		}
+	}
+	return s, b, nil
+}
