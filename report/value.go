@@ -317,7 +317,7 @@ func formatFloat(f float64, bits int) string {
 	}
 	// The same shortest digits in plain notation, with a decimal point.
 	mant := sci[:e]
-	var out []byte
+	out := make([]byte, 0, 48) // (on the stack: at most a sign, 17 digits, 16 zeros and a point)
 	if mant[0] == '-' {
 		out = append(out, '-')
 		mant = mant[1:]
