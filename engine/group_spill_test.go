@@ -112,19 +112,28 @@ func TestGroupSpill(t *testing.T) {
 		want, times := groupAll(t, mem, 2, schema, recs, req)
 		require.Zero(t, times, name)
 		dir := t.TempDir()
-		req.MemoryLimit, req.MemoryLimitName, req.SpillDir = 32<<10, "--memory", dir
+		req.MemoryLimitName, req.SpillDir = "--memory", dir
 		var first arrow.Record
-		for _, threads := range []int{1, 3} {
+		// (A small budget loads the partitions back one at a time, a
+		// larger one several at once.)
+		for _, run := range []struct{ threads, limit int }{{1, 32 << 10}, {3, 32 << 10}, {3, 1 << 20}} {
+			if run.limit > 32<<10 && c.card < 1000 {
+				continue // (few groups: under the larger budget)
+			}
+			threads := run.threads
+			req.MemoryLimit = int64(run.limit)
 			got, times := groupAll(t, mem, threads, schema, recs, req)
-			require.GreaterOrEqual(t, times, 2, "%s: spills", name)
+			require.GreaterOrEqual(t, times, 1, "%s: spills", name)
 			requireSameGroups(t, want, got)
 			if i := want.Schema().FieldIndices("v_sum"); len(i) > 0 {
 				require.Equal(t, arrow.DECIMAL256, want.Column(i[0]).DataType().ID(), "%s: v_sum overflows", name)
 			}
 			if first == nil {
 				first = got
-			} else {
+			} else if run.limit == 32<<10 {
 				require.True(t, array.RecordEqual(first, got), "%s: 1 and 3 threads", name)
+				got.Release()
+			} else {
 				got.Release()
 			}
 			left, err := os.ReadDir(dir)

@@ -112,7 +112,7 @@ type Grouper struct {
 	// gpuBatches are the batches grouped on the GPU (group_gpu.go).
 	gpuBatches int
 	sp         *spillFiles // nil: never spilled (group_spill.go)
-	dropped    bool        // some partition's states dropped (DropStates)
+	dropped    atomic.Bool // some partition's states dropped (DropStates, on any goroutine)
 }
 
 // GPUBatches is the number of batches grouped on the GPU so far.

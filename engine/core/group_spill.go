@@ -236,7 +236,7 @@ func (g *Grouper) LoadAll(ctx context.Context) error {
 // has read them already. The grouper is then spent: adding, merging and
 // writing its groups are errors (Spent).
 func (g *Grouper) DropStates(p int) {
-	g.dropped = true
+	g.dropped.Store(true)
 	gp := g.parts[p]
 	gp.rows = nil
 	gp.groups = g.newPart().groups
@@ -278,7 +278,7 @@ var errSpent = errors.New("the groups were read out once (their states dropped p
 
 // Spent is an error once a partition's states were dropped (DropStates).
 func (g *Grouper) Spent() error {
-	if g.dropped {
+	if g.dropped.Load() {
 		return errSpent
 	}
 	return nil
