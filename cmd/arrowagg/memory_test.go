@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -101,6 +102,11 @@ func TestGroupSpillFlag(t *testing.T) {
 	left, err := os.ReadDir(spills)
 	require.NoError(t, err)
 	assert.Empty(t, left, "spill files left behind")
+
+	missing := filepath.Join(dir, "missing")
+	bad := runIn(t, context.Background(), env{}, append(args, "--spill-dir", missing, path)...)
+	assert.Equal(t, exitInput, bad.code)
+	assert.Contains(t, bad.stderr, fmt.Sprintf("--spill-dir: %q is not a directory", missing))
 
 	none := runIn(t, context.Background(), env{}, append(args, "--memory", "4MiB", "--spill-dir", "none", path)...)
 	assert.NotEqual(t, exitOK, none.code)

@@ -226,6 +226,12 @@ func parseFlags(args []string, stdout io.Writer) (opts options, done bool, err e
 	}
 	if opts.spillDir = *spillDir; opts.spillDir == "none" {
 		opts.spillDir = ""
+	} else if fs.Changed("spill-dir") {
+		// A directory named on the command line is checked now, not
+		// when the groups first spill, minutes into the run.
+		if st, err := os.Stat(opts.spillDir); err != nil || !st.IsDir() {
+			return opts, false, usagef("--spill-dir: %q is not a directory", opts.spillDir)
+		}
 	}
 	if *threads < 0 {
 		return opts, false, usagef("--threads: %d is negative", *threads)
