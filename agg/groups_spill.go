@@ -12,33 +12,40 @@ import (
 // writes and reads back itself when its groups outgrow memory. It is not
 // a format that travels: MarshalBinary of the States is.
 
+// spillFields are the arrays of g's spill form, in its order: pointers to
+// g's fields, each written by AppendSpill and read by ReadSpill.
+func (g *Groups) spillFields() []any {
+	f := []any{&g.count, &g.nulls}
+	if g.sum {
+		f = append(f, &g.isum, &g.fsum, &g.fcomp, &g.fspec)
+	}
+	if g.ext {
+		f = append(f, &g.min, &g.max, &g.bmin, &g.bmax)
+	}
+	if g.ord {
+		f = append(f, &g.fnum, &g.firstRow, &g.lastRow, &g.minRow, &g.maxRow, &g.first, &g.last, &g.bfirst, &g.blast)
+	}
+	return f
+}
+
 // AppendSpill appends the spill form of every group of g to b.
 func (g *Groups) AppendSpill(b []byte) []byte {
 	b = binary.AppendUvarint(b, uint64(g.Len()))
-	b = appendRaw(b, g.count)
-	b = appendRaw(b, g.nulls)
-	if g.sum {
-		b = appendRaw(b, g.isum)
-		b = appendRaw(b, g.fsum)
-		b = appendRaw(b, g.fcomp)
-		b = appendRaw(b, g.fspec)
-	}
-	if g.ext {
-		b = appendRaw(b, g.min)
-		b = appendRaw(b, g.max)
-		b = appendBytesList(b, g.bmin)
-		b = appendBytesList(b, g.bmax)
-	}
-	if g.ord {
-		b = appendRaw(b, g.fnum)
-		b = appendRaw(b, g.firstRow)
-		b = appendRaw(b, g.lastRow)
-		b = appendRaw(b, g.minRow)
-		b = appendRaw(b, g.maxRow)
-		b = appendRaw(b, g.first)
-		b = appendRaw(b, g.last)
-		b = appendBytesList(b, g.bfirst)
-		b = appendBytesList(b, g.blast)
+	for _, f := range g.spillFields() {
+		switch f := f.(type) {
+		case *[]int64:
+			b = appendRaw(b, *f)
+		case *[]float64:
+			b = appendRaw(b, *f)
+		case *[]Int192:
+			b = appendRaw(b, *f)
+		case *[][2]uint64:
+			b = appendRaw(b, *f)
+		case *[]bool:
+			b = appendRaw(b, *f)
+		case *[][]byte:
+			b = appendBytesList(b, *f)
+		}
 	}
 	return b
 }
@@ -51,59 +58,31 @@ func (g *Groups) ReadSpill(b []byte) ([]byte, error) {
 	if g.Len() != 0 {
 		return nil, errors.New("reading spilled groups into groups that have some")
 	}
-	n, k := binary.Uvarint(b)
-	if k <= 0 || n > uint64(len(b)) {
+	u, k := binary.Uvarint(b)
+	if k <= 0 || u > uint64(len(b)) {
 		return nil, errors.New("spilled groups: a bad count")
 	}
-	b = b[k:]
+	b, n := b[k:], int(u)
 	var err error
-	read := func(dst any) {
-		if err != nil {
-			return
-		}
-		switch d := dst.(type) {
+	for _, f := range g.spillFields() {
+		switch f := f.(type) {
 		case *[]int64:
-			*d, b, err = readRaw[int64](b, int(n))
+			*f, b, err = readRaw[int64](b, n)
 		case *[]float64:
-			*d, b, err = readRaw[float64](b, int(n))
+			*f, b, err = readRaw[float64](b, n)
 		case *[]Int192:
-			*d, b, err = readRaw[Int192](b, int(n))
+			*f, b, err = readRaw[Int192](b, n)
 		case *[][2]uint64:
-			*d, b, err = readRaw[[2]uint64](b, int(n))
+			*f, b, err = readRaw[[2]uint64](b, n)
 		case *[]bool:
-			*d, b, err = readRaw[bool](b, int(n))
+			*f, b, err = readRaw[bool](b, n)
 		case *[][]byte:
-			*d, b, err = readBytesList(b, int(n))
+			*f, b, err = readBytesList(b, n)
 		}
-	}
-	read(&g.count)
-	read(&g.nulls)
-	if g.sum {
-		read(&g.isum)
-		read(&g.fsum)
-		read(&g.fcomp)
-		read(&g.fspec)
-	}
-	if g.ext {
-		read(&g.min)
-		read(&g.max)
-		read(&g.bmin)
-		read(&g.bmax)
-	}
-	if g.ord {
-		read(&g.fnum)
-		read(&g.firstRow)
-		read(&g.lastRow)
-		read(&g.minRow)
-		read(&g.maxRow)
-		read(&g.first)
-		read(&g.last)
-		read(&g.bfirst)
-		read(&g.blast)
-	}
-	if err != nil {
-		*g = Groups{fam: g.fam, tracks: g.tracks, sum: g.sum, ext: g.ext, ord: g.ord}
-		return nil, fmt.Errorf("spilled groups: %w", err)
+		if err != nil {
+			*g = Groups{fam: g.fam, tracks: g.tracks, sum: g.sum, ext: g.ext, ord: g.ord}
+			return nil, fmt.Errorf("spilled groups: %w", err)
+		}
 	}
 	return b, nil
 }

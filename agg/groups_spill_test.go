@@ -18,31 +18,7 @@ func TestGroupsSpillRoundTrip(t *testing.T) {
 	fams := []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat, column.FamilyBool, column.FamilyDecimal, column.FamilyBytes}
 	for _, f := range fams {
 		for _, set := range []Set{Default, Count | Min, Sum, Default | Ordered, Count} {
-			g, err := NewGroups(f, set)
-			require.NoError(t, err)
-			g.Grow(groups)
-			for i := range n {
-				id := int32(r.IntN(groups - 1)) // (the last group stays empty)
-				if r.IntN(8) == 0 {
-					g.AddNull(id)
-					continue
-				}
-				x := r.Int64() >> uint(r.IntN(64))
-				switch f {
-				case column.FamilySigned:
-					g.AddSigned(id, -x, int64(i))
-				case column.FamilyUnsigned:
-					g.AddUnsigned(id, uint64(x), int64(i))
-				case column.FamilyFloat:
-					g.AddFloat(id, float64(x)/3, int64(i))
-				case column.FamilyBool:
-					g.AddBool(id, x&1 == 1, int64(i))
-				case column.FamilyDecimal:
-					g.AddDecimal(id, uint64(x), uint64(-(x & 1)), int64(i))
-				case column.FamilyBytes:
-					g.AddBytes(id, []byte("v")[:r.IntN(2)], int64(i)) // (empty strings too)
-				}
-			}
+			g := fillGroups(t, r, f, set, n, groups)
 			b := g.AppendSpill([]byte("x"))[1:]
 			back, err := NewGroups(f, set)
 			require.NoError(t, err)

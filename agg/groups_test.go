@@ -244,37 +244,9 @@ func BenchmarkFoldFloat(b *testing.B) {
 func TestMergeGroupAsMergeState(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	const n, groups = 3000, 11
-	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 0}
 	for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat, column.FamilyBool} {
 		for _, set := range []Set{Default, Count | Min, Sum, Default | Ordered} {
-			fill := func() *Groups {
-				g, err := NewGroups(f, set)
-				require.NoError(t, err)
-				g.Grow(groups)
-				for i := range n {
-					id := int32(r.IntN(groups - 1)) // (the last group stays empty)
-					if r.IntN(8) == 0 {
-						g.AddNull(id)
-						continue
-					}
-					x := r.Int64() >> uint(r.IntN(64))
-					switch f {
-					case column.FamilySigned:
-						g.AddSigned(id, -x, int64(i))
-					case column.FamilyUnsigned:
-						g.AddUnsigned(id, uint64(x), int64(i))
-					case column.FamilyFloat:
-						v := float64(x) / 3
-						if r.IntN(200) == 0 {
-							v = special[r.IntN(len(special))]
-						}
-						g.AddFloat(id, v, int64(i))
-					default:
-						g.AddBool(id, x&1 == 1, int64(i))
-					}
-				}
-				return g
-			}
+			fill := func() *Groups { return fillGroups(t, r, f, set, n, groups) }
 			a, o := fill(), fill()
 			b := fill()
 			*b = *a
@@ -294,4 +266,42 @@ func TestMergeGroupAsMergeState(t *testing.T) {
 			require.Equal(t, b, a, "%v %v", f, set)
 		}
 	}
+}
+
+// fillGroups is grouped states of family f for set, of groups groups (the
+// last one empty), with n random values or nulls folded in row order:
+// floats with an infinity, NaN or zero now and then, decimals of both
+// signs, byte strings empty or not.
+func fillGroups(t *testing.T, r *rand.Rand, f column.Family, set Set, n, groups int) *Groups {
+	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 0}
+	g, err := NewGroups(f, set)
+	require.NoError(t, err)
+	g.Grow(groups)
+	for i := range n {
+		id := int32(r.IntN(groups - 1)) // (the last group stays empty)
+		if r.IntN(8) == 0 {
+			g.AddNull(id)
+			continue
+		}
+		x := r.Int64() >> uint(r.IntN(64))
+		switch f {
+		case column.FamilySigned:
+			g.AddSigned(id, -x, int64(i))
+		case column.FamilyUnsigned:
+			g.AddUnsigned(id, uint64(x), int64(i))
+		case column.FamilyFloat:
+			v := float64(x) / 3
+			if r.IntN(200) == 0 {
+				v = special[r.IntN(len(special))]
+			}
+			g.AddFloat(id, v, int64(i))
+		case column.FamilyDecimal:
+			g.AddDecimal(id, uint64(x), uint64(-(x & 1)), int64(i))
+		case column.FamilyBytes:
+			g.AddBytes(id, []byte("v")[:r.IntN(2)], int64(i)) // (empty strings too)
+		default:
+			g.AddBool(id, x&1 == 1, int64(i))
+		}
+	}
+	return g
 }

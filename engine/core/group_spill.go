@@ -377,14 +377,7 @@ func (g *Grouper) readRun(b []byte, n int, fams []column.Family) (*spillRunData,
 // (agg.Groups.MergeGroup: field by field where the states are words).
 func (g *Grouper) mergePart(gp *groupPart, run *spillRunData) error {
 	for j, key := range run.keys {
-		id := gp.t.FindKey(run.hashes[j], key)
-		if d := gp.t.Len() - len(gp.rows); d > 0 {
-			gp.rows = append(gp.rows, make([]int64, d)...)
-			for _, gs := range gp.groups {
-				gs.Grow(d)
-			}
-		}
-		gp.rows[id] += run.rows[j]
+		id := gp.add(key, run.hashes[j], run.rows[j])
 		for c, gs := range gp.groups {
 			if err := gs.MergeGroup(id, run.groups[c], int32(j)); err != nil {
 				return fmt.Errorf("column %q: %w", g.req.Values[c].Name, err)

@@ -69,12 +69,21 @@ func (g *Grouper) Merge(o *Grouper) error {
 // its rows, its states, rows counted from its first) into g, its rows
 // moved past g's.
 func (g *Grouper) mergeGroup(key []byte, h uint64, rows int64, states []agg.State) error {
-	return g.mergeInto(g.parts[h>>(64-bits.TrailingZeros(groupPartitions))], key, h, rows, states, g.rows)
+	gp := g.parts[h>>(64-bits.TrailingZeros(groupPartitions))]
+	id := gp.add(key, h, rows)
+	for c, gs := range gp.groups {
+		st := states[c]
+		st.ShiftRows(g.rows)
+		if err := gs.MergeState(id, &st); err != nil {
+			return fmt.Errorf("column %q: %w", g.req.Values[c].Name, err)
+		}
+	}
+	return nil
 }
 
-// mergeInto folds a group (its encoded key of hash h, its rows, its states)
-// into partition gp, the rows of its ordered aggregates moved by shift.
-func (g *Grouper) mergeInto(gp *groupPart, key []byte, h uint64, rows int64, states []agg.State, shift int64) error {
+// add is the group of an encoded key (KeyBytes) of hash h in gp, added
+// with its empty states when new, its rows counted.
+func (gp *groupPart) add(key []byte, h uint64, rows int64) int32 {
 	id := gp.t.FindKey(h, key)
 	if d := gp.t.Len() - len(gp.rows); d > 0 {
 		gp.rows = append(gp.rows, make([]int64, d)...)
@@ -83,16 +92,7 @@ func (g *Grouper) mergeInto(gp *groupPart, key []byte, h uint64, rows int64, sta
 		}
 	}
 	gp.rows[id] += rows
-	for c, gs := range gp.groups {
-		st := states[c]
-		if shift != 0 {
-			st.ShiftRows(shift)
-		}
-		if err := gs.MergeState(id, &st); err != nil {
-			return fmt.Errorf("column %q: %w", g.req.Values[c].Name, err)
-		}
-	}
-	return nil
+	return id
 }
 
 // appendGroup appends group id of partition gp in the binary form of
