@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 )
 
@@ -223,4 +225,57 @@ func unionSeed(f *testing.F, file bool) []byte {
 	data, err := os.ReadFile(path)
 	require.NoError(f, err)
 	return data
+}
+
+// FuzzParquetGroup groups arbitrary bytes read as a Parquet file by their
+// string, binary and dictionary columns (the grouped route's own readers:
+// the page path's rows, a key's dictionary page and indices), or by their
+// first column when they have none, every other column aggregated.
+func FuzzParquetGroup(f *testing.F) {
+	addSeeds(f, "sample.parquet")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := writeInput(t, "input.parquet", data)
+		src := Source{Path: path, Format: Parquet, Size: int64(len(data))}
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
+		defer cancel()
+		err := func() error {
+			eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
+			if err != nil {
+				return err
+			}
+			defer eng.Close()
+			d, err := Open(ctx, []Source{src}, Options{Mem: mem, Workers: 2})
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			var keys []string
+			for _, l := range d.Leaves(0) {
+				if l.Repeated == 0 && (l.Kind == column.Binary || l.Kind == column.LargeBinary) && len(keys) < 2 {
+					keys = append(keys, l.Name)
+				}
+			}
+			if len(keys) == 0 && len(d.Leaves(0)) > 0 && d.Leaves(0)[0].Repeated == 0 {
+				keys = []string{d.Leaves(0)[0].Name}
+			}
+			sum, err := d.Group(ctx, eng, engine.GroupRequest{Keys: keys, Aggs: agg.Default, CountRows: true})
+			if err != nil {
+				return err
+			}
+			sum.Groups.Release()
+			return nil
+		}()
+		require.NoError(t, ctx.Err(), "grouping %s took longer than %v", path, fuzzTimeout)
+		if err != nil {
+			var e *Error
+			if assert.True(t, errors.As(err, &e), "the error %q is not an *Error", err) {
+				assert.Equal(t, path, e.Path, "the error %q does not name the input", err)
+			}
+			for _, w := range runtimeWords {
+				assert.NotContains(t, err.Error(), w, "the error quotes Go's runtime")
+			}
+		}
+		mem.AssertSize(t, 0)
+	})
 }

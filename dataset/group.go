@@ -283,6 +283,14 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		if p := pls[k].page; p != nil && (p.kind == column.Opaque || p.maxRep > 0 || p.exists > 0 || pls[k].elem || pls[k].list != nil || pageRowWidth(p) <= 0) {
 			pls[k].page = nil
 		}
+		// String and binary keys: their chunks of dictionary-encoded pages
+		// as dictionary indices (dictKeyPageLeaf), the others through
+		// pqarrow (as dictionaries: newLeafFileReader).
+		if l := &pls[k]; keys[leaves[k].Name] && l.page == nil && l.list == nil && !l.elem && !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode {
+			if pl, err := dictKeyPageLeaf(fi.parquet.meta, l.col, l.typ); err == nil {
+				l.page = &pl
+			}
+		}
 	}
 	md := fi.parquet.meta
 	mayMatch := func(int) bool { return true }
@@ -461,7 +469,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				return
 			}
 			rd := &rowGroupRead{batches: make(chan decodedBatch, 1)}
-			need, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
+			need, viaArrow, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
 			if err == nil {
 				rd.charge = r.budget.Holder(ctx)
 				err = rd.charge.Grow("a row group decoded for grouping", need)
@@ -474,7 +482,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				go func() {
 					defer wg.Done()
 					defer close(rd.batches)
-					r.decodeRowGroup(ctx, src, fr, rg, serial, sink.prepare, rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, viaArrow, serial, sink.prepare, rd.batches)
 				}()
 			}
 			select {
@@ -513,10 +521,13 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 // groupCost walks the pages of the run's leaves' chunks in row group rg
 // (each by a goroutine of its own, one after the other when serial), with
 // md the file's metadata as its reader decrypts it, and returns what
-// decoding them for grouping holds.
-func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, error) {
+// decoding them for grouping holds, and which page leaves' chunks pqarrow
+// decodes instead (viaArrow: a dictKey leaf's chunk with pages that are
+// not dictionary-encoded).
+func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, []bool, error) {
 	rows := md.RowGroups[rg].NumRows
 	needs := make([]int64, len(r.leaves))
+	viaArrow := make([]bool, len(r.leaves))
 	err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
 		l := &r.leaves[k]
 		err := r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
@@ -545,6 +556,16 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 			if err != nil {
 				return err
 			}
+			if l.page.dictKey {
+				if g.walk.undict {
+					viaArrow[k] = true
+					needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+					return err
+				}
+				// The dictionary's entries and offsets, held with the rows.
+				needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + g.walk.dictBytes + 8*(max(g.walk.dict, 0)+1)
+				return nil
+			}
 			needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + 16*max(g.walk.dict, 0)
 			return nil
 		})
@@ -554,7 +575,7 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 		return nil
 	})
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
 	// The batches, counted once for all leaves; the page path's windows,
 	// for the chunks it decodes at once (decodePagedLeaves).
@@ -562,13 +583,13 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 	for _, n := range needs {
 		need += n - arrowTaskBytes
 	}
-	return need, nil
+	return need, viaArrow, nil
 }
 
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
-// into batches of about groupBatchBytes, sent to out in order; an error
-// is the last thing sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, serial bool,
+// (through pqarrow those of viaArrow: groupCost) into batches of about
+// groupBatchBytes, sent to out in order; an error is the last thing sent.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, viaArrow []bool, serial bool,
 	prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
 	send := func(b decodedBatch) bool {
@@ -592,7 +613,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 	}()
 	// The leaves the page path decodes: each chunk's rows at once, by a
 	// goroutine each (pageRows), sliced into the batches.
-	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, serial)
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, viaArrow, serial)
 	defer func() {
 		for _, a := range paged {
 			if a != nil {
@@ -607,8 +628,8 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 	var w int64
 	for k := range r.leaves {
 		l := &r.leaves[k]
-		if l.page != nil {
-			fields[k] = arrow.Field{Name: l.name, Type: l.page.typ, Nullable: true}
+		if paged[k] != nil {
+			fields[k] = arrow.Field{Name: l.name, Type: paged[k].DataType(), Nullable: true}
 			continue
 		}
 		var err error
@@ -665,14 +686,15 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 }
 
 // decodePagedLeaves decodes the chunks of the run's page leaves (l.page
-// set) in row group rg, of rows rows, through the page path (pageRows),
-// each by a goroutine of its own (one after the other when serial), and
-// returns them as Arrow arrays at the leaves' places (nil for the others).
-func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, serial bool) ([]arrow.Array, error) {
+// set, but those of viaArrow) in row group rg, of rows rows, through the
+// page path (pageRows), each by a goroutine of its own (one after the other
+// when serial), and returns them as Arrow arrays at the leaves' places (nil
+// for the others).
+func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, viaArrow []bool, serial bool) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(r.leaves))
 	err := eachLeaf(len(r.leaves), serial, pagedAtOnce(len(r.leaves)), func(k int) (err error) {
 		l := &r.leaves[k]
-		if l.page == nil {
+		if l.page == nil || viaArrow[k] {
 			return nil
 		}
 		if out[k], err = r.decodePaged(ctx, src, rg, l, rows); err != nil {

@@ -29,10 +29,11 @@ import (
 // Grouping a file gives the groups of the rows it was made of: the same
 // record, to the last bit, as the library's grouping of the generator's
 // in-memory batches, for Parquet, IPC files and IPC streams, with one key
-// and with two (a dictionary and a struct field among them).
+// and with two (a dictionary, a string, a binary and a struct field among
+// them).
 func TestGroupMatchesGeneratedRows(t *testing.T) {
 	for _, f := range testdatagen.Files {
-		for _, keys := range [][]string{{"color"}, {"flag", "point.b"}, {"i8"}} {
+		for _, keys := range [][]string{{"color"}, {"flag", "point.b"}, {"i8"}, {"word"}, {"blob", "color"}} {
 			t.Run(f.Name+"/"+keys[0], func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)

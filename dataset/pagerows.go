@@ -2,6 +2,8 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -26,6 +28,11 @@ type pageRows struct {
 	valid  []byte // a bit per row; nil while no null was met
 	nulls  int64
 	rows   int64
+	// dictKey: values are int32 indices into dict (pageLeaf.dictKey), the
+	// chunk's dictionary (nil: none met, an empty one); typ is then the
+	// dictionary type.
+	dictKey bool
+	dict    arrow.Array
 	// bufs holds values and valid (from mem), until array or release.
 	mem  memory.Allocator
 	bufs [2]*memory.Buffer
@@ -36,7 +43,10 @@ type pageRows struct {
 // Arrow allows).
 func newPageRows(l *pageLeaf, rows int64, mem memory.Allocator) *pageRows {
 	w := pageRowWidth(l)
-	p := &pageRows{typ: l.typ, width: w, rows: rows, mem: mem}
+	p := &pageRows{typ: l.typ, width: w, rows: rows, mem: mem, dictKey: l.dictKey}
+	if l.dictKey {
+		p.typ = dictKeyType(l.typ)
+	}
 	p.values = p.buffer(1, int(rows)*w)
 	return p
 }
@@ -49,7 +59,8 @@ func (p *pageRows) buffer(k, n int) []byte {
 	return b.Bytes()
 }
 
-// release releases the buffers (once array has taken them, its own).
+// release releases the buffers and the dictionary (once array has taken
+// them, its own).
 func (p *pageRows) release() {
 	for k, b := range p.bufs {
 		if b != nil {
@@ -57,6 +68,63 @@ func (p *pageRows) release() {
 			p.bufs[k] = nil
 		}
 	}
+	if p.dict != nil {
+		p.dict.Release()
+		p.dict = nil
+	}
+}
+
+// dictKeyType is the type of the arrays of a dictKey leaf of value type
+// dt: as pqarrow reads a column as a dictionary.
+func dictKeyType(dt arrow.DataType) arrow.DataType {
+	return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: dt}
+}
+
+// setDict makes the n entries of a PLAIN BYTE_ARRAY dictionary page, data,
+// the dictionary of the rows (of a dictKey leaf).
+func (p *pageRows) setDict(data []byte, n int) error {
+	if p.dict != nil {
+		return errors.New("a second dictionary")
+	}
+	large := p.typ.(*arrow.DictionaryType).ValueType.ID() == arrow.LARGE_STRING || p.typ.(*arrow.DictionaryType).ValueType.ID() == arrow.LARGE_BINARY
+	ow := 4
+	if large {
+		ow = 8
+	}
+	offsets := memory.NewResizableBuffer(p.mem)
+	defer offsets.Release()
+	offsets.Resize((n + 1) * ow)
+	values := memory.NewResizableBuffer(p.mem)
+	defer values.Release()
+	values.Resize(len(data)) // (the entries are fewer bytes than the page)
+	ob, vb := offsets.Bytes(), values.Bytes()
+	pos, end := 0, 0
+	for i := 0; i <= n; i++ {
+		if large {
+			binary.LittleEndian.PutUint64(ob[8*i:], uint64(end))
+		} else {
+			binary.LittleEndian.PutUint32(ob[4*i:], uint32(end))
+		}
+		if i == n {
+			break
+		}
+		if len(data)-pos < 4 {
+			return fmt.Errorf("dictionary entry %d of %d: %d bytes left for its length", i, n, len(data)-pos)
+		}
+		k := binary.LittleEndian.Uint32(data[pos:])
+		pos += 4
+		if uint64(k) > uint64(len(data)-pos) {
+			return fmt.Errorf("dictionary entry %d of %d: %d bytes where %d are left", i, n, k, len(data)-pos)
+		}
+		end += copy(vb[end:], data[pos:pos+int(k)])
+		pos += int(k)
+	}
+	values.Resize(end)
+	vt := p.typ.(*arrow.DictionaryType).ValueType
+	d := array.NewData(vt, n, []*memory.Buffer{nil, offsets, values}, nil, 0, 0)
+	defer d.Release()
+	p.dict = array.MakeFromData(d)
+	return nil
 }
 
 // rowBuffers is an allocator that keeps the buffers freed to it for those
@@ -124,6 +192,8 @@ func pageRowWidth(l *pageLeaf) int {
 		return 8
 	case l.kind == column.FixedSizeBinary:
 		return l.viewWidth()
+	case l.dictKey:
+		return 4 // (int32 indices)
 	}
 	return l.kind.Width()
 }
@@ -142,6 +212,9 @@ func (p *pageRows) nullRows(at, n int64) error {
 	p.needValidity()
 	bitutil.SetBitsTo(p.valid, at, n, false)
 	p.nulls += n
+	if p.dictKey { // (indices under nulls are 0, in the dictionary if any)
+		clear(p.values[int(at)*p.width : int(at+n)*p.width])
+	}
 	return nil
 }
 
@@ -179,6 +252,9 @@ func (p *pageRows) place(v *column.View, valid []byte, at int64, m int) error {
 	if valid == nil {
 		copy(out, v.Values[:k*w])
 		return nil
+	}
+	if p.dictKey {
+		clear(out) // (indices under nulls are 0)
 	}
 	switch w {
 	case 2:
@@ -259,9 +335,19 @@ func (p *pageRows) array() arrow.Array {
 	if p.nulls == 0 {
 		valid = nil
 	}
-	data := array.NewData(p.typ, int(p.rows), []*memory.Buffer{valid, p.bufs[1]}, nil, int(p.nulls), 0)
+	if !p.dictKey {
+		data := array.NewData(p.typ, int(p.rows), []*memory.Buffer{valid, p.bufs[1]}, nil, int(p.nulls), 0)
+		defer data.Release()
+		return array.MakeFromData(data)
+	}
+	data := array.NewData(arrow.PrimitiveTypes.Int32, int(p.rows), []*memory.Buffer{valid, p.bufs[1]}, nil, int(p.nulls), 0)
 	defer data.Release()
-	return array.MakeFromData(data)
+	idx := array.MakeFromData(data)
+	defer idx.Release()
+	if p.dict == nil { // (no dictionary page: every row null)
+		p.dict = array.MakeArrayOfNull(p.mem, p.typ.(*arrow.DictionaryType).ValueType, 0)
+	}
+	return array.NewDictionaryArray(p.typ, idx, p.dict)
 }
 
 // decodeRows decodes the chunk c of page leaf l, rows rows, into its rows

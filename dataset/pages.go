@@ -68,6 +68,10 @@ type pageLeaf struct {
 	// null below maxDef. maxRep is the leaf's repetition level (its
 	// levels are skipped: elements need none).
 	exists, maxRep int16
+	// dictKey: a BYTE_ARRAY leaf whose rows are taken as dictionary
+	// indices, int32, into a dictionary of each chunk (dictKeyPageLeaf):
+	// the grouped route's string and binary keys.
+	dictKey bool
 }
 
 // width is the bytes of a value of l in the pages (0 for an Opaque leaf,
@@ -209,6 +213,55 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 		}
 	}
 	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel(), int96: int96}, nil
+}
+
+// dictKeyPageLeaf returns the page path of BYTE_ARRAY leaf column col, of
+// Arrow type dt (string, binary and their large forms), whose chunks the
+// grouped route takes as dictionary indices (pageLeaf.dictKey): those of its
+// chunks whose data pages are all dictionary-encoded, as writers store
+// strings of few values (a dictionary dt: its value type's); the walk of a chunk says so (chunkWalk.undict),
+// and the others are left to pqarrow. Repeated and encrypted columns have
+// none.
+func dictKeyPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageLeaf, err error) {
+	notPaged := func(format string, args ...any) (pageLeaf, error) {
+		return pageLeaf{}, fmt.Errorf("%w: %s", errNotPaged, fmt.Sprintf(format, args...))
+	}
+	defer func() { // corrupt metadata: left to pqarrow, which says what is wrong
+		if p := recover(); p != nil {
+			pl, err = notPaged("%v", panicError(p))
+		}
+	}()
+	if col < 0 || col >= md.Schema.NumColumns() {
+		return notPaged("no Parquet column %d", col)
+	}
+	descr := md.Schema.Column(col)
+	if descr.MaxRepetitionLevel() != 0 {
+		return notPaged("repeated column")
+	}
+	if descr.PhysicalType() != parquet.Types.ByteArray {
+		return notPaged("%s read as %s", descr.PhysicalType(), dt)
+	}
+	if d, ok := dt.(*arrow.DictionaryType); ok { // (as the file's Arrow schema types it)
+		dt = d.ValueType
+	}
+	var kind column.Kind
+	switch dt.ID() {
+	case arrow.STRING, arrow.BINARY:
+		kind = column.Binary
+	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
+		kind = column.LargeBinary
+	default:
+		return notPaged("%s read as %s", descr.PhysicalType(), dt)
+	}
+	for rg := 0; rg < len(md.RowGroups); rg++ {
+		if col >= md.RowGroup(rg).NumColumns() {
+			return notPaged("row group %d has %d columns", rg, md.RowGroup(rg).NumColumns())
+		}
+		if chunkEncrypted(md, rg, col) {
+			return notPaged("encrypted column")
+		}
+	}
+	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel(), dictKey: true}, nil
 }
 
 // flbaPageLeaf returns the page path of FIXED_LEN_BYTE_ARRAY leaf column col
@@ -559,7 +612,14 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*ew); err != nil {
 				return res, err
 			}
-			if l.flba > 0 {
+			if l.dictKey {
+				if s.rows == nil {
+					return res, errors.New("a key's dictionary indices, not aggregated")
+				}
+				if err := s.rows.setDict(data, n); err != nil {
+					return res, fmt.Errorf("page %d: %w", p.index, err)
+				}
+			} else if l.flba > 0 {
 				l.widen(s.dict, data, n)
 			} else if l.int96 {
 				if err := int96Convert(s.dict, data, n, l.typ.(*arrow.TimestampType).Unit); err != nil {
@@ -613,6 +673,9 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		}
 		if n < 0 || int64(n) > rows-seen {
 			return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, rows-seen)
+		}
+		if l.dictKey && enc != parquet.Encodings.PlainDict && enc != parquet.Encodings.RLEDict {
+			return res, fmt.Errorf("page %d: encoding %s in a column chunk read as dictionary indices", p.index, enc)
 		}
 		var pv pageValues
 		switch enc {
@@ -737,7 +800,10 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			if err := pv.dict.indices(dict.Len, column.Slice[int32](s.idx)); err != nil {
 				return 0, fmt.Errorf("dictionary indices: %w", err)
 			}
-			v.Values, v.IndexKind, v.Dict, ew = s.idx, column.Int32, dict, 4
+			v.Values, ew = s.idx, 4
+			if !l.dictKey { // (a dictKey leaf's rows are the indices: pageRows)
+				v.IndexKind, v.Dict = column.Int32, dict
+			}
 		} else if pv.split != nil {
 			s.values = grow(s.values, k*width)
 			if err := pv.split.read(s.values, width); err != nil {

@@ -177,8 +177,12 @@ type chunkWalk struct {
 	// allNull: every data page so far holds nulls only, in fewer bytes
 	// than a bit per value (see nullPage).
 	allNull bool
-	done    bool
-	page    chunkPage // the last page walked
+	// undict: a data page so far is not dictionary-encoded; dictBytes:
+	// the dictionary page's uncompressed bytes.
+	undict    bool
+	dictBytes int64
+	done      bool
+	page      chunkPage // the last page walked
 }
 
 // pageGuard walks column chunks; a worker reuses it chunk after chunk.
@@ -323,6 +327,12 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 	}
 	if h.typ == pageTypeData || h.typ == pageTypeDataV2 {
 		w.seen += int64(h.numValues)
+		if enc := parquet.Encoding(h.encoding); enc != parquet.Encodings.PlainDict && enc != parquet.Encodings.RLEDict && h.numValues > 0 {
+			w.undict = true
+		}
+	}
+	if h.typ == pageTypeDict {
+		w.dictBytes = int64(h.uncompressed)
 	}
 	w.index++
 	w.page = chunkPage{pageHeader: h, at: at, index: index}

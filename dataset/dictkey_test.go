@@ -1,0 +1,170 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/report"
+)
+
+// dictKeyFile writes a Parquet file of 4 row groups of 1000 rows: string,
+// large_string and binary keys s, ls and b, and int64 values x. Row group 0
+// holds 50 words, 1 only nulls, 2 distinct strings (past the dictionary's
+// size limit: PLAIN pages after the first), 3 the words with nulls; pages
+// of v2 when v2. It returns the file's path and its rows as a record.
+func dictKeyFile(t *testing.T, mem memory.Allocator, v2 bool) (string, arrow.Record) {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "ls", Type: arrow.BinaryTypes.LargeString, Nullable: true},
+		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+	}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	s, ls := rb.Field(0).(*array.StringBuilder), rb.Field(1).(*array.LargeStringBuilder)
+	b, x := rb.Field(2).(*array.BinaryBuilder), rb.Field(3).(*array.Int64Builder)
+	for i := range 4000 {
+		var v string
+		null := false
+		switch rg := i / 1000; {
+		case rg == 1:
+			null = true
+		case rg == 2:
+			v = fmt.Sprintf("distinct string %06d", i)
+		case rg == 3 && i%11 == 0:
+			null = true
+		default:
+			v = fmt.Sprintf("word%02d", (i*7)%50)
+		}
+		if null {
+			s.AppendNull()
+			ls.AppendNull()
+			b.AppendNull()
+		} else {
+			s.Append(v)
+			ls.Append(v)
+			b.Append([]byte(v[len(v)-3:])) // (fewer values: another grouping)
+		}
+		if i%13 == 0 {
+			x.AppendNull()
+		} else {
+			x.Append(int64(i*i) - 5000)
+		}
+	}
+	rec := rb.NewRecord()
+	version := parquet.DataPageV1
+	if v2 {
+		version = parquet.DataPageV2
+	}
+	path := filepath.Join(t.TempDir(), "keys.parquet")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(1000),
+		parquet.WithDataPageSize(512), parquet.WithBatchSize(64), parquet.WithDictionaryPageSizeLimit(4096), parquet.WithDataPageVersion(version),
+		parquet.WithCompression(compress.Codecs.Snappy)), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	return path, rec
+}
+
+// String and binary keys are decoded from their pages as dictionary
+// indices where every data page of a chunk is dictionary-encoded, and
+// through pqarrow where one is not (a dictionary past its size limit): the
+// groups are those of the rows in memory and those of pqarrow's arrays
+// (Options.ArrowDecode), to the last bit, for data pages v1 and v2, null
+// keys and a chunk of nulls only.
+func TestGroupDictKeyPages(t *testing.T) {
+	for _, v2 := range []bool{false, true} {
+		for _, keys := range [][]string{{"s"}, {"ls"}, {"b", "s"}} {
+			t.Run(fmt.Sprintf("v2=%v/%v", v2, keys), func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				ctx := context.Background()
+				path, rec := dictKeyFile(t, mem, v2)
+				defer rec.Release()
+				req := engine.GroupRequest{Keys: keys, Columns: []string{"x"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+				eng := newEngine(t, mem)
+
+				// The routes the chunks of s take: pages but for row group 2.
+				if keys[0] == "s" {
+					assert.Equal(t, []bool{false, false, true, false}, dictKeyUndict(t, path, 0))
+				}
+
+				g, err := eng.NewGrouper(rec.Schema(), req)
+				require.NoError(t, err)
+				require.NoError(t, g.Add(ctx, rec))
+				want, err := g.Result(mem)
+				require.NoError(t, err)
+				defer want.Release()
+				require.Greater(t, want.NumRows(), int64(50))
+				var wantJSON bytes.Buffer
+				require.NoError(t, report.WriteGroups(&wantJSON, report.JSON, report.Groups{Rows: 4000, Files: 1, Kept: 4000, Record: want}))
+
+				for _, arrowDecode := range []bool{false, true} {
+					srcs, err := Expand([]string{path})
+					require.NoError(t, err)
+					d, err := Open(ctx, srcs, Options{Mem: mem, ArrowDecode: arrowDecode})
+					require.NoError(t, err)
+					sum, err := d.Group(ctx, eng, req)
+					require.NoError(t, err)
+					var gotJSON bytes.Buffer
+					require.NoError(t, report.WriteGroups(&gotJSON, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
+					assert.Equal(t, wantJSON.String(), gotJSON.String(), "ArrowDecode %v", arrowDecode)
+					sum.Groups.Release()
+					require.NoError(t, d.Close())
+				}
+			})
+		}
+	}
+}
+
+// dictKeyUndict walks the chunks of Parquet leaf column col of the file at
+// path, and returns per row group whether a data page of it is not
+// dictionary-encoded (chunkWalk.undict: pqarrow decodes that chunk).
+func dictKeyUndict(t *testing.T, path string, col int) []bool {
+	t.Helper()
+	ctx := context.Background()
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	d, err := Open(ctx, srcs, Options{})
+	require.NoError(t, err)
+	defer d.Close()
+	pqf := d.files[0].parquet
+	require.NotNil(t, pqf)
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	st, err := f.Stat()
+	require.NoError(t, err)
+	r := &parquetRun{pqf: pqf}
+	var out []bool
+	for rg := range pqf.meta.RowGroups {
+		cc, err := pqf.meta.RowGroup(rg).ColumnChunk(col)
+		require.NoError(t, err)
+		c, ok, err := r.guardChunkOf(f, st.Size(), cc, col, false)
+		require.NoError(t, err)
+		require.True(t, ok)
+		var g pageGuard
+		_, err = g.check(ctx, &c)
+		require.NoError(t, err)
+		out = append(out, g.walk.undict)
+	}
+	return out
+}
