@@ -42,29 +42,78 @@ func CountSetBits(b []byte, off, n int) int {
 }
 
 // CopyBits copies bits [srcOff, srcOff+n) of bitmap src to bits [dstOff,
-// dstOff+n) of bitmap dst, leaving dst's other bits as they were: a byte
-// at a time where dst is byte-aligned, without allocating.
+// dstOff+n) of bitmap dst, leaving dst's other bits as they were, without
+// allocating: whole bytes copied where both offsets are byte-aligned, the
+// rest up to 56 bits at a time (a 64-bit load, shift and masked store; the
+// levels of a Parquet page copy runs of a few bytes at any offsets).
 func CopyBits(src []byte, srcOff, n int, dst []byte, dstOff int) {
 	if n <= 0 {
 		return
 	}
-	// The bits up to dst's next whole byte.
-	for ; dstOff&7 != 0 && n > 0; srcOff, dstOff, n = srcOff+1, dstOff+1, n-1 {
-		setBitTo(dst, dstOff, BitIsSet(src, srcOff))
+	if srcOff&7 == 0 && dstOff&7 == 0 && n >= 64 {
+		k := copy(dst[dstOff>>3:dstOff>>3+n>>3], src[srcOff>>3:])
+		srcOff, dstOff, n = srcOff+8*k, dstOff+8*k, n-8*k
 	}
-	d := dst[dstOff>>3:]
-	s, shift := src[srcOff>>3:], uint(srcOff&7)
-	k := 0
-	if shift == 0 {
-		k = copy(d[:n>>3], s)
+	for n > 0 {
+		k := min(n, 56)
+		writeBits(dst, dstOff, k, readBits(src, srcOff, k))
+		srcOff, dstOff, n = srcOff+k, dstOff+k, n-k
+	}
+}
+
+// SetBits sets bits [off, off+n) of bitmap b to v, leaving its other bits
+// as they were: up to 56 bits at a time, a whole byte at a time past the
+// first byte boundary for long runs.
+func SetBits(b []byte, off, n int, v bool) {
+	var word uint64
+	if v {
+		word = ^uint64(0)
+	}
+	for ; n > 0 && (n < 128 || off&7 != 0); off, n = off+min(n, 56), n-min(n, 56) {
+		writeBits(b, off, min(n, 56), word)
+	}
+	if n <= 0 {
+		return
+	}
+	fill := byte(word)
+	whole := b[off>>3 : off>>3+n>>3]
+	for i := range whole {
+		whole[i] = fill
+	}
+	off, n = off+8*len(whole), n-8*len(whole)
+	if n > 0 {
+		writeBits(b, off, n, word)
+	}
+}
+
+// readBits returns bits [off, off+n) of bitmap b, n at most 56, as the low
+// n bits of a word.
+func readBits(b []byte, off, n int) uint64 {
+	i, sh := off>>3, uint(off&7)
+	var w uint64
+	if i+8 <= len(b) {
+		w = binary.LittleEndian.Uint64(b[i:])
 	} else {
-		for ; k < n>>3; k++ {
-			d[k] = s[k]>>shift | s[k+1]<<(8-shift)
+		for j, c := range b[i:min(len(b), i+8)] {
+			w |= uint64(c) << (8 * j)
 		}
 	}
-	srcOff, dstOff, n = srcOff+8*k, dstOff+8*k, n-8*k
-	for ; n > 0; srcOff, dstOff, n = srcOff+1, dstOff+1, n-1 {
-		setBitTo(dst, dstOff, BitIsSet(src, srcOff))
+	return w >> sh & (1<<uint(n) - 1)
+}
+
+// writeBits sets bits [off, off+n) of bitmap b, n at most 56, to the low n
+// bits of v, leaving the others as they were.
+func writeBits(b []byte, off, n int, v uint64) {
+	i, sh := off>>3, uint(off&7)
+	mask := (uint64(1)<<uint(n) - 1) << sh
+	if i+8 <= len(b) {
+		w := binary.LittleEndian.Uint64(b[i:])
+		binary.LittleEndian.PutUint64(b[i:], w&^mask|v<<sh&mask)
+		return
+	}
+	for j := range b[i:min(len(b), i+(int(sh)+n+7)/8)] {
+		m := byte(mask >> (8 * j))
+		b[i+j] = b[i+j]&^m | byte(v<<sh>>(8*j))&m
 	}
 }
 

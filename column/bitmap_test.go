@@ -40,3 +40,24 @@ func TestCopyBitsAndCount(t *testing.T) {
 		require.Equal(t, count, CountSetBits(src, srcOff, n))
 	}
 }
+
+// SetBits sets exactly the bits asked for, at every offset and length,
+// leaving the other bits of the bitmap alone.
+func TestSetBits(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	for range 20000 {
+		b := make([]byte, 1+r.IntN(60))
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		off := r.IntN(8 * len(b))
+		n := r.IntN(8*len(b) - off + 1)
+		v := r.IntN(2) == 0
+		want := append([]byte(nil), b...)
+		for i := range n {
+			setBitTo(want, off+i, v)
+		}
+		SetBits(b, off, n, v)
+		require.Equal(t, want, b, "offset %d, %d bits, set %v", off, n, v)
+	}
+}

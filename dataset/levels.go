@@ -260,7 +260,7 @@ func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
 			if h.value > uint32(maxDef) {
 				return 0, levelError(h.value, maxDef)
 			}
-			bitutil.SetBitsTo(valid, int64(done), int64(c), h.value == uint32(maxDef))
+			column.SetBits(valid, done, c, h.value == uint32(maxDef))
 		case h.w == 1: // the packed levels are the bitmap
 			column.CopyBits(h.packed, h.bit, c, valid, done)
 		default:
@@ -297,7 +297,7 @@ func (h *hybrid) elements(maxDef, exists int16, m int, valid []byte) (elems, k i
 			if h.value >= uint32(exists) {
 				set := h.value == uint32(maxDef)
 				if valid != nil {
-					bitutil.SetBitsTo(valid, int64(elems), int64(c), set)
+					column.SetBits(valid, elems, c, set)
 				}
 				if set {
 					k += c

@@ -337,3 +337,51 @@ func TestRowBuffers(t *testing.T) {
 	a.Free(big)
 	require.Equal(t, 100, a.kept)
 }
+
+// BenchmarkHybridBitmap decodes the definition levels of a column of 5%
+// nulls at random into validity bitmaps, a page window at a time, encoded
+// as Parquet writers encode them: RLE runs of 8 or more equal levels,
+// bit-packed groups of 8 between them.
+func BenchmarkHybridBitmap(b *testing.B) {
+	r := rand.New(rand.NewPCG(11, 13))
+	const n = 1 << 20
+	levels := make([]uint32, n)
+	for i := range levels {
+		if r.IntN(20) != 0 {
+			levels[i] = 1
+		}
+	}
+	e := hybridWriter{w: 1}
+	var pending []uint32
+	for i := 0; i < n; {
+		j := i
+		for j < n && levels[j] == levels[i] {
+			j++
+		}
+		if j-i >= 8 && len(pending)%8 == 0 {
+			if len(pending) > 0 {
+				e.packed(pending)
+				pending = pending[:0]
+			}
+			e.rle(j-i, levels[i])
+			i = j
+			continue
+		}
+		pending = append(pending, levels[i])
+		i++
+	}
+	if len(pending) > 0 {
+		e.packed(pending)
+	}
+	valid := make([]byte, pageWindow/8)
+	b.SetBytes(n / 8)
+	for b.Loop() {
+		var h hybrid
+		h.reset(e.out, 1)
+		for done := 0; done < n; done += pageWindow {
+			if _, err := h.bitmap(1, pageWindow, valid); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

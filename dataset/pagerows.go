@@ -210,7 +210,7 @@ func (p *pageRows) nullRows(at, n int64) error {
 		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+n, p.rows)
 	}
 	p.needValidity()
-	bitutil.SetBitsTo(p.valid, at, n, false)
+	column.SetBits(p.valid, int(at), int(n), false)
 	p.nulls += n
 	if p.dictKey { // (indices under nulls are 0, in the dictionary if any)
 		clear(p.values[int(at)*p.width : int(at+n)*p.width])
