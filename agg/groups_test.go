@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -304,4 +305,28 @@ func fillGroups(t *testing.T, r *rand.Rand, f column.Family, set Set, n, groups 
 		}
 	}
 	return g
+}
+
+// GatherStates gives each group's State, for groups of several Groups in
+// any order, every family and aggregate set (empty groups among them).
+func TestGatherStates(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat, column.FamilyDecimal, column.FamilyBytes, column.FamilyBool} {
+		for _, set := range []Set{Default, Count | Min, Sum, Count, Default | Ordered} {
+			parts := []*Groups{fillGroups(t, r, f, set, 500, 17), fillGroups(t, r, f, set, 300, 9), fillGroups(t, r, f, set, 0, 3)}
+			var gs []*Groups
+			var idx []int32
+			for range 200 {
+				p := parts[r.IntN(len(parts))]
+				gs = append(gs, p)
+				idx = append(idx, int32(r.IntN(p.Len())))
+			}
+			out := make([]State, len(idx))
+			GatherStates(gs, idx, out)
+			for j := range idx {
+				// (as printed: NaN sums compare equal, -0 and 0 do not)
+				require.Equal(t, fmt.Sprintf("%#v", gs[j].State(idx[j])), fmt.Sprintf("%#v", out[j]), "%s %s: group %d", f, set, idx[j])
+			}
+		}
+	}
 }

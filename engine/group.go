@@ -429,12 +429,8 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 	if empty {
 		n = 1
 	}
-	final := func(k, val int, aggs agg.Set) agg.Final {
-		if empty {
-			st := agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
-			return st.Finalize(aggs)
-		}
-		st := g.c.State(refs[k], val)
+	final := func(val int, aggs agg.Set) agg.Final { // (the one group of an empty result)
+		st := agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
 		return st.Finalize(aggs)
 	}
 	fields, cols := g.layout(wide)
@@ -512,11 +508,32 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 		} else {
 			val := what - 1
 			vt := ValueType(g.vals[val].Type)
-			for k := lo; k < hi; k++ {
-				fin := final(k, val, aggs)
-				for i, c := range mine[val] {
-					if err := appendAggregate(bs[i], cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
-						return fmt.Errorf("column %q: %w", fields[first+c].Name, err)
+			// The states of a batch of groups at a time (core.States: their
+			// reads in flight together), each finalized once.
+			var (
+				states []agg.State
+				gs     []*agg.Groups
+				idx    []int32
+			)
+			if !empty {
+				states = make([]agg.State, min(resultBatch, hi-lo))
+			}
+			for b := lo; b < hi; b += resultBatch {
+				e := min(hi, b+resultBatch)
+				if !empty {
+					g.c.States(refs[b:e], val, states, &gs, &idx)
+				}
+				for k := b; k < e; k++ {
+					var fin agg.Final
+					if empty {
+						fin = final(val, aggs)
+					} else {
+						fin = states[k-b].Finalize(aggs)
+					}
+					for i, c := range mine[val] {
+						if err := appendAggregate(bs[i], cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
+							return fmt.Errorf("column %q: %w", fields[first+c].Name, err)
+						}
 					}
 				}
 			}
@@ -772,6 +789,10 @@ func forEach(n, workers int, f func(i int) error) error {
 
 // resultRange is the groups of a task building the result.
 const resultRange = 1 << 16
+
+// resultBatch is the groups whose states a task reads at once
+// (core.Grouper.States).
+const resultBatch = 512
 
 // Results are, for a request without keys, the aggregates of its one group
 // (of the rows kept) as Aggregate's: a Result per value column; nil with

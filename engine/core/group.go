@@ -947,6 +947,17 @@ func (g *Grouper) State(r GroupRef, c int) agg.State {
 	return g.parts[r.part].groups[c].State(r.id)
 }
 
+// States sets out[j] to the state of value column c of group refs[j], as
+// State does, for every j: read an array at a time (agg.GatherStates); gs
+// and idx are scratch, reused when large enough.
+func (g *Grouper) States(refs []GroupRef, c int, out []agg.State, gs *[]*agg.Groups, idx *[]int32) {
+	*gs, *idx = slices.Grow((*gs)[:0], len(refs))[:len(refs)], slices.Grow((*idx)[:0], len(refs))[:len(refs)]
+	for j, r := range refs {
+		(*gs)[j], (*idx)[j] = g.parts[r.part].groups[c], r.id
+	}
+	agg.GatherStates(*gs, *idx, out)
+}
+
 // compareKey orders two values of a key column of family f, nulls last.
 func compareKey(f column.Family, a, b cpu.KeyValue) int {
 	switch {
