@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -69,6 +71,30 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 		}
 		return nil
 	}
+	// writers are the JSON or CSV cells of each column: written straight
+	// into the buffer for numbers (directCell), through their value
+	// otherwise.
+	writers := func(json bool) []cellWriter {
+		out := make([]cellWriter, len(cols))
+		for c, at := range cols {
+			if out[c] = directCell(rec.Column(c), fields[c].Type, json); out[c] != nil {
+				continue
+			}
+			out[c] = func(b *bytes.Buffer, i int) error {
+				v, err := at(i)
+				if err != nil {
+					return fmt.Errorf("column %q: %w", fields[c].Name, err)
+				}
+				if json {
+					b.WriteString(v.json())
+				} else {
+					b.WriteString(csvField(v))
+				}
+				return nil
+			}
+		}
+		return out
+	}
 	n := int(rec.NumRows())
 	var b bytes.Buffer
 	switch f {
@@ -82,19 +108,23 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 			return err
 		}
 		b.Reset()
-		err := formatRows(w, n, len(fields), rowOf, func(b *bytes.Buffer, i int, row []value) {
+		cells := writers(true)
+		err := formatRows(w, n, func(b *bytes.Buffer, i int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
 			b.WriteString("\n    {")
-			for c, v := range row {
+			for c, cell := range cells {
 				if c > 0 {
 					b.WriteString(", ")
 				}
 				b.WriteString(names[c])
-				b.WriteString(v.json())
+				if err := cell(b, i); err != nil {
+					return err
+				}
 			}
 			b.WriteByte('}')
+			return nil
 		})
 		if err != nil {
 			return err
@@ -117,14 +147,18 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 			return err
 		}
 		b.Reset()
-		err := formatRows(w, n, len(fields), rowOf, func(b *bytes.Buffer, _ int, row []value) {
-			for c, v := range row {
+		cells := writers(false)
+		err := formatRows(w, n, func(b *bytes.Buffer, i int) error {
+			for c, cell := range cells {
 				if c > 0 {
 					b.WriteByte(',')
 				}
-				b.WriteString(csvField(v))
+				if err := cell(b, i); err != nil {
+					return err
+				}
 			}
 			b.WriteByte('\n')
+			return nil
 		})
 		if err != nil {
 			return err
@@ -167,11 +201,10 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 	return err
 }
 
-// formatRows formats rows [0, n) of width values each (rowOf reads one)
-// with line, and writes them to w in order: pieces of rows are formatted by
-// goroutines of their own, a window of pieces at a time, so that the
-// output is never held whole.
-func formatRows(w io.Writer, n, width int, rowOf func(int, []value) error, line func(*bytes.Buffer, int, []value)) error {
+// formatRows formats rows [0, n) with line, and writes them to w in
+// order: pieces of rows are formatted by goroutines of their own, a window
+// of pieces at a time, so that the output is never held whole.
+func formatRows(w io.Writer, n int, line func(*bytes.Buffer, int) error) error {
 	const piece = 16384
 	pieces := (n + piece - 1) / piece
 	window := 2 * runtime.GOMAXPROCS(0)
@@ -185,7 +218,6 @@ func formatRows(w io.Writer, n, width int, rowOf func(int, []value) error, line 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				row := make([]value, width)
 				for {
 					k := int(next.Add(1) - 1)
 					if k >= count {
@@ -195,11 +227,10 @@ func formatRows(w io.Writer, n, width int, rowOf func(int, []value) error, line 
 					bufs[k].Reset()
 					errs[k] = nil
 					for i := p * piece; i < min(n, (p+1)*piece); i++ {
-						if err := rowOf(i, row); err != nil {
+						if err := line(&bufs[k], i); err != nil {
 							errs[k] = err
 							break
 						}
-						line(&bufs[k], i, row)
 					}
 				}
 			}()
@@ -212,6 +243,72 @@ func formatRows(w io.Writer, n, width int, rowOf func(int, []value) error, line 
 			if _, err := w.Write(bufs[k].Bytes()); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// cellWriter writes the cell of row i of a column, in the JSON or the CSV
+// form.
+type cellWriter func(b *bytes.Buffer, i int) error
+
+// directCell is the cell writer of a column of int64, int32, uint64 or
+// float64 numbers (col, of type dt), in the JSON form when json is set,
+// otherwise the CSV form; nil for the other columns. It writes what the
+// cell's value would print (cellOf, then value.json or csvField), without
+// making the value: the digits are appended to the buffer.
+func directCell(col arrow.Array, dt arrow.DataType, json bool) cellWriter {
+	null := func(b *bytes.Buffer) {
+		if json {
+			b.WriteString("null")
+		}
+	}
+	switch a := col.(type) {
+	case *array.Int64:
+		if dt.ID() != arrow.INT64 {
+			return nil
+		}
+		return func(b *bytes.Buffer, i int) error {
+			if a.IsNull(i) {
+				null(b)
+			} else {
+				b.Write(strconv.AppendInt(b.AvailableBuffer(), a.Value(i), 10))
+			}
+			return nil
+		}
+	case *array.Int32:
+		return func(b *bytes.Buffer, i int) error {
+			if a.IsNull(i) {
+				null(b)
+			} else {
+				b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(a.Value(i)), 10))
+			}
+			return nil
+		}
+	case *array.Uint64:
+		return func(b *bytes.Buffer, i int) error {
+			if a.IsNull(i) {
+				null(b)
+			} else {
+				b.Write(strconv.AppendUint(b.AvailableBuffer(), a.Value(i), 10))
+			}
+			return nil
+		}
+	case *array.Float64:
+		return func(b *bytes.Buffer, i int) error {
+			switch f := a.Value(i); {
+			case a.IsNull(i):
+				null(b)
+			case math.IsNaN(f) || math.IsInf(f, 0): // (text: "NaN", "Inf", "-Inf")
+				if v := floatValue(f, 64); json {
+					b.WriteString(v.json())
+				} else {
+					b.WriteString(csvField(v))
+				}
+			default:
+				b.Write(appendFloat(b.AvailableBuffer(), f, 64))
+			}
+			return nil
 		}
 	}
 	return nil

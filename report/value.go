@@ -302,6 +302,12 @@ func halfValue(h uint16) value {
 }
 
 func formatFloat(f float64, bits int) string {
+	var buf [48]byte
+	return string(appendFloat(buf[:0], f, bits))
+}
+
+// appendFloat appends formatFloat's text of f to dst.
+func appendFloat(dst []byte, f float64, bits int) []byte {
 	var buf [32]byte
 	sci := strconv.AppendFloat(buf[:0], f, 'e', -1, bits) // -d.ddde±XX
 	e := bytes.LastIndexByte(sci, 'e')
@@ -313,11 +319,11 @@ func formatFloat(f float64, bits int) string {
 		exp = -exp
 	}
 	if f != 0 && (exp < -4 || exp >= 16) {
-		return string(sci)
+		return append(dst, sci...)
 	}
 	// The same shortest digits in plain notation, with a decimal point.
 	mant := sci[:e]
-	out := make([]byte, 0, 48) // (on the stack: at most a sign, 17 digits, 16 zeros and a point)
+	out := dst
 	if mant[0] == '-' {
 		out = append(out, '-')
 		mant = mant[1:]
@@ -347,7 +353,7 @@ func formatFloat(f float64, bits int) string {
 		out = append(out, '.')
 		out = append(out, digits[exp+1:]...)
 	}
-	return string(out)
+	return out
 }
 
 // formatDecimal prints unscaled * 10^-scale in plain notation with exactly
