@@ -23,7 +23,8 @@ import (
 )
 
 // dictKeyFile writes a Parquet file of 4 row groups of 1000 rows: string,
-// large_string and binary keys s, ls and b, and int64 values x. Row group 0
+// large_string, binary, int64 and date32 keys s, ls, b, i and day, and
+// int64 values x. Row group 0
 // holds 50 words, 1 only nulls, 2 distinct strings (past the dictionary's
 // size limit: PLAIN pages after the first), 3 the words with nulls; pages
 // of v2 when v2. It returns the file's path and its rows as a record.
@@ -34,11 +35,14 @@ func dictKeyFile(t *testing.T, mem memory.Allocator, v2 bool) (string, arrow.Rec
 		{Name: "ls", Type: arrow.BinaryTypes.LargeString, Nullable: true},
 		{Name: "b", Type: arrow.BinaryTypes.Binary, Nullable: true},
 		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "day", Type: arrow.FixedWidthTypes.Date32, Nullable: true},
 	}, nil)
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
 	s, ls := rb.Field(0).(*array.StringBuilder), rb.Field(1).(*array.LargeStringBuilder)
 	b, x := rb.Field(2).(*array.BinaryBuilder), rb.Field(3).(*array.Int64Builder)
+	ik, day := rb.Field(4).(*array.Int64Builder), rb.Field(5).(*array.Date32Builder)
 	for i := range 4000 {
 		var v string
 		null := false
@@ -56,10 +60,18 @@ func dictKeyFile(t *testing.T, mem memory.Allocator, v2 bool) (string, arrow.Rec
 			s.AppendNull()
 			ls.AppendNull()
 			b.AppendNull()
+			ik.AppendNull()
+			day.AppendNull()
 		} else {
 			s.Append(v)
 			ls.Append(v)
 			b.Append([]byte(v[len(v)-3:])) // (fewer values: another grouping)
+			var h int64
+			for _, c := range []byte(v) {
+				h = 31*h + int64(c)
+			}
+			ik.Append(h - 1<<40) // (one per string)
+			day.Append(arrow.Date32(h % 20000))
 		}
 		if i%13 == 0 {
 			x.AppendNull()
@@ -84,15 +96,16 @@ func dictKeyFile(t *testing.T, mem memory.Allocator, v2 bool) (string, arrow.Rec
 	return path, rec
 }
 
-// String and binary keys are decoded from their pages as dictionary
-// indices where every data page of a chunk is dictionary-encoded, and
-// through pqarrow where one is not (a dictionary past its size limit): the
+// String, binary and integer keys are decoded from their pages as
+// dictionary indices where every data page of a chunk is
+// dictionary-encoded, and as values (through pqarrow for strings and
+// binaries) where one is not (a dictionary past its size limit): the
 // groups are those of the rows in memory and those of pqarrow's arrays
 // (Options.ArrowDecode), to the last bit, for data pages v1 and v2, null
 // keys and a chunk of nulls only.
 func TestGroupDictKeyPages(t *testing.T) {
 	for _, v2 := range []bool{false, true} {
-		for _, keys := range [][]string{{"s"}, {"ls"}, {"b", "s"}} {
+		for _, keys := range [][]string{{"s"}, {"ls"}, {"b", "s"}, {"i"}, {"day", "b"}} {
 			t.Run(fmt.Sprintf("v2=%v/%v", v2, keys), func(t *testing.T) {
 				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 				defer mem.AssertSize(t, 0)
@@ -102,9 +115,13 @@ func TestGroupDictKeyPages(t *testing.T) {
 				req := engine.GroupRequest{Keys: keys, Columns: []string{"x"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
 				eng := newEngine(t, mem)
 
-				// The routes the chunks of s take: pages but for row group 2.
+				// The routes the chunks of s and i take: dictionary indices
+				// but in row group 2.
 				if keys[0] == "s" {
 					assert.Equal(t, []bool{false, false, true, false}, dictKeyUndict(t, path, 0))
+				}
+				if keys[0] == "i" {
+					assert.Equal(t, []bool{false, false, true, false}, dictKeyUndict(t, path, 4))
 				}
 
 				g, err := eng.NewGrouper(rec.Schema(), req)

@@ -283,11 +283,18 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		if p := pls[k].page; p != nil && (p.kind == column.Opaque || p.maxRep > 0 || p.exists > 0 || pls[k].elem || pls[k].list != nil || pageRowWidth(p) <= 0) {
 			pls[k].page = nil
 		}
-		// String and binary keys: their chunks of dictionary-encoded pages
-		// as dictionary indices (dictKeyPageLeaf), the others through
+		// Keys: their chunks of dictionary-encoded pages as dictionary
+		// indices (pageLeaf.dictKey), a key's group then found once per
+		// dictionary entry. The other chunks of an integer key are its
+		// values from the page path; of a string or binary key (which the
+		// page path does not decode otherwise, dictKeyPageLeaf), through
 		// pqarrow (as dictionaries: newLeafFileReader).
-		if l := &pls[k]; keys[leaves[k].Name] && l.page == nil && l.list == nil && !l.elem && !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode {
-			if pl, err := dictKeyPageLeaf(fi.parquet.meta, l.col, l.typ); err == nil {
+		if l := &pls[k]; keys[leaves[k].Name] && l.list == nil && !l.elem && !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode {
+			if l.page != nil {
+				if pl, ok := asDictKey(*l.page); ok {
+					l.page = &pl
+				}
+			} else if pl, err := dictKeyPageLeaf(fi.parquet.meta, l.col, l.typ); err == nil {
 				l.page = &pl
 			}
 		}
@@ -469,7 +476,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				return
 			}
 			rd := &rowGroupRead{batches: make(chan decodedBatch, 1)}
-			need, viaArrow, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
+			need, undict, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
 			if err == nil {
 				rd.charge = r.budget.Holder(ctx)
 				err = rd.charge.Grow("a row group decoded for grouping", need)
@@ -482,7 +489,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				go func() {
 					defer wg.Done()
 					defer close(rd.batches)
-					r.decodeRowGroup(ctx, src, fr, rg, viaArrow, serial, sink.prepare, rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, undict, serial, sink.prepare, rd.batches)
 				}()
 			}
 			select {
@@ -521,13 +528,14 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 // groupCost walks the pages of the run's leaves' chunks in row group rg
 // (each by a goroutine of its own, one after the other when serial), with
 // md the file's metadata as its reader decrypts it, and returns what
-// decoding them for grouping holds, and which page leaves' chunks pqarrow
-// decodes instead (viaArrow: a dictKey leaf's chunk with pages that are
-// not dictionary-encoded).
+// decoding them for grouping holds, and which dictKey leaves' chunks are
+// not read as dictionary indices (undict: a page of them is not
+// dictionary-encoded; those of strings and binaries pqarrow decodes, those
+// of integers the page path as values).
 func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, []bool, error) {
 	rows := md.RowGroups[rg].NumRows
 	needs := make([]int64, len(r.leaves))
-	viaArrow := make([]bool, len(r.leaves))
+	undict := make([]bool, len(r.leaves))
 	err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
 		l := &r.leaves[k]
 		err := r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
@@ -556,17 +564,21 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 			if err != nil {
 				return err
 			}
-			if l.page.dictKey {
-				if g.walk.undict {
-					viaArrow[k] = true
+			pl := l.page
+			if pl.dictKey && g.walk.undict {
+				undict[k] = true
+				if pl.width() == 0 { // (strings and binaries: pqarrow)
 					needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
 					return err
 				}
-				// The dictionary's entries and offsets, held with the rows.
-				needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + g.walk.dictBytes + 8*(max(g.walk.dict, 0)+1)
-				return nil
+				values := *pl
+				values.dictKey = false
+				pl = &values
 			}
-			needs[k] = arrowTaskBytes + pageRowsBytes(l.page, rows) + largest + 16*max(g.walk.dict, 0)
+			needs[k] = arrowTaskBytes + pageRowsBytes(pl, rows) + largest + 16*max(g.walk.dict, 0)
+			if pl.dictKey { // the dictionary's entries and offsets, held with the rows
+				needs[k] += g.walk.dictBytes + 8*(max(g.walk.dict, 0)+1)
+			}
 			return nil
 		})
 		if err != nil {
@@ -583,13 +595,14 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 	for _, n := range needs {
 		need += n - arrowTaskBytes
 	}
-	return need, viaArrow, nil
+	return need, undict, nil
 }
 
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
-// (through pqarrow those of viaArrow: groupCost) into batches of about
-// groupBatchBytes, sent to out in order; an error is the last thing sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, viaArrow []bool, serial bool,
+// (those of undict not as dictionary indices: groupCost) into batches of
+// about groupBatchBytes, sent to out in order; an error is the last thing
+// sent.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, serial bool,
 	prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
 	send := func(b decodedBatch) bool {
@@ -613,7 +626,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 	}()
 	// The leaves the page path decodes: each chunk's rows at once, by a
 	// goroutine each (pageRows), sliced into the batches.
-	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, viaArrow, serial)
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, serial)
 	defer func() {
 		for _, a := range paged {
 			if a != nil {
@@ -686,18 +699,25 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 }
 
 // decodePagedLeaves decodes the chunks of the run's page leaves (l.page
-// set, but those of viaArrow) in row group rg, of rows rows, through the
-// page path (pageRows), each by a goroutine of its own (one after the other
-// when serial), and returns them as Arrow arrays at the leaves' places (nil
-// for the others).
-func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, viaArrow []bool, serial bool) ([]arrow.Array, error) {
+// set) in row group rg, of rows rows, through the page path (pageRows),
+// those of undict not as dictionary indices (those of strings and
+// binaries not at all), each by a goroutine of its own (one after the
+// other when serial), and returns them as Arrow arrays at the leaves'
+// places (nil for the others).
+func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, undict []bool, serial bool) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(r.leaves))
 	err := eachLeaf(len(r.leaves), serial, pagedAtOnce(len(r.leaves)), func(k int) (err error) {
 		l := &r.leaves[k]
-		if l.page == nil || viaArrow[k] {
+		if l.page == nil || undict[k] && l.page.width() == 0 {
 			return nil
 		}
-		if out[k], err = r.decodePaged(ctx, src, rg, l, rows); err != nil {
+		pl := l.page
+		if undict[k] {
+			values := *pl
+			values.dictKey = false
+			pl = &values
+		}
+		if out[k], err = r.decodePaged(ctx, src, rg, l, pl, rows); err != nil {
 			return fmt.Errorf("column %q: %w", l.name, err)
 		}
 		return nil
@@ -739,10 +759,10 @@ func pagedAtOnce(leaves int) int {
 // values of up to 16 bytes, their indices, validity and spread copies).
 const pageWindowBytes = 64 * pageWindow
 
-// decodePaged decodes the chunk of page leaf l in row group rg, of rows
-// rows, into an Arrow array through the page path; a fault of the mapped
-// file, or a panic, is an error.
-func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, rows int64) (a arrow.Array, err error) {
+// decodePaged decodes the chunk of leaf l in row group rg, of rows rows,
+// into an Arrow array through the page path, as page leaf pl (l.page or a
+// copy); a fault of the mapped file, or a panic, is an error.
+func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, pl *pageLeaf, rows int64) (a arrow.Array, err error) {
 	debug.SetPanicOnFault(true) // (the mapped file's faults: mapped.go)
 	defer recoverTo(&err)
 	md := r.pqf.meta
@@ -768,7 +788,7 @@ func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, 
 		wk = new(worker)
 	}
 	defer r.rowScratch.Put(wk)
-	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, l.page, rows, &r.rowBufs)
+	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, pl, rows, &r.rowBufs)
 	if err != nil {
 		return nil, err
 	}

@@ -80,6 +80,21 @@ func dictKeyType(dt arrow.DataType) arrow.DataType {
 	return &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: dt}
 }
 
+// setFixedDict makes the n entries of a dictionary of fixed-width values,
+// data, the dictionary of the rows (of a dictKey leaf), a copy.
+func (p *pageRows) setFixedDict(data []byte, n int) {
+	values := memory.NewResizableBuffer(p.mem)
+	defer values.Release()
+	values.Resize(len(data))
+	copy(values.Bytes(), data)
+	d := array.NewData(p.typ.(*arrow.DictionaryType).ValueType, n, []*memory.Buffer{nil, values}, nil, 0, 0)
+	defer d.Release()
+	if p.dict != nil {
+		p.dict.Release()
+	}
+	p.dict = array.MakeFromData(d)
+}
+
 // setDict makes the n entries of a PLAIN BYTE_ARRAY dictionary page, data,
 // the dictionary of the rows (of a dictKey leaf).
 func (p *pageRows) setDict(data []byte, n int) error {

@@ -68,9 +68,10 @@ type pageLeaf struct {
 	// null below maxDef. maxRep is the leaf's repetition level (its
 	// levels are skipped: elements need none).
 	exists, maxRep int16
-	// dictKey: a BYTE_ARRAY leaf whose rows are taken as dictionary
-	// indices, int32, into a dictionary of each chunk (dictKeyPageLeaf):
-	// the grouped route's string and binary keys.
+	// dictKey: a leaf whose rows are taken as dictionary indices, int32,
+	// into a dictionary of each chunk: the grouped route's keys of strings
+	// and binaries (dictKeyPageLeaf) and of integers (asDictKey), in the
+	// chunks whose data pages are all dictionary-encoded.
 	dictKey bool
 }
 
@@ -262,6 +263,25 @@ func dictKeyPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl 
 		}
 	}
 	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel(), dictKey: true}, nil
+}
+
+// asDictKey is page leaf l of a key column, taken as dictionary indices
+// (pageLeaf.dictKey) when its values are integers (temporal types among
+// them) read as they are; ok is false for the others.
+func asDictKey(l pageLeaf) (pageLeaf, bool) {
+	switch l.kind {
+	case column.Int8, column.Int16, column.Int32, column.Int64, column.Uint8, column.Uint16, column.Uint32, column.Uint64:
+	default:
+		return l, false
+	}
+	if l.flba > 0 || l.int96 || l.exists > 0 || l.maxRep > 0 {
+		return l, false
+	}
+	if _, ok := l.typ.(*logicalType); ok {
+		return l, false
+	}
+	l.dictKey = true
+	return l, true
 }
 
 // flbaPageLeaf returns the page path of FIXED_LEN_BYTE_ARRAY leaf column col
@@ -612,10 +632,10 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*ew); err != nil {
 				return res, err
 			}
-			if l.dictKey {
-				if s.rows == nil {
-					return res, errors.New("a key's dictionary indices, not aggregated")
-				}
+			if l.dictKey && s.rows == nil {
+				return res, errors.New("a key's dictionary indices, not aggregated")
+			}
+			if l.dictKey && width == 0 { // (BYTE_ARRAY entries)
 				if err := s.rows.setDict(data, n); err != nil {
 					return res, fmt.Errorf("page %d: %w", p.index, err)
 				}
@@ -627,6 +647,9 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 				}
 			} else {
 				copy(s.dict, data[:n*width])
+				if l.dictKey {
+					s.rows.setFixedDict(s.dict[:n*width], n)
+				}
 			}
 			dict = column.View{Type: l.typ, Kind: l.kind, Width: l.viewWidth(), Len: n, Values: s.dict}
 			hasDict = true
