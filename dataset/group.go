@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -23,6 +24,7 @@ import (
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 // GroupSummary is the result of grouping a dataset (Group).
@@ -65,6 +67,7 @@ type GroupSummary struct {
 // stops everything, but with Options.SkipBad, which leaves the failing
 // source out.
 func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.GroupRequest) (*GroupSummary, error) {
+	begun := time.Now()
 	if len(d.sources) == 0 {
 		return nil, errors.New("no input")
 	}
@@ -142,6 +145,7 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 			return nil, err
 		}
 	}
+	startup.Trace("rows grouped", begun, nil)
 	if sum.Groups, err = g.Result(d.opts.Mem); err != nil {
 		return nil, err
 	}

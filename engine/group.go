@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -19,6 +20,7 @@ import (
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine/core"
 	"github.com/arrowagg/arrowagg/filter"
+	"github.com/arrowagg/arrowagg/internal/startup"
 )
 
 // GroupRequest names a grouped aggregation (SQL's GROUP BY) of record
@@ -376,12 +378,16 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 		return nil, err
 	}
 	if g.c.Spilled() {
+		defer startup.Trace("result built by partition", time.Now(), nil)
 		return g.resultByParts(mem)
 	}
+	start := time.Now()
 	refs, err := g.c.Sorted()
+	startup.Trace("groups sorted", start, err)
 	if err != nil {
 		return nil, err
 	}
+	defer startup.Trace("result built", time.Now(), nil)
 	empty := len(g.keys) == 0 && len(refs) == 0 // (one group, of no row)
 	wide := map[int]bool{}
 	if !empty {
@@ -543,21 +549,27 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 		}
 		return nil
 	}
+	start := time.Now()
 	if err := forEach(ranges*(1+len(g.vals)), 0, build); err != nil {
 		return nil, nil, err
 	}
+	startup.Trace("result columns' ranges", start, nil)
+	// The columns' ranges concatenated, a column per task.
 	arrs := make([]arrow.Array, len(fields))
-	for c := range fields {
+	err := forEach(len(fields), 0, func(c int) (err error) {
 		if ranges == 1 {
 			arrs[c] = parts[c][0]
 			arrs[c].Retain()
-			continue
+			return nil
 		}
-		var err error
 		if arrs[c], err = array.Concatenate(parts[c], mem); err != nil {
-			releaseAll(arrs)
-			return nil, nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
+			return fmt.Errorf("column %q: %w", fields[c].Name, err)
 		}
+		return nil
+	})
+	if err != nil {
+		releaseAll(arrs)
+		return nil, nil, err
 	}
 	return schema, arrs, nil
 }

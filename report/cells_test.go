@@ -2,8 +2,12 @@ package report
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -76,4 +80,48 @@ func TestDirectCellsAsValues(t *testing.T) {
 	defer a.Release()
 	ts.Release()
 	require.Nil(t, directCell(a, &arrow.TimestampType{Unit: arrow.Second}, false))
+}
+
+// formatRows writes the rows in order across many windows (each written
+// while the next is formatted), and stops at the first error of its
+// writer or of a row.
+func TestFormatRowsWindows(t *testing.T) {
+	n := 5*2*runtime.GOMAXPROCS(0)*16384 + 123 // (five windows and a bit)
+	line := func(b *bytes.Buffer, i int) error {
+		b.Write(strconv.AppendInt(b.AvailableBuffer(), int64(i), 10))
+		b.WriteByte('\n')
+		return nil
+	}
+	var want bytes.Buffer
+	for i := range n {
+		require.NoError(t, line(&want, i))
+	}
+	var got bytes.Buffer
+	require.NoError(t, formatRows(&got, n, line))
+	require.Equal(t, want.Len(), got.Len())
+	require.True(t, bytes.Equal(want.Bytes(), got.Bytes()))
+
+	w := &failingWriter{after: 3}
+	require.ErrorIs(t, formatRows(w, n, line), errWrite)
+	require.Equal(t, 4, w.calls, "no write after the failing one")
+	bad := errors.New("a bad row")
+	require.ErrorIs(t, formatRows(io.Discard, n, func(b *bytes.Buffer, i int) error {
+		if i == n-5 {
+			return bad
+		}
+		return line(b, i)
+	}), bad)
+}
+
+var errWrite = errors.New("disk full")
+
+// failingWriter fails every write after its first after ones.
+type failingWriter struct{ after, calls int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.calls++
+	if w.calls > w.after {
+		return 0, errWrite
+	}
+	return len(p), nil
 }

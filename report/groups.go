@@ -203,14 +203,27 @@ func WriteGroups(w io.Writer, f Format, g Groups) error {
 
 // formatRows formats rows [0, n) with line, and writes them to w in
 // order: pieces of rows are formatted by goroutines of their own, a window
-// of pieces at a time, so that the output is never held whole.
+// of pieces at a time, so that the output is never held whole; a window is
+// written while the next one is formatted (two windows of buffers, used in
+// turn).
 func formatRows(w io.Writer, n int, line func(*bytes.Buffer, int) error) error {
 	const piece = 16384
 	pieces := (n + piece - 1) / piece
 	window := 2 * runtime.GOMAXPROCS(0)
-	bufs := make([]bytes.Buffer, window)
+	sets := [2][]bytes.Buffer{make([]bytes.Buffer, window), make([]bytes.Buffer, window)}
 	errs := make([]error, window)
-	for first := 0; first < pieces; first += window {
+	var written chan error // the write of the window before, until it is waited for
+	wait := func() error {
+		if written == nil {
+			return nil
+		}
+		err := <-written
+		written = nil
+		return err
+	}
+	defer wait() //nolint:errcheck // (on an error returned: the write in flight ends first)
+	for wi, first := 0, 0; first < pieces; wi, first = wi+1, first+window {
+		bufs := sets[wi%2] // (its last write, two windows back, was waited for)
 		count := min(window, pieces-first)
 		var next atomic.Int64
 		var wg sync.WaitGroup
@@ -240,12 +253,22 @@ func formatRows(w io.Writer, n int, line func(*bytes.Buffer, int) error) error {
 			if errs[k] != nil {
 				return errs[k]
 			}
-			if _, err := w.Write(bufs[k].Bytes()); err != nil {
-				return err
-			}
 		}
+		if err := wait(); err != nil {
+			return err
+		}
+		written = make(chan error, 1)
+		go func() {
+			for k := range count {
+				if _, err := w.Write(bufs[k].Bytes()); err != nil {
+					written <- err
+					return
+				}
+			}
+			written <- nil
+		}()
 	}
-	return nil
+	return wait()
 }
 
 // cellWriter writes the cell of row i of a column, in the JSON or the CSV

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
@@ -18,6 +19,7 @@ import (
 	"github.com/arrowagg/arrowagg/dataset"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/bytesize"
+	"github.com/arrowagg/arrowagg/internal/startup"
 	"github.com/arrowagg/arrowagg/report"
 )
 
@@ -42,6 +44,7 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 		return err
 	}
 	defer sum.Groups.Release()
+	defer startup.Trace("groups written", time.Now(), nil)
 	bar.stop(true)
 	for _, u := range sum.Unsupported {
 		bar.note(func(w io.Writer) { fmt.Fprintf(w, "arrowagg: note: skipping column %q: %v\n", u.Path, u.Err) })
