@@ -549,11 +549,9 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 		}
 		return nil
 	}
-	start := time.Now()
 	if err := forEach(ranges*(1+len(g.vals)), 0, build); err != nil {
 		return nil, nil, err
 	}
-	startup.Trace("result columns' ranges", start, nil)
 	// The columns' ranges concatenated, a column per task.
 	arrs := make([]arrow.Array, len(fields))
 	err := forEach(len(fields), 0, func(c int) (err error) {
