@@ -147,6 +147,20 @@ func elemPageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType, exist
 	return pl, err
 }
 
+// notPaged is why a column has no page path, wrapping errNotPaged.
+func notPaged(format string, args ...any) (pageLeaf, error) {
+	return pageLeaf{}, fmt.Errorf("%w: %s", errNotPaged, fmt.Sprintf(format, args...))
+}
+
+// recoverNotPaged, deferred, turns a panic of arrow-go's metadata accessors
+// (corrupt metadata) into a column without a page path: left to pqarrow,
+// which says what is wrong.
+func recoverNotPaged(pl *pageLeaf, err *error) {
+	if p := recover(); p != nil {
+		*pl, *err = notPaged("%v", panicError(p))
+	}
+}
+
 // pageLeafOfLevels is pageLeafOf, of an element column's leaf when exists
 // is above 0.
 func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exists int16) (pl pageLeaf, err error) {
@@ -155,14 +169,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 			pl.exists, pl.maxRep = exists, md.Schema.Column(col).MaxRepetitionLevel()
 		}
 	}()
-	notPaged := func(format string, args ...any) (pageLeaf, error) {
-		return pageLeaf{}, fmt.Errorf("%w: %s", errNotPaged, fmt.Sprintf(format, args...))
-	}
-	defer func() { // corrupt metadata: left to pqarrow, which says what is wrong
-		if p := recover(); p != nil {
-			pl, err = notPaged("%v", panicError(p))
-		}
-	}()
+	defer recoverNotPaged(&pl, &err)
 	if col < 0 || col >= md.Schema.NumColumns() {
 		return notPaged("no Parquet column %d", col)
 	}
@@ -220,18 +227,11 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 // Arrow type dt (string, binary and their large forms), whose chunks the
 // grouped route takes as dictionary indices (pageLeaf.dictKey): those of its
 // chunks whose data pages are all dictionary-encoded, as writers store
-// strings of few values (a dictionary dt: its value type's); the walk of a chunk says so (chunkWalk.undict),
-// and the others are left to pqarrow. Repeated and encrypted columns have
-// none.
+// strings of few values (a dictionary dt: its value type's); the walk of a
+// chunk says so (chunkWalk.undict), and the others are left to pqarrow.
+// Repeated and encrypted columns have none.
 func dictKeyPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl pageLeaf, err error) {
-	notPaged := func(format string, args ...any) (pageLeaf, error) {
-		return pageLeaf{}, fmt.Errorf("%w: %s", errNotPaged, fmt.Sprintf(format, args...))
-	}
-	defer func() { // corrupt metadata: left to pqarrow, which says what is wrong
-		if p := recover(); p != nil {
-			pl, err = notPaged("%v", panicError(p))
-		}
-	}()
+	defer recoverNotPaged(&pl, &err)
 	if col < 0 || col >= md.Schema.NumColumns() {
 		return notPaged("no Parquet column %d", col)
 	}
