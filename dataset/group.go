@@ -569,6 +569,14 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 				return err
 			}
 			pl := l.page
+			if pl.dictKey && pl.width() == 0 {
+				// A string dictionary is held as arrow-go's decoders would
+				// hold it (pqarrow decodes the other chunks), within
+				// MaxChunkDecodeBytes.
+				if err := checkDictCost(&gc, max(g.walk.dict, 0), g.walk.dictBytes); err != nil {
+					return err
+				}
+			}
 			if pl.dictKey && g.walk.undict {
 				undict[k] = true
 				if pl.width() == 0 { // (strings and binaries: pqarrow)
