@@ -101,13 +101,9 @@ func appendRaw[T any](b []byte, s []T) []byte {
 // readRaw reads an array appendRaw wrote, of n elements or none, into a
 // new slice.
 func readRaw[T any](b []byte, n int) ([]T, []byte, error) {
-	m, k := binary.Uvarint(b)
-	if k <= 0 || (m != 0 && m != uint64(n)) {
-		return nil, nil, errors.New("a bad array length")
-	}
-	b = b[k:]
-	if m == 0 {
-		return nil, b, nil
+	b, some, err := readCount(b, n, "array")
+	if err != nil || !some {
+		return nil, b, err
 	}
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
@@ -124,6 +120,17 @@ func readRaw[T any](b []byte, n int) ([]T, []byte, error) {
 		}
 	}
 	return s, b[size:], nil
+}
+
+// readCount reads the count that starts an array or list (what) of the
+// spill form: n elements, or 0 for none (some false); it returns the bytes
+// after it.
+func readCount(b []byte, n int, what string) (rest []byte, some bool, err error) {
+	m, k := binary.Uvarint(b)
+	if k <= 0 || (m != 0 && m != uint64(n)) {
+		return nil, false, fmt.Errorf("a bad %s length", what)
+	}
+	return b[k:], m != 0, nil
 }
 
 // appendBytesList appends a list of byte strings, each length-prefixed
@@ -143,13 +150,9 @@ func appendBytesList(b []byte, s [][]byte) []byte {
 
 // readBytesList reads a list appendBytesList wrote, of n strings or none.
 func readBytesList(b []byte, n int) ([][]byte, []byte, error) {
-	m, k := binary.Uvarint(b)
-	if k <= 0 || (m != 0 && m != uint64(n)) {
-		return nil, nil, errors.New("a bad list length")
-	}
-	b = b[k:]
-	if m == 0 {
-		return nil, b, nil
+	b, some, err := readCount(b, n, "list")
+	if err != nil || !some {
+		return nil, b, err
 	}
 	s := make([][]byte, n)
 	for i := range s {

@@ -552,41 +552,33 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 			if cc.NumValues() != rows {
 				return fmt.Errorf("the column chunk has %d values, the row group %d rows", cc.NumValues(), rows)
 			}
-			if l.page == nil {
-				needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
-				return err
-			}
-			gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				return errors.New("an encrypted column chunk") // (not paged: groupParquet)
-			}
-			gc.charge = c
-			largest, err := g.check(ctx, &gc)
-			if err != nil {
-				return err
-			}
-			pl := l.page
-			if pl.dictKey && pl.width() == 0 {
-				// A string dictionary is held as arrow-go's decoders would
-				// hold it (pqarrow decodes the other chunks), within
-				// MaxChunkDecodeBytes.
-				if err := checkDictCost(&gc, max(g.walk.dict, 0), g.walk.dictBytes); err != nil {
+			var largest int64
+			if l.page == nil || l.page.dictKey && l.page.width() == 0 {
+				// Walked as pqarrow's chunks are (its decoders' checks and
+				// costs, a string dictionary within MaxChunkDecodeBytes):
+				// a string key's chunk is pqarrow's unless all its pages are
+				// dictionary-encoded.
+				need, _, _, err := r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+				if err != nil || l.page == nil || g.walk.undict {
+					needs[k], undict[k] = need, l.page != nil
 					return err
 				}
-			}
-			if pl.dictKey && g.walk.undict {
-				undict[k] = true
-				if pl.width() == 0 { // (strings and binaries: pqarrow)
-					needs[k], _, _, err = r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+				largest = g.walk.largest
+			} else {
+				gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
+				if err != nil {
 					return err
 				}
-				values := *pl
-				values.dictKey = false
-				pl = &values
+				if !ok {
+					return errors.New("an encrypted column chunk") // (not paged: groupParquet)
+				}
+				gc.charge = c
+				if largest, err = g.check(ctx, &gc); err != nil {
+					return err
+				}
+				undict[k] = l.page.dictKey && g.walk.undict
 			}
+			pl := l.page.chunkLeaf(undict[k])
 			needs[k] = arrowTaskBytes + pageRowsBytes(pl, rows) + largest + 16*max(g.walk.dict, 0)
 			if pl.dictKey { // the dictionary's entries and offsets, held with the rows
 				needs[k] += g.walk.dictBytes + 8*(max(g.walk.dict, 0)+1)
@@ -723,13 +715,7 @@ func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg
 		if l.page == nil || undict[k] && l.page.width() == 0 {
 			return nil
 		}
-		pl := l.page
-		if undict[k] {
-			values := *pl
-			values.dictKey = false
-			pl = &values
-		}
-		if out[k], err = r.decodePaged(ctx, src, rg, l, pl, rows); err != nil {
+		if out[k], err = r.decodePaged(ctx, src, rg, l, l.page.chunkLeaf(undict[k]), rows); err != nil {
 			return fmt.Errorf("column %q: %w", l.name, err)
 		}
 		return nil

@@ -3,7 +3,6 @@ package dataset
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/bits"
 	"sync"
@@ -89,19 +88,15 @@ func (p *pageRows) setFixedDict(data []byte, n int) {
 	copy(values.Bytes(), data)
 	d := array.NewData(p.typ.(*arrow.DictionaryType).ValueType, n, []*memory.Buffer{nil, values}, nil, 0, 0)
 	defer d.Release()
-	if p.dict != nil {
-		p.dict.Release()
-	}
-	p.dict = array.MakeFromData(d)
+	p.dict = array.MakeFromData(d) // (one dictionary page a chunk: checkDictPage)
 }
 
 // setDict makes the n entries of a PLAIN BYTE_ARRAY dictionary page, data,
-// the dictionary of the rows (of a dictKey leaf).
+// the dictionary of the rows (of a dictKey leaf; one dictionary page a
+// chunk: checkDictPage).
 func (p *pageRows) setDict(data []byte, n int) error {
-	if p.dict != nil {
-		return errors.New("a second dictionary")
-	}
-	large := p.typ.(*arrow.DictionaryType).ValueType.ID() == arrow.LARGE_STRING || p.typ.(*arrow.DictionaryType).ValueType.ID() == arrow.LARGE_BINARY
+	vt := p.typ.(*arrow.DictionaryType).ValueType
+	large := vt.ID() == arrow.LARGE_STRING || vt.ID() == arrow.LARGE_BINARY
 	ow := 4
 	if large {
 		ow = 8
@@ -135,7 +130,6 @@ func (p *pageRows) setDict(data []byte, n int) error {
 		pos += int(k)
 	}
 	values.Resize(end)
-	vt := p.typ.(*arrow.DictionaryType).ValueType
 	d := array.NewData(vt, n, []*memory.Buffer{nil, offsets, values}, nil, 0, 0)
 	defer d.Release()
 	p.dict = array.MakeFromData(d)

@@ -265,6 +265,18 @@ func dictKeyPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl 
 	return pageLeaf{col: col, typ: dt, kind: kind, maxDef: descr.MaxDefinitionLevel(), dictKey: true}, nil
 }
 
+// chunkLeaf is l as a chunk of it is decoded: as values, a copy of l
+// without dictKey, when undict (a page of the chunk is not
+// dictionary-encoded: groupCost); l itself otherwise.
+func (l *pageLeaf) chunkLeaf(undict bool) *pageLeaf {
+	if !undict || !l.dictKey {
+		return l
+	}
+	values := *l
+	values.dictKey = false
+	return &values
+}
+
 // asDictKey is page leaf l of a key column, taken as dictionary indices
 // (pageLeaf.dictKey) when its values are integers (temporal types among
 // them) read as they are; ok is false for the others.

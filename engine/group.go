@@ -435,10 +435,6 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 	if empty {
 		n = 1
 	}
-	final := func(val int, aggs agg.Set) agg.Final { // (the one group of an empty result)
-		st := agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
-		return st.Finalize(aggs)
-	}
 	fields, cols := g.layout(wide)
 	schema := arrow.NewSchema(fields, nil)
 	// The groups are built in ranges of resultRange, each range's keys
@@ -515,27 +511,22 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 			val := what - 1
 			vt := ValueType(g.vals[val].Type)
 			// The states of a batch of groups at a time (core.States: their
-			// reads in flight together), each finalized once.
+			// reads in flight together), each finalized once; the one group
+			// of an empty result has the empty state.
 			var (
-				states []agg.State
-				gs     []*agg.Groups
-				idx    []int32
+				gs  []*agg.Groups
+				idx []int32
 			)
-			if !empty {
-				states = make([]agg.State, min(resultBatch, hi-lo))
-			}
+			states := make([]agg.State, min(resultBatch, hi-lo))
 			for b := lo; b < hi; b += resultBatch {
 				e := min(hi, b+resultBatch)
-				if !empty {
+				if empty {
+					states[0] = agg.New(g.vals[val].Kind.Family(), g.req.Aggs)
+				} else {
 					g.c.States(refs[b:e], val, states, &gs, &idx)
 				}
 				for k := b; k < e; k++ {
-					var fin agg.Final
-					if empty {
-						fin = final(val, aggs)
-					} else {
-						fin = states[k-b].Finalize(aggs)
-					}
+					fin := states[k-b].Finalize(aggs)
 					for i, c := range mine[val] {
 						if err := appendAggregate(bs[i], cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
 							return fmt.Errorf("column %q: %w", fields[first+c].Name, err)
