@@ -20,7 +20,8 @@ import (
 // distinct values, nulls among them), a second key (j, int8) and values of
 // several families; in the first batch, key 7's v values (two rows at
 // least) are near int64's largest, so that its sum overflows int64 in one
-// partition alone.
+// partition alone, whichever keys group it (rows 0 and 1 share every key
+// and have v).
 func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Schema, []arrow.Record) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
@@ -49,13 +50,26 @@ func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Sc
 				}
 				cols[i] = kb.NewArray()
 				kb.Release()
-			case "j":
-				cols[i] = keyArray(mem, r, f.Type, n, 3)
+			case "j": // (rows 0 and 1: the same j, so that (7, j) overflows too)
+				jb := array.NewInt8Builder(mem)
+				for row := range n {
+					if row > 1 && r.IntN(12) == 0 {
+						jb.AppendNull()
+					} else if row <= 1 {
+						jb.Append(1)
+					} else {
+						jb.Append(int8(r.IntN(3) - 1))
+					}
+				}
+				cols[i] = jb.NewArray()
+				jb.Release()
 			case "v":
 				vb := array.NewInt64Builder(mem)
 				k := cols[0].(*array.Int64)
 				for row := range n {
 					switch {
+					case b == 0 && row <= 1:
+						vb.Append(math.MaxInt64 - int64(r.IntN(1000)))
 					case r.IntN(20) == 0:
 						vb.AppendNull()
 					case b == 0 && k.IsValid(row) && k.Value(row) == 7:
