@@ -47,7 +47,8 @@ bench-cpu:
 ## an input that makes a reader allocate gigabytes is a crash, not a pass
 FUZZTIME ?= 10m
 FUZZ_AS ?= 4294967296
-FUZZ_TARGETS ?= dataset:FuzzDetect dataset:FuzzParquet dataset:FuzzIPCFile dataset:FuzzIPCStream dataset:FuzzHybrid \
+FUZZ_TARGETS ?= dataset:FuzzDetect dataset:FuzzParquet dataset:FuzzParquetGroup dataset:FuzzColumnIndex dataset:FuzzIPCFile \
+	dataset:FuzzIPCStream dataset:FuzzHybrid \
 	engine:FuzzGroupStates filter:FuzzParse
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

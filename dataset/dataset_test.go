@@ -27,7 +27,7 @@ import (
 	"github.com/arrowagg/arrowagg/report"
 )
 
-func newEngine(t *testing.T, mem memory.Allocator) *engine.Engine {
+func newEngine(t testing.TB, mem memory.Allocator) *engine.Engine {
 	t.Helper()
 	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
 	require.NoError(t, err)

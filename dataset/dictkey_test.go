@@ -157,6 +157,24 @@ func TestGroupDictKeyPages(t *testing.T) {
 // dictionary-encoded (chunkWalk.undict: pqarrow decodes that chunk).
 func dictKeyUndict(t *testing.T, path string, col int) []bool {
 	t.Helper()
+	var out []bool
+	for _, w := range walkChunks(t, path, col) {
+		out = append(out, w.undict)
+	}
+	return out
+}
+
+// walkedChunk is what the page guard's walk of a column chunk found: its
+// data pages' first rows, and whether one is not dictionary-encoded.
+type walkedChunk struct {
+	starts []int64
+	undict bool
+}
+
+// walkChunks walks the chunks of Parquet leaf column col of the file at
+// path, one per row group.
+func walkChunks(t testing.TB, path string, col int) []walkedChunk {
+	t.Helper()
 	ctx := context.Background()
 	srcs, err := Expand([]string{path})
 	require.NoError(t, err)
@@ -171,17 +189,17 @@ func dictKeyUndict(t *testing.T, path string, col int) []bool {
 	st, err := f.Stat()
 	require.NoError(t, err)
 	r := &parquetRun{pqf: pqf}
-	var out []bool
+	var out []walkedChunk
 	for rg := range pqf.meta.RowGroups {
 		cc, err := pqf.meta.RowGroup(rg).ColumnChunk(col)
 		require.NoError(t, err)
 		c, ok, err := r.guardChunkOf(f, st.Size(), cc, col, false)
 		require.NoError(t, err)
 		require.True(t, ok)
-		var g pageGuard
+		g := pageGuard{recordStarts: true}
 		_, err = g.check(ctx, &c)
 		require.NoError(t, err)
-		out = append(out, g.walk.undict)
+		out = append(out, walkedChunk{starts: append([]int64(nil), g.starts...), undict: g.walk.undict})
 	}
 	return out
 }

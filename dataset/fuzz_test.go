@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -230,9 +232,15 @@ func unionSeed(f *testing.F, file bool) []byte {
 // FuzzParquetGroup groups arbitrary bytes read as a Parquet file by their
 // string, binary and dictionary columns (the grouped route's own readers:
 // the page path's rows, a key's dictionary page and indices), or by their
-// first column when they have none, every other column aggregated.
+// first column when they have none, every other column aggregated, the
+// rows filtered by their first integer column (its column indexes read:
+// pageindex.go).
 func FuzzParquetGroup(f *testing.F) {
 	addSeeds(f, "sample.parquet")
+	_, indexed := pageIndexFile(f, rand.New(rand.NewPCG(5, 5)), 600, 200, 256, false, nil)
+	data, err := os.ReadFile(indexed)
+	require.NoError(f, err)
+	f.Add(data)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := writeInput(t, "input.parquet", data)
 		src := Source{Path: path, Format: Parquet, Size: int64(len(data))}
@@ -259,7 +267,13 @@ func FuzzParquetGroup(f *testing.F) {
 			if len(keys) == 0 && len(d.Leaves(0)) > 0 && d.Leaves(0)[0].Repeated == 0 {
 				keys = []string{d.Leaves(0)[0].Name}
 			}
-			sum, err := d.Group(ctx, eng, engine.GroupRequest{Keys: keys, Aggs: agg.Default, CountRows: true})
+			var where engine.RowFilter
+			for _, l := range d.Leaves(0) {
+				if l.Repeated == 0 && l.Kind.Family() == column.FamilySigned && where == nil {
+					where, _ = engine.Where(fmt.Sprintf("%s > 3 or %s is null", l.Name, l.Name)) // (nil: a name the grammar does not take)
+				}
+			}
+			sum, err := d.Group(ctx, eng, engine.GroupRequest{Keys: keys, Aggs: agg.Default, CountRows: true, Filter: where})
 			if err != nil {
 				return err
 			}

@@ -34,7 +34,10 @@ type GroupSummary struct {
 	// Pruned are the Parquet row groups, and their rows, skipped without
 	// reading because their statistics exclude the filter's rows.
 	Pruned, PrunedRows int64
-	Files              int // sources read (not those skipped)
+	// Pages is what the page indexes of the filter's columns skipped in
+	// the row groups read.
+	Pages PageSkips
+	Files int // sources read (not those skipped)
 	// Spills are the times the groups spilled to disk (past the request's
 	// MemoryLimit, to its SpillDir), SpillBytes the bytes they wrote.
 	Spills     int
@@ -117,8 +120,9 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 		}
 	}()
 	sum := &GroupSummary{Unsupported: unsupported}
+	var pending int64 // rows skipped before the grouper was made (groupSink.skip)
 	for i := range d.sources {
-		rows, err := d.groupSource(ctx, eng, i, req, unique, types, &g, sum)
+		rows, err := d.groupSource(ctx, eng, i, req, unique, types, &g, &pending, sum)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -158,6 +162,19 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	return sum, nil
 }
 
+// PageSkips is what a filter skipped within Parquet row groups by the
+// column indexes of its columns' pages (their least and greatest values
+// and null counts): rows none of whose pages can hold a kept row are not
+// decoded (by the page path) nor grouped.
+type PageSkips struct {
+	RowGroups int   // row groups whose page indexes were tested
+	Pages     int   // pages of the filter's columns none of whose rows were read
+	Rows      int64 // rows skipped
+	// NotUsed says why the first column index not used was not (a
+	// column index that does not describe its chunk's pages, say).
+	NotUsed string
+}
+
 // errNotGrouped is why a list or map column of a Parquet file is not
 // grouped.
 var errNotGrouped = errors.New("lists, maps and the other nested columns of Parquet files are not grouped (unsupported)")
@@ -170,9 +187,10 @@ func (e *groupingError) Error() string { return e.err.Error() }
 func (e *groupingError) Unwrap() error { return e.err }
 
 // groupSource feeds source i's rows of the columns names to the grouper
-// *g (made from the first batch's schema) and returns its rows.
+// *g (made from the first batch's schema; the rows skipped before it is
+// made counted in *pending) and returns its rows.
 func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, req engine.GroupRequest, names []string, types map[string]arrow17.Leaf,
-	g **engine.Grouper, sum *GroupSummary) (int64, error) {
+	g **engine.Grouper, pending *int64, sum *GroupSummary) (int64, error) {
 	fi := &d.files[i]
 	var leaves []arrow17.Leaf
 	var extra []extraColumn // the source's partition keys and the columns it lacks
@@ -233,10 +251,19 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 				if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
 					return &groupingError{err}
 				}
+				(*g).SkipRows(*pending)
+				*pending = 0
 				made.Store(*g)
 			}
 			sum.Batches++
 			return (*g).Add(ctx, rec)
+		},
+		skip: func(n int64) {
+			if *g == nil {
+				*pending += n
+			} else {
+				(*g).SkipRows(n)
+			}
 		},
 	}
 	if fi.parquet != nil {
@@ -304,6 +331,8 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 	}
 	md := fi.parquet.meta
+	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem, workers: d.opts.Workers,
+		decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget}
 	mayMatch := func(int) bool { return true }
 	if f != nil {
 		cols := f.Columns()
@@ -325,6 +354,18 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 		states := make([]agg.State, len(cols))
 		ptrs := make([]*agg.State, len(cols))
+		if !fi.parquet.crypt.encrypted {
+			pf := &pageFilter{leaf: make([]int, len(cols)), stats: sls, test: test}
+			for k, name := range cols {
+				pf.leaf[k] = -1
+				for j, l := range leaves {
+					if l.Name == name && sls[k] != nil {
+						pf.leaf[k] = j
+					}
+				}
+			}
+			run.pages = pf
+		}
 		mayMatch = func(rg int) bool {
 			for k, sl := range sls {
 				ptrs[k] = nil
@@ -377,15 +418,21 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 		todo = append(todo, rg)
 	}
-	run := &parquetRun{src: d.sources[i], pqf: fi.parquet, leaves: pls, mem: d.opts.Mem, workers: d.opts.Workers,
-		decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget}
 	m, err := mapSource(src, src.Size())
 	if err != nil {
 		return 0, err
 	}
 	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
 	run.mapped = m.mapped
-	if err := run.groupRowGroups(ctx, src, pf, fr, todo, sink); err != nil {
+	err = run.groupRowGroups(ctx, src, pf, fr, todo, sink)
+	if run.pages != nil {
+		sk, ps := &sum.Pages, &run.pages.skips
+		sk.RowGroups, sk.Pages, sk.Rows = sk.RowGroups+ps.RowGroups, sk.Pages+ps.Pages, sk.Rows+ps.Rows
+		if sk.NotUsed == "" && ps.NotUsed != "" {
+			sk.NotUsed = d.sources[i].Name() + ": " + ps.NotUsed
+		}
+	}
+	if err != nil {
 		return 0, err
 	}
 	return rows, nil
@@ -410,6 +457,10 @@ const groupBatchesHeld = 3
 type rowGroupRead struct {
 	batches chan decodedBatch
 	charge  *budget.Charge
+	// first and rows are the row group's rows in the file's.
+	first, rows int64
+	// skips is what the page indexes skipped of it (pageFilter).
+	skips PageSkips
 }
 
 // decodedBatch is a batch of rows of a row group's leaves, as Arrow arrays
@@ -418,6 +469,9 @@ type rowGroupRead struct {
 type decodedBatch struct {
 	tbl arrow.Table
 	err error
+	// skip are the rows of the row group before the batch's and after the
+	// batch before, not decoded (pageFilter).
+	skip int64
 	// recs are tbl's record batches and preps their grouping begun
 	// (groupSink.prepare) on the decoding goroutine; nil: not prepared.
 	recs  []arrow.Record
@@ -431,6 +485,10 @@ type decodedBatch struct {
 type groupSink struct {
 	prepare func(arrow.Record) (*engine.Prepared, error)
 	add     func(arrow.Record, *engine.Prepared) error
+	// skip counts, in order with the batches added, rows of the source
+	// that the filter keeps none of and that are not added (engine.
+	// Grouper.SkipRows).
+	skip func(n int64)
 }
 
 // groupRowGroups decodes row groups todo of the run's file (src, read by pf
@@ -471,6 +529,11 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 		}
 		wg.Wait()
 	}()
+	md := r.pqf.meta
+	firsts := make([]int64, len(md.RowGroups)+1) // the row groups' first rows, and the file's rows
+	for rg, g := range md.RowGroups {
+		firsts[rg+1] = firsts[rg] + g.NumRows
+	}
 	go func() {
 		defer close(reads)
 		for _, rg := range todo {
@@ -479,8 +542,8 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 			case <-ctx.Done():
 				return
 			}
-			rd := &rowGroupRead{batches: make(chan decodedBatch, 1)}
-			need, undict, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial)
+			rd := &rowGroupRead{batches: make(chan decodedBatch, 1), first: firsts[rg], rows: md.RowGroups[rg].NumRows}
+			need, undict, keep, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial, &rd.skips)
 			if err == nil {
 				rd.charge = r.budget.Holder(ctx)
 				err = rd.charge.Grow("a row group decoded for grouping", need)
@@ -493,7 +556,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				go func() {
 					defer wg.Done()
 					defer close(rd.batches)
-					r.decodeRowGroup(ctx, src, fr, rg, undict, serial, sink.prepare, rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, undict, keep, serial, sink.prepare, rd.batches)
 				}()
 			}
 			select {
@@ -507,11 +570,16 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 			}
 		}
 	}()
+	next := int64(0) // the file's rows added or skipped
 	for rd := range reads {
+		sink.skip(rd.first - next) // (row groups pruned)
+		next = rd.first
 		var err error
 		for b := range rd.batches {
 			if err == nil {
 				if err = b.err; err == nil {
+					sink.skip(b.skip)
+					next += b.skip + b.tbl.NumRows()
 					err = b.add(sink.add)
 				}
 				if err != nil {
@@ -525,8 +593,17 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 		if err != nil {
 			return err
 		}
+		sink.skip(rd.first + rd.rows - next)
+		next = rd.first + rd.rows
+		if r.pages != nil {
+			r.pages.add(rd.skips)
+		}
 	}
-	return ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	sink.skip(firsts[len(md.RowGroups)] - next)
+	return nil
 }
 
 // groupCost walks the pages of the run's leaves' chunks in row group rg
@@ -535,16 +612,23 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 // decoding them for grouping holds, and which dictKey leaves' chunks are
 // not read as dictionary indices (undict: a page of them is not
 // dictionary-encoded; those of strings and binaries pqarrow decodes, those
-// of integers the page path as values).
-func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool) (int64, []bool, error) {
+// of integers the page path as values), and the rows that the page indexes
+// of the filter's columns may keep (keep: r.pages.keep; nil: every row),
+// what they skip said in skips.
+func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool, skips *PageSkips) (
+	need int64, undict []bool, keep []rowRange, err error) {
 	rows := md.RowGroups[rg].NumRows
 	needs := make([]int64, len(r.leaves))
-	undict := make([]bool, len(r.leaves))
-	err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
+	undict = make([]bool, len(r.leaves))
+	starts := make([][]int64, len(r.leaves)) // of the filter's columns (pageFilter)
+	err = eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
 		l := &r.leaves[k]
 		err := r.budget.Run(ctx, "a column chunk", func(c *budget.Charge) (err error) {
 			defer recoverTo(&err)
 			var g pageGuard
+			if g.recordStarts = r.pages.filters(k); g.recordStarts {
+				defer func() { starts[k] = g.starts }()
+			}
 			cc, err := md.RowGroup(rg).ColumnChunk(l.col)
 			if err != nil {
 				return err
@@ -591,24 +675,33 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 		return nil
 	})
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	// The batches, counted once for all leaves; the page path's windows,
 	// for the chunks it decodes at once (decodePagedLeaves).
-	need := int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
+	need = int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
 	for _, n := range needs {
 		need += n - arrowTaskBytes
 	}
-	return need, undict, nil
+	if r.pages != nil {
+		keep = r.pages.keep(src, md, rg, r.leaves, starts, skips)
+	}
+	return need, undict, keep, nil
 }
 
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
 // (those of undict not as dictionary indices: groupCost) into batches of
-// about groupBatchBytes, sent to out in order; an error is the last thing
-// sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, serial bool,
+// about groupBatchBytes of its rows keep (nil: all), sent to out in order;
+// an error is the last thing sent.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, keep []rowRange, serial bool,
 	prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
+	if keep == nil {
+		keep = []rowRange{{0, rows}}
+	}
+	if len(keep) == 0 { // (no row the filter keeps)
+		return
+	}
 	send := func(b decodedBatch) bool {
 		b.prepare(prepare)
 		select {
@@ -630,7 +723,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 	}()
 	// The leaves the page path decodes: each chunk's rows at once, by a
 	// goroutine each (pageRows), sliced into the batches.
-	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, serial)
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, serial)
 	defer func() {
 		for _, a := range paged {
 			if a != nil {
@@ -664,9 +757,47 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 		send(decodedBatch{tbl: array.NewTable(arrow.NewSchema(nil, nil), nil, rows)})
 		return
 	}
+	// skip reads n rows of the leaves pqarrow decodes, and drops them.
+	skip := func(n int64) error {
+		return eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
+			for left := n; left > 0 && readers[k] != nil; {
+				ch, err := readLeafBatch(readers[k], &r.leaves[k], min(batch, left))
+				if err != nil {
+					return err
+				}
+				left -= int64(ch.Len())
+				ch.Release()
+			}
+			return nil
+		})
+	}
 	cols := make([]*arrow.Chunked, len(r.leaves))
-	for done := int64(0); done < rows; {
-		n := min(batch, rows-done)
+	pos := int64(0)  // the next row of the leaves pqarrow decodes
+	last := int64(0) // the end of the last range sent
+	for _, kr := range keep {
+		if kr.lo > pos {
+			if err := skip(kr.lo - pos); err != nil {
+				send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+				return
+			}
+			pos = kr.lo
+		}
+		if !r.sendRows(ctx, rg, pos, kr.hi, kr.lo-last, batch, paged, readers, fields, cols, serial, send) {
+			return
+		}
+		pos, last = kr.hi, kr.hi
+	}
+}
+
+// sendRows decodes rows [done, end) of row group rg into batches of batch
+// rows, sent by send (false: stopped, by an error sent or a cancel), the
+// first after skip rows not decoded: the leaves the page path decoded
+// (paged) sliced, the others read by their readers, each leaf by a
+// goroutine of its own.
+func (r *parquetRun) sendRows(ctx context.Context, rg int, done, end, skip, batch int64, paged []arrow.Array, readers []*pqarrow.ColumnReader,
+	fields []arrow.Field, cols []*arrow.Chunked, serial bool, send func(decodedBatch) bool) bool {
+	for done < end {
+		n := min(batch, end-done)
 		err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) (err error) {
 			if a := paged[k]; a != nil {
 				sl := array.NewSlice(a, done, done+n)
@@ -686,7 +817,8 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 				cols[k] = nil
 			}
 		}
-		var b decodedBatch
+		b := decodedBatch{skip: skip}
+		skip = 0
 		if err != nil {
 			b.err = fmt.Errorf("row group %d: %w", rg, err)
 		} else {
@@ -696,10 +828,11 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 			tcols[k].Release()
 		}
 		if !send(b) || b.err != nil {
-			return
+			return false
 		}
 		done += n
 	}
+	return ctx.Err() == nil
 }
 
 // decodePagedLeaves decodes the chunks of the run's page leaves (l.page
@@ -708,14 +841,14 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 // binaries not at all), each by a goroutine of its own (one after the
 // other when serial), and returns them as Arrow arrays at the leaves'
 // places (nil for the others).
-func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, undict []bool, serial bool) ([]arrow.Array, error) {
+func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, undict []bool, keep []rowRange, serial bool) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(r.leaves))
 	err := eachLeaf(len(r.leaves), serial, pagedAtOnce(len(r.leaves)), func(k int) (err error) {
 		l := &r.leaves[k]
 		if l.page == nil || undict[k] && l.page.width() == 0 {
 			return nil
 		}
-		if out[k], err = r.decodePaged(ctx, src, rg, l, l.page.chunkLeaf(undict[k]), rows); err != nil {
+		if out[k], err = r.decodePaged(ctx, src, rg, l, l.page.chunkLeaf(undict[k]), rows, keep); err != nil {
 			return fmt.Errorf("column %q: %w", l.name, err)
 		}
 		return nil
@@ -759,8 +892,9 @@ const pageWindowBytes = 64 * pageWindow
 
 // decodePaged decodes the chunk of leaf l in row group rg, of rows rows,
 // into an Arrow array through the page path, as page leaf pl (l.page or a
-// copy); a fault of the mapped file, or a panic, is an error.
-func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, pl *pageLeaf, rows int64) (a arrow.Array, err error) {
+// copy), its data pages none of whose rows are in keep not read (their
+// rows null); a fault of the mapped file, or a panic, is an error.
+func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, pl *pageLeaf, rows int64, keep []rowRange) (a arrow.Array, err error) {
 	debug.SetPanicOnFault(true) // (the mapped file's faults: mapped.go)
 	defer recoverTo(&err)
 	md := r.pqf.meta
@@ -786,7 +920,7 @@ func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, 
 		wk = new(worker)
 	}
 	defer r.rowScratch.Put(wk)
-	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, pl, rows, &r.rowBufs)
+	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, pl, rows, keep, &r.rowBufs)
 	if err != nil {
 		return nil, err
 	}

@@ -73,7 +73,7 @@ func TestGroupMatchesGeneratedRows(t *testing.T) {
 }
 
 // A filter skips the Parquet row groups whose statistics exclude its rows,
-// and the groups are those of the rows it keeps.
+// and the groups are those of the rows it keeps, their rows the file's.
 func TestGroupPrunesRowGroups(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -107,7 +107,7 @@ func TestGroupPrunesRowGroups(t *testing.T) {
 	d, err := Open(ctx, srcs, Options{Mem: mem})
 	require.NoError(t, err)
 	defer d.Close()
-	sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Count | agg.Sum, Filter: where})
+	sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Count | agg.Sum | agg.ArgMin, Filter: where})
 	require.NoError(t, err)
 	defer sum.Groups.Release()
 	assert.Equal(t, int64(2), sum.Pruned, "row groups 0-999 and 1000-1999")
@@ -121,9 +121,13 @@ func TestGroupPrunesRowGroups(t *testing.T) {
 	sums := sum.Groups.Column(2).(*array.Int64)
 	keys := sum.Groups.Column(0).(*array.Int32)
 	require.Equal(t, 3, sums.Len())
+	// The rows of arg_min are the file's (those of the row groups
+	// skipped counted): x is its row.
+	argMin := sum.Groups.Column(sum.Groups.Schema().FieldIndices("x_arg_min")[0]).(*array.Int64)
 	for i := range 3 {
 		assert.Equal(t, int32(i), keys.Value(i))
 		assert.Equal(t, want[i], sums.Value(i), "k = %d", i)
+		assert.Equal(t, int64(2500+(i+2)%3), argMin.Value(i), "k = %d", i)
 	}
 }
 
@@ -246,7 +250,7 @@ func TestGroupEverythingPruned(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	for _, keys := range [][]string{{"color"}, nil} {
-		sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: keys, Columns: []string{"i64"}, Aggs: agg.Count | agg.Sum, Filter: where})
+		sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: keys, Columns: []string{"i64"}, Aggs: agg.Count | agg.Sum | agg.ArgMin, Filter: where})
 		require.NoError(t, err)
 		assert.Equal(t, int64(4), sum.Pruned)
 		assert.Equal(t, int64(0), sum.Kept)

@@ -361,11 +361,14 @@ func (p *pageRows) array() arrow.Array {
 
 // decodeRows decodes the chunk c of page leaf l, rows rows, into its rows
 // (pageRows) through the page path: the pages walked and checked by g as
-// they are read, and decoded as when they are aggregated.
-func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, mem memory.Allocator) (*pageRows, error) {
+// they are read, and decoded as when they are aggregated; but a data page
+// none of whose rows is in keep (nil: every row) is not read, its rows
+// null.
+func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, keep []rowRange, mem memory.Allocator) (*pageRows, error) {
 	s.rows = newPageRows(l, rows, mem)
 	s.stats = 0
-	defer func() { s.rows = nil }()
+	s.keep = keep
+	defer func() { s.rows, s.keep = nil, nil }()
 	rs := s.rows
 	if _, err := s.aggregateChunk(ctx, nil, g, c, l, rows, true); err != nil {
 		rs.release()

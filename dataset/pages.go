@@ -415,6 +415,8 @@ type pageScratch struct {
 	// rows, when set, takes the rows of the chunk decoded instead of
 	// folding them (pageRows: the grouped route's).
 	rows *pageRows
+	// keep, with rows, are the rows whose data pages are read (decodeRows).
+	keep []rowRange
 	// sketches: per leaf, the sketch of the last chunk of it this worker
 	// folded (one file's chunks: the scratch is a run's), once it has
 	// overflowed its exact hashes. It seeds the state of the leaf's next
@@ -601,6 +603,19 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		if p.typ != pageTypeDict && p.typ != pageTypeData && p.typ != pageTypeDataV2 {
 			read-- // skipped, as arrow-go's page reader does
 			continue
+		}
+		if s.keep != nil && p.typ != pageTypeDict && s.rows != nil {
+			n := int64(p.numValues)
+			if n < 0 || n > rows-seen {
+				return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, rows-seen)
+			}
+			if !overlaps(s.keep, seen, seen+n) { // (its rows are not grouped: decodeRowGroup)
+				if err := s.rows.nullRows(seen, n); err != nil {
+					return res, fmt.Errorf("page %d: %w", p.index, err)
+				}
+				seen += n
+				continue
+			}
 		}
 		var (
 			data []byte

@@ -199,6 +199,9 @@ type parquetRun struct {
 	// scratch and page guard), and the chunks' rows (pageRows).
 	rowScratch sync.Pool
 	rowBufs    rowBuffers
+	// pages, when grouping with a filter, tests the pages of the filter's
+	// columns by their column indexes (pageindex.go); nil: no filter.
+	pages *pageFilter
 }
 
 // worker is what one worker reuses from task to task.

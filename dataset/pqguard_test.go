@@ -180,6 +180,21 @@ func (w *compactWriter) i32(id int16, v int32) {
 	w.varint(uint64(uint32(v<<1) ^ uint32(v>>31)))
 }
 
+func (w *compactWriter) i64(id int16, v int64) {
+	w.field(id, ctI64)
+	w.varint(uint64(v<<1 ^ v>>63))
+}
+
+// listHeader writes the header of a list of n values of type typ.
+func (w *compactWriter) listHeader(n int, typ byte) {
+	if n < 15 {
+		w.b = append(w.b, byte(n)<<4|typ)
+		return
+	}
+	w.b = append(w.b, 0xf0|typ)
+	w.varint(uint64(n))
+}
+
 func (w *compactWriter) bool(id int16, v bool) {
 	if v {
 		w.field(id, ctTrue)

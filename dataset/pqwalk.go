@@ -204,6 +204,10 @@ type pageGuard struct {
 	// allNull says whether the chunk that check walked last is all nulls
 	// (nullPage): no decoder need read it.
 	allNull bool
+	// starts are, when recordStarts, the first rows (values) of the data
+	// pages of the chunk walked (pageindex.go).
+	starts       []int64
+	recordStarts bool
 }
 
 // guardKeep is the largest buffer a pageGuard keeps between chunks.
@@ -272,6 +276,7 @@ func (g *pageGuard) header(c *guardChunk, pos int64) (pageHeader, int, error) {
 // begin starts a walk over the pages of chunk c; end it with end.
 func (g *pageGuard) begin(c *guardChunk) {
 	g.walk = chunkWalk{c: c, pos: c.off, dict: -1, allNull: c.decoded && c.maxRep == 0 && c.maxDef > 0}
+	g.starts = g.starts[:0]
 	g.win = g.win[:0] // (the last chunk's bytes, maybe of another file)
 }
 
@@ -326,6 +331,9 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 		// its bytes: the next header it reads is there.
 	}
 	if h.typ == pageTypeData || h.typ == pageTypeDataV2 {
+		if g.recordStarts {
+			g.starts = append(g.starts, w.seen)
+		}
 		w.seen += int64(h.numValues)
 		if enc := parquet.Encoding(h.encoding); enc != parquet.Encodings.PlainDict && enc != parquet.Encodings.RLEDict && h.numValues > 0 {
 			w.undict = true

@@ -325,11 +325,23 @@ func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st agg.State, err 
 	if stats == nil {
 		return st, errors.New("no statistics")
 	}
-	nulls := int64(0)
+	var minB, maxB []byte
+	if stats.IsSetMinValue() && stats.IsSetMaxValue() {
+		minB, maxB = stats.GetMinValue(), stats.GetMaxValue()
+	}
+	return s.extremes(md, rows, stats.GetNullCount(), stats.IsSetNullCount(), minB, maxB)
+}
+
+// extremes returns the state of rows values (of a row group's chunk or of a
+// page) from their null count (if hasNulls) and the plain-encoded least and
+// greatest of the others (nil: not given), or why these do not answer it
+// exactly.
+func (s *statsLeaf) extremes(md *metadata.FileMetaData, rows, nulls int64, hasNulls bool, minB, maxB []byte) (agg.State, error) {
+	st := agg.New(s.family, 0)
 	switch {
-	case stats.IsSetNullCount():
-		nulls = stats.GetNullCount()
-	case !s.required:
+	case !hasNulls && s.required:
+		nulls = 0
+	case !hasNulls:
 		return st, errors.New("no null count")
 	}
 	if nulls < 0 || nulls > rows {
@@ -342,10 +354,9 @@ func (s *statsLeaf) state(md *metadata.FileMetaData, rg int) (st agg.State, err 
 	if count == 0 {
 		return agg.Nulls(s.family, nulls), nil
 	}
-	if !stats.IsSetMinValue() || !stats.IsSetMaxValue() {
+	if minB == nil || maxB == nil {
 		return st, errors.New("no min_value and max_value")
 	}
-	minB, maxB := stats.GetMinValue(), stats.GetMaxValue()
 	lo, okLo := s.decode(minB)
 	hi, okHi := s.decode(maxB)
 	switch {

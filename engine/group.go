@@ -276,8 +276,15 @@ func (g *Grouper) bind(schema *arrow.Schema) ([3][]arrow17.Leaf, error) {
 	return out, nil
 }
 
-// Rows is the number of rows added so far, Kept those the filter kept.
+// Rows is the number of rows added (or skipped: SkipRows) so far, Kept
+// those the filter kept.
 func (g *Grouper) Rows() int64 { return g.c.Rows() }
+
+// SkipRows counts n rows of the input that are not added because the
+// request's filter keeps none of them (rows whose statistics exclude it,
+// say): the rows added next are numbered after them, as the rows that
+// first, last, arg_min and arg_max give are those of the input.
+func (g *Grouper) SkipRows(n int64) { g.c.SkipRows(n) }
 
 // Kept is the number of rows the filter kept so far.
 func (g *Grouper) Kept() int64 { return g.c.Kept() }

@@ -65,6 +65,12 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 		}
 		if opts.where != "" {
 			fmt.Fprintf(e.stderr, "; --where skipped %d Parquet row groups (%d rows) their statistics exclude", sum.Pruned, sum.PrunedRows)
+			if p := sum.Pages; p.RowGroups > 0 {
+				fmt.Fprintf(e.stderr, ", and %d rows (%d pages of its columns) of the %d row groups with page indexes", p.Rows, p.Pages, p.RowGroups)
+			}
+			if n := sum.Pages.NotUsed; n != "" {
+				fmt.Fprintf(e.stderr, "; a page index not used: %s", n)
+			}
 		}
 		fmt.Fprintln(e.stderr)
 	}

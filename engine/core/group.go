@@ -162,8 +162,15 @@ func (e *Engine) NewGrouper(req GroupRequest) (*Grouper, error) {
 // Request is the grouper's request.
 func (g *Grouper) Request() GroupRequest { return g.req }
 
-// Rows is the number of rows added so far, and Kept those the filter kept.
+// Rows is the number of rows added (or skipped: SkipRows) so far, and Kept
+// those the filter kept.
 func (g *Grouper) Rows() int64 { return g.rows }
+
+// SkipRows counts n rows of the input that are not added because no filter
+// keeps them (rows whose statistics exclude the filter, say): the rows
+// added next are numbered after them, as the rows of first, last, arg_min
+// and arg_max are those of the input.
+func (g *Grouper) SkipRows(n int64) { g.rows += n }
 
 // Kept is the number of rows the filter kept so far (every row without a
 // filter).

@@ -1,0 +1,573 @@
+package dataset
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/file"
+	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
+)
+
+// encodeColumnIndex is ci as a writer stores it.
+func encodeColumnIndex(ci *chunkIndex) []byte {
+	var w compactWriter
+	w.begin(0)
+	w.field(1, ctList)
+	w.listHeader(len(ci.nullPages), ctTrue)
+	for _, null := range ci.nullPages {
+		b := byte(ctFalse)
+		if null {
+			b = ctTrue
+		}
+		w.b = append(w.b, b)
+	}
+	for _, f := range []struct {
+		id int16
+		vs [][]byte
+	}{{2, ci.mins}, {3, ci.maxs}} {
+		w.field(f.id, ctList)
+		w.listHeader(len(f.vs), ctBinary)
+		for _, v := range f.vs {
+			w.varint(uint64(len(v)))
+			w.b = append(w.b, v...)
+		}
+	}
+	w.i32(4, 0) // boundary_order UNORDERED
+	if ci.nullCounts != nil {
+		w.field(5, ctList)
+		w.listHeader(len(ci.nullCounts), ctI64)
+		for _, n := range ci.nullCounts {
+			w.varint(uint64(n<<1 ^ n>>63))
+		}
+	}
+	w.end()
+	return w.b
+}
+
+// withColumnIndexes returns the Parquet file data with the column indexes
+// index(rg, col) (nil: none) written after its pages, and its footer's
+// column chunks pointing at them.
+func withColumnIndexes(t testing.TB, data []byte, index func(rg, col int) []byte) []byte {
+	t.Helper()
+	n := len(data)
+	flen := int(binary.LittleEndian.Uint32(data[n-8:]))
+	footer := data[n-8-flen : n-8]
+	type at struct{ pos, rg, col, last int }
+	var ats []at // the stop bytes of the column chunks
+	c := &compact{b: footer}
+	c.fields(func(id int16, typ byte) {
+		if id != 4 || typ != ctList {
+			c.skip(typ, false, 1)
+			return
+		}
+		rgs, _ := c.listHeader()
+		for rg := range int(rgs) {
+			c.fields(func(id int16, typ byte) {
+				if id != 1 || typ != ctList {
+					c.skip(typ, false, 2)
+					return
+				}
+				cols, _ := c.listHeader()
+				for col := range int(cols) {
+					last := 0
+					c.fields(func(id int16, typ byte) {
+						last = int(id)
+						c.skip(typ, false, 3)
+					})
+					ats = append(ats, at{c.pos - 1, rg, col, last})
+				}
+			})
+		}
+	})
+	require.NoError(t, c.err)
+	out := append([]byte(nil), data[:n-8-flen]...)
+	var nf []byte
+	prev := 0
+	for _, a := range ats {
+		nf = append(nf, footer[prev:a.pos]...)
+		prev = a.pos
+		ci := index(a.rg, a.col)
+		if ci == nil {
+			continue
+		}
+		require.Less(t, a.last, 6, "a column chunk's fields up to %d", a.last)
+		off := len(out)
+		out = append(out, ci...)
+		w := compactWriter{last: []int16{int16(a.last)}}
+		w.i64(6, int64(off))
+		w.i32(7, int32(len(ci)))
+		nf = append(nf, w.b...)
+	}
+	nf = append(nf, footer[prev:]...)
+	out = append(out, nf...)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(nf)))
+	return append(out, "PAR1"...)
+}
+
+
+// indexOf is the column index of the pages (from rows starts) of an int64
+// or int32 column's rows [lo, lo+rows) of a.
+func indexOf(a arrow.Array, lo, rows int64, starts []int64) *chunkIndex {
+	ci := &chunkIndex{nullCounts: []int64{}}
+	for p, s := range starts {
+		e := rows
+		if p+1 < len(starts) {
+			e = starts[p+1]
+		}
+		var mn, mx int64
+		var nulls int64
+		seen := false
+		for i := lo + s; i < lo+e; i++ {
+			if a.IsNull(int(i)) {
+				nulls++
+				continue
+			}
+			var v int64
+			switch a := a.(type) {
+			case *array.Int64:
+				v = a.Value(int(i))
+			case *array.Int32:
+				v = int64(a.Value(int(i)))
+			}
+			if !seen || v < mn {
+				mn = v
+			}
+			if !seen || v > mx {
+				mx = v
+			}
+			seen = true
+		}
+		enc := func(v int64) []byte {
+			if a.DataType().ID() == arrow.INT32 {
+				return binary.LittleEndian.AppendUint32(nil, uint32(int32(v)))
+			}
+			return binary.LittleEndian.AppendUint64(nil, uint64(v))
+		}
+		ci.nullPages = append(ci.nullPages, !seen)
+		if seen {
+			ci.mins, ci.maxs = append(ci.mins, enc(mn)), append(ci.maxs, enc(mx))
+		} else {
+			ci.mins, ci.maxs = append(ci.mins, []byte{}), append(ci.maxs, []byte{})
+		}
+		ci.nullCounts = append(ci.nullCounts, nulls)
+	}
+	return ci
+}
+
+// pageIndexFile writes rows rows in row groups of rgRows and pages of
+// about pageBytes: x (int64, ascending, nulls among them), y (int32, runs of
+// a value, nulls in rows 10, rows/2 to rows/2+199 and rows-445), a key k, values v and s
+// (a string, which pqarrow decodes); pages v2 when v2. It returns the
+// file's path, and that of the same file with column indexes of x and y
+// (mend changes them first, when not nil).
+func pageIndexFile(t testing.TB, r *rand.Rand, rows, rgRows, pageBytes int, v2 bool, mend func(rg int, name string, ci *chunkIndex)) (plain, indexed string) {
+	t.Helper()
+	mem := memory.NewGoAllocator()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "y", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "k", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	x, y := rb.Field(0).(*array.Int64Builder), rb.Field(1).(*array.Int32Builder)
+	k, v, s := rb.Field(2).(*array.Int32Builder), rb.Field(3).(*array.Float64Builder), rb.Field(4).(*array.StringBuilder)
+	yv := int32(0)
+	for i := range rows {
+		if r.IntN(17) == 0 {
+			x.AppendNull()
+		} else {
+			x.Append(int64(i) - 1000)
+		}
+		if i%150 == 0 {
+			yv = int32(r.IntN(8))
+		}
+		if i >= rows/2 && i < rows/2+200 || i == 10 || i == rows-445 {
+			y.AppendNull()
+		} else {
+			y.Append(yv)
+		}
+		k.Append(int32(r.IntN(5)))
+		v.Append(r.Float64()*100 - 50)
+		if r.IntN(9) == 0 {
+			s.AppendNull()
+		} else {
+			s.Append(fmt.Sprintf("s%d", r.IntN(30)))
+		}
+	}
+	rec := rb.NewRecord()
+	defer rec.Release()
+	version := parquet.DataPageV1
+	if v2 {
+		version = parquet.DataPageV2
+	}
+	dir := t.TempDir()
+	plain = filepath.Join(dir, "plain.parquet")
+	f, err := os.Create(plain)
+	require.NoError(t, err)
+	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(int64(rgRows)),
+		parquet.WithDataPageSize(int64(pageBytes)), parquet.WithBatchSize(int64(min(pageBytes/8, 1024))), parquet.WithDataPageVersion(version),
+		parquet.WithDictionaryFor("y", true), parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
+	require.NoError(t, err)
+	require.NoError(t, w.Write(rec))
+	require.NoError(t, w.Close())
+	data, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	walks := map[int][]walkedChunk{0: walkChunks(t, plain, 0), 1: walkChunks(t, plain, 1)}
+	data = withColumnIndexes(t, data, func(rg, col int) []byte {
+		if col > 1 {
+			return nil
+		}
+		ci := indexOf(rec.Column(col), int64(rg*rgRows), int64(min(rgRows, rows-rg*rgRows)), walks[col][rg].starts)
+		if mend != nil {
+			mend(rg, schema.Field(col).Name, ci)
+		}
+		return encodeColumnIndex(ci)
+	})
+	indexed = filepath.Join(dir, "indexed.parquet")
+	require.NoError(t, os.WriteFile(indexed, data, 0o644))
+	return plain, indexed
+}
+
+// groupFile groups the file at path by k, with filter where: the columns
+// cols (none: x, y, v and s).
+func groupFile(t testing.TB, mem memory.Allocator, path, where string, o Options, cols ...string) *GroupSummary {
+	t.Helper()
+	ctx := context.Background()
+	f, err := engine.Where(where)
+	require.NoError(t, err)
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	o.Mem = mem
+	d, err := Open(ctx, srcs, o)
+	require.NoError(t, err)
+	defer d.Close()
+	if cols == nil {
+		cols = []string{"x", "y", "v", "s"}
+	}
+	sum, err := d.Group(ctx, newEngine(t, mem), engine.GroupRequest{Keys: []string{"k"}, Columns: cols,
+		Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: f})
+	require.NoError(t, err)
+	return sum
+}
+
+var pageIndexFilters = []string{
+	"x < 500", "x >= 2100 and x < 2300", "y = 3", "y is null", "x < 100 or y = 6", "not (x > 200)",
+	"y in (1, 5) and x > 3000", "x is not null and x < 50", "x > 100000", "y >= 0 or x < 0",
+}
+
+// A filter skips the rows whose pages' column indexes exclude it, and the
+// groups are those of the same file without column indexes, to the last
+// bit: data pages v1 and v2, the page path and pqarrow (Options.
+// ArrowDecode), filters on one column and on two (AND, OR, NOT, IN, IS
+// NULL), pages of nulls only.
+func TestGroupPageIndex(t *testing.T) {
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 1))
+	for _, v2 := range []bool{false, true} {
+		plain, indexed := pageIndexFile(t, r, 6000, 2000, 256, v2, nil)
+		for _, arrowDecode := range []bool{false, true} {
+			for _, where := range pageIndexFilters {
+				t.Run(fmt.Sprintf("v2=%v/arrow=%v/%s", v2, arrowDecode, where), func(t *testing.T) {
+					mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+					defer mem.AssertSize(t, 0)
+					o := Options{ArrowDecode: arrowDecode}
+					want := groupFile(t, mem, plain, where, o)
+					defer want.Groups.Release()
+					got := groupFile(t, mem, indexed, where, o)
+					defer got.Groups.Release()
+					assert.True(t, array.RecordEqual(want.Groups, got.Groups), "want\n%v\ngot\n%v", want.Groups, got.Groups)
+					assert.Equal(t, want.Kept, got.Kept)
+					assert.Zero(t, want.Pages.RowGroups, "no column index")
+					assert.Empty(t, got.Pages.NotUsed)
+					assert.Equal(t, 3-int(got.Pruned), got.Pages.RowGroups)
+					switch where {
+					case "x < 500":
+						// rows 0-1499 may hold x < 500: the other row
+						// groups are pruned by their statistics.
+						assert.Equal(t, int64(4000), got.PrunedRows)
+						assert.Greater(t, got.Pages.Rows, int64(400))
+						assert.Less(t, got.Pages.Rows, int64(500))
+					case "x > 100000":
+						assert.Equal(t, int64(6000), got.PrunedRows)
+					case "y >= 0 or x < 0":
+						assert.Zero(t, got.Pages.Rows)
+					default:
+						assert.Positive(t, got.Pages.Rows)
+						assert.Positive(t, got.Pages.Pages)
+					}
+				})
+			}
+		}
+	}
+}
+
+// whyFilter reads the pages of x and y in every row group.
+const whyFilter = "x >= 1100 and x < 1300 or y is null"
+
+// A column index that does not describe its chunk's pages (too few
+// entries, values not of the column's type, extremes the wrong way round)
+// or cannot be read is not used, and says why; the groups do not change.
+func TestGroupPageIndexNotUsed(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	for name, c := range map[string]struct {
+		mend func(rg int, name string, ci *chunkIndex)
+		why  string
+	}{
+		"too few pages": {func(rg int, name string, ci *chunkIndex) {
+			if rg == 1 && name == "x" {
+				ci.nullPages, ci.mins, ci.maxs, ci.nullCounts = ci.nullPages[1:], ci.mins[1:], ci.maxs[1:], ci.nullCounts[1:]
+			}
+		}, `row group 1: column "x": the column index has`},
+		"not values": {func(rg int, name string, ci *chunkIndex) {
+			if name == "x" {
+				for p := range ci.mins {
+					ci.mins[p], ci.maxs[p] = []byte{1, 2, 3}, []byte{4, 5, 6}
+				}
+			}
+		}, ""},
+		"inconsistent": {func(rg int, name string, ci *chunkIndex) {
+			if rg == 2 && name == "y" {
+				ci.nullCounts = ci.nullCounts[:3]
+			}
+		}, `row group 2: column "y": corrupt column index: `},
+	} {
+		t.Run(name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			plain, indexed := pageIndexFile(t, r, 6000, 2000, 256, false, c.mend)
+			for _, where := range append(pageIndexFilters, whyFilter) {
+				want := groupFile(t, mem, plain, where, Options{})
+				got := groupFile(t, mem, indexed, where, Options{})
+				assert.True(t, array.RecordEqual(want.Groups, got.Groups), where)
+				if c.why != "" && where == whyFilter {
+					assert.Contains(t, got.Pages.NotUsed, c.why, where)
+				}
+				want.Groups.Release()
+				got.Groups.Release()
+			}
+		})
+	}
+}
+
+// The column indexes of the Parquet project's files with page indexes skip
+// rows, and the groups are those of their rows read by pqarrow and grouped
+// in memory.
+func TestGroupPageIndexCorpus(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{"alltypes_tiny_pages.parquet", "alltypes_tiny_pages_plain.parquet"} {
+		path := filepath.Join(corpusDir, "parquet-testing", "data", name)
+		for _, where := range []string{"id < 100", "id >= 7000 and tinyint_col < 3", "id > 100 and id < 200 or bigint_col = 0", "not (id < 7000)"} {
+			t.Run(name+"/"+where, func(t *testing.T) {
+				mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+				defer mem.AssertSize(t, 0)
+				f, err := engine.Where(where)
+				require.NoError(t, err)
+				req := engine.GroupRequest{Keys: []string{"month"}, Columns: []string{"id", "int_col", "bigint_col", "double_col", "string_col"},
+					Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: f}
+				srcs, err := Expand([]string{path})
+				require.NoError(t, err, "the corpus is checked out beside the repository")
+				d, err := Open(ctx, srcs, Options{Mem: mem})
+				require.NoError(t, err)
+				defer d.Close()
+				eng := newEngine(t, mem)
+				sum, err := d.Group(ctx, eng, req)
+				require.NoError(t, err)
+				defer sum.Groups.Release()
+				assert.Positive(t, sum.Pages.Rows)
+				assert.Empty(t, sum.Pages.NotUsed)
+
+				tbl := readTable(t, mem, path)
+				defer tbl.Release()
+				g, err := eng.NewGrouper(tbl.Schema(), req)
+				require.NoError(t, err)
+				defer g.Close()
+				tr := array.NewTableReader(tbl, 1000)
+				defer tr.Release()
+				for tr.Next() {
+					require.NoError(t, g.Add(ctx, tr.Record()))
+				}
+				want, err := g.Result(mem)
+				require.NoError(t, err)
+				defer want.Release()
+				assert.True(t, array.RecordEqual(want, sum.Groups), "want\n%v\ngot\n%v", want, sum.Groups)
+				assert.Equal(t, g.Kept(), sum.Kept)
+			})
+		}
+	}
+}
+
+// The rows keptRanges keeps are those a row at a time keeps: a row is
+// kept when test keeps the states of the pages that hold it.
+func TestKeptRanges(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		rows := int64(r.IntN(60))
+		cols := make([]pageStates, 1+r.IntN(3))
+		for k := range cols {
+			if r.IntN(4) == 0 {
+				continue // (no index)
+			}
+			cols[k].starts = []int64{0}
+			for at := int64(0); rows > 0; {
+				at += 1 + int64(r.IntN(12))
+				if at >= rows {
+					break
+				}
+				cols[k].starts = append(cols[k].starts, at)
+			}
+			for range cols[k].starts {
+				var st *agg.State
+				if r.IntN(5) > 0 {
+					s := agg.Nulls(column.FamilySigned, int64(r.IntN(3))) // (Count: whether the page keeps)
+					st = &s
+				}
+				cols[k].states = append(cols[k].states, st)
+			}
+		}
+		// test keeps unless a column's state says no: a page keeps
+		// when its null count is not 1 (the states are only tokens).
+		and := r.IntN(2) == 0
+		test := func(ptrs []*agg.State) bool {
+			keep := and
+			for _, p := range ptrs {
+				m := p == nil || p.NullCount != 1
+				if and {
+					keep = keep && m
+				} else {
+					keep = keep || m
+				}
+			}
+			return keep
+		}
+		keep, skipped := keptRanges(rows, cols, test)
+		want := []bool{}
+		for row := range rows {
+			ptrs := make([]*agg.State, len(cols))
+			for k, c := range cols {
+				for p, s := range c.starts {
+					if s <= row {
+						ptrs[k] = c.states[p]
+					}
+				}
+			}
+			want = append(want, test(ptrs))
+		}
+		got := make([]bool, rows)
+		if keep == nil {
+			for i := range got {
+				got[i] = true
+			}
+		}
+		last := int64(-1)
+		for _, kr := range keep {
+			require.Greater(t, kr.lo, last, "ranges in order and apart")
+			require.Less(t, kr.lo, kr.hi)
+			for i := kr.lo; i < kr.hi; i++ {
+				got[i] = true
+			}
+			last = kr.hi
+		}
+		require.Equal(t, want, got)
+		wantSkipped := 0
+		if keep != nil {
+			for _, c := range cols {
+				for p, s := range c.starts {
+					e := rows
+					if p+1 < len(c.starts) {
+						e = c.starts[p+1]
+					}
+					any := false
+					for i := s; i < e; i++ {
+						any = any || got[i]
+					}
+					if e > s && !any {
+						wantSkipped++
+					}
+				}
+			}
+		}
+		require.Equal(t, wantSkipped, skipped)
+	}
+}
+
+// A column index survives the round trip through its encoding, and every
+// cut of it is an error, not a panic.
+func TestParseColumnIndex(t *testing.T) {
+	ci := &chunkIndex{nullPages: []bool{false, true, false}, mins: [][]byte{{1}, {}, {3, 4}}, maxs: [][]byte{{2}, {}, {5, 6}}, nullCounts: []int64{0, 9, 2}}
+	b := encodeColumnIndex(ci)
+	got, err := parseColumnIndex(b)
+	require.NoError(t, err)
+	assert.Equal(t, ci, got)
+	ci.nullCounts = nil
+	got, err = parseColumnIndex(encodeColumnIndex(ci))
+	require.NoError(t, err)
+	assert.Equal(t, ci, got)
+	for n := range len(b) {
+		_, err := parseColumnIndex(b[:n])
+		assert.Error(t, err, "cut at %d", n)
+	}
+}
+
+// FuzzColumnIndex: any bytes parse to a column index or an error.
+func FuzzColumnIndex(f *testing.F) {
+	f.Add(encodeColumnIndex(&chunkIndex{nullPages: []bool{false, true}, mins: [][]byte{{1, 0, 0, 0}, {}}, maxs: [][]byte{{9, 0, 0, 0}, {}}, nullCounts: []int64{0, 3}}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ci, err := parseColumnIndex(b)
+		if err == nil {
+			require.Len(t, ci.mins, len(ci.nullPages))
+			require.Len(t, ci.maxs, len(ci.nullPages))
+		}
+	})
+}
+
+// readTable reads the Parquet file at path through pqarrow.
+func readTable(t *testing.T, mem memory.Allocator, path string) arrow.Table {
+	t.Helper()
+	pf, err := file.OpenParquetFile(path, false)
+	require.NoError(t, err)
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, mem)
+	require.NoError(t, err)
+	tbl, err := fr.ReadTable(context.Background())
+	require.NoError(t, err)
+	return tbl
+}
+
+// BenchmarkGroupPageIndex groups 4M rows (row groups of 1M, pages of about
+// 64 KiB) with a filter that keeps 1% of them, a run of x (ascending) in
+// one row group: the file without column indexes, and with them; columns
+// the page path decodes (numbers), and a string too (which pqarrow
+// decodes, every row of the row group).
+func BenchmarkGroupPageIndex(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	plain, indexed := pageIndexFile(b, r, 4_000_000, 1_000_000, 64<<10, false, nil)
+	for _, cols := range [][]string{{"x", "y", "v"}, {"x", "y", "v", "s"}} {
+		for _, c := range []struct{ name, path string }{{"plain", plain}, {"indexed", indexed}} {
+			b.Run(fmt.Sprintf("%s/%d-columns", c.name, len(cols)), func(b *testing.B) {
+				for b.Loop() {
+					sum := groupFile(b, memory.DefaultAllocator, c.path, "x >= 1500000 and x < 1540000", Options{}, cols...)
+					sum.Groups.Release()
+				}
+			})
+		}
+	}
+}
