@@ -119,7 +119,6 @@ func withColumnIndexes(t testing.TB, data []byte, index func(rg, col int) []byte
 	return append(out, "PAR1"...)
 }
 
-
 // indexOf is the column index of the pages (from rows starts) of an int64
 // or int32 column's rows [lo, lo+rows) of a.
 func indexOf(a arrow.Array, lo, rows int64, starts []int64) *chunkIndex {
