@@ -473,6 +473,27 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 	for c, oc := range cols {
 		mine[oc.val] = append(mine[oc.val], c)
 	}
+	// The columns of 4- and 8-byte values are written in place (direct),
+	// the others through a builder per range.
+	direct := make([]*directColumn, len(fields))
+	defer func() {
+		for _, d := range direct {
+			if d != nil {
+				d.release()
+			}
+		}
+	}()
+	for c, f := range fields {
+		switch {
+		case !directResult:
+			continue
+		case c < len(g.keys) && directWidth(f.Type) == 0:
+			continue
+		case c >= first && !directAggregate(cols[c-first].a, f.Type, wide[c-first]):
+			continue
+		}
+		direct[c] = newDirectColumn(mem, f.Type, n, ranges)
+	}
 	build := func(task int) error {
 		r, what := task%ranges, task/ranges // what: 0 the keys, 1+v value column v
 		lo, hi := r*resultRange, min(n, (r+1)*resultRange)
@@ -486,33 +507,42 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 				outs = append(outs, first+c)
 			}
 		}
-		bs := make([]array.Builder, len(outs))
+		bs := make([]array.Builder, len(outs)) // (nil: direct)
 		for i, c := range outs {
+			if direct[c] != nil {
+				// (the range's validity bytes, as a builder's start)
+				clear(direct[c].valid[lo/8 : (hi+7)/8])
+				continue
+			}
 			bs[i] = array.NewBuilder(mem, fields[c].Type)
 			defer bs[i].Release()
 			bs[i].Reserve(hi - lo)
 		}
 		if what == 0 {
-			f := 0
 			if !empty {
 				key := make([]core.KeyValue, len(g.keys))
-				for _, ref := range refs[lo:hi] {
+				for k, ref := range refs[lo:hi] {
 					g.c.Key(ref, key)
 					for i := range g.keys {
-						if err := appendValue(bs[i], fields[i].Type, key[i].Valid, key[i].Value); err != nil {
+						if d := direct[i]; d != nil {
+							d.value(lo+k, r, key[i].Valid, key[i].Value)
+						} else if err := appendValue(bs[i], fields[i].Type, key[i].Valid, key[i].Value); err != nil {
 							return fmt.Errorf("key column %q: %w", g.keys[i].Name, err)
 						}
 					}
 				}
-				f = len(g.keys)
 			}
 			if g.req.CountRows {
-				cb := bs[f].(*array.Int64Builder)
+				f := len(g.keys)
 				for k := lo; k < hi; k++ {
-					if empty {
-						cb.Append(0)
+					var rows int64
+					if !empty {
+						rows = g.c.GroupRows(refs[k])
+					}
+					if d := direct[f]; d != nil {
+						d.set(k, uint64(rows))
 					} else {
-						cb.Append(g.c.GroupRows(refs[k]))
+						bs[f].(*array.Int64Builder).Append(rows)
 					}
 				}
 			}
@@ -537,7 +567,9 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 				for k := b; k < e; k++ {
 					fin := states[k-b].Finalize(aggs)
 					for i, c := range mine[val] {
-						if err := appendAggregate(bs[i], cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
+						if d := direct[first+c]; d != nil {
+							d.aggregate(k, r, cols[c].a, &fin, vt)
+						} else if err := appendAggregate(bs[i], cols[c].a, &fin, vt, fields[first+c].Type, wide[c]); err != nil {
 							return fmt.Errorf("column %q: %w", fields[first+c].Name, err)
 						}
 					}
@@ -545,7 +577,9 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 			}
 		}
 		for i, c := range outs {
-			parts[c][r] = bs[i].NewArray()
+			if bs[i] != nil {
+				parts[c][r] = bs[i].NewArray()
+			}
 		}
 		return nil
 	}
@@ -555,6 +589,10 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 	// The columns' ranges concatenated, a column per task.
 	arrs := make([]arrow.Array, len(fields))
 	err := forEach(len(fields), 0, func(c int) (err error) {
+		if d := direct[c]; d != nil {
+			arrs[c], direct[c] = d.array(n), nil
+			return nil
+		}
 		if ranges == 1 {
 			arrs[c] = parts[c][0]
 			arrs[c].Retain()
@@ -796,6 +834,10 @@ func forEach(n, workers int, f func(i int) error) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// directResult writes the result's columns of 4- and 8-byte values in
+// place (directColumn); tests turn it off to compare with the builders.
+var directResult = true
 
 // resultRange is the groups of a task building the result.
 const resultRange = 1 << 16

@@ -3,13 +3,17 @@
 package engine
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/big"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/decimal256"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -141,4 +145,166 @@ func appendValue(b array.Builder, dt arrow.DataType, has bool, v agg.Value) erro
 		return scalar.Append(b, valueScalar(dt, true, v))
 	}
 	return nil
+}
+
+// directColumn is a result column of 4- or 8-byte values written in place,
+// each range of resultRange groups by the task that builds it (a range's
+// validity bytes are its own: resultRange is a multiple of 8), instead of
+// through a builder per range whose arrays are then concatenated. Its
+// values are those appendAggregate and appendValue append, for the
+// aggregates and types directAggregate takes.
+type directColumn struct {
+	dt     arrow.DataType
+	width  int
+	bufs   [2]*memory.Buffer // validity, values
+	valid  []byte
+	values []byte
+	nulls  []int64 // per range
+}
+
+// directWidth is the bytes of a value of type dt that directColumn writes
+// as appendValue appends it; 0: not such a type.
+func directWidth(dt arrow.DataType) int {
+	switch dt.ID() {
+	case arrow.INT64, arrow.UINT64, arrow.FLOAT64:
+		return 8
+	case arrow.INT32, arrow.UINT32, arrow.FLOAT32:
+		return 4
+	}
+	return 0
+}
+
+// directAggregate reports whether aggregate a of type dt (a decimal256 sum
+// when wide) is written as a directColumn.
+func directAggregate(a agg.Set, dt arrow.DataType, wide bool) bool {
+	switch a {
+	case agg.Count, agg.NullCount, agg.ArgMin, agg.ArgMax, agg.Mean:
+		return true
+	case agg.Sum:
+		return !wide && (dt.ID() == arrow.FLOAT64 || dt.ID() == arrow.INT64 || dt.ID() == arrow.UINT64)
+	case agg.Min, agg.Max, agg.First, agg.Last:
+		return directWidth(dt) > 0
+	}
+	return false
+}
+
+// newDirectColumn makes the column of n values of type dt (directWidth)
+// in ranges of resultRange, its buffers from mem.
+func newDirectColumn(mem memory.Allocator, dt arrow.DataType, n, ranges int) *directColumn {
+	d := &directColumn{dt: dt, width: directWidth(dt), nulls: make([]int64, ranges)}
+	for k, size := range []int{int(bitutil.BytesForBits(int64(n))), n * d.width} {
+		d.bufs[k] = memory.NewResizableBuffer(mem)
+		d.bufs[k].Resize(size)
+	}
+	d.valid, d.values = d.bufs[0].Bytes(), d.bufs[1].Bytes()
+	return d
+}
+
+// set writes value i, bits (the value's bits, little-endian, of its width).
+func (d *directColumn) set(i int, bits uint64) {
+	bitutil.SetBit(d.valid, i)
+	if d.width == 8 {
+		binary.LittleEndian.PutUint64(d.values[8*i:], bits)
+	} else {
+		binary.LittleEndian.PutUint32(d.values[4*i:], uint32(bits))
+	}
+}
+
+// null makes value i, of range r, null.
+func (d *directColumn) null(i, r int) {
+	bitutil.ClearBit(d.valid, i)
+	d.nulls[r]++
+}
+
+// value writes v (a null when !has) at i, of range r, as appendValue
+// appends it.
+func (d *directColumn) value(i, r int, has bool, v agg.Value) {
+	if !has {
+		d.null(i, r)
+		return
+	}
+	switch d.dt.ID() {
+	case arrow.FLOAT64:
+		d.set(i, math.Float64bits(v.Float))
+	case arrow.FLOAT32:
+		d.set(i, uint64(math.Float32bits(float32(v.Float))))
+	default:
+		d.set(i, v.Bits[0])
+	}
+}
+
+// aggregate writes aggregate a of the finalized state f (of a column of
+// values of type vt) at i, of range r, as appendAggregate appends it.
+func (d *directColumn) aggregate(i, r int, a agg.Set, f *agg.Final, vt arrow.DataType) {
+	has := f.Valid()
+	switch a {
+	case agg.Count:
+		d.set(i, uint64(f.Count))
+	case agg.NullCount:
+		d.set(i, uint64(f.NullCount))
+	case agg.ArgMin, agg.ArgMax:
+		row := f.ArgMin
+		if a == agg.ArgMax {
+			row = f.ArgMax
+		}
+		if !has || row < 0 {
+			d.null(i, r)
+		} else {
+			d.set(i, uint64(row))
+		}
+	case agg.Mean:
+		var scale int32
+		if dec, ok := vt.(*arrow.Decimal128Type); ok {
+			scale = dec.Scale
+		}
+		if m, ok := f.Mean(scale); ok {
+			d.set(i, math.Float64bits(m))
+		} else {
+			d.null(i, r)
+		}
+	case agg.Sum:
+		switch {
+		case !has:
+			d.null(i, r)
+		case d.dt.ID() == arrow.FLOAT64:
+			d.set(i, math.Float64bits(f.FloatSum))
+		default:
+			d.set(i, f.Sum[0])
+		}
+	case agg.Min:
+		d.value(i, r, has, f.Min)
+	case agg.Max:
+		d.value(i, r, has, f.Max)
+	case agg.First:
+		d.value(i, r, has && f.FirstRow >= 0, f.First)
+	case agg.Last:
+		d.value(i, r, has && f.LastRow >= 0, f.Last)
+	}
+}
+
+// array is the column as an Arrow array of n values; the column is spent.
+func (d *directColumn) array(n int) arrow.Array {
+	defer d.release()
+	var nulls int64
+	for _, k := range d.nulls {
+		nulls += k
+	}
+	valid := d.bufs[0]
+	if nulls == 0 {
+		valid = nil
+	}
+	data := array.NewData(d.dt, n, []*memory.Buffer{valid, d.bufs[1]}, nil, int(nulls), 0)
+	defer data.Release()
+	return array.MakeFromData(data)
+}
+
+// release releases the column's buffers (once array has taken them, its
+// own).
+func (d *directColumn) release() {
+	for k, b := range d.bufs {
+		if b != nil {
+			b.Release()
+			d.bufs[k] = nil
+		}
+	}
 }

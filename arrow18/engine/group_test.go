@@ -639,3 +639,80 @@ func TestGroupDictionaryIndexOutside(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// The result's columns written in place (directColumn) are those the
+// builders make, to the last bit, for keys and values of every type, every
+// aggregate, nulls, several ranges of groups and a sum past int64.
+func TestGroupResultDirectColumns(t *testing.T) {
+	r, seed := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 2*resultRange + 777
+	fields := []arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int32, Nullable: true}, {Name: "f", Type: arrow.PrimitiveTypes.Float32, Nullable: true}}
+	var cols []arrow.Array
+	kb, fb := array.NewInt32Builder(mem), array.NewFloat32Builder(mem)
+	for i := range n {
+		if i%1000 == 0 {
+			kb.AppendNull()
+		} else {
+			kb.Append(int32(r.IntN(n)))
+		}
+		fb.Append(float32(r.IntN(3)))
+	}
+	cols = append(cols, kb.NewArray(), fb.NewArray())
+	kb.Release()
+	fb.Release()
+	var names []string
+	for i, dt := range oracleTypes {
+		name := fmt.Sprintf("v%d", i)
+		fields = append(fields, arrow.Field{Name: name, Type: dt, Nullable: true})
+		cols = append(cols, randArray(mem, r, dt, n, 0.3))
+		names = append(names, name)
+	}
+	big := array.NewInt64Builder(mem) // (sums past int64: decimal256)
+	for range n {
+		big.Append(math.MaxInt64 - int64(r.IntN(10)))
+	}
+	fields = append(fields, arrow.Field{Name: "big", Type: arrow.PrimitiveTypes.Int64, Nullable: true})
+	cols = append(cols, big.NewArray())
+	big.Release()
+	names = append(names, "big")
+	schema := arrow.NewSchema(fields, nil)
+	rec := array.NewRecord(schema, cols, n)
+	defer rec.Release()
+	for _, c := range cols {
+		c.Release()
+	}
+	results := make([]arrow.Record, 2)
+	for k, direct := range []bool{true, false} {
+		directResult = direct
+		g, err := cpuEngine(t, mem, 3).NewGrouper(schema, GroupRequest{Keys: []string{"k", "f"}, Columns: names, Aggs: agg.Default | agg.Ordered, CountRows: true})
+		require.NoError(t, err)
+		require.NoError(t, g.Add(context.Background(), rec))
+		results[k], err = g.Result(mem)
+		require.NoError(t, err)
+		require.NoError(t, g.Close())
+	}
+	directResult = true
+	defer results[0].Release()
+	defer results[1].Release()
+	require.Greater(t, results[0].NumRows(), int64(resultRange), "seed %d", seed)
+	require.True(t, results[1].Schema().Equal(results[0].Schema()))
+	for c := range int(results[0].NumCols()) {
+		want, got := results[1].Column(c), results[0].Column(c)
+		name := fmt.Sprintf("seed %d: column %q", seed, results[0].Schema().Field(c).Name)
+		if want.DataType().ID() == arrow.FLOAT64 || want.DataType().ID() == arrow.FLOAT32 { // (NaN: the same bits, not equal values)
+			require.Equal(t, want.NullN(), got.NullN(), name)
+			w, g := want.Data().Buffers()[1].Bytes(), got.Data().Buffers()[1].Bytes()
+			width := want.DataType().(arrow.FixedWidthDataType).Bytes()
+			for i := range want.Len() {
+				require.Equal(t, want.IsNull(i), got.IsNull(i), name)
+				if want.IsValid(i) {
+					require.Equal(t, w[i*width:(i+1)*width], g[i*width:(i+1)*width], "%s: group %d", name, i)
+				}
+			}
+			continue
+		}
+		require.True(t, array.Equal(want, got), name)
+	}
+}
