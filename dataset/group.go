@@ -342,7 +342,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 			for j, l := range leaves {
 				if l.Name == name {
 					fl[k] = l
-					if sl, err := statsLeafOf(md, pls[j].col, pls[j].typ); err == nil {
+					if sl, err := pruneLeafOf(md, pls[j].col, pls[j].typ); err == nil {
 						sls[k] = &sl
 					}
 				}

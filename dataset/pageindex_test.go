@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -119,46 +121,53 @@ func withColumnIndexes(t testing.TB, data []byte, index func(rg, col int) []byte
 	return append(out, "PAR1"...)
 }
 
-// indexOf is the column index of the pages (from rows starts) of an int64
-// or int32 column's rows [lo, lo+rows) of a.
+// indexOf is the column index of the pages (from rows starts) of an int32,
+// int64, float64 or string column's rows [lo, lo+rows) of a, as writers
+// make it (the extremes of floats without NaN).
 func indexOf(a arrow.Array, lo, rows int64, starts []int64) *chunkIndex {
 	ci := &chunkIndex{nullCounts: []int64{}}
+	// less orders rows i and j; enc is row i's value plain-encoded (byte
+	// arrays without their length); skip leaves NaN out.
+	var less func(i, j int) bool
+	var enc func(i int) []byte
+	skip := func(int) bool { return false }
+	switch a := a.(type) {
+	case *array.Int64:
+		less = func(i, j int) bool { return a.Value(i) < a.Value(j) }
+		enc = func(i int) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(a.Value(i))) }
+	case *array.Int32:
+		less = func(i, j int) bool { return a.Value(i) < a.Value(j) }
+		enc = func(i int) []byte { return binary.LittleEndian.AppendUint32(nil, uint32(a.Value(i))) }
+	case *array.Float64:
+		less = func(i, j int) bool { return a.Value(i) < a.Value(j) }
+		enc = func(i int) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(a.Value(i))) }
+		skip = func(i int) bool { return math.IsNaN(a.Value(i)) }
+	case *array.String:
+		less = func(i, j int) bool { return a.Value(i) < a.Value(j) }
+		enc = func(i int) []byte { return []byte(a.Value(i)) }
+	}
 	for p, s := range starts {
 		e := rows
 		if p+1 < len(starts) {
 			e = starts[p+1]
 		}
-		var mn, mx int64
 		var nulls int64
-		seen := false
-		for i := lo + s; i < lo+e; i++ {
-			if a.IsNull(int(i)) {
+		mn, mx := -1, -1
+		for i := int(lo + s); i < int(lo+e); i++ {
+			switch {
+			case a.IsNull(i):
 				nulls++
-				continue
+			case skip(i):
+			case mn < 0:
+				mn, mx = i, i
+			case less(i, mn):
+				mn = i
+			case less(mx, i):
+				mx = i
 			}
-			var v int64
-			switch a := a.(type) {
-			case *array.Int64:
-				v = a.Value(int(i))
-			case *array.Int32:
-				v = int64(a.Value(int(i)))
-			}
-			if !seen || v < mn {
-				mn = v
-			}
-			if !seen || v > mx {
-				mx = v
-			}
-			seen = true
 		}
-		enc := func(v int64) []byte {
-			if a.DataType().ID() == arrow.INT32 {
-				return binary.LittleEndian.AppendUint32(nil, uint32(int32(v)))
-			}
-			return binary.LittleEndian.AppendUint64(nil, uint64(v))
-		}
-		ci.nullPages = append(ci.nullPages, !seen)
-		if seen {
+		ci.nullPages = append(ci.nullPages, mn < 0 && nulls == e-s)
+		if mn >= 0 {
 			ci.mins, ci.maxs = append(ci.mins, enc(mn)), append(ci.maxs, enc(mx))
 		} else {
 			ci.mins, ci.maxs = append(ci.mins, []byte{}), append(ci.maxs, []byte{})
@@ -168,12 +177,18 @@ func indexOf(a arrow.Array, lo, rows int64, starts []int64) *chunkIndex {
 	return ci
 }
 
+// indexedColumns are the columns of pageIndexFile with column indexes: x,
+// y, f and t.
+var indexedColumns = []int{0, 1, 5, 6}
+
 // pageIndexFile writes rows rows in row groups of rgRows and pages of
 // about pageBytes: x (int64, ascending, nulls among them), y (int32, runs of
 // a value, nulls in rows 10, rows/2 to rows/2+199 and rows-445), a key k, values v and s
-// (a string, which pqarrow decodes); pages v2 when v2. It returns the
-// file's path, and that of the same file with column indexes of x and y
-// (mend changes them first, when not nil).
+// (a string, which pqarrow decodes), f (float64, ascending, NaN and nulls
+// among them) and t (strings, ascending, nulls among them); pages v2 when
+// v2. It returns the
+// file's path, and that of the same file with column indexes of x, y, f and
+// t (mend changes them first, when not nil).
 func pageIndexFile(t testing.TB, r *rand.Rand, rows, rgRows, pageBytes int, v2 bool, mend func(rg int, name string, ci *chunkIndex)) (plain, indexed string) {
 	t.Helper()
 	mem := memory.NewGoAllocator()
@@ -183,11 +198,14 @@ func pageIndexFile(t testing.TB, r *rand.Rand, rows, rgRows, pageBytes int, v2 b
 		{Name: "k", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "v", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+		{Name: "t", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	rb := array.NewRecordBuilder(mem, schema)
 	defer rb.Release()
 	x, y := rb.Field(0).(*array.Int64Builder), rb.Field(1).(*array.Int32Builder)
 	k, v, s := rb.Field(2).(*array.Int32Builder), rb.Field(3).(*array.Float64Builder), rb.Field(4).(*array.StringBuilder)
+	fl, ts := rb.Field(5).(*array.Float64Builder), rb.Field(6).(*array.StringBuilder)
 	yv := int32(0)
 	for i := range rows {
 		if r.IntN(17) == 0 {
@@ -210,6 +228,19 @@ func pageIndexFile(t testing.TB, r *rand.Rand, rows, rgRows, pageBytes int, v2 b
 		} else {
 			s.Append(fmt.Sprintf("s%d", r.IntN(30)))
 		}
+		switch {
+		case i%97 == 5:
+			fl.Append(math.NaN())
+		case i%31 == 0:
+			fl.AppendNull()
+		default:
+			fl.Append(float64(i) / 10)
+		}
+		if i%23 == 0 {
+			ts.AppendNull()
+		} else {
+			ts.Append(fmt.Sprintf("t%07d", i))
+		}
 	}
 	rec := rb.NewRecord()
 	defer rec.Release()
@@ -229,9 +260,12 @@ func pageIndexFile(t testing.TB, r *rand.Rand, rows, rgRows, pageBytes int, v2 b
 	require.NoError(t, w.Close())
 	data, err := os.ReadFile(plain)
 	require.NoError(t, err)
-	walks := map[int][]walkedChunk{0: walkChunks(t, plain, 0), 1: walkChunks(t, plain, 1)}
+	walks := map[int][]walkedChunk{}
+	for _, col := range indexedColumns {
+		walks[col] = walkChunks(t, plain, col)
+	}
 	data = withColumnIndexes(t, data, func(rg, col int) []byte {
-		if col > 1 {
+		if !slices.Contains(indexedColumns, col) {
 			return nil
 		}
 		ci := indexOf(rec.Column(col), int64(rg*rgRows), int64(min(rgRows, rows-rg*rgRows)), walks[col][rg].starts)
@@ -267,9 +301,33 @@ func groupFile(t testing.TB, mem memory.Allocator, path, where string, o Options
 	return sum
 }
 
+// groupRows groups the rows of the Parquet file at path, read by pqarrow,
+// as groupFile does, in memory.
+func groupRows(t *testing.T, mem memory.Allocator, path, where string) arrow.Record {
+	t.Helper()
+	f, err := engine.Where(where)
+	require.NoError(t, err)
+	tbl := readTable(t, mem, path)
+	defer tbl.Release()
+	g, err := newEngine(t, mem).NewGrouper(tbl.Schema(), engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x", "y", "v", "s"},
+		Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: f})
+	require.NoError(t, err)
+	defer g.Close()
+	tr := array.NewTableReader(tbl, 777)
+	defer tr.Release()
+	for tr.Next() {
+		require.NoError(t, g.Add(context.Background(), tr.Record()))
+	}
+	rec, err := g.Result(mem)
+	require.NoError(t, err)
+	return rec
+}
+
 var pageIndexFilters = []string{
 	"x < 500", "x >= 2100 and x < 2300", "y = 3", "y is null", "x < 100 or y = 6", "not (x > 200)",
 	"y in (1, 5) and x > 3000", "x is not null and x < 50", "x > 100000", "y >= 0 or x < 0",
+	"f < 50", "f >= 210 and f < 230", "f != 3", "t >= 't0002100' and t < 't0002300'", "t in ('t0000007', 't0005999')",
+	"not (t > 't0000300') and f < 100", "t is null and x < 1000",
 }
 
 // A filter skips the rows whose pages' column indexes exclude it, and the
@@ -294,6 +352,13 @@ func TestGroupPageIndex(t *testing.T) {
 					got := groupFile(t, mem, indexed, where, o)
 					defer got.Groups.Release()
 					assert.True(t, array.RecordEqual(want.Groups, got.Groups), "want\n%v\ngot\n%v", want.Groups, got.Groups)
+					if !arrowDecode {
+						// (the statistics of row groups prune the file
+						// without column indexes too)
+						rows := groupRows(t, mem, plain, where)
+						assert.True(t, array.RecordEqual(rows, got.Groups), "rows\n%v\ngot\n%v", rows, got.Groups)
+						rows.Release()
+					}
 					assert.Equal(t, want.Kept, got.Kept)
 					assert.Zero(t, want.Pages.RowGroups, "no column index")
 					assert.Empty(t, got.Pages.NotUsed)
@@ -307,7 +372,7 @@ func TestGroupPageIndex(t *testing.T) {
 						assert.Less(t, got.Pages.Rows, int64(500))
 					case "x > 100000":
 						assert.Equal(t, int64(6000), got.PrunedRows)
-					case "y >= 0 or x < 0":
+					case "y >= 0 or x < 0", "f != 3":
 						assert.Zero(t, got.Pages.Rows)
 					default:
 						assert.Positive(t, got.Pages.Rows)
@@ -569,4 +634,43 @@ func BenchmarkGroupPageIndex(b *testing.B) {
 			})
 		}
 	}
+}
+
+// The bounds of floats and byte arrays prune, but NaN bounds, bounds the
+// wrong way round and values of another width do not (the states are
+// unknown).
+func TestPruneBounds(t *testing.T) {
+	plain, _ := pageIndexFile(t, rand.New(rand.NewPCG(9, 9)), 600, 600, 256, false, nil)
+	srcs, err := Expand([]string{plain})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{})
+	require.NoError(t, err)
+	defer d.Close()
+	md := d.files[0].parquet.meta
+	f64 := func(v float64) []byte { return binary.LittleEndian.AppendUint64(nil, math.Float64bits(v)) }
+	fl, err := pruneLeafOf(md, 5, arrow.PrimitiveTypes.Float64)
+	require.NoError(t, err)
+	require.True(t, fl.bounds)
+	st, err := fl.extremes(md, 10, 2, true, f64(-1.5), f64(7))
+	require.NoError(t, err)
+	assert.Equal(t, int64(8), st.Count)
+	assert.Equal(t, -1.5, math.Float64frombits(st.Min[0]))
+	assert.Equal(t, 7.0, math.Float64frombits(st.Max[0]))
+	for _, c := range [][2][]byte{{f64(math.NaN()), f64(1)}, {f64(0), f64(math.NaN())}, {f64(2), f64(1)}, {f64(1)[:4], f64(2)[:4]}} {
+		_, err := fl.extremes(md, 10, 0, true, c[0], c[1])
+		assert.Error(t, err, "%x %x", c[0], c[1])
+	}
+	tl, err := pruneLeafOf(md, 6, arrow.BinaryTypes.String)
+	require.NoError(t, err)
+	st, err = tl.extremes(md, 10, 0, true, []byte("ab"), []byte("b"))
+	require.NoError(t, err)
+	assert.Equal(t, []byte("ab"), st.BMin)
+	assert.Equal(t, []byte("b"), st.BMax)
+	_, err = tl.extremes(md, 10, 0, true, []byte("b"), []byte("ab"))
+	assert.Error(t, err)
+	_, err = pruneLeafOf(md, 6, arrow.PrimitiveTypes.Float64)
+	assert.Error(t, err, "a byte array read as float64")
+	sl, err := pruneLeafOf(md, 0, arrow.PrimitiveTypes.Int64)
+	require.NoError(t, err)
+	assert.False(t, sl.bounds, "integers: exact statistics")
 }

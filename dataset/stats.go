@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -85,6 +86,11 @@ type statsLeaf struct {
 	rgs []bool
 	n   int
 	why error
+	// bounds: the statistics of floats or byte arrays (pruneLeafOf), which
+	// bound the values (extremes that skip NaN, truncated byte arrays)
+	// but do not answer them: their states are for a filter's pruning
+	// alone (filter.Program.MayMatch reads only the counts and extremes).
+	bounds bool
 }
 
 // answers reports whether row group rg of the leaf is answered from its
@@ -217,6 +223,85 @@ func statsLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (sl stat
 	}
 	return statsLeaf{col: col, phys: phys, logical: descr.LogicalType(), order: order, family: kind.Family(),
 		required: descr.MaxDefinitionLevel() == 0, lo: lo, hi: hi}, nil
+}
+
+// pruneLeafOf returns how the statistics of Parquet leaf column col, of
+// Arrow type dt, prune a filter's row groups and pages: those of
+// statsLeafOf, and for float32, float64, string, large_string, binary and
+// large_binary columns, bounds (statsLeaf.bounds) under the type-defined
+// column order: floats in their signed order, byte arrays in their
+// unsigned (bytewise) order, from writers whose statistics
+// HasCorrectStatistics trusts.
+func pruneLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (sl statsLeaf, err error) {
+	var phys parquet.Type
+	var order schema.SortOrder
+	var fam column.Family
+	switch dt.ID() {
+	case arrow.FLOAT32:
+		phys, order, fam = parquet.Types.Float, schema.SortSIGNED, column.FamilyFloat
+	case arrow.FLOAT64:
+		phys, order, fam = parquet.Types.Double, schema.SortSIGNED, column.FamilyFloat
+	case arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.LARGE_BINARY:
+		phys, order, fam = parquet.Types.ByteArray, schema.SortUNSIGNED, column.FamilyBytes
+	default:
+		return statsLeafOf(md, col, dt)
+	}
+	no := func(format string, args ...any) (statsLeaf, error) {
+		return statsLeaf{}, fmt.Errorf(format, args...)
+	}
+	defer func() { // corrupt metadata: no pruning
+		if p := recover(); p != nil {
+			sl, err = no("%v", panicError(p))
+		}
+	}()
+	if col < 0 || col >= md.Schema.NumColumns() {
+		return no("no Parquet column %d", col)
+	}
+	descr := md.Schema.Column(col)
+	switch {
+	case descr.MaxRepetitionLevel() != 0:
+		return no("repeated column")
+	case descr.ColumnOrder() != parquet.ColumnOrders.TypeDefinedOrder:
+		return no("no type-defined column order")
+	case descr.PhysicalType() != phys:
+		return no("%s read as %s", descr.PhysicalType(), dt)
+	case descr.SortOrder() != order:
+		return no("sort order %v", descr.SortOrder())
+	}
+	return statsLeaf{col: col, phys: phys, logical: descr.LogicalType(), order: order, family: fam,
+		required: descr.MaxDefinitionLevel() == 0, bounds: true}, nil
+}
+
+// boundsState is the state, for pruning (statsLeaf.bounds), of count valid
+// values and nulls nulls from their plain-encoded bounds min and max.
+func (s *statsLeaf) boundsState(md *metadata.FileMetaData, count, nulls int64, minB, maxB []byte) (agg.State, error) {
+	enc := metadata.EncodedStatistics{HasMin: true, Min: minB, HasMax: true, Max: maxB}
+	if !md.WriterVersion().HasCorrectStatistics(s.phys, s.logical, enc, s.order) {
+		return agg.State{}, fmt.Errorf("statistics of %q, which may be wrong", md.GetCreatedBy())
+	}
+	if s.family == column.FamilyBytes {
+		if bytes.Compare(maxB, minB) < 0 {
+			return agg.State{}, errors.New("min_value above max_value")
+		}
+		return agg.Bytes(count, nulls, minB, maxB), nil
+	}
+	var lo, hi float64
+	switch {
+	case s.phys == parquet.Types.Float && len(minB) == 4 && len(maxB) == 4:
+		lo = float64(math.Float32frombits(binary.LittleEndian.Uint32(minB)))
+		hi = float64(math.Float32frombits(binary.LittleEndian.Uint32(maxB)))
+	case s.phys == parquet.Types.Double && len(minB) == 8 && len(maxB) == 8:
+		lo = math.Float64frombits(binary.LittleEndian.Uint64(minB))
+		hi = math.Float64frombits(binary.LittleEndian.Uint64(maxB))
+	default:
+		return agg.State{}, fmt.Errorf("min_value %x and max_value %x are not %s values", minB, maxB, s.phys)
+	}
+	if math.IsNaN(lo) || math.IsNaN(hi) || hi < lo {
+		return agg.State{}, fmt.Errorf("min_value %v and max_value %v", lo, hi)
+	}
+	// (-0 and +0 compare equal: either may stand for a zero. The state's
+	// sum is not the values': MayMatch does not read it.)
+	return agg.Float(count, nulls, 0, 0, 0, lo, hi), nil
 }
 
 // unsignedWriters are the writers whose statistics of unsigned columns are
@@ -356,6 +441,9 @@ func (s *statsLeaf) extremes(md *metadata.FileMetaData, rows, nulls int64, hasNu
 	}
 	if minB == nil || maxB == nil {
 		return st, errors.New("no min_value and max_value")
+	}
+	if s.bounds {
+		return s.boundsState(md, count, nulls, minB, maxB)
 	}
 	lo, okLo := s.decode(minB)
 	hi, okHi := s.decode(maxB)
