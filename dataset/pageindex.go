@@ -39,9 +39,9 @@ type chunkIndex struct {
 const maxColumnIndexBytes = 16 << 20
 
 // readColumnIndex reads the column index of the chunk of column col in
-// row group rg of a file of size bytes, from src; nil when the chunk has
-// none.
-func readColumnIndex(src io.ReaderAt, size int64, md *metadata.FileMetaData, rg, col int) (ci *chunkIndex, err error) {
+// row group rg of a file of size bytes, from src, a chunk of pages data
+// pages; nil when the chunk has none.
+func readColumnIndex(src io.ReaderAt, size int64, md *metadata.FileMetaData, rg, col, pages int) (ci *chunkIndex, err error) {
 	defer recoverTo(&err) // (corrupt metadata)
 	g := md.RowGroups[rg]
 	if col >= len(g.Columns) || g.Columns[col] == nil {
@@ -62,11 +62,12 @@ func readColumnIndex(src io.ReaderAt, size int64, md *metadata.FileMetaData, rg,
 	if _, err := src.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("reading the column index: %w", err)
 	}
-	return parseColumnIndex(b)
+	return parseColumnIndex(b, pages)
 }
 
-// parseColumnIndex decodes a ColumnIndex (the thrift compact protocol).
-func parseColumnIndex(b []byte) (*chunkIndex, error) {
+// parseColumnIndex decodes a ColumnIndex (the thrift compact protocol) of
+// at most pages pages: a longer list is an error before it is allocated.
+func parseColumnIndex(b []byte, pages int) (*chunkIndex, error) {
 	c := &compact{b: b}
 	ci := &chunkIndex{}
 	var has [4]bool // null_pages, min_values, max_values, boundary_order
@@ -78,6 +79,10 @@ func parseColumnIndex(b []byte) (*chunkIndex, error) {
 			return -1
 		}
 		n, et := c.listHeader()
+		if n > int64(pages) {
+			c.fail(fmt.Errorf("a list of %d pages in the column index of a column chunk of %d", n, pages))
+			return -1
+		}
 		if n > int64(len(c.b)-c.pos) { // (each element takes a byte at least)
 			c.fail(errHeaderShort)
 			return -1
@@ -319,7 +324,7 @@ func (f *pageFilter) keep(src *sourceBytes, md *metadata.FileMetaData, rg int, l
 		if j < 0 {
 			continue
 		}
-		ci, err := readColumnIndex(src, src.Size(), md, rg, leaves[j].col)
+		ci, err := readColumnIndex(src, src.Size(), md, rg, leaves[j].col, len(starts[j]))
 		if err == nil && ci == nil { // (none)
 			continue
 		}

@@ -573,20 +573,23 @@ func TestKeptRanges(t *testing.T) {
 	}
 }
 
-// A column index survives the round trip through its encoding, and every
-// cut of it is an error, not a panic.
+// A column index survives the round trip through its encoding; a list
+// longer than the chunk's pages, and every cut of it, are errors, not
+// panics.
 func TestParseColumnIndex(t *testing.T) {
 	ci := &chunkIndex{nullPages: []bool{false, true, false}, mins: [][]byte{{1}, {}, {3, 4}}, maxs: [][]byte{{2}, {}, {5, 6}}, nullCounts: []int64{0, 9, 2}}
 	b := encodeColumnIndex(ci)
-	got, err := parseColumnIndex(b)
+	got, err := parseColumnIndex(b, 3)
 	require.NoError(t, err)
 	assert.Equal(t, ci, got)
+	_, err = parseColumnIndex(b, 2)
+	assert.ErrorContains(t, err, "a list of 3 pages in the column index of a column chunk of 2")
 	ci.nullCounts = nil
-	got, err = parseColumnIndex(encodeColumnIndex(ci))
+	got, err = parseColumnIndex(encodeColumnIndex(ci), 3)
 	require.NoError(t, err)
 	assert.Equal(t, ci, got)
 	for n := range len(b) {
-		_, err := parseColumnIndex(b[:n])
+		_, err := parseColumnIndex(b[:n], 3)
 		assert.Error(t, err, "cut at %d", n)
 	}
 }
@@ -595,8 +598,9 @@ func TestParseColumnIndex(t *testing.T) {
 func FuzzColumnIndex(f *testing.F) {
 	f.Add(encodeColumnIndex(&chunkIndex{nullPages: []bool{false, true}, mins: [][]byte{{1, 0, 0, 0}, {}}, maxs: [][]byte{{9, 0, 0, 0}, {}}, nullCounts: []int64{0, 3}}))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		ci, err := parseColumnIndex(b)
+		ci, err := parseColumnIndex(b, 1000)
 		if err == nil {
+			require.LessOrEqual(t, len(ci.nullPages), 1000)
 			require.Len(t, ci.mins, len(ci.nullPages))
 			require.Len(t, ci.maxs, len(ci.nullPages))
 		}
