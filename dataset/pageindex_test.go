@@ -302,15 +302,12 @@ func groupFile(t testing.TB, mem memory.Allocator, path, where string, o Options
 }
 
 // groupRows groups the rows of the Parquet file at path, read by pqarrow,
-// as groupFile does, in memory.
-func groupRows(t *testing.T, mem memory.Allocator, path, where string) arrow.Record {
+// in memory, as req asks, and returns the groups and the rows kept.
+func groupRows(t *testing.T, mem memory.Allocator, path string, req engine.GroupRequest) (arrow.Record, int64) {
 	t.Helper()
-	f, err := engine.Where(where)
-	require.NoError(t, err)
 	tbl := readTable(t, mem, path)
 	defer tbl.Release()
-	g, err := newEngine(t, mem).NewGrouper(tbl.Schema(), engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x", "y", "v", "s"},
-		Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: f})
+	g, err := newEngine(t, mem).NewGrouper(tbl.Schema(), req)
 	require.NoError(t, err)
 	defer g.Close()
 	tr := array.NewTableReader(tbl, 777)
@@ -320,7 +317,7 @@ func groupRows(t *testing.T, mem memory.Allocator, path, where string) arrow.Rec
 	}
 	rec, err := g.Result(mem)
 	require.NoError(t, err)
-	return rec
+	return rec, g.Kept()
 }
 
 var pageIndexFilters = []string{
@@ -355,8 +352,12 @@ func TestGroupPageIndex(t *testing.T) {
 					if !arrowDecode {
 						// (the statistics of row groups prune the file
 						// without column indexes too)
-						rows := groupRows(t, mem, plain, where)
+						f, err := engine.Where(where)
+						require.NoError(t, err)
+						rows, kept := groupRows(t, mem, plain, engine.GroupRequest{Keys: []string{"k"}, Columns: []string{"x", "y", "v", "s"},
+							Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: f})
 						assert.True(t, array.RecordEqual(rows, got.Groups), "rows\n%v\ngot\n%v", rows, got.Groups)
+						assert.Equal(t, kept, got.Kept)
 						rows.Release()
 					}
 					assert.Equal(t, want.Kept, got.Kept)
@@ -452,28 +453,16 @@ func TestGroupPageIndexCorpus(t *testing.T) {
 				d, err := Open(ctx, srcs, Options{Mem: mem})
 				require.NoError(t, err)
 				defer d.Close()
-				eng := newEngine(t, mem)
-				sum, err := d.Group(ctx, eng, req)
+				sum, err := d.Group(ctx, newEngine(t, mem), req)
 				require.NoError(t, err)
 				defer sum.Groups.Release()
 				assert.Positive(t, sum.Pages.Rows)
 				assert.Empty(t, sum.Pages.NotUsed)
 
-				tbl := readTable(t, mem, path)
-				defer tbl.Release()
-				g, err := eng.NewGrouper(tbl.Schema(), req)
-				require.NoError(t, err)
-				defer g.Close()
-				tr := array.NewTableReader(tbl, 1000)
-				defer tr.Release()
-				for tr.Next() {
-					require.NoError(t, g.Add(ctx, tr.Record()))
-				}
-				want, err := g.Result(mem)
-				require.NoError(t, err)
+				want, kept := groupRows(t, mem, path, req)
 				defer want.Release()
 				assert.True(t, array.RecordEqual(want, sum.Groups), "want\n%v\ngot\n%v", want, sum.Groups)
-				assert.Equal(t, g.Kept(), sum.Kept)
+				assert.Equal(t, kept, sum.Kept)
 			})
 		}
 	}
