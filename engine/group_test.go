@@ -714,3 +714,120 @@ func TestGroupResultDirectColumns(t *testing.T) {
 		require.True(t, array.Equal(want, got), name)
 	}
 }
+
+// Groups come out in key order (nulls last, NaN after every number, -0
+// before +0) whatever the keys' spread: a wide range, a narrow one, keys
+// crowded in a few of the sort's buckets, unsigned keys past 2^63, floats'
+// special values; the same order for 1 and 3 threads.
+func TestGroupSortedWordKeys(t *testing.T) {
+	r, seed := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n = 200_000
+	cases := map[string]func(b array.Builder, i int){
+		"int64 wide": func(b array.Builder, i int) {
+			b.(*array.Int64Builder).Append(int64(r.Uint64()))
+		},
+		"int64 crowded": func(b array.Builder, i int) {
+			switch {
+			case i%50_000 == 0:
+				b.(*array.Int64Builder).Append(math.MaxInt64 - int64(i))
+			case i%40_000 == 1:
+				b.(*array.Int64Builder).Append(math.MinInt64 + int64(i))
+			default:
+				b.(*array.Int64Builder).Append(int64(r.IntN(150_000)))
+			}
+		},
+		"int8": func(b array.Builder, i int) {
+			if i%777 == 0 {
+				b.AppendNull()
+			} else {
+				b.(*array.Int8Builder).Append(int8(r.IntN(256) - 128))
+			}
+		},
+		"uint64": func(b array.Builder, i int) {
+			b.(*array.Uint64Builder).Append(r.Uint64() | uint64(i%2)<<63)
+		},
+		"float64": func(b array.Builder, i int) {
+			specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, math.SmallestNonzeroFloat64, -math.MaxFloat64}
+			switch {
+			case i%1000 == 0:
+				b.AppendNull()
+			case i%100 < len(specials):
+				b.(*array.Float64Builder).Append(specials[i%100])
+			default:
+				b.(*array.Float64Builder).Append(r.NormFloat64() * 1e6)
+			}
+		},
+	}
+	types := map[string]arrow.DataType{"int64 wide": arrow.PrimitiveTypes.Int64, "int64 crowded": arrow.PrimitiveTypes.Int64,
+		"int8": arrow.PrimitiveTypes.Int8, "uint64": arrow.PrimitiveTypes.Uint64, "float64": arrow.PrimitiveTypes.Float64}
+	for name, fill := range cases {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: types[name], Nullable: true}}, nil)
+		b := array.NewBuilder(mem, types[name])
+		for i := range n {
+			fill(b, i)
+		}
+		keys := b.NewArray()
+		b.Release()
+		rec := array.NewRecord(schema, []arrow.Array{keys}, n)
+		keys.Release()
+		var first arrow.Record
+		for _, threads := range []int{1, 3} {
+			g, err := cpuEngine(t, mem, threads).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true})
+			require.NoError(t, err)
+			require.NoError(t, g.Add(context.Background(), rec))
+			res, err := g.Result(mem)
+			require.NoError(t, err)
+			require.NoError(t, g.Close())
+			col := res.Column(0)
+			// less: the documented order of two keys at rows i < j.
+			before := func(i, j int) bool {
+				if col.IsNull(j) {
+					return !col.IsNull(i)
+				}
+				if col.IsNull(i) {
+					return false
+				}
+				switch c := col.(type) {
+				case *array.Int64:
+					return c.Value(i) < c.Value(j)
+				case *array.Int8:
+					return c.Value(i) < c.Value(j)
+				case *array.Uint64:
+					return c.Value(i) < c.Value(j)
+				case *array.Float64:
+					x, y := c.Value(i), c.Value(j)
+					switch {
+					case x != x:
+						return false
+					case y != y:
+						return true
+					case x == y:
+						return math.Signbit(x) && !math.Signbit(y)
+					}
+					return x < y
+				}
+				return false
+			}
+			for i := 1; i < col.Len(); i++ {
+				require.True(t, before(i-1, i), "seed %d, %s, %d threads: groups %d and %d out of order", seed, name, threads, i-1, i)
+			}
+			var rows int64
+			for _, v := range res.Column(1).(*array.Int64).Int64Values() {
+				rows += v
+			}
+			require.Equal(t, int64(n), rows, "%s: every row in a group", name)
+			if first == nil {
+				first = res
+			} else {
+				// (the keys' bits: NaN is not equal to itself)
+				require.Equal(t, first.Column(0).Data().Buffers()[1].Bytes(), res.Column(0).Data().Buffers()[1].Bytes(), "%s: 1 and 3 threads", name)
+				require.True(t, array.Equal(first.Column(1), res.Column(1)), "%s: 1 and 3 threads", name)
+				res.Release()
+			}
+		}
+		first.Release()
+		rec.Release()
+	}
+}

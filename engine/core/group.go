@@ -775,16 +775,19 @@ func (g *Grouper) Sorted() ([]GroupRef, error) {
 }
 
 // sortedWords sorts the groups of one-word keys of family f by key, in
-// the order compareKey gives, through order-preserving words.
+// the order compareKey gives, through order-preserving words: each
+// partition's keys made by a task of its own, then a bucket sort on the
+// words' leading bits (wordBuckets: counted and scattered a partition per
+// task, in partition order), each bucket sorted by a task of its own; the
+// null key (one group at most) last.
 func (g *Grouper) sortedWords(refs []GroupRef, f column.Family) []GroupRef {
-	// Each partition's groups (a run of refs) are keyed and sorted by a
-	// task of their own, then the runs are merged.
 	ks := make([]wordKey, len(refs))
 	starts := make([]int, len(g.parts)+1)
 	for p, gp := range g.parts {
 		starts[p+1] = starts[p] + gp.t.Len()
 	}
-	_ = g.e.parallel(context.Background(), len(g.parts), func(p int, _ *groupScratch) error {
+	ctx := context.Background()
+	_ = g.e.parallel(ctx, len(g.parts), func(p int, _ *groupScratch) error {
 		kv := make([]cpu.KeyValue, 1)
 		fams := []column.Family{f}
 		run := ks[starts[p]:starts[p+1]]
@@ -812,12 +815,96 @@ func (g *Grouper) sortedWords(refs []GroupRef, f column.Family) []GroupRef {
 			}
 			run[i] = k
 		}
-		slices.SortFunc(run, compareWordKeys)
 		return nil
 	})
-	g.mergeWordRuns(ks, starts, refs)
+	// The words' range, and the buckets of their leading bits.
+	lo, hi := uint64(math.MaxUint64), uint64(0)
+	nulls := 0
+	for _, k := range ks {
+		if k.null {
+			nulls++
+			continue
+		}
+		lo, hi = min(lo, k.ord), max(hi, k.ord)
+	}
+	shift := 0
+	if hi > lo {
+		shift = max(0, bits.Len64(hi-lo)-wordBucketBits)
+	}
+	buckets := 1
+	if hi > lo {
+		buckets = int((hi-lo)>>shift) + 1
+	}
+	bucket := func(k wordKey) int {
+		if k.null {
+			return buckets // (the last: the null key)
+		}
+		return int((k.ord - lo) >> shift)
+	}
+	// counts[p][b]: partition p's keys in bucket b; then where they go.
+	counts := make([][]int, len(g.parts))
+	_ = g.e.parallel(ctx, len(g.parts), func(p int, _ *groupScratch) error {
+		c := make([]int, buckets+1)
+		for _, k := range ks[starts[p]:starts[p+1]] {
+			c[bucket(k)]++
+		}
+		counts[p] = c
+		return nil
+	})
+	bstart := make([]int, buckets+2) // where bucket b begins
+	at := 0
+	for b := range buckets + 1 {
+		bstart[b] = at
+		for p := range counts {
+			n := counts[p][b]
+			counts[p][b] = at
+			at += n
+		}
+	}
+	bstart[buckets+1] = at
+	sorted := make([]wordKey, len(ks))
+	_ = g.e.parallel(ctx, len(g.parts), func(p int, _ *groupScratch) error {
+		next := counts[p]
+		for _, k := range ks[starts[p]:starts[p+1]] {
+			b := bucket(k)
+			sorted[next[b]] = k
+			next[b]++
+		}
+		return nil
+	})
+	ks = nil // (its memory, for what follows)
+	// Each bucket sorted (few keys each but where the keys crowd), a run
+	// of buckets of about wordSortTask keys per task.
+	var tasks []int // the first bucket of each task
+	for b, n := 0, 0; b < buckets; b++ {
+		if n == 0 {
+			tasks = append(tasks, b)
+		}
+		if n += bstart[b+1] - bstart[b]; n >= wordSortTask {
+			n = 0
+		}
+	}
+	tasks = append(tasks, buckets)
+	_ = g.e.parallel(ctx, len(tasks)-1, func(t int, _ *groupScratch) error {
+		for b := tasks[t]; b < tasks[t+1]; b++ {
+			if run := sorted[bstart[b]:bstart[b+1]]; len(run) > 1 {
+				slices.SortFunc(run, compareWordKeys)
+			}
+		}
+		return nil
+	})
+	for i, k := range sorted {
+		refs[i] = k.ref
+	}
 	return refs
 }
+
+// wordBucketBits are the leading bits of the words' range that bucket
+// them (sortedWords): 4,096 buckets.
+const wordBucketBits = 12
+
+// wordSortTask is about the keys a task of sortedWords sorts.
+const wordSortTask = 1 << 16
 
 // wordKey is a one-word key in an order-preserving form, with its group.
 type wordKey struct {
@@ -826,95 +913,19 @@ type wordKey struct {
 	ref  GroupRef
 }
 
-// mergeSegment is the fewest keys per task of mergeWordRuns.
-const mergeSegment = 1 << 16
-
-// mergeWordRuns merges the sorted runs ks[starts[p]:starts[p+1]] (of
-// distinct keys) into out, in parallel: splitters sampled from the runs cut
-// the keys into segments, each merged by a task of its own into its place.
-func (g *Grouper) mergeWordRuns(ks []wordKey, starts []int, out []GroupRef) {
-	runs := len(starts) - 1
-	segs := min(4*g.e.threads, len(ks)/mergeSegment)
-	var split []wordKey
-	if segs > 1 {
-		// Evenly spaced samples of every run, sorted, cut at segs-1
-		// quantiles.
-		var samples []wordKey
-		for p := range runs {
-			run := ks[starts[p]:starts[p+1]]
-			for i := 0; i < len(run); i += max(1, len(run)/(4*segs)) {
-				samples = append(samples, run[i])
-			}
-		}
-		slices.SortFunc(samples, compareWordKeys)
-		for s := 1; s < segs; s++ {
-			split = append(split, samples[s*len(samples)/segs])
-		}
-		split = slices.CompactFunc(split, func(a, b wordKey) bool { return compareWordKeys(a, b) == 0 })
-	}
-	// bound[s][p]: where segment s begins in run p (the first key not
-	// before its splitter); segment s ends where s+1 begins.
-	bound := make([][]int, len(split)+2)
-	bound[0] = starts[:runs]
-	bound[len(split)+1] = starts[1:]
-	for s, sp := range split {
-		b := make([]int, runs)
-		for p := range runs {
-			i, _ := slices.BinarySearchFunc(ks[starts[p]:starts[p+1]], sp, compareWordKeys)
-			b[p] = starts[p] + i
-		}
-		bound[s+1] = b
-	}
-	_ = g.e.parallel(context.Background(), len(split)+1, func(s int, _ *groupScratch) error {
-		at := 0 // the segment's place in out: the keys before it
-		for p := range runs {
-			at += bound[s][p] - starts[p]
-		}
-		// The runs' heads in a heap, the least on top.
-		type head struct{ at, end int }
-		var heap []head
-		less := func(a, b head) bool { return compareWordKeys(ks[a.at], ks[b.at]) < 0 }
-		down := func(i int) {
-			for {
-				m, l, r := i, 2*i+1, 2*i+2
-				if l < len(heap) && less(heap[l], heap[m]) {
-					m = l
-				}
-				if r < len(heap) && less(heap[r], heap[m]) {
-					m = r
-				}
-				if m == i {
-					return
-				}
-				heap[i], heap[m] = heap[m], heap[i]
-				i = m
-			}
-		}
-		for p := range runs {
-			if lo, hi := bound[s][p], bound[s+1][p]; lo < hi {
-				heap = append(heap, head{lo, hi})
-			}
-		}
-		for i := len(heap)/2 - 1; i >= 0; i-- {
-			down(i)
-		}
-		for ; len(heap) > 0; at++ {
-			out[at] = ks[heap[0].at].ref
-			if heap[0].at++; heap[0].at == heap[0].end {
-				heap[0] = heap[len(heap)-1]
-				heap = heap[:len(heap)-1]
-			}
-			down(0)
-		}
-		return nil
-	})
-}
-
+// compareWordKeys orders keys by word, nulls last (then by group: the
+// order of equal words, if any, is the same run after run).
 func compareWordKeys(a, b wordKey) int {
 	if a.null != b.null {
 		return cmp.Compare(boolInt(a.null), boolInt(b.null))
 	}
-	return cmp.Compare(a.ord, b.ord)
+	if c := cmp.Compare(a.ord, b.ord); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(a.ref.part, b.ref.part); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.ref.id, b.ref.id)
 }
 
 func (g *Grouper) keyFamilies() []column.Family {
