@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -662,6 +663,12 @@ func TestGroupResultDirectColumns(t *testing.T) {
 	fb.Release()
 	var names []string
 	for i, dt := range oracleTypes {
+		// (under the race detector, a 32- and a 64-bit integer, an
+		// unsigned one, both floats, a decimal and a string: `make test`
+		// runs every type without it)
+		if raceEnabled && !slices.Contains([]arrow.Type{arrow.INT32, arrow.INT64, arrow.UINT64, arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL128, arrow.STRING}, dt.ID()) {
+			continue
+		}
 		name := fmt.Sprintf("v%d", i)
 		fields = append(fields, arrow.Field{Name: name, Type: dt, Nullable: true})
 		cols = append(cols, randArray(mem, r, dt, n, 0.3))
