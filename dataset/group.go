@@ -684,7 +684,17 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 		need += n - arrowTaskBytes
 	}
 	if r.pages != nil {
-		keep = r.pages.keep(src, md, rg, r.leaves, starts, skips)
+		// (run again when the budget is busy: what it counts is its own)
+		err := r.budget.Run(ctx, "a column index", func(c *budget.Charge) (err error) {
+			var sk PageSkips
+			if keep, err = r.pages.keep(c, src, md, rg, r.leaves, starts, &sk); err == nil {
+				*skips = sk
+			}
+			return err
+		})
+		if err != nil {
+			return 0, nil, nil, fmt.Errorf("row group %d: %w", rg, err)
+		}
 	}
 	return need, undict, keep, nil
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"slices"
 	"sort"
+	"unsafe"
 
 	"github.com/apache/arrow/go/v17/parquet/metadata"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 )
 
 // Page indexes. A Parquet writer may store, for a column chunk, a
@@ -38,31 +40,53 @@ type chunkIndex struct {
 // that are read (a writer's is a few dozen bytes a page).
 const maxColumnIndexBytes = 16 << 20
 
-// readColumnIndex reads the column index of the chunk of column col in
-// row group rg of a file of size bytes, from src, a chunk of pages data
-// pages; nil when the chunk has none.
-func readColumnIndex(src io.ReaderAt, size int64, md *metadata.FileMetaData, rg, col, pages int) (ci *chunkIndex, err error) {
+// columnIndexAt returns where the column index of the chunk of column col
+// in row group rg of a file of size bytes lies: n bytes at off; n 0 when
+// the chunk has none.
+func columnIndexAt(md *metadata.FileMetaData, size int64, rg, col int) (off, n int64, err error) {
 	defer recoverTo(&err) // (corrupt metadata)
 	g := md.RowGroups[rg]
 	if col >= len(g.Columns) || g.Columns[col] == nil {
-		return nil, errors.New("no column chunk metadata")
+		return 0, 0, errors.New("no column chunk metadata")
 	}
 	cc := g.Columns[col]
 	if !cc.IsSetColumnIndexOffset() || !cc.IsSetColumnIndexLength() {
-		return nil, nil
+		return 0, 0, nil
 	}
 	if cc.IsSetCryptoMetadata() {
-		return nil, errors.New("an encrypted column chunk")
+		return 0, 0, errors.New("an encrypted column chunk")
 	}
-	off, n := cc.GetColumnIndexOffset(), int64(cc.GetColumnIndexLength())
+	off, n = cc.GetColumnIndexOffset(), int64(cc.GetColumnIndexLength())
 	if off < 0 || n <= 0 || n > maxColumnIndexBytes || off > size-n {
-		return nil, fmt.Errorf("a column index of %d bytes at %d, in a file of %d", n, off, size)
+		return 0, 0, fmt.Errorf("a column index of %d bytes at %d, in a file of %d", n, off, size)
+	}
+	return off, n, nil
+}
+
+// pageIndexBytes bounds what a data page's entry of a column index takes
+// once read (chunkIndex's, its state's, its first row's and a range of
+// keptRanges), besides the index's bytes and the copies of its extremes.
+const pageIndexBytes = 1 + 2*24 + 8 + 8 + int64(unsafe.Sizeof(agg.State{})) + 8 + 16
+
+// readColumnIndex reads and decodes the column index of n bytes at off of
+// src, of a chunk of pages data pages, charged to c (with what its pages'
+// states take: pageIndexBytes each, and the copies of the byte arrays'
+// extremes, fewer bytes than the index): busy is the charge's error when
+// the budget is busy (the unit runs again), err why the index is not used
+// (past the whole budget, say).
+func readColumnIndex(c *budget.Charge, src io.ReaderAt, off, n int64, pages int) (ci *chunkIndex, busy, err error) {
+	if err := c.Grow("a column index", 2*n+int64(pages)*pageIndexBytes); err != nil {
+		if past := (*budget.Error)(nil); errors.As(err, &past) {
+			return nil, nil, err
+		}
+		return nil, err, nil
 	}
 	b := make([]byte, n)
 	if _, err := src.ReadAt(b, off); err != nil {
-		return nil, fmt.Errorf("reading the column index: %w", err)
+		return nil, nil, fmt.Errorf("reading the column index: %w", err)
 	}
-	return parseColumnIndex(b, pages)
+	ci, err = parseColumnIndex(b, pages)
+	return ci, nil, err
 }
 
 // parseColumnIndex decodes a ColumnIndex (the thrift compact protocol) of
@@ -315,8 +339,9 @@ func (f *pageFilter) add(s PageSkips) {
 // column indexes of the filter's columns may keep (keptRanges; nil: every
 // row), given the first rows of the data pages of the run's leaves (starts,
 // from their walk), and counts in skips what it skips, or why a column
-// index is not used.
-func (f *pageFilter) keep(src *sourceBytes, md *metadata.FileMetaData, rg int, leaves []parquetLeaf, starts [][]int64, skips *PageSkips) []rowRange {
+// index is not used. What the column indexes take is charged to c
+// (readColumnIndex); an error is the charge's: the budget is busy.
+func (f *pageFilter) keep(c *budget.Charge, src *sourceBytes, md *metadata.FileMetaData, rg int, leaves []parquetLeaf, starts [][]int64, skips *PageSkips) ([]rowRange, error) {
 	rows := md.RowGroups[rg].NumRows
 	cols := make([]pageStates, len(f.leaf))
 	indexed := false
@@ -324,13 +349,20 @@ func (f *pageFilter) keep(src *sourceBytes, md *metadata.FileMetaData, rg int, l
 		if j < 0 {
 			continue
 		}
-		ci, err := readColumnIndex(src, src.Size(), md, rg, leaves[j].col, len(starts[j]))
-		if err == nil && ci == nil { // (none)
+		off, n, err := columnIndexAt(md, src.Size(), rg, leaves[j].col)
+		if err == nil && n == 0 { // (none)
 			continue
 		}
 		var ps pageStates
 		if err == nil {
-			ps, err = pageStatesOf(md, f.stats[k], ci, starts[j], rows)
+			var ci *chunkIndex
+			var busy error
+			if ci, busy, err = readColumnIndex(c, src, off, n, len(starts[j])); busy != nil {
+				return nil, busy
+			}
+			if err == nil {
+				ps, err = pageStatesOf(md, f.stats[k], ci, starts[j], rows)
+			}
 		}
 		if err != nil {
 			if skips.NotUsed == "" {
@@ -341,7 +373,7 @@ func (f *pageFilter) keep(src *sourceBytes, md *metadata.FileMetaData, rg int, l
 		cols[k], indexed = ps, true
 	}
 	if !indexed {
-		return nil
+		return nil, nil
 	}
 	skips.RowGroups++
 	keep, pages := keptRanges(rows, cols, f.test)
@@ -349,5 +381,5 @@ func (f *pageFilter) keep(src *sourceBytes, md *metadata.FileMetaData, rg int, l
 		skips.Pages += pages
 		skips.Rows += rows - keptRows(keep)
 	}
-	return keep
+	return keep, nil
 }

@@ -188,15 +188,9 @@ func statsLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (sl stat
 			sl, err = no("%v", panicError(p))
 		}
 	}()
-	if col < 0 || col >= md.Schema.NumColumns() {
-		return no("no Parquet column %d", col)
-	}
-	descr := md.Schema.Column(col)
-	if descr.MaxRepetitionLevel() != 0 {
-		return no("repeated column")
-	}
-	if descr.ColumnOrder() != parquet.ColumnOrders.TypeDefinedOrder {
-		return no("no type-defined column order")
+	descr, err := statsColumn(md, col)
+	if err != nil {
+		return statsLeaf{}, err
 	}
 	lo, hi, physs := statsRange(dt)
 	phys := descr.PhysicalType()
@@ -223,6 +217,23 @@ func statsLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (sl stat
 	}
 	return statsLeaf{col: col, phys: phys, logical: descr.LogicalType(), order: order, family: kind.Family(),
 		required: descr.MaxDefinitionLevel() == 0, lo: lo, hi: hi}, nil
+}
+
+// statsColumn is Parquet leaf column col when its statistics may say
+// something of its values: a column of one value per row, under the
+// type-defined column order.
+func statsColumn(md *metadata.FileMetaData, col int) (*schema.Column, error) {
+	if col < 0 || col >= md.Schema.NumColumns() {
+		return nil, fmt.Errorf("no Parquet column %d", col)
+	}
+	descr := md.Schema.Column(col)
+	if descr.MaxRepetitionLevel() != 0 {
+		return nil, errors.New("repeated column")
+	}
+	if descr.ColumnOrder() != parquet.ColumnOrders.TypeDefinedOrder {
+		return nil, errors.New("no type-defined column order")
+	}
+	return descr, nil
 }
 
 // pruneLeafOf returns how the statistics of Parquet leaf column col, of
@@ -254,15 +265,11 @@ func pruneLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType) (sl stat
 			sl, err = no("%v", panicError(p))
 		}
 	}()
-	if col < 0 || col >= md.Schema.NumColumns() {
-		return no("no Parquet column %d", col)
+	descr, err := statsColumn(md, col)
+	if err != nil {
+		return statsLeaf{}, err
 	}
-	descr := md.Schema.Column(col)
 	switch {
-	case descr.MaxRepetitionLevel() != 0:
-		return no("repeated column")
-	case descr.ColumnOrder() != parquet.ColumnOrders.TypeDefinedOrder:
-		return no("no type-defined column order")
 	case descr.PhysicalType() != phys:
 		return no("%s read as %s", descr.PhysicalType(), dt)
 	case descr.SortOrder() != order:
