@@ -50,10 +50,15 @@
 //           first. Either way a group's state is a fixed order of State's
 //           addPair over its rows, whatever the timing of the warps;
 //   device  each block stores its table (field by field, the block's
-//           partial), __threadfence(), takes an atomic ticket; the last
-//           block merges, group by group, the blocks' partials in block
-//           order with the family's merge (State.Merge), writes the states
-//           and resets the ticket. The result depends on the grid (which
+//           partial), __threadfence(), takes its cluster's atomic ticket
+//           (AGG_GROUP_CLUSTER consecutive blocks); the cluster's last
+//           block merges the cluster's partials with the family's merge
+//           (State.Merge) into the cluster's first partial, then takes the
+//           launch's ticket; the last of those merges the clusters'
+//           partials, writes the states and resets the tickets. Each merge
+//           is in an order fixed by the count of partials (a group's lanes
+//           each merge a strided set in order, then their states merge in
+//           a fixed tree: merge_partials). The result depends on the grid (which
 //           rows each block folds), never on timing: bit for bit the same
 //           run after run on a device.
 //
@@ -71,7 +76,9 @@
 //   n              the rows;
 //   g0, window     the launch's groups: [g0, g0 + window) of [0, groups];
 //   partials       gridDim.x * ((K + 1) * window + 1) words of scratch;
-//   ticket         a zeroed 32-bit counter, left zeroed again;
+//   ticket         1 + ceil(gridDim.x / AGG_GROUP_CLUSTER) zeroed 32-bit
+//                  counters (the launch's, then a cluster's each), left
+//                  zeroed again;
 //   out            window * (K + 1) words: group g0 + j's state at
 //                  out + j * (K + 1) (the family's K words, then its rows),
 //                  then one word: the selected rows whose non-null key lay
@@ -86,6 +93,7 @@ namespace arrowagg {
 
 constexpr int kGroupItems = AGG_GROUP_ITEMS;
 constexpr int kGroupTile = kBlockThreads * kGroupItems;
+constexpr int kGroupCluster = AGG_GROUP_CLUSTER;
 constexpr int kGroupSkip = -1;        // a row in no group of the window
 constexpr int kGroupNullValue = 1 << 30;  // staged group flag: the value is null
 static_assert(AGG_GROUP_MAX < kGroupNullValue, "groups below the staged flag");
@@ -196,15 +204,17 @@ template <typename VT, class Fam> struct IntTable {
   unsigned long long *lo, *mn, *mx;
   unsigned *rows, *cnt;
   int* hi;
+  bool all_valid;  // the values have no nulls: a group's count is its rows, cnt is not kept
 
-  __device__ IntTable(unsigned long long* smem, uint64_t p)
+  __device__ IntTable(unsigned long long* smem, uint64_t p, bool all_valid_)
       : reps(group_replicas(p)),
         lo(smem),
         mn(smem + p * reps),
         mx(smem + 2 * p * reps),
         rows((unsigned*)(smem + 3 * p * reps)),
         cnt(rows + p * reps),
-        hi((int*)(cnt + p * reps)) {}
+        hi((int*)(cnt + p * reps)),
+        all_valid(all_valid_) {}
 
   __device__ static uint64_t bytes(uint64_t p) { return p * group_replicas(p) * AGG_GROUP_INT_ENTRY_BYTES; }
 
@@ -218,21 +228,27 @@ template <typename VT, class Fam> struct IntTable {
     }
   }
 
-  // add folds a row into entry e (a group's copy).
+  // add folds a row into entry e (a group's copy). A 64-bit atomic of
+  // shared memory is a compare-and-swap loop: min and max are read first,
+  // and the atomic runs only when x would change them (a stale read is
+  // never below the minimum nor above the maximum: they only move one way,
+  // so a skipped x could not have changed them).
   __device__ __forceinline__ void add(uint64_t e, VT x, bool ok) {
     atomicAdd(&rows[e], 1u);
     if (!ok) return;
-    atomicAdd(&cnt[e], 1u);
+    if (!all_valid) atomicAdd(&cnt[e], 1u);
     const unsigned long long u = widen_bits(x);
     const unsigned long long old = atomicAdd(&lo[e], u);
     const int inc = (int)(old + u < u) - (kSigned && x < VT(0) ? 1 : 0);
     if (inc != 0) atomicAdd(&hi[e], inc);
+    const unsigned long long cmn = *(volatile unsigned long long*)&mn[e];
+    const unsigned long long cmx = *(volatile unsigned long long*)&mx[e];
     if (kSigned) {
-      atomicMin((long long*)&mn[e], (long long)u);
-      atomicMax((long long*)&mx[e], (long long)u);
+      if ((long long)u < (long long)cmn) atomicMin((long long*)&mn[e], (long long)u);
+      if ((long long)u > (long long)cmx) atomicMax((long long*)&mx[e], (long long)u);
     } else {
-      atomicMin(&mn[e], u);
-      atomicMax(&mx[e], u);
+      if (u < cmn) atomicMin(&mn[e], u);
+      if (u > cmx) atomicMax(&mx[e], u);
     }
   }
 
@@ -250,7 +266,7 @@ template <typename VT, class Fam> struct IntTable {
   __device__ __forceinline__ typename Fam::State state(uint64_t j) const {
     typename Fam::State s = Fam::identity();
     for (uint64_t e = j * reps; e < (j + 1) * reps; e++) {
-      const typename Fam::State c{{lo[e], (uint64_t)(int64_t)hi[e], mn[e], mx[e], cnt[e]}};
+      const typename Fam::State c{{lo[e], (uint64_t)(int64_t)hi[e], mn[e], mx[e], all_valid ? rows[e] : cnt[e]}};
       Fam::merge(s, c);
     }
     return s;
@@ -515,9 +531,58 @@ __device__ __forceinline__ unsigned long long* dynamic_shared() {
 #endif
 }
 
+// merge_partials merges, group by group, the count partials at src,
+// src + stride, ... (field w of group j at w * p + j; the group's rows in
+// field K) with the family's merge, in an order fixed by count alone, and
+// hands each group's state to emit(j, state, rows) (on one lane). S lanes
+// merge a group (S a power of two: as many as the block's threads allow,
+// up to a warp's; few groups, many lanes each): lane s merges partials s,
+// s + S, s + 2S, ... in order, then the S lanes' states merge in a tree
+// (lane s takes lane s + off's, off = S/2, ..., 1).
+template <class Fam, class Emit>
+__device__ __forceinline__ void merge_partials(const uint64_t* src, unsigned count, uint64_t stride, uint64_t p,
+                                               Emit emit) {
+  constexpr int K = Fam::K;
+  unsigned S = 1;
+  while (S < kWarpThreads && 2 * S * p <= kBlockThreads) S *= 2;
+  const unsigned s = threadIdx.x % S;
+  const uint64_t per = kBlockThreads / S;     // groups a pass
+  for (uint64_t j0 = 0; j0 < p; j0 += per) {  // uniform: every lane shuffles
+    const uint64_t j = j0 + threadIdx.x / S;
+    typename Fam::State acc = Fam::identity();
+    uint64_t rows = 0;
+    if (j < p) {
+      for (unsigned i = s; i < count; i += S) {
+        const unsigned long long* at = (const unsigned long long*)src + (uint64_t)i * stride + j;
+        typename Fam::State st;
+#pragma unroll
+        for (int w = 0; w < K; w++) st.w[w] = __ldcg(at + w * p);
+        Fam::merge(acc, st);
+        rows += __ldcg(at + K * p);
+      }
+    }
+    for (unsigned off = S / 2; off > 0; off /= 2) {
+      typename Fam::State o;
+#pragma unroll
+      for (int w = 0; w < K; w++) o.w[w] = __shfl_down_sync(kFullMask, (unsigned long long)acc.w[w], off);
+      const uint64_t r = __shfl_down_sync(kFullMask, (unsigned long long)rows, off);
+      if (s < off && s + off < count) {  // lane s + off merged at least one partial
+        Fam::merge(acc, o);
+        rows += r;
+      }
+    }
+    if (j < p && s == 0) emit(j, acc, rows);
+  }
+}
+
 // group_finish is the device layer: the block's table into its partial
-// (field by field: field w of group j at w * window + j), the ticket, and in
-// the last block the merge of the partials, group by group in block order.
+// (field by field: field w of group j at w * window + j); the block's
+// cluster's ticket, and in the cluster's last block the merge of the
+// cluster's partials into its first block's; the launch's ticket, and in
+// the last of those the merge of the clusters' partials into out. Two
+// levels of the last-block guard, so that no block merges more than
+// max(AGG_GROUP_CLUSTER, clusters) partials: one block merging every
+// block's partial was most of a launch's time at a thousand groups.
 template <class Fam, class Table>
 __device__ __forceinline__ void group_finish(const Table& tab, uint64_t p, unsigned bad, uint64_t* partials,
                                              unsigned int* ticket, uint64_t* out) {
@@ -537,31 +602,44 @@ __device__ __forceinline__ void group_finish(const Table& tab, uint64_t p, unsig
   __threadfence();
   __syncthreads();
   uint64_t* bads = partials + (uint64_t)gridDim.x * W * p;
+  const unsigned cluster = blockIdx.x / kGroupCluster, first = cluster * kGroupCluster;
+  const unsigned size = tmin((unsigned)kGroupCluster, gridDim.x - first);
+  const unsigned clusters = (gridDim.x + kGroupCluster - 1) / kGroupCluster;
   if (threadIdx.x == 0) {
     __stcg((unsigned long long*)bads + blockIdx.x, (unsigned long long)block_bad);
     __threadfence();
-    am_last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    am_last = atomicAdd(&ticket[1 + cluster], 1u) == size - 1;
   }
   __syncthreads();
   if (!am_last) return;
   __threadfence();
-  for (uint64_t j = threadIdx.x; j < p; j += kBlockThreads) {
-    typename Fam::State acc = Fam::identity();
-    uint64_t rows = 0;
-    for (unsigned b = 0; b < gridDim.x; b++) {
-      const uint64_t* q = partials + (uint64_t)b * W * p + j;
-      typename Fam::State s;
+  // The cluster's last block: its partials, merged into its first block's
+  // (each lane reads its group's fields of every partial before its group's
+  // lane 0 writes them).
+  uint64_t* slot = partials + (uint64_t)first * W * p;
+  merge_partials<Fam>(slot, size, W * p, p, [&](uint64_t j, const typename Fam::State& acc, uint64_t rows) {
 #pragma unroll
-      for (int w = 0; w < K; w++) s.w[w] = __ldcg((const unsigned long long*)q + w * p);
-      Fam::merge(acc, s);
-      rows += __ldcg((const unsigned long long*)q + K * p);
-    }
-    Words<W> o;
-#pragma unroll
-    for (int w = 0; w < K; w++) o.w[w] = acc.w[w];
-    o.w[K] = rows;
-    store_state<W>(out + j * W, o);
+    for (int w = 0; w < K; w++) __stcg((unsigned long long*)slot + w * p + j, (unsigned long long)acc.w[w]);
+    __stcg((unsigned long long*)slot + K * p + j, (unsigned long long)rows);
+  });
+  __threadfence();
+  __syncthreads();  // the cluster's partial is written, am_last read
+  if (threadIdx.x == 0) {
+    *(volatile unsigned int*)&ticket[1 + cluster] = 0;
+    __threadfence();
+    am_last = atomicAdd(ticket, 1u) == clusters - 1;
   }
+  __syncthreads();
+  if (!am_last) return;
+  __threadfence();
+  merge_partials<Fam>(partials, clusters, (uint64_t)kGroupCluster * W * p, p,
+                      [&](uint64_t j, const typename Fam::State& acc, uint64_t rows) {
+                        Words<W> o;
+#pragma unroll
+                        for (int w = 0; w < K; w++) o.w[w] = acc.w[w];
+                        o.w[K] = rows;
+                        store_state<W>(out + j * W, o);
+                      });
   if (threadIdx.x == 0) {
     uint64_t total = 0;
     for (unsigned b = 0; b < gridDim.x; b++) total += __ldcg((const unsigned long long*)bads + b);
@@ -588,7 +666,7 @@ __device__ __forceinline__ void group_table_grid(Table& tab, const GroupIn& in, 
 // groups (a uniform branch: the launch's window), FloatTable otherwise.
 template <typename VT> struct GroupGrid {
   __device__ static void run(const GroupIn& in, uint64_t* partials, unsigned int* ticket, uint64_t* out) {
-    typename GroupTable<VT>::Table tab(dynamic_shared(), in.window);
+    typename GroupTable<VT>::Table tab(dynamic_shared(), in.window, in.vvalid == nullptr);
     group_table_grid<typename GroupTable<VT>::Family>(tab, in, partials, ticket, out);
   }
 };
@@ -629,7 +707,7 @@ __device__ __forceinline__ void group_grid(const GroupIn& in, uint64_t* partials
   X(float64, double)
 
 #define ARROWAGG_GROUP_KERNEL(name, VT)                                                                            \
-  extern "C" __global__ void __launch_bounds__(kBlockThreads) arrowagg_group_##name(                              \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) arrowagg_group_##name(                              \
       const void* keys, unsigned long long koff, const uint32_t* kvalid, unsigned long long kbit,                \
       unsigned long long kkind, unsigned long long kmin, unsigned long long groups, const void* values,          \
       unsigned long long voff, const uint32_t* vvalid, unsigned long long vbit, const uint32_t* sel,             \

@@ -78,6 +78,11 @@ const (
 	// (group.cuh) holds per tile: a block's tile is AggBlockThreads times as
 	// many consecutive rows.
 	AggGroupItems = 8
+	// AggGroupCluster is the blocks of a cluster of a grouped kernel's grid:
+	// the last block of each cluster to finish merges its cluster's partials,
+	// and the last of those merges the clusters' (a launch's ticket is
+	// 1 + ceil(blocks / AggGroupCluster) 32-bit counters).
+	AggGroupCluster = 16
 	// AggGroupMax is the largest dense key domain of the grouped kernels (G
 	// groups of keys, the null key's group G beside them).
 	AggGroupMax = 4096

@@ -89,6 +89,11 @@
 // (group.cuh) holds per tile: a block's tile is AGG_BLOCK_THREADS times as
 // many consecutive rows.
 #define AGG_GROUP_ITEMS 8
+// AGG_GROUP_CLUSTER is the blocks of a cluster of a grouped kernel's grid:
+// the last block of each cluster to finish merges its cluster's partials,
+// and the last of those merges the clusters' (a launch's ticket is
+// 1 + ceil(blocks / AGG_GROUP_CLUSTER) 32-bit counters).
+#define AGG_GROUP_CLUSTER 16
 // AGG_GROUP_MAX is the largest dense key domain of the grouped kernels (G
 // groups of keys, the null key's group G beside them).
 #define AGG_GROUP_MAX 4096

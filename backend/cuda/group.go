@@ -207,13 +207,15 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 		return fmt.Errorf("allocating the blocks' tables: %w", err)
 	}
 	defer d.pool.release(&partials)
-	ticket, err := d.pool.alloc(4)
+	// The launch's ticket, then one per cluster of blocks (group.cuh).
+	tickets := 1 + (grid+kernels.AggGroupCluster-1)/kernels.AggGroupCluster
+	ticket, err := d.pool.alloc(int64(tickets) * 4)
 	if err != nil {
-		return fmt.Errorf("allocating the ticket: %w", err)
+		return fmt.Errorf("allocating the tickets: %w", err)
 	}
 	defer d.pool.release(&ticket)
-	if err := cudrv.MemsetD32(ticket.ptr, 0, 1); err != nil {
-		return fmt.Errorf("zeroing the ticket: %w", err)
+	if err := cudrv.MemsetD32(ticket.ptr, 0, int64(tickets)); err != nil {
+		return fmt.Errorf("zeroing the tickets: %w", err)
 	}
 	res, err := d.pool.alloc(int64(words*window+1) * 8)
 	if err != nil {

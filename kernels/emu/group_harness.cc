@@ -119,6 +119,20 @@ static void ref_float_fold(FloatFamily::State& s, double x) {
   s.w[0] = f64_bits(sum), s.w[1] = f64_bits(comp), s.w[2] = f64_bits(sp);
 }
 
+// merge_order is merge_partials' fold of parts (group.cuh) for a window of
+// p groups: S lanes, lane s merging parts s, s + S, ... in order, then the
+// lanes' states in a tree.
+static FloatFamily::State merge_order(const std::vector<FloatFamily::State>& parts, uint64_t p) {
+  unsigned S = 1;
+  while (S < kWarpThreads && 2 * S * p <= (uint64_t)kBlockThreads) S *= 2;
+  std::vector<FloatFamily::State> lanes(S, FloatFamily::identity());
+  for (size_t i = 0; i < parts.size(); i++) FloatFamily::merge(lanes[i % S], parts[i]);
+  for (unsigned off = S / 2; off > 0; off /= 2)
+    for (unsigned s = 0; s < off; s++)
+      if (s + off < parts.size()) FloatFamily::merge(lanes[s], lanes[s + off]);
+  return lanes[0];
+}
+
 template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t kkind, const Case& c, const char* name) {
   constexpr bool kFloat = std::is_floating_point<VT>::value;
   constexpr bool kSigned = VT(-1) < VT(0);
@@ -196,7 +210,7 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
   for (uint64_t g0 = 0; g0 <= c.groups; g0 += c.window) {
     const uint64_t p = std::min(c.window, c.groups + 1 - g0);
     std::vector<uint64_t> partials(c.grid * (W * p + 1), 0xdeadbeefdeadbeefULL), out(W * p + 1, 0xabad1deaULL);
-    unsigned ticket = 0;
+    std::vector<unsigned> ticket(1 + (c.grid + kGroupCluster - 1) / kGroupCluster, 0);
     const bool warps = kFloat && p <= AGG_GROUP_FLOAT_WARP_GROUPS;  // (a table per warp)
     const size_t shared = warps ? FloatWarpTable<VT>::bytes(p)
                           : kFloat ? FloatTable<VT>::bytes(p)
@@ -211,9 +225,9 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
                       c.sel ? sel.data() : (const uint32_t*)nullptr, (unsigned long long)c.sbit,
                       c.selnulls ? selv.data() : (const uint32_t*)nullptr, (unsigned long long)c.svbit,
                       (unsigned long long)c.n, (unsigned long long)g0, (unsigned long long)p, partials.data(),
-                      &ticket, out.data());
+                      ticket.data(), out.data());
     launches++;
-    CHECK(ticket == 0, "%s: ticket not reset: %u", name, ticket);
+    for (size_t i = 0; i < ticket.size(); i++) CHECK(ticket[i] == 0, "%s: ticket %zu not reset: %u", name, i, ticket[i]);
     got_bad += out[W * p];
     CHECK(out[W * p] == want_bad, "%s n=%llu: %llu keys outside the domain, want %llu", name,
           (unsigned long long)c.n, (unsigned long long)out[W * p], (unsigned long long)want_bad);
@@ -228,15 +242,22 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
       if constexpr (kFloat) {
         // A table per warp: each block's state is its warps' (each the
         // sequential fold of the warp's rows), merged in warp order.
-        FloatFamily::State want = FloatFamily::identity();
+        // The device layer (group_finish): each cluster's blocks merged,
+        // then the clusters', each by merge_partials' order.
+        std::vector<FloatFamily::State> blocks, clusters;
         for (unsigned b = 0; b < c.grid; b++) {
           FloatFamily::State bs = r.blocks[b];
           if (warps) {
             bs = FloatFamily::identity();
             for (int w = 0; w < kBlockWarps; w++) FloatFamily::merge(bs, r.warps[b * kBlockWarps + w]);
           }
-          FloatFamily::merge(want, bs);
+          blocks.push_back(bs);
         }
+        for (unsigned f = 0; f < c.grid; f += kGroupCluster)
+          clusters.push_back(merge_order(std::vector<FloatFamily::State>(
+                                             blocks.begin() + f, blocks.begin() + std::min(c.grid, f + kGroupCluster)),
+                                         p));
+        const FloatFamily::State want = merge_order(clusters, p);
         // A NaN's sign and payload are the compiler's choice of operand
         // order (x86 keeps the first NaN operand's, a GPU makes its own
         // NaN): a NaN word must be a NaN, any other word the same bits.
@@ -281,7 +302,9 @@ static std::vector<Case> cases(uint64_t span, bool floats) {
       c.koff = rng() % 9, c.kbit = rng() % 40, c.voff = rng() % 9, c.vbit = rng() % 40;
       c.sbit = rng() % 40, c.svbit = rng() % 40;
       c.knulls = rng() % 2, c.vnulls = rng() % 2, c.sel = rng() % 2, c.selnulls = rng() % 3 == 0;
-      c.grid = grids[rng() % 4];
+      // Now and then two or three clusters of blocks (group_finish's two
+      // levels; rarely: the emulation's blocks are slow).
+      c.grid = rng() % 8 == 0 ? (rng() % 2 ? 17 : 35) : grids[rng() % 4];
       // One window when the table fits, else the host's; now and then
       // smaller windows (odd sizes) to fold the domain in more launches.
       c.window = std::min(g + 1, max_window);
