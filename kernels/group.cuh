@@ -29,8 +29,8 @@
 //           group in the window (or none: not selected, another window);
 //   block   the block's table in shared memory, field by field. Integers:
 //           every thread folds its rows with shared-memory atomics (sums
-//           as a 64-bit low word and a 32-bit count of carries and
-//           borrows: exact 128-bit sums, whose integer additions commute,
+//           in 32-bit limbs with their counts of carries and borrows:
+//           exact 128-bit sums, whose integer additions commute,
 //           like min and max, so the table does not depend on the order of
 //           the atomics), into copy lane % copies of the table: with few
 //           groups, as many copies as fit (up to one a lane), so that the
@@ -193,54 +193,64 @@ __device__ __forceinline__ uint64_t group_replicas(uint64_t p) {
 }
 
 // IntTable is a block's table of integer states in shared memory, field
-// by field: {sum lo, min, max} as 64-bit words, {rows, count, sum hi} as
-// 32-bit ones (AGG_GROUP_INT_ENTRY_BYTES a group and copy), copy c of
-// group g at g * replicas + c. sum hi counts the carries out of sum lo less
-// the negative values (signed): with sum lo, the 128-bit sum, exact for the
+// by field: {min, max} as 64-bit words, {rows, count, sum a0, sum a1, sum
+// c0, sum c1} as 32-bit ones (AGG_GROUP_INT_ENTRY_BYTES a group and copy),
+// copy c of group g at g * replicas + c. The sum is kept in 32-bit limbs,
+// whose atomics shared memory has (a 64-bit one is a compare-and-swap
+// loop): a0 and a1 sum the values' low and high 32-bit halves, c0 counts
+// the carries out of a0, c1 the carries out of a1 less the negative values
+// (signed). The 128-bit sum is a0 + 2^32 (c0 + a1) + 2^64 c1, exact for the
 // 2^31 rows a block may fold.
 template <typename VT, class Fam> struct IntTable {
   static constexpr bool kSigned = VT(-1) < VT(0);
   uint64_t reps;  // copies of the table (group_replicas)
-  unsigned long long *lo, *mn, *mx;
-  unsigned *rows, *cnt;
-  int* hi;
+  unsigned long long *mn, *mx;
+  unsigned *rows, *cnt, *a0, *a1, *c0;
+  int* c1;
   bool all_valid;  // the values have no nulls: a group's count is its rows, cnt is not kept
 
   __device__ IntTable(unsigned long long* smem, uint64_t p, bool all_valid_)
       : reps(group_replicas(p)),
-        lo(smem),
-        mn(smem + p * reps),
-        mx(smem + 2 * p * reps),
-        rows((unsigned*)(smem + 3 * p * reps)),
+        mn(smem),
+        mx(smem + p * reps),
+        rows((unsigned*)(smem + 2 * p * reps)),
         cnt(rows + p * reps),
-        hi((int*)(cnt + p * reps)),
+        a0(cnt + p * reps),
+        a1(a0 + p * reps),
+        c0(a1 + p * reps),
+        c1((int*)(c0 + p * reps)),
         all_valid(all_valid_) {}
 
   __device__ static uint64_t bytes(uint64_t p) { return p * group_replicas(p) * AGG_GROUP_INT_ENTRY_BYTES; }
 
   __device__ void init(uint64_t p) {
     for (uint64_t j = threadIdx.x; j < p * reps; j += kBlockThreads) {
-      lo[j] = 0;
       mn[j] = kSigned ? (unsigned long long)INT64_MAX : UINT64_MAX;
       mx[j] = kSigned ? (unsigned long long)INT64_MIN : 0;
-      rows[j] = cnt[j] = 0;
-      hi[j] = 0;
+      rows[j] = cnt[j] = a0[j] = a1[j] = c0[j] = 0;
+      c1[j] = 0;
     }
   }
 
-  // add folds a row into entry e (a group's copy). A 64-bit atomic of
-  // shared memory is a compare-and-swap loop: min and max are read first,
-  // and the atomic runs only when x would change them (a stale read is
-  // never below the minimum nor above the maximum: they only move one way,
-  // so a skipped x could not have changed them).
+  // add folds a row into entry e (a group's copy). Min and max are 64-bit:
+  // they are read first, and their compare-and-swap loop runs only when x
+  // would change them (a stale read is never below the minimum nor above
+  // the maximum: they only move one way, so a skipped x could not have
+  // changed them).
   __device__ __forceinline__ void add(uint64_t e, VT x, bool ok) {
     atomicAdd(&rows[e], 1u);
     if (!ok) return;
     if (!all_valid) atomicAdd(&cnt[e], 1u);
     const unsigned long long u = widen_bits(x);
-    const unsigned long long old = atomicAdd(&lo[e], u);
-    const int inc = (int)(old + u < u) - (kSigned && x < VT(0) ? 1 : 0);
-    if (inc != 0) atomicAdd(&hi[e], inc);
+    const unsigned l = (unsigned)u, h = (unsigned)(u >> 32);
+    const unsigned o0 = atomicAdd(&a0[e], l);
+    if (o0 + l < l) atomicAdd(&c0[e], 1u);
+    int inc = kSigned && x < VT(0) ? -1 : 0;
+    if (h != 0) {
+      const unsigned o1 = atomicAdd(&a1[e], h);
+      inc += (int)(o1 + h < h);
+    }
+    if (inc != 0) atomicAdd(&c1[e], inc);
     const unsigned long long cmn = *(volatile unsigned long long*)&mn[e];
     const unsigned long long cmx = *(volatile unsigned long long*)&mx[e];
     if (kSigned) {
@@ -266,7 +276,10 @@ template <typename VT, class Fam> struct IntTable {
   __device__ __forceinline__ typename Fam::State state(uint64_t j) const {
     typename Fam::State s = Fam::identity();
     for (uint64_t e = j * reps; e < (j + 1) * reps; e++) {
-      const typename Fam::State c{{lo[e], (uint64_t)(int64_t)hi[e], mn[e], mx[e], all_valid ? rows[e] : cnt[e]}};
+      // The limbs as the state's 128-bit sum {lo, hi}.
+      const uint64_t t = (uint64_t)c0[e] + a1[e], ts = t << 32, lo = a0[e] + ts;
+      const int64_t hi = (int64_t)c1[e] + (int64_t)(t >> 32) + (lo < ts ? 1 : 0);
+      const typename Fam::State c{{lo, (uint64_t)hi, mn[e], mx[e], all_valid ? rows[e] : cnt[e]}};
       Fam::merge(s, c);
     }
     return s;

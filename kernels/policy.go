@@ -95,8 +95,8 @@ const (
 	// is folded in windows of groups, one launch each.
 	AggGroupSharedBytes = 47104
 	// AggGroupIntEntryBytes is the bytes of a group of an integer table:
-	// {sum lo, min, max} (64-bit), {rows, count, sum hi} (32-bit).
-	AggGroupIntEntryBytes = 36
+	// {min, max} (64-bit), {rows, count, sum a0, a1, c0, c1} (32-bit).
+	AggGroupIntEntryBytes = 40
 	// AggGroupFloatEntryBytes is the bytes of a group of a float table:
 	// {sum, compensation, special, min key, max key} (64-bit), {rows, count,
 	// claim} (32-bit).

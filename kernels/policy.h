@@ -106,8 +106,8 @@
 // is folded in windows of groups, one launch each.
 #define AGG_GROUP_SHARED_BYTES 47104
 // AGG_GROUP_INT_ENTRY_BYTES is the bytes of a group of an integer table:
-// {sum lo, min, max} (64-bit), {rows, count, sum hi} (32-bit).
-#define AGG_GROUP_INT_ENTRY_BYTES 36
+// {min, max} (64-bit), {rows, count, sum a0, a1, c0, c1} (32-bit).
+#define AGG_GROUP_INT_ENTRY_BYTES 40
 // AGG_GROUP_FLOAT_ENTRY_BYTES is the bytes of a group of a float table:
 // {sum, compensation, special, min key, max key} (64-bit), {rows, count,
 // claim} (32-bit).

@@ -24,7 +24,7 @@ func TestGroupWindow(t *testing.T) {
 		require.Greater(t, GroupSharedBytes(k, w+1), AggGroupSharedBytes, k)
 		require.Equal(t, "arrowagg_group_"+k.String(), GroupKernel(k))
 	}
-	require.Equal(t, 1308, GroupWindow(column.Int64))
+	require.Equal(t, 1177, GroupWindow(column.Int64))
 	require.Equal(t, 433, GroupWindow(column.Float64))
 	// Float windows of few groups have a table per warp and a staged step
 	// per warp (group.cuh's FloatWarpTable), within the shared memory.
@@ -39,7 +39,7 @@ func TestGroupWindow(t *testing.T) {
 	require.Equal(t, 32, GroupReplicas(11))
 	require.Equal(t, 11*32*AggGroupIntEntryBytes, GroupSharedBytes(column.Int8, 11))
 	require.Equal(t, 1, GroupReplicas(1001))
-	require.Equal(t, 2, GroupReplicas(600))
+	require.Equal(t, 2, GroupReplicas(500))
 	for w := 1; w <= GroupWindow(column.Int64); w++ {
 		r := GroupReplicas(w)
 		require.LessOrEqual(t, GroupSharedBytes(column.Int64, w), AggGroupSharedBytes, w)
