@@ -827,12 +827,9 @@ func (g *Grouper) sortedWords(refs []GroupRef, f column.Family) []GroupRef {
 		}
 		lo, hi = min(lo, k.ord), max(hi, k.ord)
 	}
-	shift := 0
+	shift, buckets := 0, 1
 	if hi > lo {
 		shift = max(0, bits.Len64(hi-lo)-wordBucketBits)
-	}
-	buckets := 1
-	if hi > lo {
 		buckets = int((hi-lo)>>shift) + 1
 	}
 	bucket := func(k wordKey) int {
