@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 
 	"github.com/arrowagg/arrowagg/column"
@@ -44,6 +45,11 @@ type Groups struct {
 	firstRow, lastRow, minRow, maxRow []int64
 	first, last                       [][2]uint64
 	bfirst, blast                     [][]byte
+
+	// arena holds the arrays of fixed-size fields once they are large
+	// (column.Arena: grown in place); it is freed by Release, or when g
+	// is collected.
+	arena *column.Arena
 }
 
 // GroupsUnsupported are the aggregates that grouped states do not answer.
@@ -57,7 +63,8 @@ func NewGroups(f column.Family, set Set) (*Groups, error) {
 		return nil, fmt.Errorf("%s: unsupported in grouped aggregation", (set & GroupsUnsupported).String())
 	}
 	t := Tracking(set) & Answers(f)
-	g := &Groups{fam: f, tracks: t, ord: t.Any(Ordered)}
+	g := &Groups{fam: f, tracks: t, ord: t.Any(Ordered), arena: new(column.Arena)}
+	runtime.AddCleanup(g, (*column.Arena).Free, g.arena)
 	// Booleans keep their trues whatever is asked: their extremes are read
 	// from them (State.BoolExtreme).
 	g.sum = (t.Any(Sum) || f == column.FamilyBool) && f != column.FamilyBytes && f != column.FamilyCounts
@@ -120,35 +127,47 @@ func (g *Groups) Grow(n int) {
 // array. An array that must grow grows by half at least (append's growth,
 // a quarter at a time for large slices, copied the groups of millions of
 // groups about five times over; by half, about three times, with at most
-// a third of the capacity unused).
+// a third of the capacity unused); a large array of fixed-size fields
+// grows in place, in g's arena (column.Grow), without a copy.
 func (g *Groups) Reserve(n int) {
-	g.count, g.nulls = reserve(g.count, n), reserve(g.nulls, n)
+	a := g.arena
+	g.count, g.nulls = column.Grow(a, g.count, n), column.Grow(a, g.nulls, n)
 	if g.sum && g.fam == column.FamilyFloat {
-		g.fsum, g.fcomp, g.fspec = reserve(g.fsum, n), reserve(g.fcomp, n), reserve(g.fspec, n)
+		g.fsum, g.fcomp, g.fspec = column.Grow(a, g.fsum, n), column.Grow(a, g.fcomp, n), column.Grow(a, g.fspec, n)
 	} else if g.sum {
-		g.isum = reserve(g.isum, n)
+		g.isum = column.Grow(a, g.isum, n)
 	}
 	if g.ext {
-		g.min, g.max = reserve(g.min, n), reserve(g.max, n)
+		g.min, g.max = column.Grow(a, g.min, n), column.Grow(a, g.max, n)
 		if g.fam == column.FamilyBytes {
 			g.bmin, g.bmax = reserve(g.bmin, n), reserve(g.bmax, n)
 		}
 	}
 	if g.ord {
-		g.firstRow, g.lastRow = reserve(g.firstRow, n), reserve(g.lastRow, n)
-		g.minRow, g.maxRow = reserve(g.minRow, n), reserve(g.maxRow, n)
-		g.first, g.last = reserve(g.first, n), reserve(g.last, n)
+		g.firstRow, g.lastRow = column.Grow(a, g.firstRow, n), column.Grow(a, g.lastRow, n)
+		g.minRow, g.maxRow = column.Grow(a, g.minRow, n), column.Grow(a, g.maxRow, n)
+		g.first, g.last = column.Grow(a, g.first, n), column.Grow(a, g.last, n)
 		if g.fam == column.FamilyBytes {
 			g.bfirst, g.blast = reserve(g.bfirst, n), reserve(g.blast, n)
 		}
 		if g.fam == column.FamilyFloat {
-			g.fnum = reserve(g.fnum, n)
+			g.fnum = column.Grow(a, g.fnum, n)
 		}
 	}
 }
 
+// Release empties g (no group) and frees its arrays now, rather than when
+// g is collected. No array of g's may be in use.
+func (g *Groups) Release() {
+	*g = Groups{fam: g.fam, tracks: g.tracks, sum: g.sum, ext: g.ext, ord: g.ord, arena: g.arena}
+	if g.arena != nil {
+		g.arena.Free()
+	}
+}
+
 // reserve is slices.Grow(s, n), growing s to at least one and a half
-// times its capacity when it grows.
+// times its capacity when it grows: the arrays of byte strings, which an
+// arena does not hold.
 func reserve[S ~[]E, E any](s S, n int) S {
 	if n <= cap(s)-len(s) {
 		return s

@@ -58,6 +58,7 @@ func (g *Groups) ReadSpill(b []byte) ([]byte, error) {
 	if g.Len() != 0 {
 		return nil, errors.New("reading spilled groups into groups that have some")
 	}
+	g.Release() // (the room reserved, if any: the arrays read are new)
 	u, k := binary.Uvarint(b)
 	if k <= 0 || u > uint64(len(b)) {
 		return nil, errors.New("spilled groups: a bad count")
@@ -80,7 +81,7 @@ func (g *Groups) ReadSpill(b []byte) ([]byte, error) {
 			*f, b, err = readBytesList(b, n)
 		}
 		if err != nil {
-			*g = Groups{fam: g.fam, tracks: g.tracks, sum: g.sum, ext: g.ext, ord: g.ord}
+			g.Release()
 			return nil, fmt.Errorf("spilled groups: %w", err)
 		}
 	}

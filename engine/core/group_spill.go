@@ -129,6 +129,7 @@ func (g *Grouper) spill(ctx context.Context) error {
 		s.runs[p] = append(s.runs[p], spillRun{off: off, size: at - off, groups: gp.t.Len()})
 		written[p] = at - off
 		g.parts[p] = g.newPart()
+		gp.release()
 		return nil
 	})
 	for _, w := range written {
@@ -218,6 +219,7 @@ func (g *Grouper) Load(p int) error {
 		return err
 	}
 	g.parts[p] = fresh
+	old.release()
 	s.runs[p] = nil
 	return s.close(p)
 }
@@ -239,7 +241,16 @@ func (g *Grouper) DropStates(p int) {
 	g.dropped.Store(true)
 	gp := g.parts[p]
 	gp.rows = nil
+	gp.release()
 	gp.groups = g.newPart().groups
+}
+
+// release frees the states of gp's groups now (agg.Groups.Release), which
+// no one reads any more.
+func (gp *groupPart) release() {
+	for _, gs := range gp.groups {
+		gs.Release()
+	}
 }
 
 // PartGroups is partition p's groups, in the order of their ids.
