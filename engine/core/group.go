@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -939,14 +940,27 @@ func (g *Grouper) Key(r GroupRef, out []cpu.KeyValue) {
 }
 
 // AnySum reports whether the exact sum of value column c in some group
-// satisfies pred (agg.Groups.AnySum).
+// satisfies pred (agg.Groups.AnySum), which is called from several
+// goroutines at once: the partitions are read in parallel (tens of
+// millions of groups took seconds on one goroutine), and the first that
+// has such a group stops the others.
 func (g *Grouper) AnySum(c int, pred func(agg.Int192) bool) bool {
-	for _, gp := range g.parts {
-		if gp.groups[c].AnySum(pred) {
-			return true
-		}
+	var found atomic.Bool
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(g.parts), runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := int(next.Add(1) - 1); p < len(g.parts) && !found.Load(); p = int(next.Add(1) - 1) {
+				if g.parts[p].groups[c].AnySum(pred) {
+					found.Store(true)
+				}
+			}
+		}()
 	}
-	return false
+	wg.Wait()
+	return found.Load()
 }
 
 // AnySumIn is AnySum of partition p's groups.
