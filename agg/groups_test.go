@@ -330,3 +330,58 @@ func TestGatherStates(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupsLarge grows groups past column.ArenaMinBytes (their arrays then
+// in mappings, grown in place) a batch at a time, folding values as they
+// come: every group's state is what its values make, Release empties the
+// groups, and they grow again.
+func TestGroupsLarge(t *testing.T) {
+	const groups = 3 * column.ArenaMinBytes / 16 // (the extremes' arrays: 16 bytes a group)
+	for _, fam := range []column.Family{column.FamilySigned, column.FamilyFloat} {
+		g, err := NewGroups(fam, Default|Ordered)
+		require.NoError(t, err)
+		for round := range 2 {
+			for lo := 0; lo < groups; {
+				n := min(groups-lo, 1+lo/3)
+				g.Grow(n)
+				vals := make([]int64, 2*n)
+				fvals := make([]float64, 2*n)
+				rows := make([]int32, 2*n)
+				ids := make([]int32, 2*n)
+				for k := range 2 * n {
+					id := lo + k/2
+					vals[k] = int64(id)*int64(1+k%2) - 7
+					fvals[k] = float64(vals[k]) / 4
+					rows[k], ids[k] = int32(k), int32(id)
+				}
+				if fam == column.FamilyFloat {
+					FoldFloat(g, fvals, nil, 0, rows, ids, int64(2*lo))
+				} else {
+					FoldSigned(g, vals, nil, 0, rows, ids, int64(2*lo))
+				}
+				lo += n
+			}
+			require.Equal(t, groups, g.Len())
+			for _, id := range []int{0, 1, groups / 3, groups - 1} {
+				x, y := int64(id)-7, 2*int64(id)-7
+				want := New(fam, Default|Ordered)
+				for k, v := range []int64{x, y} {
+					one := Signed(1, 0, Int192From(v), v, v)
+					if fam == column.FamilyFloat {
+						f := float64(v) / 4
+						one = Float(1, 0, f, 0, 0, f, f)
+					}
+					one.SetPositions(Positions{First: one.Min, Last: one.Min})
+					one.ShiftRows(int64(2*id + k))
+					want.Merge(&one)
+				}
+				got := g.State(int32(id))
+				require.Equal(t, int64(2), got.Count, "%s round %d group %d", fam, round, id)
+				checkFinal(t, Default|Ordered, want.Finalize(Default|Ordered), got.Finalize(Default|Ordered))
+			}
+			require.Positive(t, g.Bytes())
+			g.Release()
+			require.Zero(t, g.Len())
+		}
+	}
+}
