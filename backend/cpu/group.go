@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 
 	"github.com/zeebo/xxh3"
@@ -27,11 +28,18 @@ import (
 // concurrent use.
 type KeyTable struct {
 	fixed bool // one key column of a 64-bit encoding: keys in k64, knull
-	slots []int32
+	// slots are the open-addressing table: group g+1 in the low 32 bits,
+	// the high 32 bits of its hash in the high ones (0: empty), so that a
+	// probe compares hashes without reading the group's.
+	slots []uint64
 	mask  uint64
 	hash  []uint64 // per group
 	k64   []uint64
 	knull []bool
+	null  int32 // the group of the null fixed key, -1 before it is found
+	// mem holds the large per-group arrays (hash, k64, knull, offs),
+	// grown in place (column.Arena).
+	mem   *column.Arena
 	arena []byte  // general: the encoded keys, one after another
 	offs  []int64 // general: group i's key is arena[offs[i]:offs[i+1]]
 	enc   []byte  // scratch of a row's encoded key
@@ -68,19 +76,33 @@ func KeyKindSupported(k column.Kind) bool {
 // NewKeyTable returns an empty table for keys of the fast path (FixedKey) or
 // not.
 func NewKeyTable(fixed bool) *KeyTable {
-	t := &KeyTable{fixed: fixed, slots: make([]int32, 64), mask: 63}
+	t := &KeyTable{fixed: fixed, slots: make([]uint64, 64), mask: 63, null: -1, mem: new(column.Arena)}
+	runtime.AddCleanup(t, (*column.Arena).Free, t.mem)
 	if !fixed {
 		t.offs = []int64{0}
 	}
 	return t
 }
 
+// Release empties the table (no key) and frees its arrays now, rather than
+// when t is collected. No array of t's may be in use.
+func (t *KeyTable) Release() {
+	*t = KeyTable{fixed: t.fixed, slots: make([]uint64, 64), mask: 63, null: -1, mem: t.mem}
+	if !t.fixed {
+		t.offs = []int64{0}
+	}
+	t.mem.Free()
+}
+
+// slot is the slot of group g of hash h.
+func slot(h uint64, g int32) uint64 { return h&^0xffffffff | uint64(uint32(g+1)) }
+
 // Len is the number of groups (distinct keys).
 func (t *KeyTable) Len() int { return len(t.hash) }
 
 // Bytes is the memory the table holds, about.
 func (t *KeyTable) Bytes() int64 {
-	return int64(len(t.slots))*4 + int64(len(t.hash))*8 + int64(len(t.k64))*9 + int64(len(t.arena)) + int64(len(t.offs))*8
+	return int64(len(t.slots))*8 + int64(len(t.hash))*8 + int64(len(t.k64))*9 + int64(len(t.arena)) + int64(len(t.offs))*8
 }
 
 func mix64(x uint64) uint64 {
@@ -543,8 +565,8 @@ func (t *KeyTable) findWord(h, w uint64) int32 {
 		if s == 0 {
 			return t.find(h, w, false)
 		}
-		g := s - 1
-		if t.hash[g] == h && t.k64[g] == w && !t.knull[g] {
+		g := int32(uint32(s)) - 1
+		if (s^h)>>32 == 0 && t.k64[g] == w && g != t.null {
 			return g
 		}
 		i = (i + 1) & t.mask
@@ -576,22 +598,25 @@ func (t *KeyTable) find(h, w uint64, null bool) int32 {
 		if s == 0 {
 			break
 		}
-		g := s - 1
-		if t.hash[g] == h && t.equal(g, w, null) {
+		g := int32(uint32(s)) - 1
+		if (s^h)>>32 == 0 && t.equal(g, w, null) {
 			return g
 		}
 		i = (i + 1) & t.mask
 	}
 	g := int32(len(t.hash))
-	t.hash = append(t.hash, h)
+	t.hash = append(column.Grow(t.mem, t.hash, 1), h)
 	if t.fixed {
-		t.k64 = append(t.k64, w)
-		t.knull = append(t.knull, null)
+		t.k64 = append(column.Grow(t.mem, t.k64, 1), w)
+		t.knull = append(column.Grow(t.mem, t.knull, 1), null)
+		if null {
+			t.null = g
+		}
 	} else {
 		t.arena = append(t.arena, t.enc...)
-		t.offs = append(t.offs, int64(len(t.arena)))
+		t.offs = append(column.Grow(t.mem, t.offs, 1), int64(len(t.arena)))
 	}
-	t.slots[i] = g + 1
+	t.slots[i] = slot(h, g)
 	if 2*len(t.hash) > len(t.slots) {
 		t.rehash()
 	}
@@ -606,14 +631,14 @@ func (t *KeyTable) equal(g int32, w uint64, null bool) bool {
 }
 
 func (t *KeyTable) rehash() {
-	t.slots = make([]int32, 2*len(t.slots))
+	t.slots = make([]uint64, 2*len(t.slots))
 	t.mask = uint64(len(t.slots) - 1)
 	for g, h := range t.hash {
 		i := h & t.mask
 		for t.slots[i] != 0 {
 			i = (i + 1) & t.mask
 		}
-		t.slots[i] = int32(g) + 1
+		t.slots[i] = slot(h, int32(g))
 	}
 }
 

@@ -130,6 +130,7 @@ func (g *Grouper) spill(ctx context.Context) error {
 		written[p] = at - off
 		g.parts[p] = g.newPart()
 		gp.release()
+		gp.t.Release()
 		return nil
 	})
 	for _, w := range written {
@@ -220,6 +221,7 @@ func (g *Grouper) Load(p int) error {
 	}
 	g.parts[p] = fresh
 	old.release()
+	old.t.Release()
 	s.runs[p] = nil
 	return s.close(p)
 }
