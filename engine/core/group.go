@@ -125,6 +125,14 @@ type groupPart struct {
 	t      *cpu.KeyTable
 	rows   []int64 // per group: its rows (count(*))
 	groups []*agg.Groups
+	mem    *column.Arena // rows, when large (column.Arena)
+}
+
+// growRows adds d groups of no row to gp.rows.
+func (gp *groupPart) growRows(d int) {
+	n := len(gp.rows)
+	gp.rows = column.Grow(gp.mem, gp.rows, d)[:n+d]
+	clear(gp.rows[n:])
 }
 
 // NewGrouper starts a grouped aggregation. The keys take the table's fast
@@ -309,7 +317,7 @@ func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
 				return fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
 			}
 			if d := gp.t.Len() - len(gp.rows); d > 0 {
-				gp.rows = append(gp.rows, make([]int64, d)...)
+				gp.growRows(d)
 			}
 			for _, id := range sc.ids {
 				gp.rows[id]++
@@ -473,7 +481,7 @@ func (g *Grouper) mergeLocal(ctx context.Context, ms []morselGroups) error {
 			for _, lid := range mg.order[mg.byPart[p]:mg.byPart[p+1]] {
 				id := gp.t.FindFrom(mg.t, lid)
 				if int(id) >= len(gp.rows) {
-					gp.rows = append(gp.rows, 0)
+					gp.growRows(1)
 					for _, gs := range gp.groups {
 						gs.Grow(1)
 					}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend/cpu"
@@ -80,7 +81,8 @@ func (g *Grouper) afterBatch(ctx context.Context) error {
 
 // newPart is an empty partition of g's request.
 func (g *Grouper) newPart() *groupPart {
-	gp := &groupPart{t: cpu.NewKeyTable(g.fixed), groups: make([]*agg.Groups, len(g.req.Values))}
+	gp := &groupPart{t: cpu.NewKeyTable(g.fixed), groups: make([]*agg.Groups, len(g.req.Values)), mem: new(column.Arena)}
+	runtime.AddCleanup(gp, (*column.Arena).Free, gp.mem)
 	for i, v := range g.req.Values {
 		gp.groups[i], _ = agg.NewGroups(v.Kind.Family(), g.req.Aggs[i]) // (checked by NewGrouper)
 	}
@@ -188,7 +190,7 @@ func (g *Grouper) Load(p int) error {
 	for _, r := range s.runs[p] {
 		most = max(most, r.groups)
 	}
-	fresh.rows = make([]int64, 0, most)
+	fresh.rows = column.Grow(fresh.mem, fresh.rows, most)
 	for _, gs := range fresh.groups {
 		gs.Reserve(most)
 	}
@@ -242,17 +244,18 @@ func (g *Grouper) LoadAll(ctx context.Context) error {
 func (g *Grouper) DropStates(p int) {
 	g.dropped.Store(true)
 	gp := g.parts[p]
-	gp.rows = nil
 	gp.release()
 	gp.groups = g.newPart().groups
 }
 
-// release frees the states of gp's groups now (agg.Groups.Release), which
-// no one reads any more.
+// release frees the states and rows of gp's groups now (agg.Groups.Release),
+// which no one reads any more.
 func (gp *groupPart) release() {
 	for _, gs := range gp.groups {
 		gs.Release()
 	}
+	gp.rows = nil
+	gp.mem.Free()
 }
 
 // PartGroups is partition p's groups, in the order of their ids.

@@ -86,7 +86,7 @@ func (g *Grouper) mergeGroup(key []byte, h uint64, rows int64, states []agg.Stat
 func (gp *groupPart) add(key []byte, h uint64, rows int64) int32 {
 	id := gp.t.FindKey(h, key)
 	if d := gp.t.Len() - len(gp.rows); d > 0 {
-		gp.rows = append(gp.rows, make([]int64, d)...)
+		gp.growRows(d)
 		for _, gs := range gp.groups {
 			gs.Grow(d)
 		}
