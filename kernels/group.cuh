@@ -39,15 +39,16 @@
 //           additions, so there are no float atomics. A window of at most
 //           AGG_GROUP_FLOAT_WARP_GROUPS groups has a table per warp
 //           (FloatWarpTable): warp w folds its own slice of each tile, 32
-//           rows at a time, the lowest lane of each group (a claim word,
-//           taken with atomicMin) folding the step's rows of its group in
+//           rows at a time, the lowest lane of each group
+//           (__match_any_sync) folding the step's rows of its group in
 //           lane order; the block's state of a group is its warps' entries
 //           merged in warp order. A larger window has one table
-//           (FloatTable): the tile is staged in shared memory and each group
-//           belongs to one warp (group % warps); a warp walks the tile's
-//           rows in order, 32 at a time, and folds those of its groups one
-//           lane at a time per group, the lowest lane (the earliest row)
-//           first. Either way a group's state is a fixed order of State's
+//           (FloatTable): each group belongs to one warp (group % warps);
+//           the tile is staged in shared memory sorted by owning warp, in
+//           row order within each (a stable counting sort), and each warp
+//           walks its rows, 32 at a time, the lowest lane of each group in
+//           the step (__match_any_sync) folding the step's rows of its
+//           group in lane order. Either way a group's state is a fixed order of State's
 //           addPair over its rows, whatever the timing of the warps;
 //   device  each block stores its table (field by field, the block's
 //           partial), __threadfence(), takes its cluster's atomic ticket
@@ -152,6 +153,24 @@ __device__ __forceinline__ int group_of(const GroupIn& in, uint64_t r, unsigned&
   }
   g -= in.g0;  // below g0: wraps above the window
   return g < in.window ? (int)g : kGroupSkip;
+}
+
+// match_any is the lanes of the warp whose v is this lane's
+// (__match_any_sync, sm_70 and later; before, a ballot per distinct value).
+// Every lane of the warp calls it.
+__device__ __forceinline__ unsigned match_any(int v) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 700
+  return __match_any_sync(kFullMask, v);
+#else
+  unsigned peers = 0;
+  for (unsigned left = kFullMask; left != 0;) {
+    const int lv = __shfl_sync(kFullMask, v, (int)lowest_bit(left));
+    const unsigned m = __ballot_sync(kFullMask, v == lv);
+    if (v == lv) peers = m;
+    left &= ~m;
+  }
+  return peers;
+#endif
 }
 
 // GroupRows are a thread's rows of a tile: group (kGroupSkip for none),
@@ -307,14 +326,14 @@ __device__ __forceinline__ void add_pair(double& s, double& c, double& special, 
 
 // FloatTable is a block's table of float states in shared memory, field by
 // field: {sum, compensation, special, min key, max key} as 64-bit words,
-// {rows, count, claim} as 32-bit ones (AGG_GROUP_FLOAT_ENTRY_BYTES a group),
-// after the staged tile: its values (double: float32 widens exactly) and
+// {rows, count} as 32-bit ones, and a spare word (AGG_GROUP_FLOAT_ENTRY_BYTES
+// a group), after the staged tile: its values (double: float32 widens exactly) and
 // groups (kGroupNullValue set when the value is null).
 template <typename VT> struct FloatTable {
   double *sx, *s, *c, *sp;
   long long *kmn, *kmx;
   int* sg;
-  unsigned *rows, *cnt, *claim;
+  unsigned *rows, *cnt;
 
   __device__ FloatTable(unsigned long long* smem, uint64_t p)
       : sx((double*)smem),
@@ -325,8 +344,7 @@ template <typename VT> struct FloatTable {
         kmx(kmn + p),
         sg((int*)(kmx + p)),
         rows((unsigned*)(sg + kGroupTile)),
-        cnt(rows + p),
-        claim(cnt + p) {}
+        cnt(rows + p) {}
 
   __device__ static uint64_t bytes(uint64_t p) { return AGG_GROUP_FLOAT_STAGE_BYTES + p * AGG_GROUP_FLOAT_ENTRY_BYTES; }
 
@@ -336,7 +354,6 @@ template <typename VT> struct FloatTable {
       kmn[j] = kKey64PosInf;
       kmx[j] = kKey64NegInf;
       rows[j] = cnt[j] = 0;
-      claim[j] = kWarpThreads;
     }
   }
 
@@ -354,39 +371,94 @@ template <typename VT> struct FloatTable {
     add_pair(s[g], c[g], sp[g], x);
   }
 
-  // fold stages a tile, then each warp folds its groups' rows in row order.
+  // fold stages a tile, its rows sorted by the warp that owns their groups
+  // (group % warps), in row order within each warp's (a stable counting
+  // sort: the rows of no group of the window are left out), then each warp
+  // folds its rows, 32 at a time: the lowest lane of each group in the step
+  // (__match_any_sync) folds the step's rows of its group in lane order. A
+  // group's rows are thus folded in row order, as a walk of the whole tile
+  // by every warp would fold them, but a warp reads only its own rows.
   __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
+    // The sort's counts, by bucket (the owning warp), then by slab (item
+    // i: rows i * kBlockThreads ... of the tile) and warp: the rows' order.
+    constexpr int kScan = kGroupItems * kBlockWarps;
+    static_assert(kScan == 2 * kWarpThreads, "a bucket's counts are scanned two a lane");
+    static_assert(kBlockWarps * kScan * 2 + kBlockWarps * 4 <= kGroupTile * 8, "the sort's counts fit the staged values");
     GroupRows<VT> rs;
     rs.load(in, base, bad);
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {  // the value's validity as the group's flag
+      if (rs.g[i] != kGroupSkip && !rs.ok[i]) rs.g[i] |= kGroupNullValue;
+    }
+    const int lane = threadIdx.x % kWarpThreads, warp = threadIdx.x / kWarpThreads;
+    const unsigned below = (1u << lane) - 1;
+    unsigned short* counts = (unsigned short*)sx;  // (the stage's room, until the rows are staged)
+    int* totals = (int*)(counts + kBlockWarps * kScan);
     __syncthreads();  // the previous tile's stage is read
+    for (int j = threadIdx.x; j < kBlockWarps * kScan; j += kBlockThreads) counts[j] = 0;
+    __syncthreads();
+    int at[kGroupItems];  // the row's rank among its warp's lanes of its bucket, then its place in the stage
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) {
-      const int k = threadIdx.x + i * kBlockThreads;
-      sx[k] = (double)rs.x[i];
-      sg[k] = rs.g[i] == kGroupSkip ? kGroupSkip : rs.g[i] | (rs.ok[i] ? 0 : kGroupNullValue);
+      const int b = rs.g[i] == kGroupSkip ? kBlockWarps : (rs.g[i] & (kGroupNullValue - 1)) % kBlockWarps;
+      const unsigned peers = match_any(b);
+      at[i] = __popc(peers & below);
+      if (b < kBlockWarps && at[i] == 0) counts[b * kScan + i * kBlockWarps + warp] = (unsigned short)__popc(peers);
     }
     __syncthreads();
-    const int lane = threadIdx.x % kWarpThreads, warp = threadIdx.x / kWarpThreads;
-    const uint64_t left = in.n - base;
-    const int tile = left < (uint64_t)kGroupTile ? (int)left : kGroupTile;
-    for (int r0 = 0; r0 < tile; r0 += kWarpThreads) {
+    {  // warp w scans bucket w's counts (exclusive), two a lane
+      unsigned short* row = counts + warp * kScan;
+      const int a0 = row[2 * lane], a1 = row[2 * lane + 1];
+      int incl = a0 + a1;
+#pragma unroll
+      for (int d = 1; d < kWarpThreads; d <<= 1) {
+        const int y = __shfl_up_sync(kFullMask, incl, d);
+        if (lane >= d) incl += y;
+      }
+      row[2 * lane] = (unsigned short)(incl - a0 - a1);
+      row[2 * lane + 1] = (unsigned short)(incl - a1);
+      if (lane == kWarpThreads - 1) totals[warp] = incl;
+    }
+    __syncthreads();
+    int tot[kBlockWarps];  // (registers: indexed by unrolled loops alone)
+#pragma unroll
+    for (int b = 0; b < kBlockWarps; b++) tot[b] = totals[b];
+    int lo = 0, hi = 0;  // the warp's rows in the stage
+#pragma unroll
+    for (int b = 0; b < kBlockWarps; b++) {
+      lo += b < warp ? tot[b] : 0;
+      hi += b <= warp ? tot[b] : 0;
+    }
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const int b = rs.g[i] == kGroupSkip ? kBlockWarps : (rs.g[i] & (kGroupNullValue - 1)) % kBlockWarps;
+      if (b < kBlockWarps) {
+        int start = 0;
+#pragma unroll
+        for (int j = 0; j < kBlockWarps; j++) start += j < b ? tot[j] : 0;
+        at[i] += start + counts[b * kScan + i * kBlockWarps + warp];
+      }
+    }
+    __syncthreads();  // the counts are read: the stage takes their room
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      if (rs.g[i] != kGroupSkip) {
+        sx[at[i]] = (double)rs.x[i];
+        sg[at[i]] = rs.g[i];
+      }
+    }
+    __syncthreads();
+    for (int r0 = lo; r0 < hi; r0 += kWarpThreads) {
       const int r = r0 + lane;
-      const int e = r < tile ? sg[r] : kGroupSkip;
-      const int g = e & (kGroupNullValue - 1);
-      bool pending = e != kGroupSkip && g % kBlockWarps == warp;
-      // Rounds: the lowest pending lane of each group claims it and folds
-      // its row; rows of distinct groups fold in the same round.
-      while (__ballot_sync(kFullMask, pending) != 0) {
-        if (pending) atomicMin(&claim[g], (unsigned)lane);
-        __syncwarp();
-        const bool mine = pending && claim[g] == (unsigned)lane;
-        __syncwarp();
-        if (mine) {
-          apply(g, sx[r], (e & kGroupNullValue) == 0);
-          claim[g] = kWarpThreads;
-          pending = false;
+      const int e = r < hi ? sg[r] : kGroupSkip;
+      const int g = e == kGroupSkip ? kGroupSkip : e & (kGroupNullValue - 1);
+      const unsigned peers = match_any(g);
+      if (g != kGroupSkip && (peers & below) == 0) {
+        // The group's lowest lane: the step's rows of the group, in order.
+        for (unsigned m = peers; m != 0; m &= m - 1) {
+          const int k = r0 + (int)lowest_bit(m);
+          apply(g, sx[k], (sg[k] & kGroupNullValue) == 0);
         }
-        __syncwarp();
       }
     }
   }
@@ -403,16 +475,16 @@ template <typename VT> struct FloatTable {
 // (entry w * p + g: FloatTable's fields), then a staged step per warp.
 // Warp w folds rows [w * 32 * kGroupItems, (w + 1) * 32 * kGroupItems) of
 // each tile, 32 at a time: the lowest lane of each group in the step
-// (claimed with atomicMin in the warp's table) folds the step's rows of its
-// group in lane order, so a warp's entry of a group is the sequential fold
-// of its rows of that group in row order. The block's state of a group is
+// (match_any) folds the step's rows of its group in lane order, so a
+// warp's entry of a group is the sequential fold of its rows of that group
+// in row order. The block's state of a group is
 // its warps' entries merged in warp order (FloatFamily::merge): fixed by
 // the grid, never by timing.
 template <typename VT> struct FloatWarpTable {
   uint64_t p;
   double *s, *c, *sp;
   long long *kmn, *kmx;
-  unsigned *rows, *cnt, *claim;
+  unsigned *rows, *cnt;
   double* sx;  // staged values, 32 a warp
   int* sg;     // staged groups (kGroupNullValue set: null value)
 
@@ -425,7 +497,6 @@ template <typename VT> struct FloatWarpTable {
         kmx(kmn + kBlockWarps * p_),
         rows((unsigned*)(kmx + kBlockWarps * p_)),
         cnt(rows + kBlockWarps * p_),
-        claim(cnt + kBlockWarps * p_),
         sx((double*)(smem + (kBlockWarps * p_ * AGG_GROUP_FLOAT_ENTRY_BYTES + 7) / 8)),
         sg((int*)(sx + kBlockThreads)) {}
 
@@ -439,7 +510,6 @@ template <typename VT> struct FloatWarpTable {
       kmn[j] = kKey64PosInf;
       kmx[j] = kKey64NegInf;
       rows[j] = cnt[j] = 0;
-      claim[j] = kWarpThreads;
     }
   }
 
@@ -477,22 +547,22 @@ template <typename VT> struct FloatWarpTable {
     double* wx = sx + warp * kWarpThreads;
     int* wg = sg + warp * kWarpThreads;
     const uint64_t t0 = (uint64_t)warp * p;
+    const unsigned below = (1u << lane) - 1;
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) {
       wx[lane] = (double)x[i];
       wg[lane] = g[i];
       const int mine = g[i] == kGroupSkip ? kGroupSkip : g[i] & (kGroupNullValue - 1);
-      if (mine != kGroupSkip) atomicMin(&claim[t0 + mine], (unsigned)lane);
-      __syncwarp();
-      if (mine != kGroupSkip && claim[t0 + mine] == (unsigned)lane) {
+      const unsigned peers = match_any(mine);
+      __syncwarp();  // the step is staged
+      if (mine != kGroupSkip && (peers & below) == 0) {
         // The group's lowest lane: the step's rows of the group, in order.
-        for (int l = lane; l < kWarpThreads; l++) {
-          const int e = wg[l];
-          if (e != kGroupSkip && (e & (kGroupNullValue - 1)) == mine) apply(t0 + mine, wx[l], (e & kGroupNullValue) == 0);
+        for (unsigned m = peers; m != 0; m &= m - 1) {
+          const int l = (int)lowest_bit(m);
+          apply(t0 + mine, wx[l], (wg[l] & kGroupNullValue) == 0);
         }
-        claim[t0 + mine] = kWarpThreads;
       }
-      __syncwarp();  // the stage and the claims are free for the next step
+      __syncwarp();  // the stage is free for the next step
     }
   }
 

@@ -98,8 +98,9 @@ const (
 	// {min, max} (64-bit), {rows, count, sum a0, a1, c0, c1} (32-bit).
 	AggGroupIntEntryBytes = 40
 	// AggGroupFloatEntryBytes is the bytes of a group of a float table:
-	// {sum, compensation, special, min key, max key} (64-bit), {rows, count,
-	// claim} (32-bit).
+	// {sum, compensation, special, min key, max key} (64-bit), {rows, count}
+	// (32-bit) and a spare 32-bit word (the folds' claims once; the windows
+	// are sized with it).
 	AggGroupFloatEntryBytes = 52
 	// AggGroupFloatStageBytes is the bytes of the floats' staged tile:
 	// AggBlockThreads * AggGroupItems rows of {value (64-bit), group

@@ -109,8 +109,9 @@
 // {min, max} (64-bit), {rows, count, sum a0, a1, c0, c1} (32-bit).
 #define AGG_GROUP_INT_ENTRY_BYTES 40
 // AGG_GROUP_FLOAT_ENTRY_BYTES is the bytes of a group of a float table:
-// {sum, compensation, special, min key, max key} (64-bit), {rows, count,
-// claim} (32-bit).
+// {sum, compensation, special, min key, max key} (64-bit), {rows, count}
+// (32-bit) and a spare 32-bit word (the folds' claims once; the windows
+// are sized with it).
 #define AGG_GROUP_FLOAT_ENTRY_BYTES 52
 // AGG_GROUP_FLOAT_STAGE_BYTES is the bytes of the floats' staged tile:
 // AGG_BLOCK_THREADS * AGG_GROUP_ITEMS rows of {value (64-bit), group

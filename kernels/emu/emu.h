@@ -86,6 +86,33 @@ inline unsigned __ballot_sync(unsigned, int pred) {
   return m;
 }
 
+// __shfl_up_sync: lane l gets lane l - d's value (its own below d).
+template <typename T> inline T __shfl_up_sync(unsigned, T v, int d) {
+  static_assert(std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                "warp shuffles move 4- or 8-byte values");
+  const unsigned lane = threadIdx.x % kEmuWarp, warp = threadIdx.x / kEmuWarp;
+  uint64_t u = 0;
+  std::memcpy(&u, &v, sizeof(T));
+  g_sync->xbuf[warp][lane] = u;
+  g_sync->warp[warp]->arrive_and_wait();
+  const uint64_t o = lane >= (unsigned)d ? g_sync->xbuf[warp][lane - d] : u;
+  g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
+  T r;
+  std::memcpy(&r, &o, sizeof(T));
+  return r;
+}
+
+// __match_any_sync: the lanes whose value equals this lane's.
+inline unsigned __match_any_sync(unsigned, int v) {
+  const unsigned lane = threadIdx.x % kEmuWarp, warp = threadIdx.x / kEmuWarp;
+  g_sync->xbuf[warp][lane] = (uint64_t)(uint32_t)v;
+  g_sync->warp[warp]->arrive_and_wait();
+  unsigned m = 0;
+  for (unsigned k = 0; k < kEmuWarp; k++) m |= (unsigned)(g_sync->xbuf[warp][k] == (uint64_t)(uint32_t)v) << k;
+  g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
+  return m;
+}
+
 template <typename T> inline T __ldg(const T* p) { return *p; }
 template <typename T> inline T __ldcg(const T* p) { return *(const volatile T*)p; }
 template <typename T> inline void __stcg(T* p, T v) { *(volatile T*)p = v; }
