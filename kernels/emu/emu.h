@@ -60,7 +60,9 @@ inline void __syncthreads() { g_sync->block.arrive_and_wait(); }
 inline void __syncwarp(unsigned = 0xffffffffu) { g_sync->warp[threadIdx.x / kEmuWarp]->arrive_and_wait(); }
 inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 
-template <typename T> inline T __shfl_down_sync(unsigned, T v, int d) {
+// emu_shuffle is a warp shuffle: lane l gets lane from(l)'s value, its own
+// where from(l) is outside the warp.
+template <typename T, typename F> inline T emu_shuffle(T v, F from) {
   static_assert(std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
                 "warp shuffles move 4- or 8-byte values");
   const unsigned lane = threadIdx.x % kEmuWarp, warp = threadIdx.x / kEmuWarp;
@@ -68,11 +70,22 @@ template <typename T> inline T __shfl_down_sync(unsigned, T v, int d) {
   std::memcpy(&u, &v, sizeof(T));
   g_sync->xbuf[warp][lane] = u;
   g_sync->warp[warp]->arrive_and_wait();
-  const uint64_t o = lane + d < kEmuWarp ? g_sync->xbuf[warp][lane + d] : u;
+  const int src = from((int)lane);
+  const uint64_t o = src >= 0 && src < (int)kEmuWarp ? g_sync->xbuf[warp][src] : u;
   g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
   T r;
   std::memcpy(&r, &o, sizeof(T));
   return r;
+}
+
+// __shfl_down_sync: lane l gets lane l + d's value (its own past the warp).
+template <typename T> inline T __shfl_down_sync(unsigned, T v, int d) {
+  return emu_shuffle(v, [d](int l) { return l + d; });
+}
+
+// __shfl_up_sync: lane l gets lane l - d's value (its own below d).
+template <typename T> inline T __shfl_up_sync(unsigned, T v, int d) {
+  return emu_shuffle(v, [d](int l) { return l - d; });
 }
 
 // __ballot_sync: bit k of the result is lane k's predicate.
@@ -84,22 +97,6 @@ inline unsigned __ballot_sync(unsigned, int pred) {
   for (unsigned k = 0; k < kEmuWarp; k++) m |= (unsigned)g_sync->xbuf[warp][k] << k;
   g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
   return m;
-}
-
-// __shfl_up_sync: lane l gets lane l - d's value (its own below d).
-template <typename T> inline T __shfl_up_sync(unsigned, T v, int d) {
-  static_assert(std::is_trivially_copyable_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
-                "warp shuffles move 4- or 8-byte values");
-  const unsigned lane = threadIdx.x % kEmuWarp, warp = threadIdx.x / kEmuWarp;
-  uint64_t u = 0;
-  std::memcpy(&u, &v, sizeof(T));
-  g_sync->xbuf[warp][lane] = u;
-  g_sync->warp[warp]->arrive_and_wait();
-  const uint64_t o = lane >= (unsigned)d ? g_sync->xbuf[warp][lane - d] : u;
-  g_sync->warp[warp]->arrive_and_wait();  // no lane overwrites its slot before all have read
-  T r;
-  std::memcpy(&r, &o, sizeof(T));
-  return r;
 }
 
 // __match_any_sync: the lanes whose value equals this lane's.
