@@ -116,7 +116,7 @@ func (d *Dataset) Group(ctx context.Context, eng *engine.Engine, req engine.Grou
 	var g *engine.Grouper
 	defer func() {
 		if g != nil {
-			g.Close() // (its spill files; an error closing them changes no answer)
+			g.Close() // (its spill files and states, the result built; an error closing the files changes no answer)
 		}
 	}()
 	sum := &GroupSummary{Unsupported: unsupported}

@@ -801,8 +801,11 @@ func widenSum(mem memory.Allocator, a arrow.Array, dt arrow.DataType) (arrow.Arr
 	return b.NewArray(), nil
 }
 
-// Close frees what the grouper holds outside memory (its spill files);
-// spilled groups are lost. Safe to call twice.
+// Close frees what the grouper holds: its spill files (spilled groups are
+// lost) and its groups' keys and states, at once rather than when the
+// grouper is collected (large arrays live outside the Go heap, in
+// mappings). Records Result returned stay valid. After Close, adding,
+// merging and Result are errors. Safe to call twice.
 func (g *Grouper) Close() error { return g.c.Close() }
 
 // Spills reports how many times the groups spilled to disk, and the bytes
@@ -922,6 +925,7 @@ func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupR
 	if err != nil {
 		return nil, err
 	}
+	defer g.Close() //nolint:errcheck // (its spill files and states, the record built or not; a failed close changes no answer)
 	for rdr.Next() {
 		if err := g.Add(ctx, rdr.Record()); err != nil {
 			return nil, err

@@ -348,3 +348,42 @@ func TestGroupSortedSegments(t *testing.T) {
 		out.Release()
 	}
 }
+
+// TestGroupClose: Close frees the groups; the record Result returned stays
+// valid, and using the grouper after Close is an error, not a wrong answer.
+func TestGroupClose(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	kb, vb := array.NewInt64Builder(mem), array.NewInt64Builder(mem)
+	for i := range int64(1000) {
+		kb.Append(i % 7)
+		vb.Append(i)
+	}
+	k, v := kb.NewArray(), vb.NewArray()
+	kb.Release()
+	vb.Release()
+	rec := array.NewRecord(schema, []arrow.Array{k, v}, 1000)
+	k.Release()
+	v.Release()
+	defer rec.Release()
+	e := cpuEngine(t, mem, 0)
+	g, err := e.NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Aggs: agg.Count | agg.Sum, CountRows: true})
+	require.NoError(t, err)
+	require.NoError(t, g.Add(context.Background(), rec))
+	out, err := g.Result(mem)
+	require.NoError(t, err)
+	defer out.Release()
+	require.NoError(t, g.Close())
+	require.NoError(t, g.Close(), "a second Close")
+	require.EqualValues(t, 7, out.NumRows())
+	sums := out.Column(int(out.NumCols()) - 1).(*array.Int64)
+	var total int64
+	for i := range sums.Len() {
+		total += sums.Value(i)
+	}
+	require.EqualValues(t, 999*1000/2, total, "the record outlives the grouper's states")
+	_, err = g.Result(mem)
+	require.ErrorContains(t, err, "closed")
+	require.ErrorContains(t, g.Add(context.Background(), rec), "closed")
+}

@@ -114,6 +114,7 @@ type Grouper struct {
 	gpuBatches int
 	sp         *spillFiles // nil: never spilled (group_spill.go)
 	dropped    atomic.Bool // some partition's states dropped (DropStates, on any goroutine)
+	closed     atomic.Bool // Close was called
 }
 
 // GPUBatches is the number of batches grouped on the GPU so far.

@@ -260,6 +260,9 @@ func groupKeys(k *column.View, kmin uint64, groups int) (*column.View, error) {
 // there without a transfer but of the filter's selection; the other
 // batches are grouped as Add groups their host views.
 func (g *Grouper) AddResident(ctx context.Context, res *Resident) error {
+	if err := g.Spent(); err != nil {
+		return err
+	}
 	r := res.r
 	if r.e != g.e {
 		return errors.New("resident data of another engine's residency")

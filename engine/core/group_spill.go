@@ -292,17 +292,33 @@ func (s *spillFiles) close(p int) error {
 // errSpent is the error of a grouper whose states were dropped.
 var errSpent = errors.New("the groups were read out once (their states dropped partition by partition as they were read back from disk)")
 
-// Spent is an error once a partition's states were dropped (DropStates).
+// errClosed is the error of a grouper that was closed.
+var errClosed = errors.New("the grouper was closed (Close freed its groups)")
+
+// Spent is an error once a partition's states were dropped (DropStates) or
+// the grouper was closed.
 func (g *Grouper) Spent() error {
+	if g.closed.Load() {
+		return errClosed
+	}
 	if g.dropped.Load() {
 		return errSpent
 	}
 	return nil
 }
 
-// Close frees what the grouper holds outside memory: its spill files. The
-// grouper's spilled groups are lost; it is safe to call Close twice.
+// Close frees what the grouper holds: its spill files (its spilled groups
+// are lost) and its groups' keys and states in memory, now rather than
+// when the grouper is collected. The grouper is then spent (Spent); it is
+// safe to call Close twice.
 func (g *Grouper) Close() error {
+	if g.closed.Swap(true) {
+		return nil
+	}
+	for _, gp := range g.parts {
+		gp.release()
+		gp.t.Release()
+	}
 	if g.sp == nil {
 		return nil
 	}
