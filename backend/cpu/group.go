@@ -76,21 +76,24 @@ func KeyKindSupported(k column.Kind) bool {
 // NewKeyTable returns an empty table for keys of the fast path (FixedKey) or
 // not.
 func NewKeyTable(fixed bool) *KeyTable {
-	t := &KeyTable{fixed: fixed, slots: make([]uint64, 64), mask: 63, null: -1, mem: new(column.Arena)}
+	t := &KeyTable{fixed: fixed, mem: new(column.Arena)}
 	runtime.AddCleanup(t, (*column.Arena).Free, t.mem)
-	if !fixed {
+	t.empty()
+	return t
+}
+
+// empty makes t a table of no key, its arena kept.
+func (t *KeyTable) empty() {
+	*t = KeyTable{fixed: t.fixed, slots: make([]uint64, 64), mask: 63, null: -1, mem: t.mem}
+	if !t.fixed {
 		t.offs = []int64{0}
 	}
-	return t
 }
 
 // Release empties the table (no key) and frees its arrays now, rather than
 // when t is collected. No array of t's may be in use.
 func (t *KeyTable) Release() {
-	*t = KeyTable{fixed: t.fixed, slots: make([]uint64, 64), mask: 63, null: -1, mem: t.mem}
-	if !t.fixed {
-		t.offs = []int64{0}
-	}
+	t.empty()
 	t.mem.Free()
 }
 
