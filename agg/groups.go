@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/arrowagg/arrowagg/column"
 )
@@ -81,45 +83,88 @@ func (g *Groups) Tracks() Set { return g.tracks }
 // Len is the number of groups.
 func (g *Groups) Len() int { return len(g.count) }
 
-// Grow adds n empty groups (the identity state), numbered from Len.
+// Grow adds n empty groups (the identity state), numbered from Len. Many
+// groups at once (a device's grouped table) are filled by several
+// goroutines, each its own range: the first writes of fresh pages are most
+// of the time, and they fault in parallel.
 func (g *Groups) Grow(n int) {
-	idMin, idMax := identityExtremes(g.fam)
+	if n <= 0 {
+		return
+	}
 	g.Reserve(n) // (room for all at once, growing by half)
-	for range n {
-		g.count = append(g.count, 0)
-		g.nulls = append(g.nulls, 0)
-		if g.sum {
-			if g.fam == column.FamilyFloat {
-				g.fsum = append(g.fsum, 0)
-				g.fcomp = append(g.fcomp, 0)
-				g.fspec = append(g.fspec, 0)
-			} else {
-				g.isum = append(g.isum, Int192{})
-			}
+	l := len(g.count)
+	g.resize(l + n)
+	inPieces(n, func(lo, hi int) { g.identity(l+lo, l+hi) })
+}
+
+// resize sets the length of every array g keeps to n, within their
+// capacity (Reserve).
+func (g *Groups) resize(n int) {
+	g.count, g.nulls = g.count[:n], g.nulls[:n]
+	if g.sum && g.fam == column.FamilyFloat {
+		g.fsum, g.fcomp, g.fspec = g.fsum[:n], g.fcomp[:n], g.fspec[:n]
+	} else if g.sum {
+		g.isum = g.isum[:n]
+	}
+	if g.ext {
+		g.min, g.max = g.min[:n], g.max[:n]
+		if g.fam == column.FamilyBytes {
+			g.bmin, g.bmax = g.bmin[:n], g.bmax[:n]
 		}
-		if g.ext {
-			g.min = append(g.min, idMin)
-			g.max = append(g.max, idMax)
-			if g.fam == column.FamilyBytes {
-				g.bmin = append(g.bmin, nil)
-				g.bmax = append(g.bmax, nil)
-			}
+	}
+	if g.ord {
+		g.firstRow, g.lastRow, g.minRow, g.maxRow = g.firstRow[:n], g.lastRow[:n], g.minRow[:n], g.maxRow[:n]
+		g.first, g.last = g.first[:n], g.last[:n]
+		if g.fam == column.FamilyBytes {
+			g.bfirst, g.blast = g.bfirst[:n], g.blast[:n]
 		}
-		if g.ord {
-			g.firstRow = append(g.firstRow, -1)
-			g.lastRow = append(g.lastRow, -1)
-			g.minRow = append(g.minRow, -1)
-			g.maxRow = append(g.maxRow, -1)
-			g.first = append(g.first, [2]uint64{})
-			g.last = append(g.last, [2]uint64{})
-			if g.fam == column.FamilyBytes {
-				g.bfirst = append(g.bfirst, nil)
-				g.blast = append(g.blast, nil)
-			}
-			if g.fam == column.FamilyFloat {
-				g.fnum = append(g.fnum, false)
-			}
+		if g.fam == column.FamilyFloat {
+			g.fnum = g.fnum[:n]
 		}
+	}
+}
+
+// identity sets groups [lo, hi) to the identity state.
+func (g *Groups) identity(lo, hi int) {
+	clear(g.count[lo:hi])
+	clear(g.nulls[lo:hi])
+	if g.sum && g.fam == column.FamilyFloat {
+		clear(g.fsum[lo:hi])
+		clear(g.fcomp[lo:hi])
+		clear(g.fspec[lo:hi])
+	} else if g.sum {
+		clear(g.isum[lo:hi])
+	}
+	if g.ext {
+		idMin, idMax := identityExtremes(g.fam)
+		fill(g.min[lo:hi], idMin)
+		fill(g.max[lo:hi], idMax)
+		if g.fam == column.FamilyBytes {
+			clear(g.bmin[lo:hi])
+			clear(g.bmax[lo:hi])
+		}
+	}
+	if g.ord {
+		fill(g.firstRow[lo:hi], -1)
+		fill(g.lastRow[lo:hi], -1)
+		fill(g.minRow[lo:hi], -1)
+		fill(g.maxRow[lo:hi], -1)
+		clear(g.first[lo:hi])
+		clear(g.last[lo:hi])
+		if g.fam == column.FamilyBytes {
+			clear(g.bfirst[lo:hi])
+			clear(g.blast[lo:hi])
+		}
+		if g.fam == column.FamilyFloat {
+			clear(g.fnum[lo:hi])
+		}
+	}
+}
+
+// fill sets every element of s to v.
+func fill[E any](s []E, v E) {
+	for i := range s {
+		s[i] = v
 	}
 }
 
@@ -538,30 +583,130 @@ func (g *Groups) MergeGroup(i int32, o *Groups, j int32) error {
 		st := o.State(j)
 		return g.MergeState(i, &st)
 	}
-	g.count[i] += o.count[j]
-	g.nulls[i] += o.nulls[j]
-	if g.sum {
-		if g.fam == column.FamilyFloat {
+	if g.fam == column.FamilyFloat {
+		g.count[i] += o.count[j]
+		g.nulls[i] += o.nulls[j]
+		if g.sum {
 			addPair(&g.fsum[i], &g.fcomp[i], &g.fspec[i], o.fsum[j], o.fcomp[j])
 			g.fspec[i] += o.fspec[j]
-		} else {
-			g.isum[i] = g.isum[i].Add(o.isum[j])
 		}
+		if g.ext {
+			a, b := &g.min[i][0], &g.max[i][0]
+			*a = math.Float64bits(FloatMin(math.Float64frombits(*a), math.Float64frombits(o.min[j][0])))
+			*b = math.Float64bits(FloatMax(math.Float64frombits(*b), math.Float64frombits(o.max[j][0])))
+		}
+		return nil
+	}
+	var sum Int192
+	if o.sum {
+		sum = o.isum[j]
+	}
+	var lo, hi uint64
+	if o.ext {
+		lo, hi = o.min[j][0], o.max[j][0]
+	}
+	g.mergeWords(i, o.count[j], o.nulls[j], sum, lo, hi)
+	return nil
+}
+
+// MergeInteger merges into group i of g, grouped states of signed or
+// unsigned integers or booleans without the ordered aggregates, the partial
+// state of count values and nulls nulls whose sum is sum and whose
+// extremes are min and max (State's Min[0] and Max[0] encoding; read only
+// when count > 0 and g tracks them): State.Merge field by field, for
+// states that come as words (a device's grouped table) rather than as
+// States.
+func (g *Groups) MergeInteger(i int32, count, nulls int64, sum Int192, min, max uint64) error {
+	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
+		return fmt.Errorf("merging integer words into groups of %s that track %s", g.fam, g.tracks)
+	}
+	if count == 0 {
+		lo, hi := identityExtremes(g.fam)
+		min, max = lo[0], hi[0]
+	}
+	g.mergeWords(i, count, nulls, sum, min, max)
+	return nil
+}
+
+// AppendInteger adds n groups to grouped states of signed or unsigned
+// integers or booleans without the ordered aggregates, numbered from Len:
+// group Len+j is the partial state whose words at(j) gives (as
+// MergeInteger takes them), which is what Grow then MergeInteger would
+// make, in one pass. Many groups at once (a device's grouped table) are
+// filled by several goroutines, each its own range: at must be safe for
+// concurrent use.
+func (g *Groups) AppendInteger(n int, at func(j int) (count, nulls int64, sum Int192, min, max uint64)) error {
+	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
+		return fmt.Errorf("appending integer words to groups of %s that track %s", g.fam, g.tracks)
+	}
+	if n <= 0 {
+		return nil
+	}
+	g.Reserve(n)
+	l := len(g.count)
+	g.resize(l + n)
+	idMin, idMax := identityExtremes(g.fam)
+	set := func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			count, nulls, sum, mn, mx := at(j)
+			i := l + j
+			g.count[i], g.nulls[i] = count, nulls
+			if g.sum {
+				g.isum[i] = sum
+			}
+			if g.ext {
+				if count == 0 {
+					g.min[i], g.max[i] = idMin, idMax
+				} else {
+					g.min[i], g.max[i] = [2]uint64{mn}, [2]uint64{mx}
+				}
+			}
+		}
+	}
+	inPieces(n, set)
+	return nil
+}
+
+// inPieces runs do over [0, n) in pieces of 2^16, on several goroutines
+// when there is more than one piece.
+func inPieces(n int, do func(lo, hi int)) {
+	const piece = 1 << 16
+	if n <= piece {
+		do(0, n)
+		return
+	}
+	pieces := (n + piece - 1) / piece
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(pieces, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for p := int(next.Add(1) - 1); p < pieces; p = int(next.Add(1) - 1) {
+				do(p*piece, min(n, (p+1)*piece))
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// mergeWords is MergeGroup's and MergeInteger's merge of an integer or
+// boolean state's words into group i (extremes: the identity's when the
+// state has no value).
+func (g *Groups) mergeWords(i int32, count, nulls int64, sum Int192, lo, hi uint64) {
+	g.count[i] += count
+	g.nulls[i] += nulls
+	if g.sum {
+		g.isum[i] = g.isum[i].Add(sum)
 	}
 	if g.ext {
 		a, b := &g.min[i][0], &g.max[i][0]
-		x, y := o.min[j][0], o.max[j][0]
-		switch g.fam {
-		case column.FamilySigned:
-			*a, *b = uint64(min(int64(*a), int64(x))), uint64(max(int64(*b), int64(y)))
-		case column.FamilyUnsigned:
-			*a, *b = min(*a, x), max(*b, y)
-		case column.FamilyFloat:
-			*a = math.Float64bits(FloatMin(math.Float64frombits(*a), math.Float64frombits(x)))
-			*b = math.Float64bits(FloatMax(math.Float64frombits(*b), math.Float64frombits(y)))
+		if g.fam == column.FamilySigned {
+			*a, *b = uint64(min(int64(*a), int64(lo))), uint64(max(int64(*b), int64(hi)))
+		} else {
+			*a, *b = min(*a, lo), max(*b, hi)
 		}
 	}
-	return nil
 }
 
 // Bytes is about the memory the groups hold.

@@ -269,6 +269,38 @@ func TestMergeGroupAsMergeState(t *testing.T) {
 	}
 }
 
+// MergeInteger, given a group's words, merges as MergeState does its State;
+// it refuses families and sets whose states are not those words.
+func TestMergeIntegerAsMergeState(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	const n, groups = 3000, 11
+	for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyBool} {
+		for _, set := range []Set{Default, Count | Min, Sum, Count} {
+			a, o := fillGroups(t, r, f, set, n, groups), fillGroups(t, r, f, set, n, groups)
+			b := fillGroups(t, r, f, set, 0, groups)
+			c := fillGroups(t, r, f, set, 0, groups)
+			for k := range int32(groups) {
+				st := a.State(k)
+				require.NoError(t, b.MergeState(k, &st))
+				require.NoError(t, c.MergeState(k, &st))
+			}
+			for k := range int32(groups) {
+				j := (k * 7) % groups
+				st := o.State(j)
+				require.NoError(t, b.MergeState(k, &st))
+				require.NoError(t, c.MergeInteger(k, st.Count, st.NullCount, st.Sum, st.Min[0], st.Max[0]))
+			}
+			require.Equal(t, b, c, "%v %v", f, set)
+		}
+	}
+	for _, f := range []column.Family{column.FamilyFloat, column.FamilyDecimal} {
+		g := fillGroups(t, r, f, Default, 0, 2)
+		require.Error(t, g.MergeInteger(0, 1, 0, Int192{1}, 1, 1), f.String())
+	}
+	g := fillGroups(t, r, column.FamilySigned, Default|Ordered, 0, 2)
+	require.Error(t, g.MergeInteger(0, 1, 0, Int192{1}, 1, 1))
+}
+
 // fillGroups is grouped states of family f for set, of groups groups (the
 // last one empty), with n random values or nulls folded in row order:
 // floats with an infinity, NaN or zero now and then, decimals of both
