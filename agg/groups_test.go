@@ -301,6 +301,44 @@ func TestMergeIntegerAsMergeState(t *testing.T) {
 	require.Error(t, g.MergeInteger(0, 1, 0, Int192{1}, 1, 1))
 }
 
+// AppendInteger adds the groups Grow and MergeInteger would make, on one
+// goroutine and on several (more than a piece of 2^16 groups).
+func TestAppendInteger(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, n := range []int{1, 1000, 200_000} {
+		for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned} {
+			words := make([][5]uint64, n)
+			for j := range words {
+				if r.IntN(4) != 0 { // (else an empty group)
+					words[j] = [5]uint64{r.Uint64N(100), r.Uint64N(10), r.Uint64(), r.Uint64(), r.Uint64()}
+				}
+			}
+			at := func(j int) (int64, int64, Int192, uint64, uint64) {
+				w := words[j]
+				return int64(w[0]), int64(w[1]), Int192{w[2], w[3] & 1}, min(w[3], w[4]), max(w[3], w[4])
+			}
+			a := fillGroups(t, r, f, Default, 100, 3)
+			b := fillGroups(t, r, f, Default, 0, 3)
+			for k := range int32(3) {
+				st := a.State(k)
+				require.NoError(t, b.MergeState(k, &st))
+			}
+			require.NoError(t, a.AppendInteger(n, at))
+			b.Grow(n)
+			for j := range n {
+				c, nl, sum, lo, hi := at(j)
+				require.NoError(t, b.MergeInteger(int32(3+j), c, nl, sum, lo, hi))
+			}
+			require.Equal(t, b.Len(), a.Len())
+			for i := range int32(a.Len()) {
+				require.Equal(t, b.State(i), a.State(i), "%v n=%d group %d", f, n, i)
+			}
+		}
+	}
+	g := fillGroups(t, r, column.FamilyFloat, Default, 0, 1)
+	require.Error(t, g.AppendInteger(1, func(int) (int64, int64, Int192, uint64, uint64) { return 0, 0, Int192{}, 0, 0 }))
+}
+
 // fillGroups is grouped states of family f for set, of groups groups (the
 // last one empty), with n random values or nulls folded in row order:
 // floats with an infinity, NaN or zero now and then, decimals of both
