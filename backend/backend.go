@@ -125,14 +125,15 @@ type ResidentGPU interface {
 }
 
 // GroupGPU is implemented by GPU backends that group rows on the device by
-// one key of a small dense domain: integers whose range is at most
-// GroupDomain values, or a dictionary's indices (per-block state tables in
-// shared memory, merged by the last block).
+// one key of a dense domain: integers whose range is at most GroupDomain
+// values, or a dictionary's indices (few keys: per-block state tables in
+// shared memory, merged by the last block; many: one table in device
+// memory).
 type GroupGPU interface {
 	ResidentGPU
 	// GroupDomain is the most key values (groups, the null key aside) one
-	// call takes.
-	GroupDomain() int
+	// call takes over rows rows of values of kind val (0: none).
+	GroupDomain(val column.Kind, rows int) int
 	// HandlesGroup reports whether GroupDevice takes keys of kind key and
 	// values of kind val, for the aggregates of set.
 	HandlesGroup(key, val column.Kind, set agg.Set) bool

@@ -23,14 +23,20 @@ import (
 // fakeGroupGPU is a GPU backend that groups (backend.GroupGPU) as the grouped
 // kernels do, with the CPU's fold: a row's group is its key less kmin, a
 // null key's the last; rows whose selection is not true are skipped. Its
-// domain is small, so that tests meet batches it does not take.
+// domain is small, so that tests meet batches it does not take; floats may
+// have a smaller one (floatDomain, when not 0), as the CUDA backend's.
 type fakeGroupGPU struct {
 	*fakeResidentGPU
-	domain int
-	calls  atomic.Int64
+	domain, floatDomain int
+	calls               atomic.Int64
 }
 
-func (f *fakeGroupGPU) GroupDomain() int { return f.domain }
+func (f *fakeGroupGPU) GroupDomain(val column.Kind, _ int) int {
+	if f.floatDomain > 0 && val.Family() == column.FamilyFloat {
+		return f.floatDomain
+	}
+	return f.domain
+}
 
 func (f *fakeGroupGPU) HandlesGroup(key, val column.Kind, set agg.Set) bool {
 	integer := func(k column.Kind) bool {
@@ -105,14 +111,18 @@ func TestGroupOnGPUMatchesCPU(t *testing.T) {
 		card  int // distinct keys (integer keys: their range)
 		where string
 		vals  bool
-		gpu   bool // the batches go to the GPU
+		gpu   bool     // the batches go to the GPU
+		fdom  int      // the fake's domain of float values (0: its domain)
+		cols  []string // the value columns, when not those vals says
 	}{
-		{"int32 key", arrow.PrimitiveTypes.Int32, 40, "", true, true},
-		{"int64 key, filter", arrow.PrimitiveTypes.Int64, 50, "x > 0 or y is null", true, true},
-		{"uint8 key", arrow.PrimitiveTypes.Uint8, 30, "", true, true},
-		{"int64 key past the domain", arrow.PrimitiveTypes.Int64, 1000, "", true, false},
-		{"dictionary key", dict, 20, "", true, true},
-		{"count(*) only", arrow.PrimitiveTypes.Int32, 40, "", false, true},
+		{"int32 key", arrow.PrimitiveTypes.Int32, 40, "", true, true, 0, nil},
+		{"int64 key, filter", arrow.PrimitiveTypes.Int64, 50, "x > 0 or y is null", true, true, 0, nil},
+		{"uint8 key", arrow.PrimitiveTypes.Uint8, 30, "", true, true, 0, nil},
+		{"int64 key past the domain", arrow.PrimitiveTypes.Int64, 1000, "", true, false, 0, nil},
+		{"dictionary key", dict, 20, "", true, true, 0, nil},
+		{"count(*) only", arrow.PrimitiveTypes.Int32, 40, "", false, true, 0, nil},
+		{"float values past their domain", arrow.PrimitiveTypes.Int32, 50, "", true, false, 32, nil},
+		{"integer values past the floats' domain", arrow.PrimitiveTypes.Int32, 50, "", true, true, 32, []string{"x", "z"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -129,9 +139,12 @@ func TestGroupOnGPUMatchesCPU(t *testing.T) {
 				}
 			}()
 			req := GroupRequest{Keys: []string{"k"}, Aggs: agg.Count | agg.NullCount | agg.Sum | agg.Min | agg.Max | agg.Mean, CountRows: true}
-			if c.vals {
+			switch {
+			case c.cols != nil:
+				req.Columns = c.cols
+			case c.vals:
 				req.Columns = []string{"x", "y", "z"}
-			} else {
+			default:
 				req.Columns = []string{}
 			}
 			if c.where != "" {
@@ -149,7 +162,7 @@ func TestGroupOnGPUMatchesCPU(t *testing.T) {
 				require.NoError(t, err)
 				return res, g.GPUBatches()
 			}
-			f := &fakeGroupGPU{fakeResidentGPU: newFakeResident(), domain: 64}
+			f := &fakeGroupGPU{fakeResidentGPU: newFakeResident(), domain: 64, floatDomain: c.fdom}
 			want, _ := group(cpuEngine(t, mem, 2))
 			defer want.Release()
 			e, err := New(WithGPU(f), WithDevice(DeviceGPU), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem))

@@ -12,7 +12,9 @@
 //     last, arg_min, arg_max) run after it; arrowagg_multi, many small
 //     columns in one launch; and the grouped kernels arrowagg_group_<kind>
 //     (group.cuh, included by agg.cu), a value column folded into the
-//     states of the groups of a dense key domain in one launch. agg.cu's opening comment documents the kernels,
+//     states of the groups of a dense key domain in one launch, and for
+//     domains too large for shared memory the wide kernels
+//     arrowagg_group_wide_<integer kind> (one table in device memory). agg.cu's opening comment documents the kernels,
 //     their parameters and the word layouts of their states.
 //   - ladder.cu, and LadderPTX and LadderFatbin: the reduction ladder, the classic sequence of
 //     a parallel sum's optimizations, run and timed by package ladder (the

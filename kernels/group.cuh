@@ -774,31 +774,163 @@ __device__ __forceinline__ void group_grid(const GroupIn& in, uint64_t* partials
   GroupGrid<VT>::run(in, partials, ticket, out);
 }
 
+// The wide grouped kernels (arrowagg_group_wide_<integer kind>): a domain
+// of more groups than a block's shared memory holds (more than
+// AGG_GROUP_MAX keys, up to AGG_GROUP_WIDE_MAX: a GROUP BY of many keys)
+// is folded into one table in device memory by global atomics, in one
+// launch over the rows. Integer values only: their fields' additions,
+// minima and maxima commute, so the table does not depend on the order of
+// the atomics; a float sum does (floats of such domains are grouped on the
+// CPU). The rows, keys, selection and groups are the grouped kernels' (a
+// launch's window is the whole domain: g0 0, window groups + 1).
+//
+// Layers: thread  block b takes tiles b, b + gridDim.x, ... (GroupRows:
+//                 coalesced loads of keys, values and bitmaps), each row
+//                 folded into its group's entry with global atomics (no
+//                 block or warp table: with many groups the rows of a tile
+//                 rarely share one);
+//         device  the table in device memory (L2 holds the entries of
+//                 about a million groups), the one result; no last block:
+//                 the launch's end is the fold's.
+//
+// The table, zeroed by the host before the launch, D = groups + 1 entries
+// field by field (AGG_GROUP_WIDE_ENTRY_BYTES a group), then one word:
+//   lo[D]    the sum of the values' low 32-bit halves (unsigned);
+//   hi[D]    the sum of their high halves (signed: arithmetic shift), so
+//            that the 128-bit sum lo + 2^32 hi is exact for the
+//            AGG_GROUP_WIDE_ROWS rows a launch may fold;
+//   ext[2D]  group g's {~min key, max key} at 2g, 2g+1: order keys (the
+//            value's bits, the sign bit flipped for a signed kind), both
+//            raised by atomicMax, so that zero is the identity of both;
+//   rows[D]  the group's selected rows (32-bit);
+//   cnt[D]   its valid values (32-bit; 0 when the values have no nulls:
+//            their count is then the rows);
+//   bad      the selected rows whose non-null key lay outside the domain.
+// flags: bit 0 the sums are wanted, bit 1 the extremes (the fields not
+// wanted stay zero, and cost no atomics).
+
+constexpr unsigned kWideSum = 1, kWideExtremes = 2;
+static_assert(AGG_GROUP_WIDE_ENTRY_BYTES == 4 * 8 + 2 * 4, "a wide entry: lo, hi, ext (2), rows, cnt");
+static_assert(AGG_GROUP_WIDE_MAX < kGroupNullValue, "a wide group is an int (group_of)");
+static_assert((unsigned long long)AGG_GROUP_WIDE_ROWS < (1ull << 32),
+              "a launch's rows fit the 32-bit counters, and its sums of halves 64 bits");
+
+// load_pair reads the two 64-bit words at p (16-byte aligned) from L2, in
+// one load on the device.
+__device__ __forceinline__ void load_pair(const unsigned long long* p, unsigned long long& a, unsigned long long& b) {
+#ifdef __CUDACC__
+  const ulonglong2 v = __ldcg(reinterpret_cast<const ulonglong2*>(p));
+  a = v.x, b = v.y;
+#else
+  a = __ldcg(p), b = __ldcg(p + 1);
+#endif
+}
+
+// WideTable is a wide kernel's table in device memory (above).
+template <typename VT> struct WideTable {
+  static constexpr bool kSigned = VT(-1) < VT(0);
+  unsigned long long *lo, *hi, *ext, *bad;
+  unsigned *rows, *cnt;
+  bool all_valid, sum, extremes;
+
+  __device__ WideTable(uint64_t* t, uint64_t d, bool all_valid_, unsigned flags)
+      : lo((unsigned long long*)t),
+        hi(lo + d),
+        ext(hi + d),
+        bad(ext + 3 * d),  // after ext, rows and cnt
+        rows((unsigned*)(ext + 2 * d)),
+        cnt(rows + d),
+        all_valid(all_valid_),
+        sum(flags & kWideSum),
+        extremes(flags & kWideExtremes) {}
+
+  // add folds a row into group g. The extremes are read first, and
+  // atomicMax runs only where x would raise one (a stale read is never
+  // above a key: keys only rise, so a skipped x could not have raised it).
+  __device__ __forceinline__ void add(uint64_t g, VT x, bool ok) {
+    atomicAdd(&rows[g], 1u);
+    if (!ok) return;
+    if (!all_valid) atomicAdd(&cnt[g], 1u);
+    const unsigned long long u = widen_bits(x);
+    if (sum) {
+      const unsigned long long l = u & 0xffffffffull;
+      const unsigned long long h = kSigned ? (unsigned long long)((long long)u >> 32) : u >> 32;
+      if (l != 0) atomicAdd(&lo[g], l);
+      if (h != 0) atomicAdd(&hi[g], h);
+    }
+    if (extremes) {
+      const unsigned long long k = kSigned ? u ^ (1ull << 63) : u;
+      unsigned long long nmn, mx;
+      load_pair(&ext[2 * g], nmn, mx);
+      if (~k > nmn) atomicMax(&ext[2 * g], ~k);
+      if (k > mx) atomicMax(&ext[2 * g + 1], k);
+    }
+  }
+};
+
+// group_wide is the body of a wide grouped kernel for value type VT.
+template <typename VT>
+__device__ __forceinline__ void group_wide(const GroupIn& in, unsigned flags, uint64_t* table) {
+  WideTable<VT> tab(table, in.groups + 1, in.vvalid == nullptr, flags);
+  unsigned bad = 0;
+  for (uint64_t base = (uint64_t)blockIdx.x * kGroupTile; base < in.n; base += (uint64_t)gridDim.x * kGroupTile) {
+    GroupRows<VT> rs;
+    rs.load(in, base, bad);
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++)
+      if (rs.g[i] != kGroupSkip) tab.add((uint64_t)rs.g[i], rs.x[i], rs.ok[i]);
+  }
+  if (bad != 0) atomicAdd(tab.bad, (unsigned long long)bad);
+}
+
 }  // namespace arrowagg
 
-// ARROWAGG_GROUP_VALUES lists the value kinds: a kernel arrowagg_group_<kind> each.
+// ARROWAGG_GROUP_INTEGERS lists the integer value kinds, ARROWAGG_GROUP_VALUES
+// every value kind: a kernel arrowagg_group_<kind> each, and one
+// arrowagg_group_wide_<kind> each integer kind.
+#define ARROWAGG_GROUP_INTEGERS(X) \
+  X(int8, int8_t)                  \
+  X(int16, int16_t)                \
+  X(int32, int32_t)                \
+  X(int64, int64_t)                \
+  X(uint8, uint8_t)                \
+  X(uint16, uint16_t)              \
+  X(uint32, uint32_t)              \
+  X(uint64, uint64_t)
 #define ARROWAGG_GROUP_VALUES(X) \
-  X(int8, int8_t)                \
-  X(int16, int16_t)              \
-  X(int32, int32_t)              \
-  X(int64, int64_t)              \
-  X(uint8, uint8_t)              \
-  X(uint16, uint16_t)            \
-  X(uint32, uint32_t)            \
-  X(uint64, uint64_t)            \
+  ARROWAGG_GROUP_INTEGERS(X)     \
   X(float32, float)              \
   X(float64, double)
 
-#define ARROWAGG_GROUP_KERNEL(name, VT)                                                                            \
-  extern "C" __global__ void __launch_bounds__(kBlockThreads, 4) arrowagg_group_##name(                              \
-      const void* keys, unsigned long long koff, const uint32_t* kvalid, unsigned long long kbit,                \
-      unsigned long long kkind, unsigned long long kmin, unsigned long long groups, const void* values,          \
-      unsigned long long voff, const uint32_t* vvalid, unsigned long long vbit, const uint32_t* sel,             \
-      unsigned long long sbit, const uint32_t* selv, unsigned long long svbit, unsigned long long n,             \
-      unsigned long long g0, unsigned long long window, uint64_t* partials, unsigned int* ticket, uint64_t* out) { \
-    if (kkind > kKind_uint64) return; /* the keys are integers (int8 ... uint64) */                             \
-    const GroupIn in{keys, koff, kvalid, kbit, kmin, groups, values, voff, vvalid, vbit, sel, sbit, selv, svbit, \
-                     n, g0, window, 1u << (kkind & 3), kkind <= kKind_int64};                                   \
-    group_grid<VT>(in, partials, ticket, out);                                                                  \
+// ARROWAGG_GROUP_ROWS are the grouped kernels' parameters up to the rows,
+// ARROWAGG_GROUP_IN(g0, window) their GroupIn (the keys are integers:
+// int8 ... uint64).
+#define ARROWAGG_GROUP_ROWS                                                                                   \
+  const void *keys, unsigned long long koff, const uint32_t *kvalid, unsigned long long kbit,                \
+      unsigned long long kkind, unsigned long long kmin, unsigned long long groups, const void *values,      \
+      unsigned long long voff, const uint32_t *vvalid, unsigned long long vbit, const uint32_t *sel,         \
+      unsigned long long sbit, const uint32_t *selv, unsigned long long svbit, unsigned long long n
+#define ARROWAGG_GROUP_IN(g0, window)                                                                        \
+  GroupIn {                                                                                                  \
+    keys, koff, kvalid, kbit, kmin, groups, values, voff, vvalid, vbit, sel, sbit, selv, svbit, n, g0, window, \
+        1u << (kkind & 3), kkind <= kKind_int64                                                              \
+  }
+
+#define ARROWAGG_GROUP_KERNEL(name, VT)                                                                  \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, 4)                                         \
+      arrowagg_group_##name(ARROWAGG_GROUP_ROWS, unsigned long long g0, unsigned long long window,        \
+                            uint64_t* partials, unsigned int* ticket, uint64_t* out) {                    \
+    if (kkind > kKind_uint64) return;                                                                    \
+    group_grid<VT>(ARROWAGG_GROUP_IN(g0, window), partials, ticket, out);                                \
   }
 ARROWAGG_GROUP_VALUES(ARROWAGG_GROUP_KERNEL)
+
+// The wide kernels: parameters as the grouped kernels' up to n, then flags
+// (kWideSum, kWideExtremes) and the table (above).
+#define ARROWAGG_GROUP_WIDE_KERNEL(name, VT)                                                             \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                            \
+      arrowagg_group_wide_##name(ARROWAGG_GROUP_ROWS, unsigned long long flags, uint64_t* table) {        \
+    if (kkind > kKind_uint64) return;                                                                    \
+    group_wide<VT>(ARROWAGG_GROUP_IN(0, groups + 1), (unsigned)flags, table);                            \
+  }
+ARROWAGG_GROUP_INTEGERS(ARROWAGG_GROUP_WIDE_KERNEL)

@@ -7,7 +7,8 @@ import _ "embed"
 // float32, float64, decimal128, bool), arrowagg_multi, which aggregates
 // many columns of any of those kinds in one launch over a work list of
 // column descriptors and tiles, and the grouped kernels
-// arrowagg_group_<kind> (group.cuh); their parameters are all 64-bit.
+// arrowagg_group_<kind> and arrowagg_group_wide_<integer kind>
+// (group.cuh); their parameters are all 64-bit.
 //
 //go:embed agg.ptx
 var AggPTX string

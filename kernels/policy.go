@@ -86,6 +86,18 @@ const (
 	// AggGroupMax is the largest dense key domain of the grouped kernels (G
 	// groups of keys, the null key's group G beside them).
 	AggGroupMax = 4096
+	// AggGroupWideMax is the largest dense key domain of the wide grouped
+	// kernels (arrowagg_group_wide_<integer kind>: the groups' states in a
+	// table in device memory, folded by global atomics; integer values only).
+	AggGroupWideMax = 67108864
+	// AggGroupWideEntryBytes is the bytes of a group of a wide table:
+	// {sum of the low halves, sum of the high halves, min key, max key}
+	// (64-bit), {rows, count} (32-bit).
+	AggGroupWideEntryBytes = 40
+	// AggGroupWideRows is the most rows of one launch of a wide grouped
+	// kernel: its 32-bit counters and its sums of 32-bit halves (64-bit
+	// words) cannot overflow below it.
+	AggGroupWideRows = 2147483648
 	// AggGroupSharedBytes is the most dynamic shared memory of a grouped
 	// kernel's block: the 48 KiB a block may use without opting in
 	// (cuFuncSetAttribute), less 2 KiB for its static shared variables (16

@@ -97,6 +97,18 @@
 // AGG_GROUP_MAX is the largest dense key domain of the grouped kernels (G
 // groups of keys, the null key's group G beside them).
 #define AGG_GROUP_MAX 4096
+// AGG_GROUP_WIDE_MAX is the largest dense key domain of the wide grouped
+// kernels (arrowagg_group_wide_<integer kind>: the groups' states in a
+// table in device memory, folded by global atomics; integer values only).
+#define AGG_GROUP_WIDE_MAX 67108864
+// AGG_GROUP_WIDE_ENTRY_BYTES is the bytes of a group of a wide table:
+// {sum of the low halves, sum of the high halves, min key, max key}
+// (64-bit), {rows, count} (32-bit).
+#define AGG_GROUP_WIDE_ENTRY_BYTES 40
+// AGG_GROUP_WIDE_ROWS is the most rows of one launch of a wide grouped
+// kernel: its 32-bit counters and its sums of 32-bit halves (64-bit
+// words) cannot overflow below it.
+#define AGG_GROUP_WIDE_ROWS 2147483648
 // AGG_GROUP_SHARED_BYTES is the most dynamic shared memory of a grouped
 // kernel's block: the 48 KiB a block may use without opting in
 // (cuFuncSetAttribute), less 2 KiB for its static shared variables (16

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -112,4 +113,112 @@ func GroupReplicas(window int) int {
 func GroupState(k column.Kind, w []uint64) agg.State {
 	rows := w[len(w)-1]
 	return State(k, int64(rows), w[:len(w)-1])
+}
+
+// GroupDomain is the largest dense key domain of the grouped kernels over
+// values of kind k: AggGroupWideMax for integers (the wide kernels beyond
+// AggGroupMax keys), AggGroupMax for floats, 0 for a kind with no grouped
+// kernel.
+func GroupDomain(k column.Kind) int {
+	switch {
+	case GroupKernel(k) == "":
+		return 0
+	case GroupWideKernel(k) != "":
+		return AggGroupWideMax
+	}
+	return AggGroupMax
+}
+
+// GroupWideKernel is the name of the wide grouped kernel of values of kind
+// k (arrowagg_group_wide_<kind>, group.cuh: the integers), "" when there
+// is none.
+func GroupWideKernel(k column.Kind) string {
+	if f := k.Family(); GroupKernel(k) == "" || f != column.FamilySigned && f != column.FamilyUnsigned {
+		return ""
+	}
+	return "arrowagg_group_wide_" + k.String()
+}
+
+// GroupWideWords is the size in 64-bit words of a wide grouped kernel's
+// table over a domain of groups keys: AggGroupWideEntryBytes for each of
+// the groups + 1 groups (the null key's last), then the count of keys
+// outside the domain.
+func GroupWideWords(groups int) int { return (groups+1)*AggGroupWideEntryBytes/8 + 1 }
+
+// The flags of a wide grouped kernel's launch (group.cuh's kWideSum and
+// kWideExtremes).
+const (
+	GroupWideSum      = 1
+	GroupWideExtremes = 2
+)
+
+// GroupWideFlags is the flags of a wide launch for groups that track set:
+// the fields of the table it must fold.
+func GroupWideFlags(set agg.Set) uint64 {
+	var f uint64
+	if set.Any(agg.Sum) {
+		f |= GroupWideSum
+	}
+	if set.Any(agg.Min | agg.Max) {
+		f |= GroupWideExtremes
+	}
+	return f
+}
+
+// MergeWide merges the table t (GroupWideWords(groups) words) of a wide
+// grouped kernel's launch over values of kind k into groups 0 ... groups
+// of g (group groups: the null key's); allValid says the values had no
+// validity bitmap (the table then keeps no counts: a group's count is its
+// rows). Groups g has none of yet are added in one pass (Groups.AppendInteger,
+// on several goroutines for a large domain). It returns the rows whose key
+// lay outside the domain.
+func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Groups) (uint64, error) {
+	d := groups + 1
+	if len(t) != GroupWideWords(groups) {
+		return 0, fmt.Errorf("a wide table of %d words for %d groups", len(t), groups)
+	}
+	if g.Len() != 0 && g.Len() < d {
+		return 0, fmt.Errorf("merging a wide table of %d groups into %d groups", d, g.Len())
+	}
+	signed := k.Family() == column.FamilySigned
+	var sb uint64
+	if signed {
+		sb = 1 << 63
+	}
+	u32 := func(i int) uint64 { return t[4*d+i/2] >> (32 * (i % 2)) & math.MaxUint32 }
+	at := func(j int) (count, nulls int64, sum agg.Int192, mn, mx uint64) {
+		rows := u32(j)
+		if rows == 0 {
+			return 0, 0, sum, 0, 0
+		}
+		c := rows
+		if !allValid {
+			c = u32(d + j)
+		}
+		sum = agg.Int192{t[j]}
+		if h := t[d+j]; signed {
+			sum = sum.Add(agg.Int192From128(h<<32, int64(h)>>32))
+		} else {
+			sum = sum.Add(agg.Int192{h << 32, h >> 32})
+		}
+		return int64(c), int64(rows - c), sum, ^t[2*d+2*j] ^ sb, t[2*d+2*j+1] ^ sb
+	}
+	if g.Len() == 0 {
+		return t[5*d], g.AppendInteger(d, at)
+	}
+	// (A later launch over the same groups: more than AggGroupWideRows rows.)
+	o, err := agg.NewGroups(g.Family(), g.Tracks())
+	if err != nil {
+		return 0, err
+	}
+	defer o.Release()
+	if err := o.AppendInteger(d, at); err != nil {
+		return 0, err
+	}
+	for j := range int32(d) {
+		if err := g.MergeGroup(j, o, j); err != nil {
+			return 0, err
+		}
+	}
+	return t[5*d], nil
 }

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +72,82 @@ func TestGroupState(t *testing.T) {
 	got := GroupState(column.Float64, f)
 	require.Equal(t, int64(0), got.Count)
 	require.Equal(t, int64(4), got.NullCount)
+}
+
+// TestMergeWide: a wide kernel's table (group.cuh's layout, filled here as
+// the kernel fills it: sums of 32-bit halves, extremes as order keys, rows
+// and counts as 32-bit words) merges into the states the CPU's grouped
+// loops give the same rows; small domains on one goroutine, large ones on
+// several.
+func TestMergeWide(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 3))
+	for _, c := range []struct {
+		kind     column.Kind
+		groups   int
+		allValid bool
+	}{{column.Int64, 5000, false}, {column.Uint64, 5000, true}, {column.Int32, 70_000, false}, {column.Uint8, 70_000, true}} {
+		d := c.groups + 1
+		tab := make([]uint64, GroupWideWords(c.groups))
+		require.Len(t, tab, 5*d+1)
+		add32 := func(i int) { tab[4*d+i/2] += 1 << (32 * (i % 2)) }
+		want, err := agg.NewGroups(c.kind.Family(), agg.Default)
+		require.NoError(t, err)
+		want.Grow(d)
+		signed := c.kind.Family() == column.FamilySigned
+		for row := range 4 * d {
+			g := r.IntN(d)
+			if r.IntN(5) == 0 {
+				g = r.IntN(20) // some groups of many rows
+			}
+			add32(g)
+			if !c.allValid && r.IntN(10) == 0 {
+				want.AddNull(int32(g))
+				continue
+			}
+			if !c.allValid {
+				add32(d + g)
+			}
+			u := r.Uint64()
+			switch c.kind {
+			case column.Int32:
+				u = uint64(int64(int32(u)))
+			case column.Uint8:
+				u &= 0xff
+			}
+			tab[g] += u & math.MaxUint32
+			key := u
+			if signed {
+				tab[d+g] += uint64(int64(u) >> 32)
+				key ^= 1 << 63
+				want.AddSigned(int32(g), int64(u), int64(row))
+			} else {
+				tab[d+g] += u >> 32
+				want.AddUnsigned(int32(g), u, int64(row))
+			}
+			tab[2*d+2*g] = max(tab[2*d+2*g], ^key)
+			tab[2*d+2*g+1] = max(tab[2*d+2*g+1], key)
+		}
+		tab[5*d] = 3
+		for _, grown := range []bool{false, true} { // groups added by the merge, or there before
+			got, err := agg.NewGroups(c.kind.Family(), agg.Default)
+			require.NoError(t, err)
+			if grown {
+				got.Grow(d)
+			}
+			bad, err := MergeWide(c.kind, c.groups, tab, c.allValid, got)
+			require.NoError(t, err)
+			require.Equal(t, uint64(3), bad)
+			require.Equal(t, d, got.Len())
+			for i := range int32(d) {
+				require.Equal(t, want.State(i), got.State(i), "%s group %d", c.kind, i)
+			}
+			_, err = MergeWide(c.kind, c.groups+1, tab, c.allValid, got)
+			require.Error(t, err)
+		}
+	}
+	require.Equal(t, "", GroupWideKernel(column.Float64))
+	require.Equal(t, AggGroupMax, GroupDomain(column.Float32))
+	require.Equal(t, AggGroupWideMax, GroupDomain(column.Int16))
+	require.Equal(t, uint64(GroupWideSum|GroupWideExtremes), GroupWideFlags(agg.Tracking(agg.Default)))
+	require.Equal(t, uint64(0), GroupWideFlags(agg.Tracking(agg.Count)))
 }

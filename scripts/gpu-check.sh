@@ -80,7 +80,7 @@ if has groups; then
   # expected.
   stamp "groups"
   if command -v compute-sanitizer >/dev/null 2>&1; then
-    (cd backend/cuda && compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$BIN/cuda.test" -test.count=1 -test.run '^(TestGroupResident|TestGroupResidentColumns|TestGroupResidentErrors|TestGroupDevice)$') >"$OUT/groups-memcheck.log" 2>&1
+    (cd backend/cuda && compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 3 "$BIN/cuda.test" -test.count=1 -test.run '^(TestGroupResident|TestGroupResidentColumns|TestGroupResidentErrors|TestGroupWideSets|TestGroupDevice)$') >"$OUT/groups-memcheck.log" 2>&1
     result[groups-memcheck]=$?
     tail -5 "$OUT/groups-memcheck.log"
   else

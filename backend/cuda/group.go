@@ -18,12 +18,23 @@ import (
 var _ backend.GroupGPU = (*Backend)(nil)
 
 // GroupDomain implements backend.GroupGPU: the grouped kernels take domains
-// of up to kernels.AggGroupMax keys (and the null key).
-func (b *Backend) GroupDomain() int { return kernels.AggGroupMax }
+// of up to kernels.AggGroupMax keys (and the null key) in shared memory;
+// for integer values, the wide kernels take larger ones in device memory,
+// up to kernels.AggGroupWideMax keys and a quarter of the rows (a wider
+// domain's table, of kernels.AggGroupWideEntryBytes a group, would be
+// more to clear and to read back than the rows' keys and values are to
+// read).
+func (b *Backend) GroupDomain(val column.Kind, rows int) int {
+	d := kernels.GroupDomain(val)
+	if d <= kernels.AggGroupMax {
+		return d
+	}
+	return max(kernels.AggGroupMax, min(d, rows/4))
+}
 
 // HandlesGroup implements backend.GroupGPU: integer keys (a dictionary's
 // indices among them), integer and float values, and the aggregates of
-// agg.Groups but the ordered ones.
+// agg.Groups but the ordered ones (the domains it takes: GroupDomain).
 func (b *Backend) HandlesGroup(key, val column.Kind, set agg.Set) bool {
 	set = agg.Normalize(set)
 	return kernels.GroupKeyKind(key) && kernels.GroupKernel(val) != "" && !set.Any(agg.Ordered|agg.GroupsUnsupported)
@@ -70,7 +81,7 @@ type GroupKey struct {
 	Min uint64
 	// Groups is the size of the domain: every valid key k has k - Min in
 	// [0, Groups) (the column's max - min + 1; a dictionary's length), at
-	// most kernels.AggGroupMax.
+	// most kernels.GroupDomain of each value column's kind.
 	Groups int
 }
 
@@ -87,9 +98,12 @@ type GroupKey struct {
 //
 // Each value column is one launch of its grouped kernel (kernels/group.cuh)
 // per window of groups (kernels.GroupWindow: the domain whose table fits a
-// block's shared memory, all of it for up to 1307 integer or 432 float
-// groups), and copies back only the groups' states. A valid key outside
-// the domain is an error.
+// block's shared memory, all of it for up to 1177 integer or 433 float
+// groups), and copies back only the groups' states. A domain of more than
+// kernels.AggGroupMax keys (integer values only) is one launch of the wide
+// kernel: the groups' states in one table in device memory, folded by
+// global atomics (exact: integer additions, minima and maxima commute),
+// copied back whole. A valid key outside the domain is an error.
 func (b *Backend) GroupResident(ctx context.Context, key GroupKey, sel *DeviceColumn, values []*DeviceColumn,
 	set agg.Set) ([]*agg.Groups, error) {
 	out, err := b.groupResident(ctx, key, sel, values, set)
@@ -113,7 +127,9 @@ func (b *Backend) groupResident(ctx context.Context, key GroupKey, sel *DeviceCo
 		if err != nil {
 			return nil, fmt.Errorf("values %d (%s): %w", i, v.typ, err)
 		}
-		g.Grow(key.Groups + 1)
+		if key.Groups <= kernels.AggGroupMax || key.Column.n == 0 {
+			g.Grow(key.Groups + 1) // (a wide table's merge adds its groups: kernels.MergeWide)
+		}
 		out[i] = g
 	}
 	if key.Column.n == 0 {
@@ -131,7 +147,11 @@ func (b *Backend) groupResident(ctx context.Context, key GroupKey, sel *DeviceCo
 			}
 		}
 		for i, v := range values {
-			if err := b.groupColumn(ctx, key, sel, v, out[i]); err != nil {
+			group := b.groupColumn
+			if key.Groups > kernels.AggGroupMax {
+				group = b.groupWide
+			}
+			if err := group(ctx, key, sel, v, out[i]); err != nil {
 				return fmt.Errorf("values %d (%s): %w", i, v.typ, err)
 			}
 		}
@@ -151,8 +171,8 @@ func checkGroup(b *Backend, key GroupKey, sel *DeviceColumn, values []*DeviceCol
 		return errors.New("no key column")
 	case !kernels.GroupKeyKind(k.kind):
 		return fmt.Errorf("key column of %s: unsupported (integer keys or dictionary indices only)", k.typ)
-	case key.Groups < 1 || key.Groups > kernels.AggGroupMax:
-		return fmt.Errorf("a domain of %d keys: unsupported (1 to %d)", key.Groups, kernels.AggGroupMax)
+	case key.Groups < 1:
+		return fmt.Errorf("a domain of %d keys: unsupported", key.Groups)
 	case len(values) == 0:
 		return errors.New("no value column")
 	case sel != nil && sel.kind != column.Bool:
@@ -171,6 +191,9 @@ func checkGroup(b *Backend, key GroupKey, sel *DeviceColumn, values []*DeviceCol
 		}
 		if kernels.GroupKernel(v.kind) == "" {
 			return fmt.Errorf("values %d of %s: unsupported by the grouped kernels (integers and floats)", i, v.typ)
+		}
+		if d := kernels.GroupDomain(v.kind); key.Groups > d {
+			return fmt.Errorf("values %d of %s: a domain of %d keys: unsupported (1 to %d)", i, v.typ, key.Groups, d)
 		}
 		if v.n != k.n {
 			return fmt.Errorf("values %d: %d rows for a key column of %d", i, v.n, k.n)
@@ -239,8 +262,8 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 				return err
 			}
 			p := min(window, domain-g0)
-			args := groupArgs(key, sel, v, lo, m, g0, p)
-			args.Ptr(partials.ptr).Ptr(ticket.ptr).Ptr(res.ptr)
+			args := groupArgs(key, sel, v, lo, m)
+			args.U64(uint64(g0)).U64(uint64(p)).Ptr(partials.ptr).Ptr(ticket.ptr).Ptr(res.ptr)
 			shared := kernels.GroupSharedBytes(v.kind, p)
 			if err := fn.Launch(int(gr), 1, 1, blockThreads, 1, 1, shared, st, &args); err != nil {
 				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
@@ -267,6 +290,88 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 	return nil
 }
 
+// groupWide folds value column v (integers) into g by the wide kernel
+// (group.cuh): one launch over the rows (per kernels.AggGroupWideRows)
+// into a table of every group in device memory, cleared before and copied
+// back after; device thread.
+func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) (err error) {
+	d, st := b.d, b.lanes[0].stream
+	name := kernels.GroupWideKernel(v.kind)
+	if name == "" {
+		return fmt.Errorf("a domain of %d keys over values of %s: unsupported (integers only beyond %d keys)",
+			key.Groups, v.typ, kernels.AggGroupMax)
+	}
+	fn, _, err := d.lazyKernel(name)
+	if err != nil {
+		return err
+	}
+	occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, 0)
+	if err != nil {
+		return fmt.Errorf("reading the occupancy of %s: %w", name, err)
+	}
+	n := uint64(key.Column.n)
+	words := kernels.GroupWideWords(key.Groups)
+	table, err := d.pool.alloc(int64(words) * 8)
+	if err != nil {
+		return fmt.Errorf("allocating the groups' table (%d groups): %w", key.Groups+1, err)
+	}
+	defer d.pool.release(&table)
+	host := b.wideCopy(words)
+	defer func() {
+		if err != nil {
+			st.Synchronize() //nolint:errcheck // err says what failed; settle reports the stream's state
+		}
+	}()
+	flags := kernels.GroupWideFlags(g.Tracks())
+	maxGrid := uint64(max(1, occ) * d.info.Multiprocessors)
+	for lo := uint64(0); lo < n; lo += kernels.AggGroupWideRows {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		m := min(uint64(kernels.AggGroupWideRows), n-lo)
+		grid := min(maxGrid, (m+groupTile-1)/groupTile)
+		if err := cudrv.MemsetD32Async(table.ptr, 0, int64(words)*2, st); err != nil {
+			return fmt.Errorf("clearing the groups' table: %w", err)
+		}
+		args := groupArgs(key, sel, v, lo, m)
+		args.U64(flags).Ptr(table.ptr)
+		if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
+			return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
+		}
+		launches.Add(1)
+		if err := d.copyDtoH(unsafe.Pointer(&host[0]), table.ptr, int64(words)*8, st); err != nil {
+			return fmt.Errorf("copying the groups' table to the host: %w", err)
+		}
+		if err := d.syncStream(st); err != nil {
+			return fmt.Errorf("running %s: %w", name, err)
+		}
+		bad, err := kernels.MergeWide(v.kind, key.Groups, host, !v.valid, g)
+		if err != nil {
+			return err
+		}
+		if bad != 0 {
+			return fmt.Errorf("%d keys outside the domain of %d keys from %s", bad, key.Groups, keyString(key))
+		}
+	}
+	return nil
+}
+
+// wideCopy is room for the host's copy of a wide table of n words:
+// page-locked memory (a copy at the bus's speed), kept for the next call
+// and freed by Trim, or Go memory when none can be had; device thread.
+func (b *Backend) wideCopy(n int) []uint64 {
+	if len(b.wideHost) < 8*n {
+		hostFree(b.wideHost) //nolint:errcheck // nothing to do about it
+		b.wideHost = nil
+		buf, err := hostAlloc(8 * n)
+		if err != nil {
+			return make([]uint64, n)
+		}
+		b.wideHost = buf
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b.wideHost[0])), n)
+}
+
 // groupTile is the rows of a block's tile in the grouped kernels.
 const groupTile = blockThreads * kernels.AggGroupItems
 
@@ -278,9 +383,9 @@ func keyString(key GroupKey) string {
 	return fmt.Sprint(key.Min)
 }
 
-// groupArgs are a grouped kernel's parameters before its scratch (group.cuh
-// documents them): rows [lo, lo+n) of the columns, groups [g0, g0+p).
-func groupArgs(key GroupKey, sel, v *DeviceColumn, lo, n uint64, g0, p int) cudrv.Params {
+// groupArgs are a grouped kernel's parameters up to its rows (group.cuh
+// documents them): rows [lo, lo+n) of the columns.
+func groupArgs(key GroupKey, sel, v *DeviceColumn, lo, n uint64) cudrv.Params {
 	var a cudrv.Params
 	k := key.Column
 	a.Ptr(k.values.ptr).U64(k.voff + lo)
@@ -294,7 +399,7 @@ func groupArgs(key GroupKey, sel, v *DeviceColumn, lo, n uint64, g0, p int) cudr
 	} else {
 		a.Ptr(0).U64(0).Ptr(0).U64(0)
 	}
-	a.U64(n).U64(uint64(g0)).U64(uint64(p))
+	a.U64(n)
 	return a
 }
 

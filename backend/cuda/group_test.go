@@ -21,6 +21,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/kernels"
 )
 
 // keyArray makes n keys of integer type dt in [kmin, kmin+groups) (kmin as
@@ -187,7 +188,8 @@ func requireSameGroups(t testing.TB, k, sel, v *column.View, kmin uint64, groups
 // TestGroupResident groups resident value columns by resident key columns
 // on the GPU and checks every group against the CPU's grouped update loops
 // on the same rows: integer, dictionary-index and null keys, domains of 1
-// to 4096 keys (several windows of groups for the larger ones), values of
+// to 4096 keys (several windows of groups for the larger ones) and of the
+// wide kernels beyond (integer values, up to 70,000 keys), values of
 // integer and float kinds with nulls, selections with nulls, columns that
 // start at an offset into their buffers, and row counts that are not
 // multiples of a tile. Float groups must come out the same bits on a second
@@ -214,6 +216,12 @@ func TestGroupResident(t *testing.T) {
 		{arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Int8, 7, 3, 9_999, 0, 0.5, false, 0},
 		{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Float32, -128, 256, 40_000, 0.1, 0, true, 0},
 		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint16, 0, 5, 1, 0, 0, false, 0},
+		// The wide kernels: domains beyond kernels.AggGroupMax.
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, -5, 5000, 100_003, 0.1, 0.2, true, 0.1},
+		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Uint32, 1 << 20, 70_000, 300_001, 0.05, 0.1, false, 0},
+		{arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Int8, 0, 65_535, 200_000, 0.1, 0, true, 0},
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint64, math.MaxInt64 - 9_999, 10_000, 50_001, 0, 0, false, 0},
+		{arrow.PrimitiveTypes.Int16, arrow.PrimitiveTypes.Int16, -3000, 4097, 20_000, 0.2, 0.2, true, 0},
 	}
 	for _, c := range cases {
 		name := fmt.Sprintf("%s by %s in %d groups, %d rows", c.val, c.key, c.groups, c.n)
@@ -341,8 +349,50 @@ func TestGroupResidentErrors(t *testing.T) {
 	require.Equal(t, 11, got[0].Len())
 }
 
+// TestGroupWideSets: the wide kernels fold only the fields the aggregates
+// need (count alone, sums, extremes), and those agree with the CPU's.
+func TestGroupWideSets(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(6, 1))
+	const n, groups, kmin = 80_000, 9_000, 1000
+	keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Int64, n, kmin, groups, 0.05)
+	defer keys.Release()
+	vals := randomArray(t, mem, r, arrow.PrimitiveTypes.Int64, n, 0.1)
+	defer vals.Release()
+	kv, vv := viewOf(t, keys), viewOf(t, vals)
+	kc, err := testBackend.Upload(ctx, kv)
+	require.NoError(t, err)
+	defer kc.Free()
+	vc, err := testBackend.Upload(ctx, vv)
+	require.NoError(t, err)
+	defer vc.Free()
+	want := cpuGroups(t, kv, nil, vv, kmin, groups)
+	for _, set := range []agg.Set{agg.Count, agg.Sum, agg.Min | agg.Max, agg.Mean | agg.Max, agg.Default} {
+		got, err := testBackend.GroupResident(ctx, GroupKey{Column: kc, Min: kmin, Groups: groups}, nil, []*DeviceColumn{vc}, set)
+		require.NoError(t, err, set.String())
+		require.Equal(t, groups+1, got[0].Len())
+		tracks := agg.Tracking(set)
+		for i := range int32(groups + 1) {
+			w, g := want.State(i), got[0].State(i)
+			where := fmt.Sprintf("%s: group %d", set, i)
+			require.Equal(t, w.Count, g.Count, where)
+			require.Equal(t, w.NullCount, g.NullCount, where)
+			if tracks.Any(agg.Sum) {
+				require.Equal(t, w.Sum, g.Sum, where)
+			}
+			if tracks.Any(agg.Min|agg.Max) && w.Count > 0 {
+				require.Equal(t, w.Min, g.Min, where)
+				require.Equal(t, w.Max, g.Max, where)
+			}
+		}
+	}
+}
+
 // BenchmarkGroupResident: sum, min, max and count of 100M int64 or float64
-// values grouped by 100M int64 keys (no nulls) in 10 and in 1000 groups, both
+// values grouped by 100M int64 keys (no nulls) in 10, 1000 and (int64, the
+// wide kernel) 1,000,000 groups, both
 // columns already in device memory; wall time of a GroupResident call (the
 // launch and the groups' states read back), bytes of keys and values read
 // per second. The first call is checked against the CPU.
@@ -352,7 +402,7 @@ func BenchmarkGroupResident(b *testing.B) {
 	for _, c := range []struct {
 		typ    string
 		groups int
-	}{{"int64", 10}, {"int64", 1000}, {"float64", 10}, {"float64", 1000}} {
+	}{{"int64", 10}, {"int64", 1000}, {"float64", 10}, {"float64", 1000}, {"int64", 1_000_000}} {
 		groups := c.groups
 		b.Run(fmt.Sprintf("%s/groups=%d", c.typ, groups), func(b *testing.B) {
 			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64")
@@ -432,7 +482,11 @@ func TestGroupDevice(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(4, 4))
 	var gg backend.GroupGPU = testBackend
-	require.Equal(t, 4096, gg.GroupDomain())
+	require.Equal(t, 4096, gg.GroupDomain(column.Float64, 1<<30))
+	require.Equal(t, 4096, gg.GroupDomain(column.Int64, 1000))
+	require.Equal(t, 1<<20, gg.GroupDomain(column.Int32, 1<<22))
+	require.Equal(t, kernels.AggGroupWideMax, gg.GroupDomain(column.Uint64, 1<<40))
+	require.Zero(t, gg.GroupDomain(column.Decimal128, 1<<20))
 	require.True(t, gg.HandlesGroup(column.Uint8, column.Float64, agg.Default))
 	require.True(t, gg.HandlesGroup(column.Int64, column.Int64, agg.Count))
 	require.False(t, gg.HandlesGroup(column.Float64, column.Int64, agg.Default))

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -13,11 +14,12 @@ import (
 	"github.com/arrowagg/arrowagg/column"
 )
 
-// Grouping on the GPU: a batch whose one key is an integer of a small range
-// (at most the backend's GroupDomain values in the batch) or a dictionary of
-// as few values is grouped by the backend's grouped kernels (GroupGPU: the
-// key's value less its smallest is the row's group, a block's groups'
-// states in shared memory, merged by the last block). The groups' states
+// Grouping on the GPU: a batch whose one key is an integer of a dense range
+// (at most the backend's GroupDomain values in the batch, for each value
+// column) or a dictionary of as few values is grouped by the backend's
+// grouped kernels (GroupGPU: the key's value less its smallest is the row's
+// group; few groups' states in shared memory, a block's each, merged by the
+// last block; many groups' in one table in device memory). The groups' states
 // come back and are merged into the grouper's partitions as those of another
 // grouper are (mergeGroup), so the result, its order and its merges are the
 // same whichever backend grouped a batch; float sums are the GPU's own
@@ -58,14 +60,15 @@ func (g *Grouper) groupGPU(ctx context.Context, keys, vals []*column.View) (gg b
 	if len(vals) == 0 && !gg.HandlesGroup(key.Kind, key.Kind, agg.Count) {
 		return nil, nil, 0, 0
 	}
+	limit := domainLimit(gg, key.Kind, vals, k.Len)
 	if k.Dict != nil {
-		if k.Dict.Len < 1 || k.Dict.Len > gg.GroupDomain() {
+		if k.Dict.Len < 1 || k.Dict.Len > limit {
 			return nil, nil, 0, 0
 		}
 		return gg, key, 0, k.Dict.Len
 	}
 	// The key's range, from its minimum and maximum (the CPU's fold).
-	kmin, groups, ok = keyDomain(gg, k.Kind, func(st *agg.State) error {
+	kmin, groups, ok = keyDomain(limit, k.Kind, func(st *agg.State) error {
 		return e.cpu.Update(ctx, []*column.View{k}, []*agg.State{st})
 	})
 	if !ok {
@@ -74,11 +77,24 @@ func (g *Grouper) groupGPU(ctx context.Context, keys, vals []*column.View) (gg b
 	return gg, key, kmin, groups
 }
 
+// domainLimit is the largest key domain gg groups in one call over n rows
+// of the values vals (without values, the key's counts: the key's kind).
+func domainLimit(gg backend.GroupGPU, key column.Kind, vals []*column.View, n int) int {
+	if len(vals) == 0 {
+		return gg.GroupDomain(key, n)
+	}
+	limit := math.MaxInt
+	for _, v := range vals {
+		limit = min(limit, gg.GroupDomain(v.Kind, n))
+	}
+	return limit
+}
+
 // keyDomain is the domain of an integer key of kind k from its minimum and
 // maximum, which fold folds into a state: its smallest value and its number
-// of values, and whether gg takes it (a key of no valid value is left to
-// the CPU).
-func keyDomain(gg backend.GroupGPU, k column.Kind, fold func(*agg.State) error) (kmin uint64, groups int, ok bool) {
+// of values, and whether it is within limit keys (a key of no valid value
+// is left to the CPU).
+func keyDomain(limit int, k column.Kind, fold func(*agg.State) error) (kmin uint64, groups int, ok bool) {
 	f := k.Family()
 	if f != column.FamilySigned && f != column.FamilyUnsigned {
 		return 0, 0, false
@@ -89,7 +105,7 @@ func keyDomain(gg backend.GroupGPU, k column.Kind, fold func(*agg.State) error) 
 	}
 	lo, hi := st.Min[0], st.Max[0]
 	span := hi - lo // (two's complement: right for signed keys too)
-	if f == column.FamilySigned && int64(hi) < int64(lo) || span >= uint64(gg.GroupDomain()) {
+	if f == column.FamilySigned && int64(hi) < int64(lo) || span >= uint64(limit) {
 		return 0, 0, false
 	}
 	return lo, int(span) + 1, true
@@ -356,7 +372,8 @@ func (g *Grouper) addResidentBatch(ctx context.Context, b *residentBatch, call i
 	if err != nil || key == nil {
 		return false, err
 	}
-	kmin, groups, ok := keyDomain(gg, kc.view.Kind, func(st *agg.State) error { return key.Update(ctx, st, 0) })
+	limit := domainLimit(gg, kc.view.Kind, views[1], n)
+	kmin, groups, ok := keyDomain(limit, kc.view.Kind, func(st *agg.State) error { return key.Update(ctx, st, 0) })
 	if !ok {
 		return false, nil
 	}

@@ -12,7 +12,10 @@
 // row order with State's addPair (a window of at most
 // AGG_GROUP_FLOAT_WARP_GROUPS groups: each warp's rows, its tables merged in
 // warp order), the blocks' partials merged in block order. Every launch must leave its ticket zeroed; keys outside the domain
-// are counted, not folded.
+// are counted, not folded. The wide kernels (arrowagg_group_wide_<integer
+// kind>: domains beyond AGG_GROUP_MAX in one table in device memory) are
+// checked field by field against the exact reference, with each set of
+// fields their flags ask for.
 // Build and run: kernels/emu/run.sh
 #include "emu.h"
 #include "../agg.cu"
@@ -323,7 +326,116 @@ template <typename KT, typename VT> static void test(GroupKern k, uint32_t kkind
   printf("%-22s %s\n", name, failures == before ? "ok" : "FAILED");
 }
 
+typedef void (*WideKern)(const void*, unsigned long long, const uint32_t*, unsigned long long, unsigned long long,
+                         unsigned long long, unsigned long long, const void*, unsigned long long, const uint32_t*,
+                         unsigned long long, const uint32_t*, unsigned long long, const uint32_t*,
+                         unsigned long long, unsigned long long, unsigned long long, uint64_t*);
+
+// run_wide runs a wide kernel (arrowagg_group_wide_<kind>) over random
+// rows of `groups` keys and checks its table, field by field (group.cuh),
+// against the exact reference: the 128-bit sum lo + 2^32 hi, the extremes'
+// order keys, rows and counts; the fields the flags leave out stay zero,
+// and keys outside the domain are counted, not folded.
+template <typename KT, typename VT> static void run_wide(WideKern k, uint32_t kkind, const char* name) {
+  constexpr bool kSigned = VT(-1) < VT(0);
+  const uint64_t span = (uint64_t)std::numeric_limits<KT>::max() - (uint64_t)std::numeric_limits<KT>::min();
+  const int before = failures;
+  const uint64_t groupss[] = {1, 7, 4097, 20000, 70000};
+  const uint64_t ns[] = {0, 1, 2049, 9000, 40000};
+  for (uint64_t groups : groupss) {
+    if (groups - 1 > span) continue;
+    for (int rep = 0; rep < 3; rep++) {
+      const uint64_t n = ns[rng() % 5], koff = rng() % 9, kbit = rng() % 40, voff = rng() % 9, vbit = rng() % 40;
+      const uint64_t sbit = rng() % 40, svbit = rng() % 40;
+      const bool knulls = rng() % 2, vnulls = rng() % 2, selon = rng() % 2, selnulls = rng() % 3 == 0;
+      const unsigned grid = 1 + rng() % 5, flags = rep == 0 ? 3 : (unsigned)(rng() % 4);
+      const uint64_t room = span - (groups - 1);
+      const KT kminT = (KT)((uint64_t)std::numeric_limits<KT>::min() + (room == UINT64_MAX ? rng() : rng() % (room + 1)));
+      const uint64_t kmin = widen_bits(kminT), d = groups + 1;
+      std::vector<KT> keys(koff + n + 4);
+      std::vector<uint64_t> gid(n);
+      std::vector<bool> outside(n, false);
+      for (uint64_t i = 0; i < n; i++) {
+        gid[i] = rng() % groups;
+        keys[koff + i] = (KT)(kmin + gid[i]);
+        if (groups + 3 < span && rng() % 500 == 0) {  // outside the domain, above it
+          outside[i] = true;
+          keys[koff + i] = (KT)(kmin + groups + rng() % 3);
+        }
+      }
+      std::vector<VT> vals(voff + n + 4);
+      for (auto& x : vals) x = random_value<VT>(rng);
+      auto kvalid = bitmap(kbit + n, knulls ? 0.8 : 1.0);
+      auto vvalid = bitmap(vbit + n, vnulls ? 0.7 : 1.0);
+      auto sel = bitmap(sbit + n, selon ? 0.6 : 1.0);
+      auto selv = bitmap(svbit + n, selnulls ? 0.9 : 1.0);
+      std::vector<Ref> ref(d);
+      uint64_t want_bad = 0;
+      for (uint64_t i = 0; i < n; i++) {
+        if ((selon && !bit(sel, sbit + i)) || (selnulls && !bit(selv, svbit + i))) continue;
+        uint64_t g = groups;
+        if (!knulls || bit(kvalid, kbit + i)) {
+          if (outside[i]) {
+            want_bad++;
+            continue;
+          }
+          g = gid[i];
+        }
+        Ref& r = ref[g];
+        r.rows++;
+        if (vnulls && !bit(vvalid, vbit + i)) continue;
+        const __int128 v = kSigned ? (__int128)(int64_t)vals[voff + i] : (__int128)(uint64_t)vals[voff + i];
+        r.mn = r.count == 0 ? v : std::min(r.mn, v);
+        r.mx = r.count == 0 ? v : std::max(r.mx, v);
+        r.sum += v;
+        r.count++;
+      }
+      std::vector<uint64_t> table(5 * d + 1, 0);
+      emu_launch(k, grid, (unsigned)kBlockThreads, (const void*)keys.data(), (unsigned long long)koff,
+                 knulls ? kvalid.data() : (const uint32_t*)nullptr, (unsigned long long)kbit,
+                 (unsigned long long)kkind, (unsigned long long)kmin, (unsigned long long)groups,
+                 (const void*)vals.data(), (unsigned long long)voff, vnulls ? vvalid.data() : (const uint32_t*)nullptr,
+                 (unsigned long long)vbit, selon ? sel.data() : (const uint32_t*)nullptr, (unsigned long long)sbit,
+                 selnulls ? selv.data() : (const uint32_t*)nullptr, (unsigned long long)svbit,
+                 (unsigned long long)n, (unsigned long long)flags, table.data());
+      launches++;
+      const uint64_t *lo = &table[0], *hi = &table[d], *ext = &table[2 * d];
+      const uint32_t* rows = (const uint32_t*)&table[4 * d];
+      const uint32_t* cnt = rows + d;
+      CHECK(table[5 * d] == want_bad, "%s wide: %llu keys outside the domain, want %llu", name,
+            (unsigned long long)table[5 * d], (unsigned long long)want_bad);
+      for (uint64_t g = 0; g < d; g++) {
+        const Ref& r = ref[g];
+        char what[160];
+        snprintf(what, sizeof what, "%s wide n=%llu groups=%llu grid=%u flags=%u group %llu", name,
+                 (unsigned long long)n, (unsigned long long)groups, grid, flags, (unsigned long long)g);
+        CHECK(rows[g] == r.rows, "%s: rows %u, want %llu", what, rows[g], (unsigned long long)r.rows);
+        CHECK(cnt[g] == (vnulls ? r.count : 0), "%s: count %u, want %llu", what, cnt[g], (unsigned long long)r.count);
+        const __int128 h = kSigned ? (__int128)(int64_t)hi[g] : (__int128)hi[g];
+        const __int128 sum = (__int128)lo[g] + h * ((__int128)1 << 32);
+        CHECK(sum == ((flags & kWideSum) ? r.sum : 0), "%s: sum differs", what);
+        const uint64_t sb = kSigned ? 1ull << 63 : 0;
+        if ((flags & kWideExtremes) && r.count > 0) {
+          const uint64_t mn = ~ext[2 * g] ^ sb, mx = ext[2 * g + 1] ^ sb;
+          const __int128 m0 = kSigned ? (__int128)(int64_t)mn : (__int128)mn;
+          const __int128 m1 = kSigned ? (__int128)(int64_t)mx : (__int128)mx;
+          CHECK(m0 == r.mn && m1 == r.mx, "%s: min/max differ", what);
+        } else {
+          CHECK(ext[2 * g] == 0 && ext[2 * g + 1] == 0, "%s: extremes written", what);
+        }
+      }
+    }
+  }
+  printf("%-22s %s\n", name, failures == before ? "ok" : "FAILED");
+}
+
 int main() {
+  run_wide<int64_t, int64_t>(arrowagg_group_wide_int64, kKind_int64, "wide int64 by int64");
+  run_wide<int32_t, int32_t>(arrowagg_group_wide_int32, kKind_int32, "wide int32 by int32");
+  run_wide<uint32_t, uint64_t>(arrowagg_group_wide_uint64, kKind_uint32, "wide uint64 by uint32");
+  run_wide<int16_t, int8_t>(arrowagg_group_wide_int8, kKind_int16, "wide int8 by int16");
+  run_wide<uint64_t, uint16_t>(arrowagg_group_wide_uint16, kKind_uint64, "wide uint16 by uint64");
+  run_wide<int8_t, int64_t>(arrowagg_group_wide_int64, kKind_int8, "wide int64 by int8");
   test<int64_t, int64_t>(arrowagg_group_int64, kKind_int64, "int64 by int64");
   test<int32_t, int64_t>(arrowagg_group_int64, kKind_int32, "int64 by int32");
   test<uint8_t, int64_t>(arrowagg_group_int64, kKind_uint8, "int64 by uint8");
