@@ -324,6 +324,13 @@ __device__ __forceinline__ void add_pair(double& s, double& c, double& special, 
   s = t;
 }
 
+// owner_warp is the warp that owns the group of a row with staged group g
+// (kGroupNullValue may be set; FloatTable: group % warps), kBlockWarps for
+// a row of no group of the window.
+__device__ __forceinline__ int owner_warp(int g) {
+  return g == kGroupSkip ? kBlockWarps : (g & (kGroupNullValue - 1)) % kBlockWarps;
+}
+
 // FloatTable is a block's table of float states in shared memory, field by
 // field: {sum, compensation, special, min key, max key} as 64-bit words,
 // {rows, count} as 32-bit ones, and a spare word (AGG_GROUP_FLOAT_ENTRY_BYTES
@@ -400,7 +407,7 @@ template <typename VT> struct FloatTable {
     int at[kGroupItems];  // the row's rank among its warp's lanes of its bucket, then its place in the stage
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) {
-      const int b = rs.g[i] == kGroupSkip ? kBlockWarps : (rs.g[i] & (kGroupNullValue - 1)) % kBlockWarps;
+      const int b = owner_warp(rs.g[i]);
       const unsigned peers = match_any(b);
       at[i] = __popc(peers & below);
       if (b < kBlockWarps && at[i] == 0) counts[b * kScan + i * kBlockWarps + warp] = (unsigned short)__popc(peers);
@@ -431,7 +438,7 @@ template <typename VT> struct FloatTable {
     }
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) {
-      const int b = rs.g[i] == kGroupSkip ? kBlockWarps : (rs.g[i] & (kGroupNullValue - 1)) % kBlockWarps;
+      const int b = owner_warp(rs.g[i]);
       if (b < kBlockWarps) {
         int start = 0;
 #pragma unroll
