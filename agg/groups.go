@@ -667,6 +667,30 @@ func (g *Groups) AppendInteger(n int, at func(j int) (count, nulls int64, sum In
 	return nil
 }
 
+// MergeIntegers merges into groups 0 ... n-1 of g (grouped states as
+// MergeInteger takes) the partial states whose words at(j) gives: Len is
+// at least n. Many groups at once are merged by several goroutines, each
+// its own range: at must be safe for concurrent use.
+func (g *Groups) MergeIntegers(n int, at func(j int) (count, nulls int64, sum Int192, min, max uint64)) error {
+	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
+		return fmt.Errorf("merging integer words into groups of %s that track %s", g.fam, g.tracks)
+	}
+	if n > g.Len() {
+		return fmt.Errorf("merging %d groups into %d", n, g.Len())
+	}
+	inPieces(n, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			count, nulls, sum, mn, mx := at(j)
+			if count == 0 {
+				l, h := identityExtremes(g.fam)
+				mn, mx = l[0], h[0]
+			}
+			g.mergeWords(int32(j), count, nulls, sum, mn, mx)
+		}
+	})
+	return nil
+}
+
 // inPieces runs do over [0, n) in pieces of 2^16, on several goroutines
 // when there is more than one piece.
 func inPieces(n int, do func(lo, hi int)) {

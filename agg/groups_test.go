@@ -301,8 +301,9 @@ func TestMergeIntegerAsMergeState(t *testing.T) {
 	require.Error(t, g.MergeInteger(0, 1, 0, Int192{1}, 1, 1))
 }
 
-// AppendInteger adds the groups Grow and MergeInteger would make, on one
-// goroutine and on several (more than a piece of 2^16 groups).
+// AppendInteger adds, and MergeIntegers merges into identity groups, the
+// groups Grow and MergeInteger would make, on one goroutine and on several
+// (more than a piece of 2^16 groups).
 func TestAppendInteger(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, n := range []int{1, 1000, 200_000} {
@@ -333,6 +334,12 @@ func TestAppendInteger(t *testing.T) {
 			for i := range int32(a.Len()) {
 				require.Equal(t, b.State(i), a.State(i), "%v n=%d group %d", f, n, i)
 			}
+			m := fillGroups(t, r, f, Default, 0, n+1)
+			require.NoError(t, m.MergeIntegers(n, at))
+			for j := range int32(n) {
+				require.Equal(t, b.State(3+j), m.State(j), "%v n=%d group %d", f, n, j)
+			}
+			require.Error(t, m.MergeIntegers(n+2, at))
 		}
 	}
 	g := fillGroups(t, r, column.FamilyFloat, Default, 0, 1)

@@ -169,9 +169,9 @@ func GroupWideFlags(set agg.Set) uint64 {
 // grouped kernel's launch over values of kind k into groups 0 ... groups
 // of g (group groups: the null key's); allValid says the values had no
 // validity bitmap (the table then keeps no counts: a group's count is its
-// rows). Groups g has none of yet are added in one pass (Groups.AppendInteger,
-// on several goroutines for a large domain). It returns the rows whose key
-// lay outside the domain.
+// rows). Into groups g has they are merged (Groups.MergeIntegers), or else
+// added in one pass (Groups.AppendInteger), on several goroutines for a
+// large domain. It returns the rows whose key lay outside the domain.
 func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Groups) (uint64, error) {
 	d := groups + 1
 	if len(t) != GroupWideWords(groups) {
@@ -206,19 +206,5 @@ func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Grou
 	if g.Len() == 0 {
 		return t[5*d], g.AppendInteger(d, at)
 	}
-	// (A later launch over the same groups: more than AggGroupWideRows rows.)
-	o, err := agg.NewGroups(g.Family(), g.Tracks())
-	if err != nil {
-		return 0, err
-	}
-	defer o.Release()
-	if err := o.AppendInteger(d, at); err != nil {
-		return 0, err
-	}
-	for j := range int32(d) {
-		if err := g.MergeGroup(j, o, j); err != nil {
-			return 0, err
-		}
-	}
-	return t[5*d], nil
+	return t[5*d], g.MergeIntegers(d, at)
 }

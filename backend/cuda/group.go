@@ -128,7 +128,7 @@ func (b *Backend) groupResident(ctx context.Context, key GroupKey, sel *DeviceCo
 			return nil, fmt.Errorf("values %d (%s): %w", i, v.typ, err)
 		}
 		if key.Groups <= kernels.AggGroupMax || key.Column.n == 0 {
-			g.Grow(key.Groups + 1) // (a wide table's merge adds its groups: kernels.MergeWide)
+			g.Grow(key.Groups + 1) // (the wide kernels' groups grow while the kernel runs: groupWide)
 		}
 		out[i] = g
 	}
@@ -293,7 +293,7 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 // groupWide folds value column v (integers) into g by the wide kernel
 // (group.cuh): one launch over the rows (per kernels.AggGroupWideRows)
 // into a table of every group in device memory, cleared before and copied
-// back after; device thread.
+// back after, while the host makes g's groups; device thread.
 func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) (err error) {
 	d, st := b.d, b.lanes[0].stream
 	name := kernels.GroupWideKernel(v.kind)
@@ -341,6 +341,11 @@ func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceCol
 		launches.Add(1)
 		if err := d.copyDtoH(unsafe.Pointer(&host[0]), table.ptr, int64(words)*8, st); err != nil {
 			return fmt.Errorf("copying the groups' table to the host: %w", err)
+		}
+		if g.Len() == 0 {
+			// The groups' states on the host, written while the kernel runs
+			// (most of their cost is the first writes of fresh pages).
+			g.Grow(key.Groups + 1)
 		}
 		if err := d.syncStream(st); err != nil {
 			return fmt.Errorf("running %s: %w", name, err)
