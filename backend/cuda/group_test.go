@@ -58,6 +58,19 @@ func keyArray(t testing.TB, mem memory.Allocator, r *rand.Rand, dt arrow.DataTyp
 	return array.MakeFromData(data)
 }
 
+// groupInputs are n keys of type kt in [kmin, kmin+groups) and n random
+// values of type vt, about 5% and 10% of them null, as views; release
+// frees their arrays.
+func groupInputs(t testing.TB, mem memory.Allocator, r *rand.Rand, kt, vt arrow.DataType, n int, kmin uint64,
+	groups int) (kv, vv *column.View, release func()) {
+	keys := keyArray(t, mem, r, kt, n, kmin, groups, 0.05)
+	vals := randomArray(t, mem, r, vt, n, 0.1)
+	return viewOf(t, keys), viewOf(t, vals), func() {
+		keys.Release()
+		vals.Release()
+	}
+}
+
 // keyOf is row i's key of view k, widened as the kernels widen it.
 func keyOf(k *column.View, i int) uint64 {
 	switch k.Kind {
@@ -357,11 +370,8 @@ func TestGroupWideSets(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(6, 1))
 	const n, groups, kmin = 80_000, 9_000, 1000
-	keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Int64, n, kmin, groups, 0.05)
-	defer keys.Release()
-	vals := randomArray(t, mem, r, arrow.PrimitiveTypes.Int64, n, 0.1)
-	defer vals.Release()
-	kv, vv := viewOf(t, keys), viewOf(t, vals)
+	kv, vv, release := groupInputs(t, mem, r, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, n, kmin, groups)
+	defer release()
 	kc, err := testBackend.Upload(ctx, kv)
 	require.NoError(t, err)
 	defer kc.Free()
@@ -495,11 +505,8 @@ func TestGroupDevice(t *testing.T) {
 	require.False(t, gg.HandlesGroup(column.Int64, column.Int64, agg.Stddev))
 
 	const n, groups = 20_000, 300
-	keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Uint16, n, 0, groups, 0.05)
-	defer keys.Release()
-	vals := randomArray(t, mem, r, arrow.PrimitiveTypes.Float64, n, 0.1)
-	defer vals.Release()
-	kv, vv := viewOf(t, keys), viewOf(t, vals)
+	kv, vv, release := groupInputs(t, mem, r, arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Float64, n, 0, groups)
+	defer release()
 	kc, err := gg.UploadView(ctx, kv)
 	require.NoError(t, err)
 	defer kc.Free()

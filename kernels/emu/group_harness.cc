@@ -136,40 +136,83 @@ static FloatFamily::State merge_order(const std::vector<FloatFamily::State>& par
   return lanes[0];
 }
 
+// ref_int folds an integer value into a group's exact reference.
+static void ref_int(Ref& r, __int128 v) {
+  r.mn = r.count == 0 ? v : std::min(r.mn, v);
+  r.mx = r.count == 0 ? v : std::max(r.mx, v);
+  r.sum += v;
+  r.count++;
+}
+
+// Rows are a case's columns: keys in the domain [kmin, kmin + groups) of
+// KT (c.bad of them, at random rows, outside it), values, and the bitmaps
+// of the keys' and values' validity, the selection and its validity.
+template <typename KT, typename VT> struct Rows {
+  uint64_t kmin;
+  std::vector<KT> keys;
+  std::vector<uint64_t> gid;
+  std::vector<bool> outside;
+  std::vector<VT> vals;
+  std::vector<uint32_t> kvalid, vvalid, sel, selv;
+
+  explicit Rows(const Case& c) : keys(c.koff + c.n + 4), gid(c.n), outside(c.n, false), vals(c.voff + c.n + 4) {
+    // The domain: kmin so that [kmin, kmin + groups) fits KT.
+    const uint64_t span = (uint64_t)std::numeric_limits<KT>::max() - (uint64_t)std::numeric_limits<KT>::min();
+    const uint64_t room = span - (c.groups - 1);  // kmin - KT's min may go up to room
+    const uint64_t koffset = room == UINT64_MAX ? rng() : rng() % (room + 1);
+    kmin = widen_bits((KT)((uint64_t)std::numeric_limits<KT>::min() + koffset));
+    for (uint64_t i = 0; i < c.n; i++) {
+      gid[i] = rng() % c.groups;
+      keys[c.koff + i] = (KT)(kmin + gid[i]);
+    }
+    for (auto& x : vals) x = random_value<VT>(rng);
+    kvalid = bitmap(c.kbit + c.n, c.knulls ? 0.8 : 1.0);
+    vvalid = bitmap(c.vbit + c.n, c.vnulls ? 0.7 : 1.0);
+    sel = bitmap(c.sbit + c.n, c.sel ? 0.6 : 1.0);
+    selv = bitmap(c.svbit + c.n, c.selnulls ? 0.9 : 1.0);
+    for (uint64_t b = 0; b < c.bad && c.n > 0; b++) {
+      const uint64_t i = rng() % c.n;
+      if (outside[i]) continue;
+      outside[i] = true;
+      keys[c.koff + i] = (KT)(kmin + c.groups + rng() % 3);  // above the domain (KT may wrap: then below)
+      if (c.groups + 3 > span) keys[c.koff + i] = (KT)(kmin - 1);
+    }
+  }
+
+  // fold hands each selected row whose key is in the domain to row(g, i,
+  // valid): g its group (c.groups for a null key), valid its value's
+  // validity. It returns the selected rows whose key lay outside (in no
+  // group).
+  template <class F> uint64_t fold(const Case& c, F row) const {
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < c.n; i++) {
+      if (c.sel && !bit(sel, c.sbit + i)) continue;
+      if (c.selnulls && !bit(selv, c.svbit + i)) continue;
+      uint64_t g = c.groups;
+      if (!c.knulls || bit(kvalid, c.kbit + i)) {
+        if (outside[i]) {
+          bad++;
+          continue;
+        }
+        g = gid[i];
+      }
+      row(g, i, !c.vnulls || bit(vvalid, c.vbit + i));
+    }
+    return bad;
+  }
+
+  // The bitmaps as the kernels take them (null: none).
+  const uint32_t* kv(const Case& c) const { return c.knulls ? kvalid.data() : nullptr; }
+  const uint32_t* vv(const Case& c) const { return c.vnulls ? vvalid.data() : nullptr; }
+  const uint32_t* sv(const Case& c) const { return c.sel ? sel.data() : nullptr; }
+  const uint32_t* svv(const Case& c) const { return c.selnulls ? selv.data() : nullptr; }
+};
+
 template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t kkind, const Case& c, const char* name) {
   constexpr bool kFloat = std::is_floating_point<VT>::value;
   constexpr bool kSigned = VT(-1) < VT(0);
   constexpr int K = kFloat ? AGG_FLOAT_WORDS : AGG_INTEGER_WORDS, W = K + 1;
-  // The domain: kmin so that [kmin, kmin + groups) fits KT.
-  const uint64_t span = (uint64_t)std::numeric_limits<KT>::max() - (uint64_t)std::numeric_limits<KT>::min();
-  const uint64_t room = span - (c.groups - 1);  // kmin - KT's min may go up to room
-  const uint64_t koffset = room == UINT64_MAX ? rng() : rng() % (room + 1);
-  const KT kminT = (KT)((uint64_t)std::numeric_limits<KT>::min() + koffset);
-  const uint64_t kmin = widen_bits(kminT);
-
-  std::vector<KT> keys(c.koff + c.n + 4);
-  std::vector<uint64_t> gid(c.n);
-  for (uint64_t i = 0; i < c.n; i++) {
-    gid[i] = rng() % c.groups;
-    keys[c.koff + i] = (KT)(kmin + gid[i]);
-  }
-  std::vector<VT> vals(c.voff + c.n + 4);
-  for (auto& x : vals) x = random_value<VT>(rng);
-  auto kvalid = bitmap(c.kbit + c.n, c.knulls ? 0.8 : 1.0);
-  auto vvalid = bitmap(c.vbit + c.n, c.vnulls ? 0.7 : 1.0);
-  auto sel = bitmap(c.sbit + c.n, c.sel ? 0.6 : 1.0);
-  auto selv = bitmap(c.svbit + c.n, c.selnulls ? 0.9 : 1.0);
-  // Rows with keys outside the domain (selected, non-null key): counted,
-  // in no group.
-  uint64_t want_bad = 0;
-  std::vector<bool> outside(c.n, false);
-  for (uint64_t b = 0; b < c.bad && c.n > 0; b++) {
-    const uint64_t i = rng() % c.n;
-    if (outside[i]) continue;
-    outside[i] = true;
-    keys[c.koff + i] = (KT)(kmin + c.groups + rng() % 3);  // above the domain (KT may wrap: then below)
-    if (c.groups + 3 > span) keys[c.koff + i] = (KT)(kmin - 1);
-  }
+  const Rows<KT, VT> rs(c);
 
   // The reference, groups 0 .. groups (the null key's).
   std::vector<Ref> ref(c.groups + 1);
@@ -178,21 +221,11 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
     r.blocks.assign(c.grid, id);
     r.warps.assign(c.grid * kBlockWarps, id);
   }
-  for (uint64_t i = 0; i < c.n; i++) {
-    if (c.sel && !bit(sel, c.sbit + i)) continue;
-    if (c.selnulls && !bit(selv, c.svbit + i)) continue;
-    uint64_t g = c.groups;
-    if (!c.knulls || bit(kvalid, c.kbit + i)) {
-      if (outside[i]) {
-        want_bad++;
-        continue;
-      }
-      g = gid[i];
-    }
+  const uint64_t want_bad = rs.fold(c, [&](uint64_t g, uint64_t i, bool valid) {
     Ref& r = ref[g];
     r.rows++;
-    if (c.vnulls && !bit(vvalid, c.vbit + i)) continue;
-    const VT x = vals[c.voff + i];
+    if (!valid) return;
+    const VT x = rs.vals[c.voff + i];
     if constexpr (kFloat) {
       const unsigned block = (unsigned)((i / kGroupTile) % c.grid);
       const unsigned warp = (unsigned)((i % kGroupTile) / (kWarpThreads * kGroupItems));
@@ -200,13 +233,9 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
       ref_float_fold(r.warps[block * kBlockWarps + warp], (double)x);
       r.count++;
     } else {
-      const __int128 v = kSigned ? (__int128)(int64_t)x : (__int128)(uint64_t)x;
-      r.mn = r.count == 0 ? v : std::min(r.mn, v);
-      r.mx = r.count == 0 ? v : std::max(r.mx, v);
-      r.sum += v;
-      r.count++;
+      ref_int(r, kSigned ? (__int128)(int64_t)x : (__int128)(uint64_t)x);
     }
-  }
+  });
 
   // The launches, a window each.
   uint64_t got_bad = 0;
@@ -220,15 +249,12 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
                                    : IntTable<VT, SignedFamily>::bytes(p);
     CHECK(shared <= AGG_GROUP_SHARED_BYTES, "%s: a table of %llu groups: %zu bytes", name, (unsigned long long)p,
           shared);
-    emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)keys.data(),
-                      (unsigned long long)c.koff, c.knulls ? kvalid.data() : (const uint32_t*)nullptr,
-                      (unsigned long long)c.kbit, (unsigned long long)kkind, (unsigned long long)kmin,
-                      (unsigned long long)c.groups, (const void*)vals.data(), (unsigned long long)c.voff,
-                      c.vnulls ? vvalid.data() : (const uint32_t*)nullptr, (unsigned long long)c.vbit,
-                      c.sel ? sel.data() : (const uint32_t*)nullptr, (unsigned long long)c.sbit,
-                      c.selnulls ? selv.data() : (const uint32_t*)nullptr, (unsigned long long)c.svbit,
-                      (unsigned long long)c.n, (unsigned long long)g0, (unsigned long long)p, partials.data(),
-                      ticket.data(), out.data());
+    emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)rs.keys.data(),
+                      (unsigned long long)c.koff, rs.kv(c), (unsigned long long)c.kbit, (unsigned long long)kkind,
+                      (unsigned long long)rs.kmin, (unsigned long long)c.groups, (const void*)rs.vals.data(),
+                      (unsigned long long)c.voff, rs.vv(c), (unsigned long long)c.vbit, rs.sv(c),
+                      (unsigned long long)c.sbit, rs.svv(c), (unsigned long long)c.svbit, (unsigned long long)c.n,
+                      (unsigned long long)g0, (unsigned long long)p, partials.data(), ticket.data(), out.data());
     launches++;
     for (size_t i = 0; i < ticket.size(); i++) CHECK(ticket[i] == 0, "%s: ticket %zu not reset: %u", name, i, ticket[i]);
     got_bad += out[W * p];
@@ -345,59 +371,28 @@ template <typename KT, typename VT> static void run_wide(WideKern k, uint32_t kk
   for (uint64_t groups : groupss) {
     if (groups - 1 > span) continue;
     for (int rep = 0; rep < 3; rep++) {
-      const uint64_t n = ns[rng() % 5], koff = rng() % 9, kbit = rng() % 40, voff = rng() % 9, vbit = rng() % 40;
-      const uint64_t sbit = rng() % 40, svbit = rng() % 40;
-      const bool knulls = rng() % 2, vnulls = rng() % 2, selon = rng() % 2, selnulls = rng() % 3 == 0;
-      const unsigned grid = 1 + rng() % 5, flags = rep == 0 ? 3 : (unsigned)(rng() % 4);
-      const uint64_t room = span - (groups - 1);
-      const KT kminT = (KT)((uint64_t)std::numeric_limits<KT>::min() + (room == UINT64_MAX ? rng() : rng() % (room + 1)));
-      const uint64_t kmin = widen_bits(kminT), d = groups + 1;
-      std::vector<KT> keys(koff + n + 4);
-      std::vector<uint64_t> gid(n);
-      std::vector<bool> outside(n, false);
-      for (uint64_t i = 0; i < n; i++) {
-        gid[i] = rng() % groups;
-        keys[koff + i] = (KT)(kmin + gid[i]);
-        if (groups + 3 < span && rng() % 500 == 0) {  // outside the domain, above it
-          outside[i] = true;
-          keys[koff + i] = (KT)(kmin + groups + rng() % 3);
-        }
-      }
-      std::vector<VT> vals(voff + n + 4);
-      for (auto& x : vals) x = random_value<VT>(rng);
-      auto kvalid = bitmap(kbit + n, knulls ? 0.8 : 1.0);
-      auto vvalid = bitmap(vbit + n, vnulls ? 0.7 : 1.0);
-      auto sel = bitmap(sbit + n, selon ? 0.6 : 1.0);
-      auto selv = bitmap(svbit + n, selnulls ? 0.9 : 1.0);
+      Case c{};
+      c.groups = groups;
+      c.n = ns[rng() % 5];
+      c.koff = rng() % 9, c.kbit = rng() % 40, c.voff = rng() % 9, c.vbit = rng() % 40;
+      c.sbit = rng() % 40, c.svbit = rng() % 40;
+      c.knulls = rng() % 2, c.vnulls = rng() % 2, c.sel = rng() % 2, c.selnulls = rng() % 3 == 0;
+      c.grid = 1 + rng() % 5;
+      c.bad = groups + 3 < span ? rng() % 6 : 0;
+      const unsigned flags = rep == 0 ? 3 : (unsigned)(rng() % 4);
+      const uint64_t d = groups + 1, n = c.n;
+      const Rows<KT, VT> rs(c);
       std::vector<Ref> ref(d);
-      uint64_t want_bad = 0;
-      for (uint64_t i = 0; i < n; i++) {
-        if ((selon && !bit(sel, sbit + i)) || (selnulls && !bit(selv, svbit + i))) continue;
-        uint64_t g = groups;
-        if (!knulls || bit(kvalid, kbit + i)) {
-          if (outside[i]) {
-            want_bad++;
-            continue;
-          }
-          g = gid[i];
-        }
-        Ref& r = ref[g];
-        r.rows++;
-        if (vnulls && !bit(vvalid, vbit + i)) continue;
-        const __int128 v = kSigned ? (__int128)(int64_t)vals[voff + i] : (__int128)(uint64_t)vals[voff + i];
-        r.mn = r.count == 0 ? v : std::min(r.mn, v);
-        r.mx = r.count == 0 ? v : std::max(r.mx, v);
-        r.sum += v;
-        r.count++;
-      }
+      const uint64_t want_bad = rs.fold(c, [&](uint64_t g, uint64_t i, bool valid) {
+        ref[g].rows++;
+        if (valid) ref_int(ref[g], kSigned ? (__int128)(int64_t)rs.vals[c.voff + i] : (__int128)(uint64_t)rs.vals[c.voff + i]);
+      });
       std::vector<uint64_t> table(5 * d + 1, 0);
-      emu_launch(k, grid, (unsigned)kBlockThreads, (const void*)keys.data(), (unsigned long long)koff,
-                 knulls ? kvalid.data() : (const uint32_t*)nullptr, (unsigned long long)kbit,
-                 (unsigned long long)kkind, (unsigned long long)kmin, (unsigned long long)groups,
-                 (const void*)vals.data(), (unsigned long long)voff, vnulls ? vvalid.data() : (const uint32_t*)nullptr,
-                 (unsigned long long)vbit, selon ? sel.data() : (const uint32_t*)nullptr, (unsigned long long)sbit,
-                 selnulls ? selv.data() : (const uint32_t*)nullptr, (unsigned long long)svbit,
-                 (unsigned long long)n, (unsigned long long)flags, table.data());
+      emu_launch(k, c.grid, (unsigned)kBlockThreads, (const void*)rs.keys.data(), (unsigned long long)c.koff, rs.kv(c),
+                 (unsigned long long)c.kbit, (unsigned long long)kkind, (unsigned long long)rs.kmin,
+                 (unsigned long long)groups, (const void*)rs.vals.data(), (unsigned long long)c.voff, rs.vv(c),
+                 (unsigned long long)c.vbit, rs.sv(c), (unsigned long long)c.sbit, rs.svv(c),
+                 (unsigned long long)c.svbit, (unsigned long long)n, (unsigned long long)flags, table.data());
       launches++;
       const uint64_t *lo = &table[0], *hi = &table[d], *ext = &table[2 * d];
       const uint32_t* rows = (const uint32_t*)&table[4 * d];
@@ -408,9 +403,9 @@ template <typename KT, typename VT> static void run_wide(WideKern k, uint32_t kk
         const Ref& r = ref[g];
         char what[160];
         snprintf(what, sizeof what, "%s wide n=%llu groups=%llu grid=%u flags=%u group %llu", name,
-                 (unsigned long long)n, (unsigned long long)groups, grid, flags, (unsigned long long)g);
+                 (unsigned long long)n, (unsigned long long)groups, c.grid, flags, (unsigned long long)g);
         CHECK(rows[g] == r.rows, "%s: rows %u, want %llu", what, rows[g], (unsigned long long)r.rows);
-        CHECK(cnt[g] == (vnulls ? r.count : 0), "%s: count %u, want %llu", what, cnt[g], (unsigned long long)r.count);
+        CHECK(cnt[g] == (c.vnulls ? r.count : 0), "%s: count %u, want %llu", what, cnt[g], (unsigned long long)r.count);
         const __int128 h = kSigned ? (__int128)(int64_t)hi[g] : (__int128)hi[g];
         const __int128 sum = (__int128)lo[g] + h * ((__int128)1 << 32);
         CHECK(sum == ((flags & kWideSum) ? r.sum : 0), "%s: sum differs", what);
