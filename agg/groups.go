@@ -617,63 +617,20 @@ func (g *Groups) MergeGroup(i int32, o *Groups, j int32) error {
 // states that come as words (a device's grouped table) rather than as
 // States.
 func (g *Groups) MergeInteger(i int32, count, nulls int64, sum Int192, min, max uint64) error {
-	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
-		return fmt.Errorf("merging integer words into groups of %s that track %s", g.fam, g.tracks)
+	if err := g.integerWords(); err != nil {
+		return err
 	}
-	if count == 0 {
-		lo, hi := identityExtremes(g.fam)
-		min, max = lo[0], hi[0]
-	}
-	g.mergeWords(i, count, nulls, sum, min, max)
+	g.mergeInteger(i, count, nulls, sum, min, max)
 	return nil
 }
 
-// AppendInteger adds n groups to grouped states of signed or unsigned
-// integers or booleans without the ordered aggregates, numbered from Len:
-// group Len+j is the partial state whose words at(j) gives (as
-// MergeInteger takes them), which is what Grow then MergeInteger would
-// make, in one pass. Many groups at once (a device's grouped table) are
-// filled by several goroutines, each its own range: at must be safe for
-// concurrent use.
-func (g *Groups) AppendInteger(n int, at func(j int) (count, nulls int64, sum Int192, min, max uint64)) error {
-	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
-		return fmt.Errorf("appending integer words to groups of %s that track %s", g.fam, g.tracks)
-	}
-	if n <= 0 {
-		return nil
-	}
-	g.Reserve(n)
-	l := len(g.count)
-	g.resize(l + n)
-	idMin, idMax := identityExtremes(g.fam)
-	set := func(lo, hi int) {
-		for j := lo; j < hi; j++ {
-			count, nulls, sum, mn, mx := at(j)
-			i := l + j
-			g.count[i], g.nulls[i] = count, nulls
-			if g.sum {
-				g.isum[i] = sum
-			}
-			if g.ext {
-				if count == 0 {
-					g.min[i], g.max[i] = idMin, idMax
-				} else {
-					g.min[i], g.max[i] = [2]uint64{mn}, [2]uint64{mx}
-				}
-			}
-		}
-	}
-	inPieces(n, set)
-	return nil
-}
-
-// MergeIntegers merges into groups 0 ... n-1 of g (grouped states as
-// MergeInteger takes) the partial states whose words at(j) gives: Len is
-// at least n. Many groups at once are merged by several goroutines, each
-// its own range: at must be safe for concurrent use.
+// MergeIntegers is MergeInteger of groups 0 ... n-1 of g (Len is at least
+// n), group j's words those at(j) gives. Many groups at once are merged by
+// several goroutines, each its own range: at must be safe for concurrent
+// use.
 func (g *Groups) MergeIntegers(n int, at func(j int) (count, nulls int64, sum Int192, min, max uint64)) error {
-	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
-		return fmt.Errorf("merging integer words into groups of %s that track %s", g.fam, g.tracks)
+	if err := g.integerWords(); err != nil {
+		return err
 	}
 	if n > g.Len() {
 		return fmt.Errorf("merging %d groups into %d", n, g.Len())
@@ -681,14 +638,30 @@ func (g *Groups) MergeIntegers(n int, at func(j int) (count, nulls int64, sum In
 	inPieces(n, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			count, nulls, sum, mn, mx := at(j)
-			if count == 0 {
-				l, h := identityExtremes(g.fam)
-				mn, mx = l[0], h[0]
-			}
-			g.mergeWords(int32(j), count, nulls, sum, mn, mx)
+			g.mergeInteger(int32(j), count, nulls, sum, mn, mx)
 		}
 	})
 	return nil
+}
+
+// integerWords says whether g's states merge as integer words
+// (MergeInteger): signed or unsigned integers or booleans without the
+// ordered aggregates.
+func (g *Groups) integerWords() error {
+	if g.ord || (g.fam != column.FamilySigned && g.fam != column.FamilyUnsigned && g.fam != column.FamilyBool) {
+		return fmt.Errorf("merging integer words into groups of %s that track %s", g.fam, g.tracks)
+	}
+	return nil
+}
+
+// mergeInteger is MergeInteger once checked: the extremes of a state of no
+// value are the identity's, whatever its words say.
+func (g *Groups) mergeInteger(i int32, count, nulls int64, sum Int192, min, max uint64) {
+	if count == 0 {
+		lo, hi := identityExtremes(g.fam)
+		min, max = lo[0], hi[0]
+	}
+	g.mergeWords(i, count, nulls, sum, min, max)
 }
 
 // inPieces runs do over [0, n) in pieces of 2^16, on several goroutines

@@ -301,10 +301,10 @@ func TestMergeIntegerAsMergeState(t *testing.T) {
 	require.Error(t, g.MergeInteger(0, 1, 0, Int192{1}, 1, 1))
 }
 
-// AppendInteger adds, and MergeIntegers merges into identity groups, the
-// groups Grow and MergeInteger would make, on one goroutine and on several
-// (more than a piece of 2^16 groups).
-func TestAppendInteger(t *testing.T) {
+// MergeIntegers merges into identity groups the groups Grow and
+// MergeInteger would make, on one goroutine and on several (more than a
+// piece of 2^16 groups).
+func TestMergeIntegers(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, n := range []int{1, 1000, 200_000} {
 		for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned} {
@@ -318,32 +318,21 @@ func TestAppendInteger(t *testing.T) {
 				w := words[j]
 				return int64(w[0]), int64(w[1]), Int192{w[2], w[3] & 1}, min(w[3], w[4]), max(w[3], w[4])
 			}
-			a := fillGroups(t, r, f, Default, 100, 3)
-			b := fillGroups(t, r, f, Default, 0, 3)
-			for k := range int32(3) {
-				st := a.State(k)
-				require.NoError(t, b.MergeState(k, &st))
-			}
-			require.NoError(t, a.AppendInteger(n, at))
-			b.Grow(n)
+			b := fillGroups(t, r, f, Default, 0, n)
 			for j := range n {
 				c, nl, sum, lo, hi := at(j)
-				require.NoError(t, b.MergeInteger(int32(3+j), c, nl, sum, lo, hi))
-			}
-			require.Equal(t, b.Len(), a.Len())
-			for i := range int32(a.Len()) {
-				require.Equal(t, b.State(i), a.State(i), "%v n=%d group %d", f, n, i)
+				require.NoError(t, b.MergeInteger(int32(j), c, nl, sum, lo, hi))
 			}
 			m := fillGroups(t, r, f, Default, 0, n+1)
 			require.NoError(t, m.MergeIntegers(n, at))
 			for j := range int32(n) {
-				require.Equal(t, b.State(3+j), m.State(j), "%v n=%d group %d", f, n, j)
+				require.Equal(t, b.State(j), m.State(j), "%v n=%d group %d", f, n, j)
 			}
 			require.Error(t, m.MergeIntegers(n+2, at))
 		}
 	}
 	g := fillGroups(t, r, column.FamilyFloat, Default, 0, 1)
-	require.Error(t, g.AppendInteger(1, func(int) (int64, int64, Int192, uint64, uint64) { return 0, 0, Int192{}, 0, 0 }))
+	require.Error(t, g.MergeIntegers(1, func(int) (int64, int64, Int192, uint64, uint64) { return 0, 0, Int192{}, 0, 0 }))
 }
 
 // fillGroups is grouped states of family f for set, of groups groups (the

@@ -169,9 +169,9 @@ func GroupWideFlags(set agg.Set) uint64 {
 // grouped kernel's launch over values of kind k into groups 0 ... groups
 // of g (group groups: the null key's); allValid says the values had no
 // validity bitmap (the table then keeps no counts: a group's count is its
-// rows). Into groups g has they are merged (Groups.MergeIntegers), or else
-// added in one pass (Groups.AppendInteger), on several goroutines for a
-// large domain. It returns the rows whose key lay outside the domain.
+// rows), made first (Grow) when g has none. The merge is
+// Groups.MergeIntegers, on several goroutines for a large domain. It
+// returns the rows whose key lay outside the domain.
 func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Groups) (uint64, error) {
 	d := groups + 1
 	if len(t) != GroupWideWords(groups) {
@@ -204,7 +204,7 @@ func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Grou
 		return int64(c), int64(rows - c), sum, ^t[2*d+2*j] ^ sb, t[2*d+2*j+1] ^ sb
 	}
 	if g.Len() == 0 {
-		return t[5*d], g.AppendInteger(d, at)
+		g.Grow(d)
 	}
 	return t[5*d], g.MergeIntegers(d, at)
 }

@@ -296,11 +296,7 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 // back after, while the host makes g's groups; device thread.
 func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) (err error) {
 	d, st := b.d, b.lanes[0].stream
-	name := kernels.GroupWideKernel(v.kind)
-	if name == "" {
-		return fmt.Errorf("a domain of %d keys over values of %s: unsupported (integers only beyond %d keys)",
-			key.Groups, v.typ, kernels.AggGroupMax)
-	}
+	name := kernels.GroupWideKernel(v.kind) // (an integer kind: checkGroup)
 	fn, _, err := d.lazyKernel(name)
 	if err != nil {
 		return err
