@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/bits"
 	"sync"
+	"unsafe"
 )
 
 // The fold loops' fast path for few groups: a run of rows much longer than
@@ -99,10 +100,34 @@ func validWord(validity []byte, voff int, rr []int32, contig bool) uint64 {
 var intRuns = sync.Pool{New: func() any { return new([]intRun) }}
 var floatRuns = sync.Pool{New: func() any { return new([]floatRun) }}
 
+// runBlock is the values of a block of at most 64 rows of a run: vals'
+// own elements when the rows are contiguous, or else copied into buf.
+func runBlock[T any](vals []T, rr []int32, contig bool, buf *[64]T) []T {
+	if contig {
+		b := int(rr[0])
+		return vals[b : b+len(rr)]
+	}
+	for k, r := range rr {
+		buf[k] = vals[r]
+	}
+	return buf[:len(rr)]
+}
+
+// allValid reports whether validity word w has the bits of n rows set.
+func allValid(w uint64, n int) bool {
+	m := uint64(1)<<n - 1 // (n is 64: all ones)
+	return w&m == m
+}
+
 // foldIntRuns is FoldSigned's and FoldUnsigned's loop through run
 // records (signed: T is signed). Values are taken as 64-bit words, sign
 // extended for signed kinds; the extremes as order keys (the words with
 // the sign bit flipped for signed kinds, so that both compare unsigned).
+// The rows fold 64 at a time (a validity word), through one of two loops
+// that fold every field, those not tracked left out when the records are
+// copied back: few registers and stores a row (the loops with a branch
+// per field spilled to the stack); a value of at most 32 bits summed in
+// one word (2^31 of them cannot carry out of it).
 func foldIntRuns[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](g *Groups, vals []T, validity []byte, voff int, rows, ids []int32, signed bool) {
 	p := intRuns.Get().(*[]intRun)
 	defer intRuns.Put(p)
@@ -121,34 +146,25 @@ func foldIntRuns[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint
 			t[i].min, t[i].max = g.min[i][0]^flip, g.max[i][0]^flip
 		}
 	}
-	doSum, doExt := g.sum, g.ext
+	narrow := unsafe.Sizeof(vals[0]) <= 4
 	contig := contiguous(rows)
+	var buf [64]T
 	for at := 0; at < len(rows); at += 64 {
 		rr := rows[at:min(at+64, len(rows))]
-		ii := ids[at : at+len(rr)]
+		vv := runBlock(vals, rr, contig, &buf)
 		w := validWord(validity, voff, rr, contig)
-		for k, r := range rr {
-			a := &t[ii[k]]
-			if w>>k&1 == 0 {
-				a.nulls++
-				continue
-			}
-			x := uint64(vals[r]) // (sign extended for signed T)
-			a.count++
-			if doSum {
-				var c uint64
-				a.lo, c = bits.Add64(a.lo, x, 0)
-				a.hi += uint64(int64(x)>>63)&ext + c
-			}
-			if doExt {
-				a.min = min(a.min, x^flip)
-				a.max = max(a.max, x^flip)
-			}
+		if narrow {
+			foldNarrowBlock(t, vv, ids[at:at+len(rr)], w, flip)
+		} else {
+			foldWideBlock(t, vv, ids[at:at+len(rr)], w, flip, ext)
 		}
 	}
 	for i, r := range t {
 		g.count[i], g.nulls[i] = r.count, r.nulls
 		if g.sum {
+			if narrow { // (the sum in lo alone, sign and all)
+				r.hi = uint64(int64(r.lo) >> 63)
+			}
 			s := &g.isum[i]
 			var c uint64
 			s[0], c = bits.Add64(s[0], r.lo, 0)
@@ -157,6 +173,85 @@ func foldIntRuns[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint
 		}
 		if g.ext {
 			g.min[i][0], g.max[i][0] = r.min^flip, r.max^flip
+		}
+	}
+}
+
+// foldWideBlock folds values vv of groups ii (validity bits w) into their
+// records: the sum in 128 bits (ext: the sign extended), the extremes as
+// order keys (flip), written only when they change.
+func foldWideBlock[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](t []intRun, vv []T, ii []int32, w, flip, ext uint64) {
+	ii = ii[:len(vv)]
+	if allValid(w, len(vv)) {
+		for k, v := range vv {
+			a := &t[ii[k]]
+			x := uint64(v) // (sign extended for signed T)
+			a.count++
+			var c uint64
+			a.lo, c = bits.Add64(a.lo, x, 0)
+			a.hi += uint64(int64(x)>>63)&ext + c
+			if y := x ^ flip; y < a.min {
+				a.min = y
+			}
+			if y := x ^ flip; y > a.max {
+				a.max = y
+			}
+		}
+		return
+	}
+	for k, v := range vv {
+		a := &t[ii[k]]
+		if w>>k&1 == 0 {
+			a.nulls++
+			continue
+		}
+		x := uint64(v)
+		a.count++
+		var c uint64
+		a.lo, c = bits.Add64(a.lo, x, 0)
+		a.hi += uint64(int64(x)>>63)&ext + c
+		if y := x ^ flip; y < a.min {
+			a.min = y
+		}
+		if y := x ^ flip; y > a.max {
+			a.max = y
+		}
+	}
+}
+
+// foldNarrowBlock is foldWideBlock for values of at most 32 bits: the
+// run's sum in lo alone, as a signed word (foldIntRuns).
+func foldNarrowBlock[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](t []intRun, vv []T, ii []int32, w, flip uint64) {
+	ii = ii[:len(vv)]
+	if allValid(w, len(vv)) {
+		for k, v := range vv {
+			a := &t[ii[k]]
+			x := uint64(v)
+			a.count++
+			a.lo += x
+			if y := x ^ flip; y < a.min {
+				a.min = y
+			}
+			if y := x ^ flip; y > a.max {
+				a.max = y
+			}
+		}
+		return
+	}
+	for k, v := range vv {
+		a := &t[ii[k]]
+		if w>>k&1 == 0 {
+			a.nulls++
+			continue
+		}
+		x := uint64(v)
+		a.count++
+		a.lo += x
+		if y := x ^ flip; y < a.min {
+			a.min = y
+		}
+		if y := x ^ flip; y > a.max {
+			a.max = y
 		}
 	}
 }
@@ -185,39 +280,11 @@ func foldFloatRuns[T float32 | float64](g *Groups, vals []T, validity []byte, vo
 			t[i].kmin, t[i].kmax = orderBits(g.min[i][0]), orderBits(g.max[i][0])
 		}
 	}
-	doSum, doExt := g.sum, g.ext
 	contig := contiguous(rows)
+	var buf [64]T
 	for at := 0; at < len(rows); at += 64 {
 		rr := rows[at:min(at+64, len(rows))]
-		ii := ids[at : at+len(rr)]
-		w := validWord(validity, voff, rr, contig)
-		for k, r := range rr {
-			a := &t[ii[k]]
-			if w>>k&1 == 0 {
-				a.nulls++
-				continue
-			}
-			x := float64(vals[r])
-			a.count++
-			if doSum {
-				// addPair, inline: a non-finite sum (t-t is not 0) through
-				// it.
-				s := a.sum
-				t := s + x
-				if t-t != 0 {
-					addPair(&a.sum, &a.comp, &a.spec, x, 0)
-				} else {
-					z := t - s
-					a.comp += (s - (t - z)) + (x - z)
-					a.sum = t
-				}
-			}
-			if doExt && x == x {
-				k := orderBits(math.Float64bits(x))
-				a.kmin = min(a.kmin, k)
-				a.kmax = max(a.kmax, k)
-			}
-		}
+		foldFloatBlock(t, runBlock(vals, rr, contig, &buf), ids[at:at+len(rr)], validWord(validity, voff, rr, contig))
 	}
 	for i, r := range t {
 		g.count[i], g.nulls[i] = r.count, r.nulls
@@ -229,4 +296,52 @@ func foldFloatRuns[T float32 | float64](g *Groups, vals []T, validity []byte, vo
 		}
 	}
 	return true
+}
+
+// foldFloatBlock folds values vv of groups ii (validity bits w) into their
+// records, every field (foldFloatRuns copies back those tracked): the
+// compensated sum (addPair, inline), the extremes as order keys, written
+// only when they change. A value whose sum is not finite (a non-finite
+// value, or an overflow: t-t is not 0) takes addPair itself, out of line
+// (floatRunSpecial); the others are finite numbers.
+func foldFloatBlock[T float32 | float64](t []floatRun, vv []T, ii []int32, w uint64) {
+	ii = ii[:len(vv)]
+	all := allValid(w, len(vv))
+	for k, v := range vv {
+		a := &t[ii[k]]
+		if !all && w>>k&1 == 0 {
+			a.nulls++
+			continue
+		}
+		x := float64(v)
+		a.count++
+		s := a.sum
+		u := s + x
+		if u-u != 0 {
+			floatRunSpecial(a, x)
+			continue
+		}
+		z := u - s
+		a.comp += (s - (u - z)) + (x - z)
+		a.sum = u
+		if k := orderBits(math.Float64bits(x)); k < a.kmin {
+			a.kmin = k
+		}
+		if k := orderBits(math.Float64bits(x)); k > a.kmax {
+			a.kmax = k
+		}
+	}
+}
+
+// floatRunSpecial folds value x, whose sum with a's is not finite, into
+// record a (foldFloatBlock): addPair's special case, and the extremes of a
+// number.
+//
+//go:noinline
+func floatRunSpecial(a *floatRun, x float64) {
+	addPair(&a.sum, &a.comp, &a.spec, x, 0)
+	if x == x {
+		k := orderBits(math.Float64bits(x))
+		a.kmin, a.kmax = min(a.kmin, k), max(a.kmax, k)
+	}
 }

@@ -117,6 +117,8 @@ func TestFoldRunsSameBytes(t *testing.T) {
 	const n, groups = 20000, 37
 	ivals := make([]int64, n)
 	uvals := make([]uint32, n)
+	nvals := make([]int32, n)  // (narrow signed: one word's sum)
+	wvals := make([]uint64, n) // (wide unsigned: carries out of the low word)
 	fvals := make([]float64, n)
 	validity := make([]byte, n/8+1)
 	rows := make([]int32, 0, n)
@@ -128,6 +130,11 @@ func TestFoldRunsSameBytes(t *testing.T) {
 			ivals[i] = -ivals[i]
 		}
 		uvals[i] = r.Uint32()
+		nvals[i] = int32(ivals[i] >> 32)
+		if r.IntN(50) == 0 {
+			nvals[i] = []int32{math.MinInt32, math.MaxInt32}[r.IntN(2)]
+		}
+		wvals[i] = r.Uint64()
 		fvals[i] = float64(ivals[i]) / 7
 		if r.IntN(500) == 0 {
 			fvals[i] = special[r.IntN(len(special))]
@@ -166,9 +173,21 @@ func TestFoldRunsSameBytes(t *testing.T) {
 		{"validity at bit 3", all[9:], allIDs[9:], shifted, voff},
 		{"no validity", all, allIDs, nil, 0},
 	}
+	kinds := []struct {
+		name string
+		f    column.Family
+		fold func(g *Groups, validity []byte, voff int, rows, ids []int32)
+	}{
+		{"int64", column.FamilySigned, func(g *Groups, v []byte, o int, rs, is []int32) { FoldSigned(g, ivals, v, o, rs, is, 0) }},
+		{"int32", column.FamilySigned, func(g *Groups, v []byte, o int, rs, is []int32) { FoldSigned(g, nvals, v, o, rs, is, 0) }},
+		{"uint32", column.FamilyUnsigned, func(g *Groups, v []byte, o int, rs, is []int32) { FoldUnsigned(g, uvals, v, o, rs, is, 0) }},
+		{"uint64", column.FamilyUnsigned, func(g *Groups, v []byte, o int, rs, is []int32) { FoldUnsigned(g, wvals, v, o, rs, is, 0) }},
+		{"float64", column.FamilyFloat, func(g *Groups, v []byte, o int, rs, is []int32) { FoldFloat(g, fvals, v, o, rs, is, 0) }},
+	}
 	for _, c := range cases {
 		require.True(t, runFold(len(c.rows), groups))
-		fold := func(f column.Family, set Set, short bool) *Groups {
+		fold := func(k int, set Set, short bool) *Groups {
+			f := kinds[k].f
 			g, err := NewGroups(f, set)
 			require.NoError(t, err)
 			g.Grow(groups)
@@ -179,27 +198,19 @@ func TestFoldRunsSameBytes(t *testing.T) {
 			}
 			for lo := 0; lo < len(c.rows); lo += step {
 				hi := min(lo+step, len(c.rows))
-				rs, is := c.rows[lo:hi], c.ids[lo:hi]
-				switch f {
-				case column.FamilySigned:
-					FoldSigned(g, ivals, c.validity, c.voff, rs, is, 0)
-				case column.FamilyUnsigned:
-					FoldUnsigned(g, uvals, c.validity, c.voff, rs, is, 0)
-				default:
-					FoldFloat(g, fvals, c.validity, c.voff, rs, is, 0)
-				}
+				kinds[k].fold(g, c.validity, c.voff, c.rows[lo:hi], c.ids[lo:hi])
 			}
 			return g
 		}
-		for _, f := range []column.Family{column.FamilySigned, column.FamilyUnsigned, column.FamilyFloat} {
+		for k, kind := range kinds {
 			for _, set := range []Set{Default, Count | Min, Sum, Count | Max} {
-				runs, loops := fold(f, set, false), fold(f, set, true)
+				runs, loops := fold(k, set, false), fold(k, set, true)
 				// Floats by their bits (NaN is no NaN's equal), the rest as
 				// they are.
-				require.Equal(t, floatBits(loops), floatBits(runs), "%s: %v %v", c.name, f, set)
+				require.Equal(t, floatBits(loops), floatBits(runs), "%s: %s %v", c.name, kind.name, set)
 				loops.fsum, loops.fcomp, loops.fspec = nil, nil, nil
 				runs.fsum, runs.fcomp, runs.fspec = nil, nil, nil
-				require.Equal(t, loops, runs, "%s: %v %v", c.name, f, set)
+				require.Equal(t, loops, runs, "%s: %s %v", c.name, kind.name, set)
 			}
 		}
 	}
