@@ -624,21 +624,21 @@ func (g *Groups) MergeInteger(i int32, count, nulls int64, sum Int192, min, max 
 	return nil
 }
 
-// MergeIntegers is MergeInteger of groups 0 ... n-1 of g (Len is at least
-// n), group j's words those at(j) gives. Many groups at once are merged by
+// MergeIntegers is MergeInteger of groups first ... first+n-1 of g, group
+// first+j's words those at(j) gives. Many groups at once are merged by
 // several goroutines, each its own range: at must be safe for concurrent
 // use.
-func (g *Groups) MergeIntegers(n int, at func(j int) (count, nulls int64, sum Int192, min, max uint64)) error {
+func (g *Groups) MergeIntegers(first, n int, at func(j int) (count, nulls int64, sum Int192, min, max uint64)) error {
 	if err := g.integerWords(); err != nil {
 		return err
 	}
-	if n > g.Len() {
-		return fmt.Errorf("merging %d groups into %d", n, g.Len())
+	if first < 0 || n < 0 || first+n > g.Len() {
+		return fmt.Errorf("merging groups %d to %d into %d", first, first+n-1, g.Len())
 	}
 	inPieces(n, func(lo, hi int) {
 		for j := lo; j < hi; j++ {
 			count, nulls, sum, mn, mx := at(j)
-			g.mergeInteger(int32(j), count, nulls, sum, mn, mx)
+			g.mergeInteger(int32(first+j), count, nulls, sum, mn, mx)
 		}
 	})
 	return nil

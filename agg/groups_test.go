@@ -335,15 +335,16 @@ func TestMergeIntegers(t *testing.T) {
 				require.NoError(t, b.MergeInteger(int32(j), c, nl, sum, lo, hi))
 			}
 			m := fillGroups(t, r, f, Default, 0, n+1)
-			require.NoError(t, m.MergeIntegers(n, at))
+			require.NoError(t, m.MergeIntegers(0, n, at))
 			for j := range int32(n) {
 				require.Equal(t, b.State(j), m.State(j), "%v n=%d group %d", f, n, j)
 			}
-			require.Error(t, m.MergeIntegers(n+2, at))
+			require.Error(t, m.MergeIntegers(0, n+2, at))
+			require.Error(t, m.MergeIntegers(2, n, at))
 		}
 	}
 	g := fillGroups(t, r, column.FamilyFloat, Default, 0, 1)
-	require.Error(t, g.MergeIntegers(1, func(int) (int64, int64, Int192, uint64, uint64) { return 0, 0, Int192{}, 0, 0 }))
+	require.Error(t, g.MergeIntegers(0, 1, func(int) (int64, int64, Int192, uint64, uint64) { return 0, 0, Int192{}, 0, 0 }))
 }
 
 // fillGroups is grouped states of family f for set, of groups groups (the

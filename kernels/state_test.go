@@ -74,6 +74,62 @@ func TestGroupState(t *testing.T) {
 	require.Equal(t, int64(4), got.NullCount)
 }
 
+// TestMergeGroupWords: a grouped kernel's words of a window of groups
+// merge into the groups as GroupState and MergeState merge them, for every
+// family of the grouped kernels, with groups of no valid value and no rows.
+func TestMergeGroupWords(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	const groups, first, p = 40, 7, 30
+	for _, k := range []column.Kind{column.Int64, column.Int8, column.Uint64, column.Uint16, column.Float64} {
+		words := GroupWords(k)
+		w := make([]uint64, words*p+1)
+		for j := range p {
+			v := w[j*words : (j+1)*words]
+			for i := range v {
+				v[i] = r.Uint64()
+			}
+			rows := r.Uint64N(1000)
+			count := rows - min(rows, r.Uint64N(5))
+			switch r.IntN(4) {
+			case 0:
+				rows, count = 0, 0
+			case 1:
+				count = 0
+			}
+			if k.Family() == column.FamilyFloat {
+				v[0], v[1], v[2] = math.Float64bits(r.NormFloat64()), 0, 0
+			} else {
+				v[2], v[3] = min(v[2], v[3]), max(v[2], v[3])
+			}
+			if count == 0 {
+				for i := range v[:words-1] {
+					v[i] = 0
+				}
+			}
+			v[words-2], v[words-1] = count, rows
+		}
+		set := agg.Count | agg.Sum | agg.Min | agg.Max
+		want, err := agg.NewGroups(k.Family(), set)
+		require.NoError(t, err)
+		want.Grow(groups)
+		got, err := agg.NewGroups(k.Family(), set)
+		require.NoError(t, err)
+		got.Grow(groups)
+		for range 2 { // (onto states already merged once)
+			for j := range p {
+				s := GroupState(k, w[j*words:(j+1)*words])
+				require.NoError(t, want.MergeState(int32(first+j), &s))
+			}
+			require.NoError(t, MergeGroupWords(k, first, p, w, got))
+		}
+		for j := range int32(groups) {
+			require.Equal(t, want.State(j), got.State(j), "%s group %d", k, j)
+		}
+		require.Error(t, MergeGroupWords(k, groups-p+1, p, w, got))
+		require.Error(t, MergeGroupWords(k, first, p, w[:words*p-1], got))
+	}
+}
+
 // TestMergeWide: a wide kernel's table (group.cuh's layout, filled here as
 // the kernel fills it: sums of 32-bit halves, extremes as order keys, rows
 // and counts as 32-bit words) merges into the states the CPU's grouped

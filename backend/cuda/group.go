@@ -279,11 +279,8 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 			if bad := host[nw-1]; bad != 0 {
 				return fmt.Errorf("%d keys outside the domain of %d keys from %s", bad, key.Groups, keyString(key))
 			}
-			for j := range p {
-				s := kernels.GroupState(v.kind, host[j*words:(j+1)*words])
-				if err := g.MergeState(int32(g0+j), &s); err != nil {
-					return err
-				}
+			if err := kernels.MergeGroupWords(v.kind, g0, p, host[:nw-1], g); err != nil {
+				return err
 			}
 		}
 	}
