@@ -70,14 +70,34 @@ func GroupKeyKind(k column.Kind) bool {
 }
 
 // GroupWindow is the most groups one launch of the grouped kernel of value
-// kind k folds: its block's table (and the floats' staged tile) within
-// AggGroupSharedBytes of shared memory. A larger domain is folded in
-// windows of groups, a launch each.
-func GroupWindow(k column.Kind) int {
+// kind k folds when its blocks have shared bytes of dynamic shared memory
+// (at least AggGroupSharedBytes, which every device gives a kernel without
+// its opting in): its block's table (and the floats' staged tile) within
+// them. A larger domain is folded in windows of groups, a launch each.
+func GroupWindow(k column.Kind, shared int) int {
+	shared = max(shared, AggGroupSharedBytes)
 	if k.Family() == column.FamilyFloat {
-		return (AggGroupSharedBytes - AggGroupFloatStageBytes) / AggGroupFloatEntryBytes
+		return (shared - AggGroupFloatStageBytes) / AggGroupFloatEntryBytes
 	}
-	return AggGroupSharedBytes / AggGroupIntEntryBytes
+	return shared / AggGroupIntEntryBytes // (past AggGroupSharedBytes, one copy: GroupReplicas)
+}
+
+// groupBlockReserve is the shared memory a block of sm_80 and later
+// reserves beside its own.
+const groupBlockReserve = 1024
+
+// GroupLaunchWindow is the window of groups of each launch of the grouped
+// kernel of value kind k over a domain of domain groups, on a device whose
+// kernels may opt in to optin bytes of shared memory a block, of perSM a
+// multiprocessor: the fewest launches whose tables leave room for two
+// blocks a multiprocessor (a block alone would leave its warps' latencies
+// unhidden), the domain split evenly among them (the smaller tables, the
+// more blocks). Every launch reads every row, so a domain of a thousand
+// float groups, three launches in 47 KiB, is one in 77 KiB.
+func GroupLaunchWindow(k column.Kind, domain, optin, perSM int) int {
+	most := GroupWindow(k, min(optin, perSM/2-groupBlockReserve))
+	launches := (domain + most - 1) / most
+	return (domain + launches - 1) / launches
 }
 
 // GroupSharedBytes is the dynamic shared memory of a launch of the grouped

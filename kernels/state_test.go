@@ -20,13 +20,16 @@ var groupKinds = []column.Kind{column.Int8, column.Int16, column.Int32, column.I
 // grouped kernel have none.
 func TestGroupWindow(t *testing.T) {
 	for _, k := range groupKinds {
-		w := GroupWindow(k)
-		require.LessOrEqual(t, GroupSharedBytes(k, w), AggGroupSharedBytes, k)
-		require.Greater(t, GroupSharedBytes(k, w+1), AggGroupSharedBytes, k)
+		for _, shared := range []int{0, AggGroupSharedBytes, 100_000, 227 << 10} {
+			w, room := GroupWindow(k, shared), max(shared, AggGroupSharedBytes)
+			require.LessOrEqual(t, GroupSharedBytes(k, w), room, k)
+			require.Greater(t, GroupSharedBytes(k, w+1), room, k)
+		}
 		require.Equal(t, "arrowagg_group_"+k.String(), GroupKernel(k))
 	}
-	require.Equal(t, 1177, GroupWindow(column.Int64))
-	require.Equal(t, 433, GroupWindow(column.Float64))
+	require.Equal(t, 1177, GroupWindow(column.Int64, 0))
+	require.Equal(t, 433, GroupWindow(column.Float64, AggGroupSharedBytes))
+	require.Equal(t, 2500, GroupWindow(column.Int32, 100_000))
 	// Float windows of few groups have a table per warp and a staged step
 	// per warp (group.cuh's FloatWarpTable), within the shared memory.
 	warps := AggBlockThreads / AggWarpThreads
@@ -41,7 +44,7 @@ func TestGroupWindow(t *testing.T) {
 	require.Equal(t, 11*32*AggGroupIntEntryBytes, GroupSharedBytes(column.Int8, 11))
 	require.Equal(t, 1, GroupReplicas(1001))
 	require.Equal(t, 2, GroupReplicas(500))
-	for w := 1; w <= GroupWindow(column.Int64); w++ {
+	for w := 1; w <= GroupWindow(column.Int64, 0); w++ {
 		r := GroupReplicas(w)
 		require.LessOrEqual(t, GroupSharedBytes(column.Int64, w), AggGroupSharedBytes, w)
 		require.True(t, r == AggWarpThreads || w*2*r*AggGroupIntEntryBytes > AggGroupSharedBytes, w)
@@ -72,6 +75,30 @@ func TestGroupState(t *testing.T) {
 	got := GroupState(column.Float64, f)
 	require.Equal(t, int64(0), got.Count)
 	require.Equal(t, int64(4), got.NullCount)
+}
+
+// TestGroupLaunchWindow: the windows of a domain's launches, on a device
+// that lets kernels opt in to more shared memory (an H100's 227 KiB a block
+// and 228 KiB a multiprocessor) and on one that does not.
+func TestGroupLaunchWindow(t *testing.T) {
+	const optin, perSM = 227 << 10, 228 << 10
+	for _, c := range []struct {
+		k                    column.Kind
+		domain, optin, perSM int
+		want                 int
+	}{
+		{column.Float64, 1001, optin, perSM, 1001}, // one launch where 47 KiB took three
+		{column.Float64, 1001, 48 << 10, 64 << 10, 334},
+		{column.Float64, 4097, optin, perSM, 1366}, // three even launches of at most 1752
+		{column.Float32, 11, optin, perSM, 11},
+		{column.Int64, 4097, optin, perSM, 2049},
+		{column.Int64, 4097, 48 << 10, 96 << 10, 1025},
+		{column.Uint8, 257, optin, perSM, 257},
+	} {
+		w := GroupLaunchWindow(c.k, c.domain, c.optin, c.perSM)
+		require.Equal(t, c.want, w, "%s, %d groups, %d and %d bytes", c.k, c.domain, c.optin, c.perSM)
+		require.LessOrEqual(t, GroupSharedBytes(c.k, w), max(AggGroupSharedBytes, min(c.optin, c.perSM/2-groupBlockReserve)))
+	}
 }
 
 // TestMergeGroupWords: a grouped kernel's words of a window of groups

@@ -84,7 +84,7 @@ type Backend struct {
 	laneBytes int64        // chunk capacity of the lanes' data buffers; 0: not allocated
 	up        cudrv.Stream // every upload: copies in issue order, on one copy engine
 	ring      *ring        // staging of uploads from pageable memory, with the lanes' buffers
-	wideHost  []byte       // page-locked: the copy of a wide grouped table, kept for the next (group.go)
+	groupHost []byte       // page-locked: the copy of a grouped launch's states, kept for the next (group.go)
 	hout      []byte       // page-locked: the results of in-flight chunks, slotWords each
 	columns   map[*DeviceColumn]struct{}
 	multi     multiKernel // many small columns in one launch (multi.go)
@@ -389,8 +389,8 @@ func (b *Backend) freeLaneBuffers() {
 		b.ring.free() //nolint:errcheck
 		b.ring = nil
 	}
-	hostFree(b.wideHost) //nolint:errcheck // nothing to do about it
-	b.wideHost = nil
+	hostFree(b.groupHost) //nolint:errcheck // nothing to do about it
+	b.groupHost = nil
 	b.laneBytes = 0
 }
 

@@ -63,9 +63,12 @@ type device struct {
 	// the kernels loaded when first used (lazyKernel): the Parquet page
 	// kernels, the grouped kernels
 	lazyFns map[string]cudrv.Function
-	pool    *pool
-	retain  bool // the primary context was retained
-	cleanup []func() error
+	// sharedSet is the dynamic shared memory a lazy kernel has opted in to
+	// (optInShared), by name.
+	sharedSet map[string]int
+	pool      *pool
+	retain    bool // the primary context was retained
+	cleanup   []func() error
 }
 
 // newDevice describes GPU ordinal lazily; setup runs on its thread once it
@@ -184,6 +187,23 @@ func (d *device) lazyKernel(name string) (cudrv.Function, int, error) {
 	}
 	d.lazyFns[name] = f
 	return f, g, nil
+}
+
+// optInShared lets launches of kernel fn (name) have n bytes of dynamic
+// shared memory: past the 48 KiB every kernel may have, it opts in
+// (once for each size it grows to); device thread.
+func (d *device) optInShared(fn cudrv.Function, name string, n int) error {
+	if n <= kernels.AggGroupSharedBytes || n <= d.sharedSet[name] {
+		return nil
+	}
+	if err := fn.SetMaxDynamicShared(n); err != nil {
+		return fmt.Errorf("letting %s have %d bytes of shared memory: %w", name, n, err)
+	}
+	if d.sharedSet == nil {
+		d.sharedSet = make(map[string]int)
+	}
+	d.sharedSet[name] = n
+	return nil
 }
 
 // loadKernel finds a kernel of the module and the most blocks worth

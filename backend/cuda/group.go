@@ -97,8 +97,9 @@ type GroupKey struct {
 // sums that are the same bits run after run.
 //
 // Each value column is one launch of its grouped kernel (kernels/group.cuh)
-// per window of groups (kernels.GroupWindow: the domain whose table fits a
-// block's shared memory, all of it for up to 1177 integer or 433 float
+// per window of groups (kernels.GroupLaunchWindow: the domain whose table
+// fits a block's shared memory, opted in past 48 KiB where the device
+// allows it: on an H100, all of it for up to 2892 integer or 1752 float
 // groups), and copies back only the groups' states. A domain of more than
 // kernels.AggGroupMax keys (integer values only) is one launch of the wide
 // kernel: the groups' states in one table in device memory, folded by
@@ -213,7 +214,10 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 	}
 	words := kernels.GroupWords(v.kind)
 	domain := key.Groups + 1
-	window := min(domain, kernels.GroupWindow(v.kind))
+	window := kernels.GroupLaunchWindow(v.kind, domain, d.info.SharedOptin, d.info.SharedPerSM)
+	if err := d.optInShared(fn, name, kernels.GroupSharedBytes(v.kind, window)); err != nil {
+		return err
+	}
 	occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, int64(kernels.GroupSharedBytes(v.kind, window)))
 	if err != nil {
 		return fmt.Errorf("reading the occupancy of %s: %w", name, err)
@@ -245,7 +249,7 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 		return fmt.Errorf("allocating the groups' states: %w", err)
 	}
 	defer d.pool.release(&res)
-	host := make([]uint64, words*window+1)
+	host := b.groupCopy(words*window + 1)
 	defer func() {
 		if err != nil {
 			// A launch may still run: the buffers go back to the pool
@@ -309,7 +313,7 @@ func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceCol
 		return fmt.Errorf("allocating the groups' table (%d groups): %w", key.Groups+1, err)
 	}
 	defer d.pool.release(&table)
-	host := b.wideCopy(words)
+	host := b.groupCopy(words)
 	defer func() {
 		if err != nil {
 			st.Synchronize() //nolint:errcheck // err says what failed; settle reports the stream's state
@@ -354,20 +358,21 @@ func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceCol
 	return nil
 }
 
-// wideCopy is room for the host's copy of a wide table of n words:
-// page-locked memory (a copy at the bus's speed), kept for the next call
-// and freed by Trim, or Go memory when none can be had; device thread.
-func (b *Backend) wideCopy(n int) []uint64 {
-	if len(b.wideHost) < 8*n {
-		hostFree(b.wideHost) //nolint:errcheck // nothing to do about it
-		b.wideHost = nil
+// groupCopy is room for the host's copy of a grouped launch's n words of
+// states (a wide table, or a window's groups): page-locked memory (a copy
+// at the bus's speed, not staged by the driver), kept for the next call and
+// freed by Trim, or Go memory when none can be had; device thread.
+func (b *Backend) groupCopy(n int) []uint64 {
+	if len(b.groupHost) < 8*n {
+		hostFree(b.groupHost) //nolint:errcheck // nothing to do about it
+		b.groupHost = nil
 		buf, err := hostAlloc(8 * n)
 		if err != nil {
 			return make([]uint64, n)
 		}
-		b.wideHost = buf
+		b.groupHost = buf
 	}
-	return unsafe.Slice((*uint64)(unsafe.Pointer(&b.wideHost[0])), n)
+	return unsafe.Slice((*uint64)(unsafe.Pointer(&b.groupHost[0])), n)
 }
 
 // groupTile is the rows of a block's tile in the grouped kernels.

@@ -18,7 +18,10 @@ type Info struct {
 	ComputeCapability [2]int
 	Multiprocessors   int
 	Memory            int64 // bytes of device memory
-	DriverVersion     int   // CUDA version of the driver, e.g. 13000 for 13.0
+	// SharedOptin is the most shared memory of a block whose kernel opts
+	// in, SharedPerSM a multiprocessor's (bytes).
+	SharedOptin, SharedPerSM int
+	DriverVersion            int // CUDA version of the driver, e.g. 13000 for 13.0
 }
 
 func (i Info) String() string {
@@ -49,6 +52,12 @@ func Describe(ordinal int) (cudrv.Device, Info, error) {
 	}
 	if info.Multiprocessors, err = dev.Attribute(cudrv.MultiprocessorCount); err != nil {
 		return 0, Info{}, fmt.Errorf("reading the multiprocessor count of CUDA device %d: %w", ordinal, err)
+	}
+	if info.SharedOptin, err = dev.Attribute(cudrv.SharedPerBlockOptin); err != nil {
+		return 0, Info{}, fmt.Errorf("reading the shared memory of a block of CUDA device %d: %w", ordinal, err)
+	}
+	if info.SharedPerSM, err = dev.Attribute(cudrv.SharedPerMultiprocessor); err != nil {
+		return 0, Info{}, fmt.Errorf("reading the shared memory of a multiprocessor of CUDA device %d: %w", ordinal, err)
 	}
 	if info.Memory, err = dev.TotalMem(); err != nil {
 		return 0, Info{}, fmt.Errorf("reading the memory size of CUDA device %d: %w", ordinal, err)

@@ -62,6 +62,7 @@ package cudrv
 	X(cuModuleGetFunction, (CUfunction *f, CUmodule m, const char *name), (f, m, name)) \
 	X(cuModuleUnload, (CUmodule m), (m)) \
 	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, (int *n, CUfunction f, int block, size_t shared), (n, f, block, shared)) \
+	X(cuFuncSetAttribute, (CUfunction f, CUfunction_attribute a, int v), (f, a, v)) \
 	X(cuLaunchKernel, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params, void **extra), (f, gx, gy, gz, bx, by, bz, shared, s, params, extra)) \
 	X(cuGetErrorName, (CUresult r, const char **name), (r, name)) \
 	X(cuGetErrorString, (CUresult r, const char **desc), (r, desc))
@@ -336,6 +337,11 @@ const (
 	MultiprocessorCount    DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
 	ComputeCapabilityMajor DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 	ComputeCapabilityMinor DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+	// SharedPerBlockOptin is the most shared memory a block may have once
+	// its kernel opts in (Function.SetMaxDynamicShared).
+	SharedPerBlockOptin DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	// SharedPerMultiprocessor is the shared memory of a multiprocessor.
+	SharedPerMultiprocessor DeviceAttribute = C.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
 )
 
 // Attribute reads an attribute of the device.
@@ -641,6 +647,12 @@ func (f Function) MaxActiveBlocksPerMultiProcessor(block int, dynamicShared int6
 		return 0, err
 	}
 	return int(n), nil
+}
+
+// SetMaxDynamicShared lets launches of the kernel have up to n bytes of
+// dynamic shared memory: past 48 KiB, a kernel must opt in.
+func (f Function) SetMaxDynamicShared(n int) error {
+	return result(C.acu_cuFuncSetAttribute(f.f, C.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, C.int(n)))
 }
 
 // Launch enqueues the kernel on s with a grid of gx×gy×gz blocks of
