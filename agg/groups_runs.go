@@ -179,42 +179,21 @@ func foldIntRuns[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint
 
 // foldWideBlock folds values vv of groups ii (validity bits w) into their
 // records: the sum in 128 bits (ext: the sign extended), the extremes as
-// order keys (flip), written only when they change.
+// order keys (flip). Rows without a null take a loop without the test
+// (15% of a row on the 2-core machine).
 func foldWideBlock[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](t []intRun, vv []T, ii []int32, w, flip, ext uint64) {
 	ii = ii[:len(vv)]
 	if allValid(w, len(vv)) {
 		for k, v := range vv {
-			a := &t[ii[k]]
-			x := uint64(v) // (sign extended for signed T)
-			a.count++
-			var c uint64
-			a.lo, c = bits.Add64(a.lo, x, 0)
-			a.hi += uint64(int64(x)>>63)&ext + c
-			if y := x ^ flip; y < a.min {
-				a.min = y
-			}
-			if y := x ^ flip; y > a.max {
-				a.max = y
-			}
+			t[ii[k]].addWide(uint64(v), flip, ext) // (sign extended for signed T)
 		}
 		return
 	}
 	for k, v := range vv {
-		a := &t[ii[k]]
-		if w>>k&1 == 0 {
-			a.nulls++
-			continue
-		}
-		x := uint64(v)
-		a.count++
-		var c uint64
-		a.lo, c = bits.Add64(a.lo, x, 0)
-		a.hi += uint64(int64(x)>>63)&ext + c
-		if y := x ^ flip; y < a.min {
-			a.min = y
-		}
-		if y := x ^ flip; y > a.max {
-			a.max = y
+		if w>>(k&63)&1 == 0 {
+			t[ii[k]].nulls++
+		} else {
+			t[ii[k]].addWide(uint64(v), flip, ext)
 		}
 	}
 }
@@ -225,34 +204,45 @@ func foldNarrowBlock[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | 
 	ii = ii[:len(vv)]
 	if allValid(w, len(vv)) {
 		for k, v := range vv {
-			a := &t[ii[k]]
-			x := uint64(v)
-			a.count++
-			a.lo += x
-			if y := x ^ flip; y < a.min {
-				a.min = y
-			}
-			if y := x ^ flip; y > a.max {
-				a.max = y
-			}
+			t[ii[k]].addNarrow(uint64(v), flip)
 		}
 		return
 	}
 	for k, v := range vv {
-		a := &t[ii[k]]
-		if w>>k&1 == 0 {
-			a.nulls++
-			continue
+		if w>>(k&63)&1 == 0 {
+			t[ii[k]].nulls++
+		} else {
+			t[ii[k]].addNarrow(uint64(v), flip)
 		}
-		x := uint64(v)
-		a.count++
-		a.lo += x
-		if y := x ^ flip; y < a.min {
-			a.min = y
-		}
-		if y := x ^ flip; y > a.max {
-			a.max = y
-		}
+	}
+}
+
+// addWide folds value x (a 64-bit word, sign extended: ext all ones for
+// a signed kind) into the record: its count, its sum in 128 bits and its
+// extremes as order keys (x^flip).
+func (a *intRun) addWide(x, flip, ext uint64) {
+	a.count++
+	var c uint64
+	a.lo, c = bits.Add64(a.lo, x, 0)
+	a.hi += uint64(int64(x)>>63)&ext + c
+	a.extremes(x ^ flip)
+}
+
+// addNarrow is addWide for a value of at most 32 bits: the sum in lo.
+func (a *intRun) addNarrow(x, flip uint64) {
+	a.count++
+	a.lo += x
+	a.extremes(x ^ flip)
+}
+
+// extremes moves the record's extremes to order key y, written only when
+// they change (rarely, once a run is under way).
+func (a *intRun) extremes(y uint64) {
+	if y < a.min {
+		a.min = y
+	}
+	if y > a.max {
+		a.max = y
 	}
 }
 
@@ -309,7 +299,7 @@ func foldFloatBlock[T float32 | float64](t []floatRun, vv []T, ii []int32, w uin
 	all := allValid(w, len(vv))
 	for k, v := range vv {
 		a := &t[ii[k]]
-		if !all && w>>k&1 == 0 {
+		if !all && w>>(k&63)&1 == 0 {
 			a.nulls++
 			continue
 		}

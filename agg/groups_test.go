@@ -89,25 +89,39 @@ func checkFinal(t *testing.T, set Set, want, got Final) {
 	}
 }
 
+// BenchmarkFoldSigned folds int64 values into 10 groups, with no null or
+// 5% of them.
 func BenchmarkFoldSigned(b *testing.B) {
-	r := rand.New(rand.NewPCG(1, 2))
+	for _, nulls := range []int{0, 20} {
+		b.Run(fmt.Sprintf("nulls=%d%%", min(nulls, 1)*5), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			validity, rows, ids := foldBenchRows(r, nulls)
+			vals := make([]int64, len(rows))
+			for i := range vals {
+				vals[i] = r.Int64() >> 20
+			}
+			g, _ := NewGroups(column.FamilySigned, Count|Sum|Min|Max)
+			g.Grow(10)
+			b.SetBytes(int64(len(rows)) * 8)
+			for b.Loop() {
+				FoldSigned(g, vals, validity, 0, rows, ids, 0)
+			}
+		})
+	}
+}
+
+// foldBenchRows is the rows of a fold benchmark: 2^16 of them in 10
+// groups, one in nulls null (0: none).
+func foldBenchRows(r *rand.Rand, nulls int) (validity []byte, rows, ids []int32) {
 	const n = 1 << 16
-	vals := make([]int64, n)
-	validity := make([]byte, n/8)
-	rows := make([]int32, n)
-	ids := make([]int32, n)
+	validity, rows, ids = make([]byte, n/8), make([]int32, n), make([]int32, n)
 	for i := range n {
-		vals[i] = r.Int64() >> 20
-		validity[i/8] |= byte(1) << (i % 8)
-		rows[i] = int32(i)
-		ids[i] = int32(r.IntN(10))
+		if nulls == 0 || r.IntN(nulls) != 0 {
+			validity[i/8] |= byte(1) << (i % 8)
+		}
+		rows[i], ids[i] = int32(i), int32(r.IntN(10))
 	}
-	g, _ := NewGroups(column.FamilySigned, Count|Sum|Min|Max)
-	g.Grow(10)
-	b.SetBytes(n * 8)
-	for b.Loop() {
-		FoldSigned(g, vals, validity, 0, rows, ids, 0)
-	}
+	return validity, rows, ids
 }
 
 // The run accumulators (few groups, long runs: runFold) leave the same
@@ -231,22 +245,14 @@ func floatBits(g *Groups) [][]uint64 {
 
 func BenchmarkFoldFloat(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
-	const n = 1 << 16
-	vals := make([]float64, n)
-	validity := make([]byte, n/8)
-	rows := make([]int32, n)
-	ids := make([]int32, n)
-	for i := range n {
+	validity, rows, ids := foldBenchRows(r, 20)
+	vals := make([]float64, len(rows))
+	for i := range vals {
 		vals[i] = r.NormFloat64() * 1e6
-		if r.IntN(20) != 0 {
-			validity[i/8] |= byte(1) << (i % 8)
-		}
-		rows[i] = int32(i)
-		ids[i] = int32(r.IntN(10))
 	}
 	g, _ := NewGroups(column.FamilyFloat, Count|Sum|Min|Max)
 	g.Grow(10)
-	b.SetBytes(n * 8)
+	b.SetBytes(int64(len(rows)) * 8)
 	for b.Loop() {
 		FoldFloat(g, vals, validity, 0, rows, ids, 0)
 	}
