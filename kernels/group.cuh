@@ -331,6 +331,36 @@ __device__ __forceinline__ int owner_warp(int g) {
   return g == kGroupSkip ? kBlockWarps : (g & (kGroupNullValue - 1)) % kBlockWarps;
 }
 
+// fold_float_rows folds the staged rows of mask m (x[l] and g[l] for each
+// set bit l, lowest first: row order) into entry e of a float table tab
+// (FloatTable, FloatWarpTable: their fields s, c, sp, kmn, kmx, rows,
+// cnt), the entry held in registers meanwhile: one read and one write of
+// each field a run, not a row (the lane that owns the group alone touches
+// it meanwhile). A null row counts in rows alone; a number's row counts,
+// moves the extremes (NaN skipped) and is two-summed (add_pair).
+template <class Table>
+__device__ __forceinline__ void fold_float_rows(const Table& tab, uint64_t e, unsigned m, const double* x, const int* g) {
+  double s = tab.s[e], c = tab.c[e], sp = tab.sp[e];
+  long long mn = tab.kmn[e], mx = tab.kmx[e];
+  unsigned rows = tab.rows[e], cnt = tab.cnt[e];
+  for (; m != 0; m &= m - 1) {
+    const int l = (int)lowest_bit(m);
+    rows++;
+    if ((g[l] & kGroupNullValue) != 0) continue;
+    const double v = x[l];
+    cnt++;
+    if (v == v) {  // min/max skip NaN
+      const long long k = key64(v);
+      mn = tmin(mn, k);
+      mx = tmax(mx, k);
+    }
+    add_pair(s, c, sp, v);
+  }
+  tab.s[e] = s, tab.c[e] = c, tab.sp[e] = sp;
+  tab.kmn[e] = mn, tab.kmx[e] = mx;
+  tab.rows[e] = rows, tab.cnt[e] = cnt;
+}
+
 // FloatTable is a block's table of float states in shared memory, field by
 // field: {sum, compensation, special, min key, max key} as 64-bit words,
 // {rows, count} as 32-bit ones, and a spare word (AGG_GROUP_FLOAT_ENTRY_BYTES
@@ -362,20 +392,6 @@ template <typename VT> struct FloatTable {
       kmx[j] = kKey64NegInf;
       rows[j] = cnt[j] = 0;
     }
-  }
-
-  // apply folds one row into group g: the lane that owns it alone (no
-  // other lane touches g meanwhile).
-  __device__ __forceinline__ void apply(int g, double x, bool ok) {
-    rows[g]++;
-    if (!ok) return;
-    cnt[g]++;
-    if (x == x) {  // min/max skip NaN
-      const long long k = key64(x);
-      kmn[g] = tmin(kmn[g], k);
-      kmx[g] = tmax(kmx[g], k);
-    }
-    add_pair(s[g], c[g], sp[g], x);
   }
 
   // fold stages a tile, its rows sorted by the warp that owns their groups
@@ -462,10 +478,7 @@ template <typename VT> struct FloatTable {
       const unsigned peers = match_any(g);
       if (g != kGroupSkip && (peers & below) == 0) {
         // The group's lowest lane: the step's rows of the group, in order.
-        for (unsigned m = peers; m != 0; m &= m - 1) {
-          const int k = r0 + (int)lowest_bit(m);
-          apply(g, sx[k], (sg[k] & kGroupNullValue) == 0);
-        }
+        fold_float_rows(*this, g, peers, sx + r0, sg + r0);
       }
     }
   }
@@ -520,19 +533,6 @@ template <typename VT> struct FloatWarpTable {
     }
   }
 
-  // apply folds one row into entry e (FloatTable::apply).
-  __device__ __forceinline__ void apply(uint64_t e, double x, bool ok) {
-    rows[e]++;
-    if (!ok) return;
-    cnt[e]++;
-    if (x == x) {  // min/max skip NaN
-      const long long k = key64(x);
-      kmn[e] = tmin(kmn[e], k);
-      kmx[e] = tmax(kmx[e], k);
-    }
-    add_pair(s[e], c[e], sp[e], x);
-  }
-
   // fold folds the warp's rows of a tile: its loads first, then its steps.
   __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
     const VT* __restrict__ vals = static_cast<const VT*>(in.values) + in.voff;
@@ -564,10 +564,7 @@ template <typename VT> struct FloatWarpTable {
       __syncwarp();  // the step is staged
       if (mine != kGroupSkip && (peers & below) == 0) {
         // The group's lowest lane: the step's rows of the group, in order.
-        for (unsigned m = peers; m != 0; m &= m - 1) {
-          const int l = (int)lowest_bit(m);
-          apply(t0 + mine, wx[l], (wg[l] & kGroupNullValue) == 0);
-        }
+        fold_float_rows(*this, t0 + mine, peers, wx, wg);
       }
       __syncwarp();  // the stage is free for the next step
     }

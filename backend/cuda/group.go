@@ -241,7 +241,7 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 		return fmt.Errorf("allocating the tickets: %w", err)
 	}
 	defer d.pool.release(&ticket)
-	if err := cudrv.MemsetD32(ticket.ptr, 0, int64(tickets)); err != nil {
+	if err := cudrv.MemsetD32Async(ticket.ptr, 0, int64(tickets), st); err != nil {
 		return fmt.Errorf("zeroing the tickets: %w", err)
 	}
 	res, err := d.pool.alloc(int64(words*window+1) * 8)
