@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
 	"github.com/apache/arrow/go/v17/parquet"
@@ -83,15 +84,17 @@ func (h *hybrid) nextRun() error {
 		return errors.New("a bit-packed run of no values")
 	}
 	nb := len(h.data)
-	if h.w > 0 && groups <= uint64(nb/h.w) {
-		nb = int(groups) * h.w
+	cut := true // (no division where the run is whole: a run header a few levels)
+	if h.w > 0 && groups*uint64(h.w) <= uint64(nb) {
+		nb, cut = int(groups)*h.w, false
 	}
 	h.rle, h.packed, h.bit = false, h.data[:nb], 0
 	h.left = int(groups * 8)
-	if h.w > 0 {
-		h.left = min(h.left, nb*8/h.w)
-	} else {
+	switch {
+	case h.w == 0:
 		h.packed = nil
+	case cut:
+		h.left = min(h.left, nb*8/h.w)
 	}
 	h.data = h.data[nb:]
 	if h.left == 0 {
@@ -129,6 +132,16 @@ func unpackRun[T ~int32 | ~uint32](h *hybrid, out []T) {
 func unpack32[T ~int32 | ~uint32](b []byte, bit, w int, out []T) {
 	mask := uint64(1)<<w - 1
 	i := 0
+	// Values of at most 8 bits from a byte boundary (a run's groups of 8,
+	// dictionary indices of up to 256 entries): a group of 8 from one
+	// 8-byte load.
+	if w <= 8 && bit&7 == 0 {
+		for ; i+8 <= len(out) && bit>>3+8 <= len(b); i, bit = i+8, bit+8*w {
+			v, o := binary.LittleEndian.Uint64(b[bit>>3:]), out[i:i+8:i+8]
+			o[0], o[1], o[2], o[3] = T(v&mask), T(v>>w&mask), T(v>>(2*w)&mask), T(v>>(3*w)&mask)
+			o[4], o[5], o[6], o[7] = T(v>>(4*w)&mask), T(v>>(5*w)&mask), T(v>>(6*w)&mask), T(v>>(7*w)&mask)
+		}
+	}
 	// Whole 8-byte loads while they stay inside b: a value of up to 32 bits
 	// at a shift of up to 7 fits in 64.
 	for ; i < len(out) && bit>>3+8 <= len(b); i++ {
@@ -249,6 +262,9 @@ func (h *hybrid) countUpTo(maxDef int16, m, want int) (rows, k int, err error) {
 // bitmap sets bit i of valid, for i in [0, m), when the next level i is
 // maxDef (> 0), and returns how many are set.
 func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
+	if h.w == 1 && maxDef == 1 {
+		return h.bitmap1(m, valid)
+	}
 	var scratch [64]uint32
 	for done := 0; done < m; {
 		c, err := h.take(m - done)
@@ -277,6 +293,71 @@ func (h *hybrid) bitmap(maxDef int16, m int, valid []byte) (int, error) {
 		done += c
 	}
 	return column.CountSetBits(valid, 0, m), nil
+}
+
+// bitmap1 is bitmap of levels of bit width 1 (maxDef 1, the levels the
+// bits themselves): each run's bits, up to 56 at a time, gathered in a
+// word stored once full. Levels of nullable columns come in short runs
+// (an RLE run of ones, then a bit-packed group around a null), which a
+// call per run to set or copy bits made most of the cost.
+func (h *hybrid) bitmap1(m int, valid []byte) (int, error) {
+	_ = valid[:(m+7)/8] // (the caller's bitmap holds m bits)
+	var acc uint64      // bits [64*out, 64*out+nb) of valid, not yet stored
+	nb, out, set := 0, 0, 0
+	for done := 0; done < m; {
+		if h.left == 0 {
+			if err := h.nextRun(); err != nil {
+				return 0, err
+			}
+		}
+		c := min(m-done, h.left)
+		for left := c; left > 0; {
+			k := min(left, 56)
+			var b uint64
+			switch {
+			case !h.rle:
+				b = packedBits(h.packed, h.bit+c-left, k)
+			case h.value != 0:
+				b = 1<<k - 1
+			}
+			set += bits.OnesCount64(b)
+			acc |= b << nb
+			if nb += k; nb >= 64 {
+				binary.LittleEndian.PutUint64(valid[8*out:], acc)
+				out++
+				nb -= 64
+				acc = b >> (k - nb) // (the run's bits past the word; none when nb is 0)
+			}
+			left -= k
+		}
+		h.consume(c)
+		done += c
+	}
+	// The last word, bytes up to bit m; the bits past m as they were.
+	for i := 8 * out; nb > 0; i, nb = i+1, nb-8 {
+		keep := byte(0)
+		if nb < 8 {
+			keep = 0xFF << nb
+		}
+		valid[i] = valid[i]&keep | byte(acc)
+		acc >>= 8
+	}
+	return set, nil
+}
+
+// packedBits returns bits [off, off+k) of b, k at most 56, as the low k
+// bits of a word (bits past b's end read as zeros).
+func packedBits(b []byte, off, k int) uint64 {
+	i, sh := off>>3, uint(off&7)
+	var w uint64
+	if i+8 <= len(b) {
+		w = binary.LittleEndian.Uint64(b[i:])
+	} else {
+		for j, c := range b[min(i, len(b)):] {
+			w |= uint64(c) << (8 * j)
+		}
+	}
+	return w >> sh & (1<<k - 1)
 }
 
 // elements reads the next m levels of a leaf in lists: a level from exists

@@ -103,8 +103,15 @@ func TestHybridDecodesRandomRuns(t *testing.T) {
 		for done := 0; done < len(vals); {
 			k := min(1+r.IntN(900), len(vals)-done)
 			valid := make([]byte, bitutil.BytesForBits(int64(k)))
+			for i := range valid { // (the bits past k stay as they are)
+				valid[i] = byte(r.Uint32())
+			}
+			last := valid[len(valid)-1]
 			set, err := h.bitmap(maxDef, k, valid)
 			require.NoError(t, err)
+			if k%8 != 0 {
+				require.Equal(t, last>>(k%8), valid[len(valid)-1]>>(k%8), "width %d, window of %d", w, k)
+			}
 			count, err := c.count(maxDef, k)
 			require.NoError(t, err)
 			want := 0
@@ -380,6 +387,32 @@ func BenchmarkHybridBitmap(b *testing.B) {
 		h.reset(e.out, 1)
 		for done := 0; done < n; done += pageWindow {
 			if _, err := h.bitmap(1, pageWindow, valid); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+// BenchmarkHybridIndices decodes 1M dictionary indices of 10 entries (bit
+// width 4) in bit-packed runs of 504, as Arrow C++ writes them.
+func BenchmarkHybridIndices(b *testing.B) {
+	r := rand.New(rand.NewPCG(17, 19))
+	const n = 1 << 20
+	e := hybridWriter{w: 4}
+	for i := 0; i < n; i += 504 {
+		run := make([]uint32, min(504, n-i))
+		for j := range run {
+			run[j] = r.Uint32N(10)
+		}
+		e.packed(run)
+	}
+	out := make([]int32, pageWindow)
+	b.SetBytes(n * 4)
+	for b.Loop() {
+		var h hybrid
+		h.reset(e.out, 4)
+		for done := 0; done < n; done += pageWindow {
+			if err := h.indices(10, out); err != nil {
 				b.Fatal(err)
 			}
 		}
