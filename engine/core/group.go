@@ -555,7 +555,11 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 	vals := column.Slice[T](sv.Values)[sv.Offset:]
 	var lo, hi T
 	seen := false
-	if sv.Validity == nil {
+	if k.Dict != nil && k.Dict.Len > 0 && k.Dict.Len <= denseSpan {
+		// A dictionary's indices span its entries: no pass for their
+		// range (an index outside it is refused below).
+		hi = T(k.Dict.Len - 1)
+	} else if sv.Validity == nil {
 		lo, hi, seen = vals[rows[0]], vals[rows[0]], true
 		for _, r := range rows {
 			x := vals[r]
@@ -601,7 +605,12 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 	for j, r := range rows {
 		s := null
 		if sv.Validity == nil || sv.Valid(int(r)) {
-			s = int(vals[r] - lo)
+			if s = int(vals[r] - lo); uint(s) >= uint(null) { // (an index outside the dictionary)
+				if _, err := find(r); err != nil {
+					return false, err
+				}
+				return false, fmt.Errorf("dictionary index %d outside the dictionary's %d entries", vals[r], k.Dict.Len)
+			}
 		}
 		id := slots[s]
 		if id < 0 {
