@@ -56,7 +56,7 @@ func CopyBits(src []byte, srcOff, n int, dst []byte, dstOff int) {
 	}
 	for n > 0 {
 		k := min(n, 56)
-		writeBits(dst, dstOff, k, readBits(src, srcOff, k))
+		writeBits(dst, dstOff, k, ReadBits(src, srcOff, k))
 		srcOff, dstOff, n = srcOff+k, dstOff+k, n-k
 	}
 }
@@ -86,9 +86,9 @@ func SetBits(b []byte, off, n int, v bool) {
 	}
 }
 
-// readBits returns bits [off, off+n) of bitmap b, n at most 56, as the low
-// n bits of a word.
-func readBits(b []byte, off, n int) uint64 {
+// ReadBits returns bits [off, off+n) of bitmap b, n at most 56, as the low
+// n bits of a word (bits past b's end read as zeros; off must be within b).
+func ReadBits(b []byte, off, n int) uint64 {
 	i, sh := off>>3, uint(off&7)
 	var w uint64
 	if i+8 <= len(b) {

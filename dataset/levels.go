@@ -316,7 +316,7 @@ func (h *hybrid) bitmap1(m int, valid []byte) (int, error) {
 			var b uint64
 			switch {
 			case !h.rle:
-				b = packedBits(h.packed, h.bit+c-left, k)
+				b = column.ReadBits(h.packed, h.bit+c-left, k)
 			case h.value != 0:
 				b = 1<<k - 1
 			}
@@ -343,21 +343,6 @@ func (h *hybrid) bitmap1(m int, valid []byte) (int, error) {
 		acc >>= 8
 	}
 	return set, nil
-}
-
-// packedBits returns bits [off, off+k) of b, k at most 56, as the low k
-// bits of a word (bits past b's end read as zeros).
-func packedBits(b []byte, off, k int) uint64 {
-	i, sh := off>>3, uint(off&7)
-	var w uint64
-	if i+8 <= len(b) {
-		w = binary.LittleEndian.Uint64(b[i:])
-	} else {
-		for j, c := range b[min(i, len(b)):] {
-			w |= uint64(c) << (8 * j)
-		}
-	}
-	return w >> sh & (1<<k - 1)
 }
 
 // elements reads the next m levels of a leaf in lists: a level from exists
