@@ -243,9 +243,9 @@ func (g *Grouper) Prepare(ctx context.Context, n int, keys, values, filters []*c
 		p.gpu = true
 		return p, nil
 	}
-	if g.fewKeys(keys, n) {
+	if distinct, few := g.fewKeys(keys, n); few {
 		var err error
-		if p.local, p.kept, err = g.localMorsels(ctx, n, keys, values, filters); err != nil {
+		if p.local, p.kept, err = g.localMorsels(ctx, n, localMorselRows(distinct), keys, values, filters); err != nil {
 			return nil, err
 		}
 	}
@@ -349,23 +349,33 @@ func (g *Grouper) Commit(ctx context.Context, p *Prepared) error {
 const fewKeysMax = 1024
 
 // fewKeys reports whether the first rows of a batch of n rows have few
-// distinct keys (fewKeysMax): whether pre-aggregating its morsels
-// (localMorsels) pays. It depends on the data alone.
-func (g *Grouper) fewKeys(keys []*column.View, n int) bool {
+// distinct keys (fewKeysMax), and how many: whether pre-aggregating its
+// morsels (localMorsels) pays. It depends on the data alone.
+func (g *Grouper) fewKeys(keys []*column.View, n int) (int, bool) {
 	m := min(n, 8192)
 	h := make([]uint64, m)
 	x := cpu.Hasher{Fixed: g.fixed}
 	if err := x.Hash(keys, 0, m, h); err != nil {
-		return false // (the partitioned path reports it)
+		return 0, false // (the partitioned path reports it)
 	}
 	seen := make(map[uint64]struct{}, 64)
 	for _, v := range h {
 		seen[v] = struct{}{}
 		if len(seen) > fewKeysMax {
-			return false
+			return 0, false
 		}
 	}
-	return true
+	return len(seen), true
+}
+
+// localMorselRows is the rows of a pre-aggregated morsel (localMorsels) of
+// a batch whose first rows have distinct keys: cpu.MorselSize, or a
+// multiple for more keys, so that a morsel's group folds at least about 256
+// rows. Each of a morsel's groups costs a find, a merge a value column and
+// its setup: at a thousand keys a morsel of cpu.MorselSize rows took about
+// as long to merge as to fold. It depends on the data alone.
+func localMorselRows(distinct int) int {
+	return cpu.MorselSize * max(1, (distinct*256+cpu.MorselSize-1)/cpu.MorselSize)
 }
 
 // morselGroups is one morsel's rows pre-aggregated: its own table of keys,
@@ -379,18 +389,19 @@ type morselGroups struct {
 }
 
 // localMorsels pre-aggregates a batch whose keys are few (fewKeys): each
-// morsel's rows are folded in row order into a table of the morsel's own,
+// morsel's rows (size of them: localMorselRows) are folded in row order
+// into a table of the morsel's own,
 // in parallel, their rows counted from the batch's first (the values'
 // Row). mergeLocal then merges the morsels' groups into the partitions' in
 // morsel order. The merge order depends on the data alone, never on the
 // threads.
-func (g *Grouper) localMorsels(ctx context.Context, n int, keys, vals, filters []*column.View) ([]morselGroups, int64, error) {
-	morsels := (n + cpu.MorselSize - 1) / cpu.MorselSize
+func (g *Grouper) localMorsels(ctx context.Context, n, size int, keys, vals, filters []*column.View) ([]morselGroups, int64, error) {
+	morsels := (n + size - 1) / size
 	ms := make([]morselGroups, morsels)
 	var kept atomic.Int64
 	shift := 64 - bits.TrailingZeros(groupPartitions)
 	err := g.e.parallel(ctx, morsels, func(m int, sc *groupScratch) error {
-		lo, hi := m*cpu.MorselSize, min(n, (m+1)*cpu.MorselSize)
+		lo, hi := m*size, min(n, (m+1)*size)
 		cnt := hi - lo
 		rows := sc.rowsBuf[:0]
 		if g.req.Filter != nil {
