@@ -15,7 +15,8 @@ import (
 // and extremes, where Groups keeps them in five arrays), folds the rows
 // there, and copies the records back. Each group sees the same operations
 // in the same order as in the loops over Groups' arrays (integer sums are
-// exact, so a run's is kept in 128 bits and added to the group's once; a
+// exact, so a run's is kept in 128 bits, or in 64 for values of at most 32
+// bits, and added to the group's once; a
 // float's compensated sum is the group's own, carried through), so the
 // states are the same bytes either way (TestFoldRunsSameBytes).
 
