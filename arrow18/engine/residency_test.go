@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -38,6 +39,10 @@ type fakeResidentGPU struct {
 	hold, entered chan struct{}
 	// delay is added to every device update (nanoseconds).
 	delay atomic.Int64
+	// holdFree, when set, makes the next Free send to freeEntered, then
+	// wait for freeHold (both set with it) before it frees.
+	holdFree              atomic.Bool
+	freeHold, freeEntered chan struct{}
 }
 
 func newFakeResident() *fakeResidentGPU {
@@ -119,6 +124,10 @@ func (d *fakeDeviceColumn) Update(ctx context.Context, s *agg.State, row int64) 
 func (d *fakeDeviceColumn) Free() {
 	if d.freed {
 		return
+	}
+	if d.f.holdFree.CompareAndSwap(true, false) {
+		d.f.freeEntered <- struct{}{}
+		<-d.f.freeHold
 	}
 	d.freed = true
 	d.view.Values, d.view.Validity = nil, nil
@@ -405,6 +414,85 @@ func TestResidencyEvictsLeastRecentlyUsed(t *testing.T) {
 	require.Equal(t, f.uploads.Load(), f.frees.Load())
 }
 
+// TestResidencyCountsFreesInProgress: a column taken off the books is
+// freed outside the residency's lock; until the free ends its bytes still
+// count against the budget, so an upload meanwhile evicts other columns (or
+// waits) rather than exceed the budget.
+func TestResidencyCountsFreesInProgress(t *testing.T) {
+	r, _ := seeded(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	f := newFakeResident()
+	e := residentEngine(t, f, mem, DeviceGPU)
+	const n = 1000 // 8,000 bytes a column
+	rz, err := e.NewResidency(2 * 8 * n)
+	require.NoError(t, err)
+	defer rz.Close()
+	var recs []arrow.Record
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	upload := func() *Resident {
+		rec := int64Record(mem, r, n)
+		recs = append(recs, rec)
+		res, err := rz.UploadRecord(ctx, rec)
+		require.NoError(t, err)
+		return res
+	}
+	a, b := upload(), upload()
+	require.Equal(t, int64(16000), f.peak.Load())
+
+	// B's release frees its column, held in the free.
+	f.freeHold, f.freeEntered = make(chan struct{}), make(chan struct{})
+	f.holdFree.Store(true)
+	released := make(chan struct{})
+	go func() { b.Release(); close(released) }()
+	<-f.freeEntered
+	require.Equal(t, int64(16000), rz.Stats().Resident, "B's bytes are being freed")
+
+	c := upload() // evicts A: B's bytes are still on the device
+	require.Equal(t, int64(1), rz.Stats().Evictions)
+	require.Equal(t, int64(16000), f.peak.Load(), "B (being freed) and C, not A, B and C")
+	close(f.freeHold)
+	<-released
+	require.Equal(t, int64(8000), rz.Stats().Resident)
+	require.Equal(t, f.inUse.Load(), rz.Stats().Resident)
+
+	// With every other column pinned or being freed, the upload waits for
+	// the free to end.
+	f.freeHold, f.freeEntered = make(chan struct{}), make(chan struct{})
+	f.holdFree.Store(true)
+	released = make(chan struct{})
+	go func() { c.Release(); close(released) }()
+	<-f.freeEntered
+	uploaded := make(chan *Resident)
+	go func() {
+		rec := int64Record(mem, r, 2*n)
+		recs = append(recs, rec)
+		res, err := rz.UploadRecord(ctx, rec)
+		assert.NoError(t, err)
+		uploaded <- res
+	}()
+	select {
+	case <-uploaded:
+		t.Fatal("an upload of the whole budget did not wait for the free in progress")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(f.freeHold)
+	<-released
+	d := <-uploaded
+	require.Equal(t, int64(16000), f.inUse.Load())
+	require.Equal(t, int64(16000), f.peak.Load())
+	for _, x := range []*Resident{a, d} {
+		x.Release()
+	}
+	require.Zero(t, f.inUse.Load())
+	require.Equal(t, f.uploads.Load(), f.frees.Load())
+}
+
 // TestResidencyKeepsColumnsInUse: a record larger than the budget keeps the
 // columns that fit resident and aggregates the others on the host, call
 // after call, without evicting its own columns (no thrashing); other data
@@ -506,6 +594,14 @@ func TestResidencyConcurrent(t *testing.T) {
 	rz, err := e.NewResidency(total / 3)
 	require.NoError(t, err)
 	res := make([]*Resident, len(recs))
+	defer func() { // a failure leaks nothing more than it reports
+		for _, x := range res {
+			if x != nil {
+				x.Release()
+			}
+		}
+		rz.Close()
+	}()
 	for i, rec := range recs {
 		res[i], err = rz.UploadRecord(ctx, rec)
 		require.NoError(t, err)
@@ -558,8 +654,9 @@ func TestResidencyConcurrent(t *testing.T) {
 	require.Equal(t, st.Uploads, f.uploads.Load())
 	require.LessOrEqual(t, st.Reuploads, st.Uploads)
 
-	for _, x := range res {
+	for i, x := range res {
 		x.Release()
+		res[i] = nil
 	}
 	require.NoError(t, rz.Close())
 	require.Zero(t, f.inUse.Load())

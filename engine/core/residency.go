@@ -43,18 +43,22 @@ type Residency struct {
 	gpu    backend.ResidentGPU
 	budget int64
 
-	mu     sync.Mutex
-	ready  sync.Cond // broadcast when an upload ends
-	lru    list.List // *residentColumn on the device, least recently used first
-	used   int64     // bytes on the device and of uploads in flight
-	closed bool      // Close was called
-	stats  ResidencyStats
+	mu    sync.Mutex
+	ready sync.Cond // broadcast when an upload or a free ends
+	lru   list.List // *residentColumn on the device, least recently used first
+	used  int64     // bytes on the device and of uploads in flight
+	// freeing is the bytes of columns taken off the books whose device
+	// memory is being freed (outside r.mu): they count against the budget
+	// until the frees end, so an upload meanwhile cannot exceed it.
+	freeing int64
+	closed  bool // Close was called
+	stats   ResidencyStats
 }
 
 // ResidencyStats are the counters of a Residency.
 type ResidencyStats struct {
 	Budget   int64 // bytes of device memory the resident columns may hold
-	Resident int64 // bytes they hold now, uploads in progress included
+	Resident int64 // bytes they hold now, uploads and frees in progress included
 	Columns  int   // column chunks on the device now
 	// Uploads counts the column chunks copied to the device, first uploads
 	// and uploads again after an eviction (Reuploads) alike.
@@ -95,7 +99,7 @@ func (r *Residency) Stats() ResidencyStats {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	s := r.stats
-	s.Budget, s.Resident, s.Columns = r.budget, r.used, r.lru.Len()
+	s.Budget, s.Resident, s.Columns = r.budget, r.used+r.freeing, r.lru.Len()
 	return s
 }
 
@@ -111,7 +115,7 @@ func (r *Residency) Close() error {
 		return nil
 	}
 	r.closed = true
-	var free []backend.DeviceColumn
+	var free []dropped
 	for el := r.lru.Front(); el != nil; {
 		next := el.Next()
 		if c := el.Value.(*residentColumn); c.pins == 0 {
@@ -120,7 +124,7 @@ func (r *Residency) Close() error {
 		el = next
 	}
 	r.mu.Unlock()
-	freeAll(free)
+	r.free(free)
 	return nil
 }
 
@@ -290,7 +294,7 @@ func (res *Resident) deref() {
 		r.mu.Unlock()
 		return
 	}
-	var free []backend.DeviceColumn
+	var free []dropped
 	for _, b := range res.batches {
 		for _, c := range b.dev {
 			if c != nil && c.dev != nil {
@@ -299,7 +303,7 @@ func (res *Resident) deref() {
 		}
 	}
 	r.mu.Unlock()
-	freeAll(free)
+	r.free(free)
 	res.batches = nil
 	if res.onFree != nil {
 		res.onFree()
@@ -356,37 +360,45 @@ type use struct {
 // as a hit nor as a host use.
 func (r *Residency) acquire(ctx context.Context, c *residentColumn, call int64) (use, error) {
 	r.mu.Lock()
-	for c.busy {
-		r.ready.Wait()
-	}
-	if r.closed {
-		r.mu.Unlock()
-		return use{}, ErrResidencyClosed
-	}
-	if c.dev != nil {
-		c.pins++
-		r.lru.MoveToBack(c.elem)
-		countUse(&r.stats.Hits, call)
-		u := use{kind: useHit, dev: c.dev, ago: call - c.since}
-		r.mu.Unlock()
-		return u, nil
-	}
-	if c.host != "" {
-		countUse(&r.stats.HostUses, call)
-		r.mu.Unlock()
-		return use{why: c.host}, nil
-	}
-	victims, ok := r.makeRoom(c.bytes, c.owner)
-	if !ok {
-		countUse(&r.stats.HostUses, call)
-		r.mu.Unlock()
-		return use{why: fmt.Sprintf("not resident: no room for %s in the budget of %s, held by columns in use",
-			byteSize(c.bytes), byteSize(r.budget))}, nil
+	var victims []dropped
+	for {
+		for c.busy {
+			r.ready.Wait()
+		}
+		if r.closed {
+			r.mu.Unlock()
+			return use{}, ErrResidencyClosed
+		}
+		if c.dev != nil {
+			c.pins++
+			r.lru.MoveToBack(c.elem)
+			countUse(&r.stats.Hits, call)
+			u := use{kind: useHit, dev: c.dev, ago: call - c.since}
+			r.mu.Unlock()
+			return u, nil
+		}
+		if c.host != "" {
+			countUse(&r.stats.HostUses, call)
+			r.mu.Unlock()
+			return use{why: c.host}, nil
+		}
+		var room roomOutcome
+		victims, room = r.makeRoom(c.bytes, c.owner)
+		if room == roomFits {
+			break
+		}
+		if room == roomNone {
+			countUse(&r.stats.HostUses, call)
+			r.mu.Unlock()
+			return use{why: fmt.Sprintf("not resident: no room for %s in the budget of %s, held by columns in use",
+				byteSize(c.bytes), byteSize(r.budget))}, nil
+		}
+		r.ready.Wait() // roomAfterFrees: frees in progress end soon
 	}
 	c.busy = true
 	r.used += c.bytes
 	r.mu.Unlock()
-	freeAll(victims)
+	r.free(victims)
 
 	dev, err := r.gpu.UploadView(ctx, c.view)
 
@@ -418,15 +430,24 @@ func (r *Residency) acquire(ctx context.Context, c *residentColumn, call int64) 
 	return u, nil
 }
 
+// roomOutcome is what makeRoom found.
+type roomOutcome uint8
+
+const (
+	roomFits       roomOutcome = iota // the bytes fit, after the evictions returned
+	roomAfterFrees                    // they fit once the frees in progress end
+	roomNone                          // columns in use hold the room
+)
+
 // makeRoom evicts least recently used columns, neither in use nor of owner
 // (whose call or upload needs the room), until need more bytes fit in the
-// budget, and returns their device columns to free (after r.mu is
-// released). It evicts nothing and reports false when they cannot fit; r.mu
-// held.
-func (r *Residency) makeRoom(need int64, owner *Resident) ([]backend.DeviceColumn, bool) {
-	over := r.used + need - r.budget
+// budget, and returns them to free (after r.mu is released). Columns being
+// freed count against the budget. It evicts nothing when the bytes cannot
+// fit, or fit only once the frees in progress end; r.mu held.
+func (r *Residency) makeRoom(need int64, owner *Resident) ([]dropped, roomOutcome) {
+	over := r.used + r.freeing + need - r.budget
 	if over <= 0 {
-		return nil, true
+		return nil, roomFits
 	}
 	var evictable int64
 	for el := r.lru.Front(); el != nil && evictable < over; el = el.Next() {
@@ -434,30 +455,61 @@ func (r *Residency) makeRoom(need int64, owner *Resident) ([]backend.DeviceColum
 			evictable += c.bytes
 		}
 	}
-	if evictable < over {
-		return nil, false
+	switch {
+	case evictable+r.freeing < over:
+		return nil, roomNone
+	case evictable < over:
+		return nil, roomAfterFrees
 	}
-	var victims []backend.DeviceColumn
-	for el := r.lru.Front(); el != nil && r.used+need > r.budget; {
+	var victims []dropped
+	// The caller frees its victims before it uploads: their bytes are room
+	// for it, though not for others until the frees end.
+	for el := r.lru.Front(); el != nil && over > 0; {
 		next := el.Next()
 		if c := el.Value.(*residentColumn); c.pins == 0 && c.owner != owner {
+			over -= c.bytes
 			victims = append(victims, r.drop(c))
 			c.evicted = true
 			r.stats.Evictions++
 		}
 		el = next
 	}
-	return victims, true
+	return victims, roomFits
 }
 
-// drop takes c off the device's books and returns its device column to
-// free; r.mu held.
-func (r *Residency) drop(c *residentColumn) backend.DeviceColumn {
-	d := c.dev
+// dropped is a device column taken off the books, to free.
+type dropped struct {
+	dev   backend.DeviceColumn
+	bytes int64
+}
+
+// drop takes c off the device's books and returns it to free (with
+// Residency.free, after r.mu is released): until then its bytes count as
+// freeing; r.mu held.
+func (r *Residency) drop(c *residentColumn) dropped {
+	d := dropped{dev: c.dev, bytes: c.bytes}
 	r.lru.Remove(c.elem)
 	c.dev, c.elem = nil, nil
 	r.used -= c.bytes
+	r.freeing += c.bytes
 	return d
+}
+
+// free frees dropped device columns, then takes their bytes off the
+// budget's count of frees in progress; r.mu not held.
+func (r *Residency) free(cols []dropped) {
+	if len(cols) == 0 {
+		return
+	}
+	var n int64
+	for _, d := range cols {
+		d.dev.Free()
+		n += d.bytes
+	}
+	r.mu.Lock()
+	r.freeing -= n
+	r.ready.Broadcast()
+	r.mu.Unlock()
 }
 
 // unpin ends a call's use of its columns: after Close they are freed.
@@ -465,7 +517,7 @@ func (r *Residency) unpin(cols []*residentColumn) {
 	if len(cols) == 0 {
 		return
 	}
-	var free []backend.DeviceColumn
+	var free []dropped
 	r.mu.Lock()
 	for _, c := range cols {
 		c.pins--
@@ -474,7 +526,7 @@ func (r *Residency) unpin(cols []*residentColumn) {
 		}
 	}
 	r.mu.Unlock()
-	freeAll(free)
+	r.free(free)
 }
 
 // countHostUse counts a use of a column chunk the GPU handles through the
@@ -490,12 +542,6 @@ func (r *Residency) countHostUse(call int64) {
 func countUse(n *int64, call int64) {
 	if call > 0 {
 		*n++
-	}
-}
-
-func freeAll(cols []backend.DeviceColumn) {
-	for _, d := range cols {
-		d.Free()
 	}
 }
 
