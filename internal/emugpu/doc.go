@@ -21,6 +21,6 @@
 // hashes only a package's own files to decide whether to rebuild it, and the
 // links make an edit of a kernel rebuild this package (TestIncludesHashed
 // checks that none is missing).
-// The emulator runs one thread per CUDA thread, so launches are slow: keep
-// inputs to what a test needs.
+// The emulator runs every CUDA thread as a fiber of its own, one launch at
+// a time, on the calling OS thread: keep inputs to what a test needs.
 package emugpu

@@ -12,22 +12,23 @@
 
 namespace emugpu {
 
-inline thread_local const uint8_t* read_lo;
-inline thread_local const uint8_t* read_hi;
-inline thread_local int32_t* read_outside;
+// The bounds of each emulated thread (emu_local: null at every launch).
+inline emu_local<const uint8_t*> read_lo;
+inline emu_local<const uint8_t*> read_hi;
+inline emu_local<int32_t*> read_outside;
 
 // read_bounds says that the calling thread reads [lo, lo+n) from now on, and
 // where to mark a read outside it.
 inline void read_bounds(const uint8_t* lo, size_t n, int32_t* outside) {
-  read_lo = lo;
-  read_hi = lo + n;
-  read_outside = outside;
+  *read_lo = lo;
+  *read_hi = lo + n;
+  *read_outside = outside;
 }
 
 inline void check_read(const void* p, size_t n) {
-  if (read_outside == nullptr) return;  // (a thread given no bounds: the page kernels' own launches)
+  if (*read_outside == nullptr) return;  // (a thread given no bounds: the page kernels' own launches)
   const uint8_t* b = (const uint8_t*)p;
-  if (b < read_lo || b + n > read_hi) __atomic_store_n(read_outside, 1, __ATOMIC_RELAXED);
+  if (b < *read_lo || b + n > *read_hi) __atomic_store_n(*read_outside, 1, __ATOMIC_RELAXED);
 }
 
 }  // namespace emugpu
