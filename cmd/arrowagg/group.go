@@ -4,16 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
-
-	"github.com/apache/arrow/go/v17/arrow"
-	"github.com/apache/arrow/go/v17/arrow/ipc"
-	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/compress"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/dataset"
@@ -75,7 +66,7 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 		fmt.Fprintln(e.stderr)
 	}
 	if opts.output != "" {
-		if err := writeRecord(opts.output, sum.Groups); err != nil {
+		if err := writeRecord(opts.output, sum.Groups, opts.threads); err != nil {
 			return err
 		}
 		fmt.Fprintf(e.stderr, "arrowagg: wrote %d groups (%d rows, %d kept) to %s\n", sum.Groups.NumRows(), sum.Rows, sum.Kept, opts.output)
@@ -97,67 +88,6 @@ func writeGroups(ctx context.Context, e env, opts options, ds *dataset.Dataset, 
 	}
 	if err != nil {
 		return fmt.Errorf("writing the %s output: %w", opts.format, err)
-	}
-	return nil
-}
-
-// outputFormat is the format of an --output file, from its name: "parquet"
-// or "arrow".
-func outputFormat(path string) (string, error) {
-	switch strings.ToLower(filepath.Ext(path)) {
-	case ".parquet":
-		return "parquet", nil
-	case ".arrow", ".feather", ".ipc":
-		return "arrow", nil
-	}
-	return "", fmt.Errorf("%s: want a name ending in .parquet, .arrow, .feather or .ipc", path)
-}
-
-// writeRecord writes rec to path in the format of its name (outputFormat):
-// Parquet (snappy) or an Arrow IPC file. A failed write removes the file.
-func writeRecord(path string, rec arrow.Record) (err error) {
-	format, err := outputFormat(path)
-	if err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("--output: %w", err)
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("--output %s: %w", path, cerr)
-		}
-		if err != nil {
-			os.Remove(path)
-		}
-	}()
-	switch format {
-	case "parquet":
-		w, err := pqarrow.NewFileWriter(rec.Schema(), struct{ io.Writer }{f}, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy)),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
-		if err != nil {
-			return fmt.Errorf("--output %s: %w", path, err)
-		}
-		if err := w.Write(rec); err != nil {
-			w.Close()
-			return fmt.Errorf("--output %s: %w", path, err)
-		}
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("--output %s: %w", path, err)
-		}
-	default:
-		w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()))
-		if err != nil {
-			return fmt.Errorf("--output %s: %w", path, err)
-		}
-		if err := w.Write(rec); err != nil {
-			w.Close()
-			return fmt.Errorf("--output %s: %w", path, err)
-		}
-		if err := w.Close(); err != nil {
-			return fmt.Errorf("--output %s: %w", path, err)
-		}
 	}
 	return nil
 }
