@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -249,22 +250,53 @@ func TestLevelBitWidth(t *testing.T) {
 	}
 }
 
+// spreadValues puts the dense values at the valid rows and leaves the
+// others as they were, at every density of nulls (words of none, of few,
+// of many, of all).
 func TestSpreadValues(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, m := range []int{1, 7, 63, 64, 65, 128, 200, 1000} {
-		valid := make([]byte, bitutil.BytesForBits(int64(m)))
-		var dense []uint64
-		want := make([]uint64, m)
-		for i := 0; i < m; i++ {
-			if r.IntN(4) != 0 || (m >= 128 && i < 64) { // a full word too
-				bitutil.SetBit(valid, i)
-				want[i] = r.Uint64()
-				dense = append(dense, want[i])
+	for _, nulls := range []float64{0.01, 0.05, 0.12, 0.25, 0.5, 0.95} {
+		for _, m := range []int{1, 7, 63, 64, 65, 128, 200, 1000, 4099} {
+			valid := make([]byte, bitutil.BytesForBits(int64(m)))
+			var dense []uint64
+			want, got := make([]uint64, m), make([]uint64, m)
+			for i := 0; i < m; i++ {
+				if r.Float64() >= nulls || (m >= 128 && i < 64) { // a full word too
+					bitutil.SetBit(valid, i)
+					want[i] = r.Uint64()
+					dense = append(dense, want[i])
+				} else {
+					want[i] = uint64(i) // a null row's slot is left as it was
+					got[i] = uint64(i)
+				}
 			}
+			spreadValues(dense, valid, m, got)
+			assert.Equal(t, want, got, "%d rows, %.0f%% nulls", m, 100*nulls)
 		}
-		got := make([]uint64, m)
-		spreadValues(dense, valid, m, got)
-		assert.Equal(t, want, got, m)
+	}
+}
+
+// BenchmarkSpreadValues spreads a page's worth of 8-byte values over rows
+// of a few densities of nulls.
+func BenchmarkSpreadValues(b *testing.B) {
+	const m = 1 << 16
+	for _, nulls := range []float64{0.01, 0.05, 0.12, 0.25, 0.5} {
+		b.Run(fmt.Sprintf("nulls=%.0f%%", 100*nulls), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(1, 2))
+			valid := make([]byte, m/8)
+			var dense []uint64
+			for i := 0; i < m; i++ {
+				if r.Float64() >= nulls {
+					bitutil.SetBit(valid, i)
+					dense = append(dense, uint64(i))
+				}
+			}
+			out := make([]uint64, m)
+			b.SetBytes(8 * m)
+			for range b.N {
+				spreadValues(dense, valid, m, out)
+			}
+		})
 	}
 }
 

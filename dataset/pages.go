@@ -963,19 +963,34 @@ func (s *pageScratch) countPage(ctx context.Context, eng *engine.Engine, l *page
 
 // spreadValues places the dense values at the rows whose bit is set in valid
 // (rows [0, m)); the other rows of out are left as they were.
+//
+// A word of 64 rows without a null goes in one copy. Where nulls are few
+// (at most one row in 8 of all), the valid rows of the others go in a copy
+// per run (a column of 5% nulls has about 3 in a word: 4 copies, not 61
+// stores each behind a bit scan); otherwise a row at a time.
 func spreadValues[T uint16 | uint32 | uint64](dense []T, valid []byte, m int, out []T) {
+	runs := 8*len(dense) >= 7*m
 	j := 0
 	for w := 0; w*64 < m; w++ {
 		word := validWord(valid, w, m)
 		base := w * 64
-		if word == ^uint64(0) {
+		switch {
+		case word == ^uint64(0):
 			copy(out[base:base+64], dense[j:j+64])
 			j += 64
-			continue
-		}
-		for ; word != 0; word &= word - 1 {
-			out[base+bits.TrailingZeros64(word)] = dense[j]
-			j++
+		case runs:
+			for word != 0 {
+				s := bits.TrailingZeros64(word)
+				r := bits.TrailingZeros64(^(word >> s)) // the run's rows: < 64, as a bit of the word is clear
+				copy(out[base+s:base+s+r], dense[j:j+r])
+				j += r
+				word &^= (1<<r - 1) << s
+			}
+		default:
+			for ; word != 0; word &= word - 1 {
+				out[base+bits.TrailingZeros64(word)] = dense[j]
+				j++
+			}
 		}
 	}
 }
