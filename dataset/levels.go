@@ -142,6 +142,19 @@ func unpack32[T ~int32 | ~uint32](b []byte, bit, w int, out []T) {
 			o[4], o[5], o[6], o[7] = T(v>>(4*w)&mask), T(v>>(5*w)&mask), T(v>>(6*w)&mask), T(v>>(7*w)&mask)
 		}
 	}
+	// Values of 9 to 16 bits from a byte boundary (dictionary indices of up
+	// to 65,536 entries): a group of 8 from two 8-byte loads, 4 values each
+	// (the second load at the byte of value 4, at a shift of 0 or 4 bits:
+	// 4 values of w bits and the shift fit in 64).
+	if w > 8 && w <= 16 && bit&7 == 0 {
+		for ; i+8 <= len(out) && bit>>3+16 <= len(b); i, bit = i+8, bit+8*w {
+			p, o := bit>>3, out[i:i+8:i+8]
+			v := binary.LittleEndian.Uint64(b[p:])
+			o[0], o[1], o[2], o[3] = T(v&mask), T(v>>w&mask), T(v>>(2*w)&mask), T(v>>(3*w)&mask)
+			u := binary.LittleEndian.Uint64(b[p+4*w>>3:]) >> (4 * w & 7)
+			o[4], o[5], o[6], o[7] = T(u&mask), T(u>>w&mask), T(u>>(2*w)&mask), T(u>>(3*w)&mask)
+		}
+	}
 	// Whole 8-byte loads while they stay inside b: a value of up to 32 bits
 	// at a shift of up to 7 fits in 64.
 	for ; i < len(out) && bit>>3+8 <= len(b); i++ {

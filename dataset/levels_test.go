@@ -74,7 +74,7 @@ func randomRuns(r *rand.Rand, w, n int, limit uint32) ([]byte, []uint32) {
 // windows of any size, for counts, bitmaps and indices.
 func TestHybridDecodesRandomRuns(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	for _, w := range []int{1, 2, 3, 5, 8, 10, 13, 16, 17, 24, 31, 32} {
+	for _, w := range []int{1, 2, 3, 5, 8, 9, 10, 11, 13, 15, 16, 17, 24, 31, 32} {
 		limit := uint32(1<<min(w, 31) - 1)
 		if w >= 32 {
 			limit = 1<<31 - 1
@@ -428,25 +428,30 @@ func BenchmarkHybridBitmap(b *testing.B) {
 // BenchmarkHybridIndices decodes 1M dictionary indices of 10 entries (bit
 // width 4) in bit-packed runs of 504, as Arrow C++ writes them.
 func BenchmarkHybridIndices(b *testing.B) {
-	r := rand.New(rand.NewPCG(17, 19))
-	const n = 1 << 20
-	e := hybridWriter{w: 4}
-	for i := 0; i < n; i += 504 {
-		run := make([]uint32, min(504, n-i))
-		for j := range run {
-			run[j] = r.Uint32N(10)
-		}
-		e.packed(run)
-	}
-	out := make([]int32, pageWindow)
-	b.SetBytes(n * 4)
-	for b.Loop() {
-		var h hybrid
-		h.reset(e.out, 4)
-		for done := 0; done < n; done += pageWindow {
-			if err := h.indices(10, out); err != nil {
-				b.Fatal(err)
+	for _, w := range []int{4, 10} {
+		b.Run(fmt.Sprintf("w=%d", w), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(17, 19))
+			const n = 1 << 20
+			entries := uint32(1)<<w - 6
+			e := hybridWriter{w: w}
+			for i := 0; i < n; i += 504 {
+				run := make([]uint32, min(504, n-i))
+				for j := range run {
+					run[j] = r.Uint32N(entries)
+				}
+				e.packed(run)
 			}
-		}
+			out := make([]int32, pageWindow)
+			b.SetBytes(n * 4)
+			for b.Loop() {
+				var h hybrid
+				h.reset(e.out, w)
+				for done := 0; done < n; done += pageWindow {
+					if err := h.indices(int(entries), out); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
