@@ -703,74 +703,56 @@ func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
 	}
 	idx := ib.NewInt64Array()
 	defer idx.Release()
-	// Each column's partitions concatenated, then gathered in ranges of
-	// takeRange groups, then the ranges concatenated: every step a task
-	// per column or range, in parallel.
+	// A column at a time (its ranges of takeRange groups gathered in
+	// parallel), so that what is held besides the columns of the
+	// partitions and the result is one column's copies, not the result's.
 	tctx := compute.WithAllocator(ctx, mem)
-	alls := make([]arrow.Array, len(fields))
-	defer releaseAll(alls)
-	err = forEach(len(fields), 0, func(c int) error {
+	arrs := make([]arrow.Array, len(fields))
+	for c := range fields {
 		col := make([]arrow.Array, parts)
 		for p := range parts {
-			col[p] = per[p][c]
+			col[p], per[p][c] = per[p][c], nil
 		}
 		var err error
-		if alls[c], err = array.Concatenate(col, mem); err != nil {
-			return fmt.Errorf("column %q: %w", fields[c].Name, err)
+		if arrs[c], err = gatherColumn(tctx, mem, col, idx); err != nil {
+			releaseAll(arrs)
+			return nil, fmt.Errorf("column %q: %w", fields[c].Name, err)
 		}
-		for p := range parts {
-			per[p][c].Release()
-			per[p][c] = nil
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	ranges := max(1, (len(refs)+takeRange-1)/takeRange)
-	pieces := make([][]arrow.Array, len(fields))
-	for c := range pieces {
-		pieces[c] = make([]arrow.Array, ranges)
-	}
-	defer func() {
-		for _, ps := range pieces {
-			releaseAll(ps)
-		}
-	}()
-	err = forEach(len(fields)*ranges, 0, func(t int) error {
-		c, k := t/ranges, t%ranges
-		sl := array.NewSlice(idx, int64(k*takeRange), int64(min(len(refs), (k+1)*takeRange)))
-		defer sl.Release()
-		var err error
-		if pieces[c][k], err = compute.TakeArray(tctx, alls[c], sl); err != nil {
-			return fmt.Errorf("column %q: %w", fields[c].Name, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	releaseAll(alls)
-	clear(alls)
-	arrs := make([]arrow.Array, len(fields))
-	err = forEach(len(fields), 0, func(c int) error {
-		if ranges == 1 {
-			arrs[c] = pieces[c][0]
-			arrs[c].Retain()
-			return nil
-		}
-		var err error
-		if arrs[c], err = array.Concatenate(pieces[c], mem); err != nil {
-			return fmt.Errorf("column %q: %w", fields[c].Name, err)
-		}
-		return nil
-	})
-	if err != nil {
-		releaseAll(arrs)
-		return nil, err
 	}
 	defer releaseAll(arrs)
 	return array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(len(refs))), nil
+}
+
+// gatherColumn is the column whose pieces are parts (a partition's each,
+// one after the other), its rows taken in the order of idx: the pieces
+// concatenated (and released), then taken in ranges of takeRange rows in
+// parallel, then the ranges concatenated.
+func gatherColumn(ctx context.Context, mem memory.Allocator, parts []arrow.Array, idx *array.Int64) (arrow.Array, error) {
+	all, err := array.Concatenate(parts, mem)
+	releaseAll(parts)
+	if err != nil {
+		return nil, err
+	}
+	defer all.Release()
+	n := idx.Len()
+	ranges := max(1, (n+takeRange-1)/takeRange)
+	pieces := make([]arrow.Array, ranges)
+	defer releaseAll(pieces)
+	err = forEach(ranges, 0, func(k int) error {
+		sl := array.NewSlice(idx, int64(k*takeRange), int64(min(n, (k+1)*takeRange)))
+		defer sl.Release()
+		var err error
+		pieces[k], err = compute.TakeArray(ctx, all, sl)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if ranges == 1 {
+		pieces[0].Retain()
+		return pieces[0], nil
+	}
+	return array.Concatenate(pieces, mem)
 }
 
 // widenSum is a column of sums (int64, uint64 or decimal128) as the
