@@ -450,7 +450,7 @@ func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int
 	}
 	merged, err := array.Concatenate(parts, r.mem)
 	if err != nil {
-		return fmt.Errorf("dictionary %d: %w", int64(id), err)
+		return fmt.Errorf("dictionary %d: %w", int64(id), runtimeFailure(err))
 	}
 	if old, ok := dicts[int64(id)]; ok {
 		old.Release()

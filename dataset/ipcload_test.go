@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -177,4 +178,57 @@ func writeIPCRecordsOf(t *testing.T, path string, rec arrow.Record, opts ...ipc.
 	require.NoError(t, w.Write(rec))
 	require.NoError(t, w.Close())
 	require.NoError(t, f.Close())
+}
+
+// checkArray refuses string and binary values whose offsets Arrow's reader
+// lets through (it checks only the last against the data): a negative
+// first offset, a decreasing one, one past the data; in a dictionary too.
+// Right offsets pass, sliced or not.
+func TestCheckArrayOffsets(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	data := memory.NewBufferBytes([]byte("abcdefgh"))
+	mk := func(dt arrow.DataType, offsets ...int64) arrow.Array {
+		var raw []byte
+		for _, o := range offsets {
+			if dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY {
+				raw = binary.LittleEndian.AppendUint64(raw, uint64(o))
+			} else {
+				raw = binary.LittleEndian.AppendUint32(raw, uint32(int32(o)))
+			}
+		}
+		d := array.NewData(dt, len(offsets)-1, []*memory.Buffer{nil, memory.NewBufferBytes(raw), data}, nil, 0, 0)
+		defer d.Release()
+		return array.MakeFromData(d)
+	}
+	for _, dt := range []arrow.DataType{arrow.BinaryTypes.String, arrow.BinaryTypes.Binary, arrow.BinaryTypes.LargeString, arrow.BinaryTypes.LargeBinary} {
+		for _, tc := range []struct {
+			offsets []int64
+			err     string
+		}{
+			{[]int64{0, 3, 3, 8}, ""},
+			{[]int64{-16777216, 3, 8}, "the first offset of " + dt.String() + " values is negative (-16777216)"},
+			{[]int64{0, 6, 2, 8}, "offset 2 of " + dt.String() + " values (2) is below the one before it (6)"},
+			{[]int64{0, 9, 8}, "offset 1 of " + dt.String() + " values (9) is past their 8 bytes"},
+		} {
+			arr := mk(dt, tc.offsets...)
+			err := checkArray(arr)
+			if tc.err == "" {
+				assert.NoError(t, err, dt)
+				sl := array.NewSlice(arr, 1, 3)
+				assert.NoError(t, checkArray(sl), dt)
+				sl.Release()
+			} else {
+				assert.ErrorContains(t, err, "corrupt Arrow IPC data: "+tc.err)
+				idx := array.NewInt8Builder(mem)
+				indices := idx.NewArray()
+				idx.Release()
+				dict := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: dt}, indices, arr)
+				assert.ErrorContains(t, checkArray(dict), tc.err, "a dictionary's values")
+				dict.Release()
+				indices.Release()
+			}
+			arr.Release()
+		}
+	}
 }

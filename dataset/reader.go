@@ -474,8 +474,10 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 
 // checkArray checks what Arrow's IPC reader leaves unchecked and the
 // aggregation relies on: that validity bitmaps cover their arrays, here and
-// in struct fields, union children and dictionaries, and that every element
-// of a union selects a child value that exists. It also builds the arrays Arrow makes on
+// in struct fields, union children and dictionaries, that the offsets of
+// binary and string values run forward inside their data (Arrow checks only
+// the last), and that every element of a union selects a child value that
+// exists. It also builds the arrays Arrow makes on
 // first use (the values of a dictionary), so that corrupt ones fail while the
 // batch is read, as an error of the reader, and not half-way through its
 // aggregation.
@@ -492,6 +494,14 @@ func checkArray(arr arrow.Array) error {
 		}
 	}
 	switch a := arr.(type) {
+	case *array.String:
+		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+	case *array.Binary:
+		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+	case *array.LargeString:
+		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+	case *array.LargeBinary:
+		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
 	case *array.Dictionary:
 		return checkArray(a.Dictionary())
 	case *array.Struct:
@@ -510,6 +520,34 @@ func checkArray(arr arrow.Array) error {
 				return err
 			}
 		}
+	}
+	return nil
+}
+
+// dataBytes is the length of the data buffer of a binary or string array
+// (not ValueBytes, which slices it by the offsets being checked).
+func dataBytes(arr arrow.Array) int {
+	if b := arr.Data().Buffers()[2]; b != nil {
+		return b.Len()
+	}
+	return 0
+}
+
+// checkOffsets checks that the offsets of arr's values (of its elements:
+// one more than they) are non-negative, never decrease and end inside its n
+// bytes of data.
+func checkOffsets[T int32 | int64](offsets []T, n int, arr arrow.Array) error {
+	prev := T(0)
+	for i, o := range offsets {
+		switch {
+		case o < prev && i == 0:
+			return fmt.Errorf("corrupt Arrow IPC data: the first offset of %s values is negative (%d)", arr.DataType(), o)
+		case o < prev:
+			return fmt.Errorf("corrupt Arrow IPC data: offset %d of %s values (%d) is below the one before it (%d)", i, arr.DataType(), o, prev)
+		case int64(o) > int64(n):
+			return fmt.Errorf("corrupt Arrow IPC data: offset %d of %s values (%d) is past their %d bytes", i, arr.DataType(), o, n)
+		}
+		prev = o
 	}
 	return nil
 }
