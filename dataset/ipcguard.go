@@ -372,8 +372,10 @@ func (t fbTable) field(i int) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	// A field is present as flatbuffers reads it (Table.Offset): when its
+	// slot starts inside the vtable, even if an odd size cuts it.
 	slot := int64(4 + 2*i)
-	if slot+2 > int64(vsize) {
+	if slot >= int64(vsize) {
 		return 0, true
 	}
 	off, ok := t.uint(vt+slot, 2)

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	flatbuffers "github.com/google/flatbuffers/go"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/assert"
@@ -231,4 +232,53 @@ func TestCheckArrayOffsets(t *testing.T) {
 			arr.Release()
 		}
 	}
+}
+
+// The guard reads a flatbuffer table's fields as flatbuffers itself does
+// (Table.Offset), whatever the bytes: a field the reader finds is one the
+// guard checks. (An odd vtable size once hid a field's children from the
+// guard, and the reader allocated two billion of them.)
+func TestGuardFieldsAsFlatbuffers(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	odd := 0
+	for range 20000 {
+		b := make([]byte, 8+r.IntN(40))
+		for i := range b {
+			b[i] = byte(r.IntN(24))
+		}
+		pos := r.IntN(len(b) - 3)
+		vt := r.IntN(len(b) - 1)
+		binary.LittleEndian.PutUint32(b[pos:], uint32(int32(pos-vt)))
+		binary.LittleEndian.PutUint16(b[vt:], uint16(r.IntN(20)))
+		if b[vt]%2 == 1 {
+			odd++
+		}
+		tab := fbTable{b: b, pos: int64(pos)}
+		for i := range 8 {
+			want, ok := flatbufferField(b, pos, i)
+			if !ok {
+				continue // flatbuffers fails on these bytes: the guard may refuse them
+			}
+			got, gok := tab.field(i)
+			require.True(t, gok, "field %d of %x at %d", i, b, pos)
+			if want == 0 {
+				assert.Zero(t, got, "field %d of %x at %d: absent", i, b, pos)
+			} else {
+				assert.Equal(t, int64(pos)+int64(want), got, "field %d of %x at %d", i, b, pos)
+			}
+		}
+	}
+	require.Positive(t, odd, "odd vtable sizes")
+}
+
+// flatbufferField is flatbuffers' offset of field i of the table at pos of
+// b (0: absent), and false where flatbuffers panics on the bytes.
+func flatbufferField(b []byte, pos, i int) (off flatbuffers.VOffsetT, ok bool) {
+	defer func() {
+		if recover() != nil {
+			off, ok = 0, false
+		}
+	}()
+	tab := flatbuffers.Table{Bytes: b, Pos: flatbuffers.UOffsetT(pos)}
+	return tab.Offset(flatbuffers.VOffsetT(4 + 2*i)), true
 }
