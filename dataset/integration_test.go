@@ -256,3 +256,37 @@ func TestIPCUnionCorrupt(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// A column longer than its batch is corrupt, from the file and the stream
+// (Arrow's reader refuses only a shorter one): an error naming the column,
+// not an aggregation of the length it declares.
+func TestIPCColumnLongerThanBatch(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	x, _, err := array.FromJSON(memory.DefaultAllocator, arrow.PrimitiveTypes.Int32, strings.NewReader(`[1, 2, 3, 4, 5]`))
+	require.NoError(t, err)
+	defer x.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: x.DataType()}}, nil)
+	rec := array.NewRecord(schema, []arrow.Array{x}, 2) // 5 values, 2 rows
+	defer rec.Release()
+	for _, file := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "long.arrow")
+		f, err := os.Create(path)
+		require.NoError(t, err)
+		if file {
+			w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+			require.NoError(t, err)
+			require.NoError(t, w.Write(rec))
+			require.NoError(t, w.Close())
+		} else {
+			w := ipc.NewWriter(f, ipc.WithSchema(schema))
+			require.NoError(t, w.Write(rec))
+			require.NoError(t, w.Close())
+		}
+		require.NoError(t, f.Close())
+		_, _, err = aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{})
+		require.Error(t, err, "file %v", file)
+		assert.Contains(t, err.Error(), path)
+		assert.Contains(t, err.Error(), `column "x" has 5 values in a batch of 2 rows`, "file %v", file)
+	}
+}

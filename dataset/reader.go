@@ -460,6 +460,12 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 	}
 	rec = s.rdr.Record()
 	for i, col := range rec.Columns() {
+		// Arrow's reader refuses a column shorter than the batch, not a
+		// longer one, whose declared length (any, for a column that
+		// needs no buffers of that size) the aggregation would walk.
+		if int64(col.Len()) != rec.NumRows() {
+			return nil, fmt.Errorf("corrupt Arrow IPC stream: column %q has %d values in a batch of %d rows", rec.ColumnName(i), col.Len(), rec.NumRows())
+		}
 		if err := checkArray(col); err != nil {
 			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
 		}
