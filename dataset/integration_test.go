@@ -231,19 +231,7 @@ func TestIPCUnionCorrupt(t *testing.T) {
 		rec := array.NewRecord(schema, []arrow.Array{c.arr}, 8)
 		for _, file := range []bool{true, false} {
 			path := filepath.Join(t.TempDir(), c.name+".arrow")
-			f, err := os.Create(path)
-			require.NoError(t, err)
-			if file {
-				w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
-				require.NoError(t, err)
-				require.NoError(t, w.Write(rec))
-				require.NoError(t, w.Close())
-			} else {
-				w := ipc.NewWriter(f, ipc.WithSchema(schema))
-				require.NoError(t, w.Write(rec))
-				require.NoError(t, w.Close())
-			}
-			require.NoError(t, f.Close())
+			writeIPCAs(t, path, rec, file)
 			b, err := os.ReadFile(path)
 			require.NoError(t, err)
 			require.Equal(t, 1, bytes.Count(b, c.from), "%s: the buffer is found once", c.name)
@@ -271,22 +259,28 @@ func TestIPCColumnLongerThanBatch(t *testing.T) {
 	defer rec.Release()
 	for _, file := range []bool{true, false} {
 		path := filepath.Join(t.TempDir(), "long.arrow")
-		f, err := os.Create(path)
-		require.NoError(t, err)
-		if file {
-			w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
-			require.NoError(t, err)
-			require.NoError(t, w.Write(rec))
-			require.NoError(t, w.Close())
-		} else {
-			w := ipc.NewWriter(f, ipc.WithSchema(schema))
-			require.NoError(t, w.Write(rec))
-			require.NoError(t, w.Close())
-		}
-		require.NoError(t, f.Close())
-		_, _, err = aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{})
+		writeIPCAs(t, path, rec, file)
+		_, _, err := aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{})
 		require.Error(t, err, "file %v", file)
 		assert.Contains(t, err.Error(), path)
 		assert.Contains(t, err.Error(), `column "x" has 5 values in a batch of 2 rows`, "file %v", file)
 	}
+}
+
+// writeIPCAs writes rec to path as an Arrow IPC file (file) or stream.
+func writeIPCAs(t *testing.T, path string, rec arrow.Record, file bool) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	if file {
+		w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()))
+		require.NoError(t, err)
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+	} else {
+		w := ipc.NewWriter(f, ipc.WithSchema(rec.Schema()))
+		require.NoError(t, w.Write(rec))
+		require.NoError(t, w.Close())
+	}
+	require.NoError(t, f.Close())
 }
