@@ -135,6 +135,13 @@ func encoded() []plain {
 			mixed = append(mixed, randBytes(r, 1+r.IntN(200))...)
 		}
 	}
+	// 64-bit integers of 37 significant bits: a short literal and a short
+	// copy each (the tags that the warp batches, a lane each)
+	ints := make([]byte, 0, 8<<15)
+	for range 1 << 15 {
+		ints = binary.LittleEndian.AppendUint64(ints, uint64(int64(r.Uint64())>>27))
+	}
+	in = append(in, plain{"int64 of 37 bits", ints})
 	return append(in, plain{"mixed 150 KiB", mixed})
 }
 
@@ -200,6 +207,26 @@ func crafted() map[string]*stream {
 	s.copy(4, 3403, 1)
 	s.copy(4, 1, 64)
 	out["tag limits"] = s
+
+	// short tags whose copies read the bytes of the tags just before them
+	// (in the same batch of lanes) and far back, in every proportion
+	s = &stream{}
+	s.literal(randBytes(r, 64), 1)
+	for len(s.out) < 100<<10 {
+		switch r.IntN(5) {
+		case 0:
+			s.literal(randBytes(r, 1+r.IntN(16)), 0)
+		case 1:
+			s.copy(1, 1+r.IntN(40), 4+r.IntN(8)) // into the batch, overlapping or not
+		case 2:
+			s.copy(2, 1+r.IntN(min(len(s.out), 65535)), 1+r.IntN(20))
+		case 3:
+			s.copy(2, 1+r.IntN(16), 17+r.IntN(48)) // a long copy from the batch
+		default:
+			s.literal(randBytes(r, 17+r.IntN(200)), 1)
+		}
+	}
+	out["short tags"] = s
 
 	// long literals at every alignment (the word path)
 	s = &stream{}

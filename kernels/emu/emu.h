@@ -232,6 +232,11 @@ template <typename T> inline T __shfl_down_sync(unsigned, T v, int d) {
   return emu_shuffle(v, [d](int l) { return l + d; });
 }
 
+// __shfl_sync: lane l gets lane src's value (src taken modulo the warp).
+template <typename T> inline T __shfl_sync(unsigned, T v, int src) {
+  return emu_shuffle(v, [src](int) { return src & (int)(kEmuWarp - 1); });
+}
+
 // __shfl_up_sync: lane l gets lane l - d's value (its own below d).
 template <typename T> inline T __shfl_up_sync(unsigned, T v, int d) {
   return emu_shuffle(v, [d](int l) { return l - d; });
@@ -307,6 +312,7 @@ inline unsigned atomicMin(unsigned* p, unsigned v) {
 }
 
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __ffs(int x) { return __builtin_ffs(x); }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) {
   return (unsigned)((((uint64_t)hi << 32) | lo) >> (sh & 31));
 }
