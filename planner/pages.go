@@ -6,9 +6,9 @@ import (
 )
 
 // The costs of Parquet pages, which the page path decodes on the CPU and the
-// GPU's page kernels on the device. They are constants measured on the H100
-// host (BENCHMARKS.md, "Parquet pages decoded on the GPU"), not yet part of
-// the calibration.
+// GPU's page kernels on the device. They are constants measured on the GPU
+// hosts (BENCHMARKS.md, "Parquet pages decoded on the GPU" on the H100, the
+// page kernels' rate again on the H200), not yet part of the calibration.
 const (
 	// PageCPURate is the CPU page path's rate per goroutine on snappy
 	// Parquet, in bytes of decompressed pages per second (16 goroutines
@@ -21,8 +21,9 @@ const (
 	PageUploadRate = 11e9
 	// PageDeviceRate is the page kernels' rate, decompression included, in
 	// stored bytes per second: the slowest column measured (snappy int64
-	// pages of short copies, 1.07 GB in 30 ms).
-	PageDeviceRate = 35e9
+	// pages of short copies, 1.07 GB in 19.5–19.9 ms on the H200 host,
+	// BENCHMARKS.md, "Snappy pages on the GPU: a window of tags a warp").
+	PageDeviceRate = 54e9
 	// DeviceStart is what a process pays before the first launch when the
 	// GPU is not open yet: the driver's initialization, the primary
 	// context and the module (the pages' walk overlaps it).
