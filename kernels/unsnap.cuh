@@ -306,6 +306,26 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
     }
     const uint64_t at = (uint64_t)s + lane;
     const Tag t = decode_tag(in, in_len, at);
+    // A window whose first tag takes 32 input bytes or more holds that tag
+    // alone: a literal of 27 bytes or more (copies take at most 5 bytes),
+    // or a tag that is not valid. The literal is copied here, outside the
+    // rounds: values that do not compress are a few such literals a page,
+    // and with the rounds' registers live around it, the word loop's loads
+    // were issued two groups apart, each waited for.
+    const uint32_t step0 = __shfl_sync(kWarpMask, t.step, 0);
+    if (step0 >= 32) {
+      const uint32_t n0 = __shfl_sync(kWarpMask, t.n, 0);
+      const uint32_t need0 = __shfl_sync(kWarpMask, t.need, 0);
+      if (!__shfl_sync(kWarpMask, (int)t.ok, 0) || __shfl_sync(kWarpMask, t.o, 0) != 0 || n0 > out_len - d) {
+        err = kUnsnapCorrupt;
+        break;
+      }
+      copy_literal(in + s + need0, out + d, n0, lane);
+      __syncwarp();
+      s += step0;
+      d += n0;
+      continue;
+    }
     // The chain: the window's real tags, starting at its first byte.
     // Two tags a step: step2 is the bytes of this lane's tag and the next.
     const uint32_t step = t.step < 32 ? t.step : 32;
