@@ -24,8 +24,10 @@
 //   So the warp takes a window of 32 input bytes at once: lane i decodes the
 //   tag that would start at byte i (two aligned word loads, no dependence on
 //   the other lanes), and the real tags are the chain from the window's
-//   first byte, found by a shuffle a tag. A prefix sum of their lengths
-//   gives each real tag its output position.
+//   first byte, followed two tags a shuffle. A prefix sum of their lengths
+//   gives each real tag its output position. A window that is one long
+//   literal (values that do not compress: a few such literals a page) is
+//   copied before any of this.
 // - The window's tags are then written together, a lane each for tags of
 //   at most kLaneTag bytes. A copy reads output that earlier tags wrote,
 //   maybe tags of the same window: the tags go in rounds, each round the
@@ -196,10 +198,11 @@ __device__ __forceinline__ uint64_t header(const uint8_t* in, uint32_t in_len, u
   return h;
 }
 
-// The tags are read one after the other, each read waiting for the one
-// before: a line of the input not yet in the cache would stall the warp for
-// a trip to DRAM every 128 bytes. So every kPrefetchStep bytes of input, the
-// first lanes ask for the next kPrefetchStep bytes beyond the following ones.
+// The windows are read one after the other, each waiting for the chain of
+// the one before: a line of the input not yet in the cache would stall the
+// warp for a trip to DRAM every 128 bytes. So every kPrefetchStep bytes of
+// input, the first lanes ask for the next kPrefetchStep bytes beyond the
+// following ones.
 constexpr uint32_t kPrefetchStep = 512;
 constexpr uint32_t kLine = 128;
 
@@ -267,7 +270,7 @@ __device__ __forceinline__ Tag decode_tag(const uint8_t* in, uint32_t in_len, ui
 //
 // The tags go a window of 32 input bytes at a time: lane i decodes the tag
 // that would start at byte i of the window; the chain of tags from the
-// window's first byte (a shuffle a tag) says which lanes hold real tags; a
+// window's first byte (two tags a shuffle) says which lanes hold real tags; a
 // prefix sum of their lengths gives each its output position; then the
 // lanes write their tags together, in rounds: a copy waits for the round
 // after the tags whose bytes it reads.
