@@ -584,9 +584,9 @@ func (d *batchDecoder) record(ctx context.Context, schema *arrow.Schema, fields 
 		if err != nil {
 			return nil, err
 		}
-		if int64(data.Len()) != d.length {
+		if err := checkColumnLength("file", schema.Field(i).Name, int64(data.Len()), d.length); err != nil {
 			data.Release()
-			return nil, fmt.Errorf("corrupt Arrow IPC file: column %q has %d values in a batch of %d rows", schema.Field(i).Name, data.Len(), d.length)
+			return nil, err
 		}
 		cols[i] = array.MakeFromData(data)
 		data.Release()

@@ -463,8 +463,8 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		// Arrow's reader refuses a column shorter than the batch, not a
 		// longer one, whose declared length (any, for a column that
 		// needs no buffers of that size) the aggregation would walk.
-		if int64(col.Len()) != rec.NumRows() {
-			return nil, fmt.Errorf("corrupt Arrow IPC stream: column %q has %d values in a batch of %d rows", rec.ColumnName(i), col.Len(), rec.NumRows())
+		if err := checkColumnLength("stream", rec.ColumnName(i), int64(col.Len()), rec.NumRows()); err != nil {
+			return nil, err
 		}
 		if err := checkArray(col); err != nil {
 			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
@@ -476,6 +476,16 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 	}
 	s.batch++
 	return rec, nil
+}
+
+// checkColumnLength says that a column of an IPC batch (of an Arrow IPC
+// "file" or "stream") whose length is not the batch's is corrupt: both IPC
+// routes check it.
+func checkColumnLength(of, name string, n, rows int64) error {
+	if n != rows {
+		return fmt.Errorf("corrupt Arrow IPC %s: column %q has %d values in a batch of %d rows", of, name, n, rows)
+	}
+	return nil
 }
 
 // checkArray checks what Arrow's IPC reader leaves unchecked and the
