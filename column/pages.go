@@ -13,9 +13,12 @@ import (
 //
 // The scope is that of the page kernels: flat columns of 4- and 8-byte
 // integers and floats (Kind Int32, Int64, Uint32, Uint64, Float32 or
-// Float64; the temporal types are their integers), definition levels of a
-// flat optional column or none, data pages v1 and v2, values PLAIN or
-// dictionary indices, bodies uncompressed or snappy.
+// Float64; the temporal types are their integers) and of decimals stored
+// as INT32 or INT64 (Kind Decimal32 or Decimal64: their unscaled values,
+// whatever the column's decimal type, folded into a decimal state) and of
+// booleans (Kind Bool), definition levels of a flat optional column or
+// none, data pages v1 and v2, values PLAIN or dictionary indices (booleans:
+// PLAIN or RLE), bodies uncompressed or snappy.
 type Pages struct {
 	Type Type // the column's logical type, for messages
 	Kind Kind
@@ -37,7 +40,7 @@ type Pages struct {
 // PageKind says whether Pages may be of kind k.
 func PageKind(k Kind) bool {
 	switch k {
-	case Int32, Int64, Uint32, Uint64, Float32, Float64:
+	case Int32, Int64, Uint32, Uint64, Float32, Float64, Decimal32, Decimal64, Bool:
 		return true
 	}
 	return false
@@ -60,6 +63,9 @@ type Page struct {
 	V2                bool
 	Snappy            bool // the body is snappy-compressed (else stored as it is)
 	Dictionary        bool // its values are dictionary indices (else PLAIN)
+	// RLE: its values are booleans RLE-encoded, a 4-byte length then the
+	// RLE/bit-packed hybrid of bit width 1 (else PLAIN, bit-packed).
+	RLE bool
 	// Dictionary pages read their chunk's dictionary, Dicts[Chunk].
 	// RowGroup and Index place it in the file, for messages.
 	RowGroup, Index int
@@ -77,7 +83,10 @@ func (p *Pages) Check() error {
 		return fmt.Errorf("%d dictionaries for %d chunks", len(p.Dicts), len(p.Chunks))
 	}
 	for i, d := range p.Dicts {
-		if int64(len(d))%w != 0 || int64(len(d))/w > 1<<31-1 {
+		if w == 0 && len(d) != 0 {
+			return fmt.Errorf("chunk %d: a dictionary of %s", i, p.Kind)
+		}
+		if w != 0 && (int64(len(d))%w != 0 || int64(len(d))/w > 1<<31-1) {
 			return fmt.Errorf("chunk %d: a dictionary of %d bytes for values of %d", i, len(d), w)
 		}
 	}
@@ -120,6 +129,12 @@ func (p *Pages) checkPage(pg *Page) error {
 	if pg.Levels < 0 || pg.DefLevels < 0 || pg.DefLevels > pg.Levels || pg.Levels > pg.Stored ||
 		(!pg.V2 && pg.Levels != 0) {
 		return fmt.Errorf("%w: %d bytes of levels (%d definition) in %d", errPageSizes, pg.Levels, pg.DefLevels, pg.Stored)
+	}
+	if pg.RLE && p.Kind != Bool {
+		return fmt.Errorf("RLE values of kind %s", p.Kind)
+	}
+	if pg.Dictionary && p.Kind == Bool {
+		return errors.New("dictionary indices of booleans")
 	}
 	if !pg.Snappy && pg.Body != pg.Stored-pg.Levels {
 		return fmt.Errorf("%w: an uncompressed body of %d bytes stored in %d", errPageSizes, pg.Body, pg.Stored-pg.Levels)

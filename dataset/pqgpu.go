@@ -8,26 +8,85 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/startup"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // The GPU page route: the Parquet columns that the GPU's page kernels
-// decode (column.Pages: flat integers and floats, pages v1 or v2, PLAIN or
-// dictionary-encoded, uncompressed or snappy) go to the device as the file
+// decode (column.Pages: flat integers, floats and decimals stored as
+// integers, pages v1 or v2, PLAIN or dictionary-encoded, uncompressed or
+// snappy; flat booleans, PLAIN or RLE) go to the device as the file
 // stores them, each column's chunks of every row group in one call
 // (engine.UpdatePages), when the engine says the GPU is faster for them
 // (engine.PagesOnGPU: always under --device gpu). The walk of each chunk's
 // page headers (pqwalk.go) checks them and records the pages; a chunk
 // with a page the kernels do not decode (another codec or encoding, levels
-// BIT_PACKED) leaves its column to the CPU page path, whole. The other
+// BIT_PACKED) leaves its column to the CPU, whole: to the page path, or to
+// pqarrow for the leaves the page path does not take (gpuOnlyLeaf). The other
 // columns' chunks are tasks of the workers meanwhile.
+
+// gpuOnlyLeaf is the pages of Parquet leaf column col, of Arrow type dt, as
+// the GPU page route reads them when the CPU decodes them through pqarrow:
+// a flat BOOLEAN column read as booleans, or a flat decimal128 column
+// stored as INT32 or INT64 (the page path takes those with
+// BYTE_STREAM_SPLIT pages only); nil for any other.
+func gpuOnlyLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl *pageLeaf) {
+	defer func() {
+		if recover() != nil { // (corrupt metadata: pqarrow says what is wrong)
+			pl = nil
+		}
+	}()
+	if col < 0 || col >= md.Schema.NumColumns() {
+		return nil
+	}
+	descr := md.Schema.Column(col)
+	if descr.MaxRepetitionLevel() != 0 {
+		return nil
+	}
+	phys := descr.PhysicalType()
+	switch {
+	case dt.ID() == arrow.BOOL && phys == parquet.Types.Boolean:
+		return &pageLeaf{col: col, typ: dt, kind: column.Bool, maxDef: descr.MaxDefinitionLevel()}
+	case dt.ID() == arrow.DECIMAL128 && (phys == parquet.Types.Int32 || phys == parquet.Types.Int64):
+		return &pageLeaf{col: col, typ: dt, kind: column.Decimal128, maxDef: descr.MaxDefinitionLevel(),
+			flba: phys.ByteSize(), le: true}
+	}
+	return nil
+}
+
+// gpuPage is how the GPU page route reads leaf l's pages: as its page path
+// does, or as gpuOnlyLeaf says (l.gpuOnly); nil when it cannot.
+func (l *parquetLeaf) gpuPage() *pageLeaf {
+	if l.page != nil {
+		return l.page
+	}
+	return l.gpuOnly
+}
+
+// pagesKind is the kind of leaf l's values as its pages store them
+// (column.Pages.Kind): a decimal stored as INT32 or INT64 is Decimal32 or
+// Decimal64 whatever its Arrow type's width; Unsupported for the other
+// decimals stored in bytes.
+func (l *pageLeaf) pagesKind() column.Kind {
+	switch {
+	case l.flba == 0:
+		return l.kind
+	case l.le && l.flba == 4:
+		return column.Decimal32
+	case l.le && l.flba == 8:
+		return column.Decimal64
+	}
+	return column.Unsupported
+}
 
 // gpuLeaf is a leaf whose pages the GPU decodes.
 type gpuLeaf struct {
@@ -43,27 +102,42 @@ type gpuLeaf struct {
 var errNotGPUPage = errors.New("not a page of the GPU page kernels")
 
 // gpuCandidate says whether leaf l's pages could go to the page kernels,
-// whatever its chunks hold, and the stored and decoded bytes of its chunks.
-func (r *parquetRun) gpuCandidate(l *parquetLeaf) (ok bool, stored, decoded int64) {
-	p := l.page
-	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.flba != 0 || p.int96 ||
+// whatever its chunks hold, and adds to w what the CPU does instead with
+// its chunks.
+func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
+	p := l.gpuPage()
+	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.int96 ||
 		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) ||
-		!column.PageKind(p.kind) {
-		return false, 0, 0
+		!column.PageKind(p.pagesKind()) {
+		return false
 	}
 	md := r.pqf.meta
+	var stored, decoded, values int64
 	for rg := range md.RowGroups {
 		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
 		if err != nil || cc.CryptoMetadata() != nil {
-			return false, 0, 0
+			return false
 		}
 		if c := cc.Compression(); c != compress.Codecs.Snappy && c != compress.Codecs.Uncompressed {
-			return false, 0, 0
+			return false
 		}
 		stored += max(cc.TotalCompressedSize(), 0)
 		decoded += max(cc.TotalUncompressedSize(), 0)
+		values += max(cc.NumValues(), 0)
 	}
-	return true, stored, decoded
+	w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
+	switch {
+	case l.page != nil:
+		w.Paged += decoded
+	case p.kind == column.Bool:
+		w.Bools += values
+	default:
+		w.Decimals += values
+	}
+	if l.page == nil {
+		w.ArrowTasks += len(md.RowGroups) // (at most maxArrow at once: planGPU)
+	}
+	return true
 }
 
 // planGPU picks the leaves whose pages go to the GPU and records their
@@ -73,22 +147,22 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 		return nil, nil
 	}
 	var cands []*parquetLeaf
-	var stored, decoded int64
+	var w planner.PageWork // (its Threads the engine's)
 	for i := range r.leaves {
 		l := &r.leaves[i]
-		if ok, s, d := r.gpuCandidate(l); ok {
+		if r.gpuCandidate(l, &w) {
 			cands = append(cands, l)
-			stored, decoded = stored+s, decoded+d
 		}
 	}
+	w.ArrowTasks = min(w.ArrowTasks, r.maxArrow())
 	var out []*gpuLeaf
 	for _, l := range cands {
 		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
-		ok, plan := r.eng.PagesOnGPU(ctx, l.page.kind, tracks, stored, decoded)
+		ok, plan := r.eng.PagesOnGPU(ctx, l.gpuPage().pagesKind(), tracks, w)
 		if ok {
 			out = append(out, &gpuLeaf{leaf: l, plan: plan})
 		} else {
-			l.gpuWhy = plan.Reason // (the CPU page path's plan says it)
+			l.gpuWhy = plan.Reason // (the CPU's plan says it)
 		}
 	}
 	if len(out) == 0 {
@@ -150,8 +224,8 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 		return err
 	}
 	for i, g := range gl {
-		pl := g.leaf.page
-		g.pages = column.Pages{Type: g.leaf.typ, Kind: pl.kind, Nullable: pl.maxDef > 0, Data: r.mapped}
+		pl := g.leaf.gpuPage()
+		g.pages = column.Pages{Type: g.leaf.typ, Kind: pl.pagesKind(), Nullable: pl.maxDef > 0, Data: r.mapped}
 		for rg := 0; rg < nrg; rg++ {
 			j := i*nrg + rg
 			if errs[j] != nil {
@@ -196,7 +270,7 @@ func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int6
 	}
 	c.charge = charge
 	populateMapped(r.mapped, c.off, c.end-c.off)
-	if err := s.gatherChunk(ctx, g, &c, p, rg, rows, l.page.width()); err != nil {
+	if err := s.gatherChunk(ctx, g, &c, p, rg, rows, l.gpuPage()); err != nil {
 		if errors.Is(err, errNotGPUPage) {
 			return err
 		}
@@ -205,9 +279,10 @@ func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int6
 	return nil
 }
 
-// gatherChunk records the pages of chunk c (row group rg, of rows rows) in
-// p as its walk checks them.
-func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChunk, p *column.Pages, rg int, rows int64, width int) error {
+// gatherChunk records the pages of chunk c (row group rg, of rows rows) of
+// leaf l in p as its walk checks them.
+func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChunk, p *column.Pages, rg int, rows int64, l *pageLeaf) error {
+	width, bools := l.width(), l.kind == column.Bool
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
 		return err
@@ -234,6 +309,9 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 		n := int(pg.numValues)
 		switch pg.typ {
 		case pageTypeDict:
+			if bools {
+				return fmt.Errorf("%w: a dictionary of booleans", errNotGPUPage)
+			}
 			data, err := s.pageData(ctx, g, codec, pg)
 			if err != nil {
 				return fmt.Errorf("page %d: %w", pg.index, err)
@@ -256,15 +334,17 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 			return fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", pg.index, n, rows-seen)
 		}
 		page := column.Page{Chunk: chunk, Offset: pg.at, Rows: n, RowGroup: rg, Index: pg.index}
-		switch enc {
-		case parquet.Encodings.Plain:
-		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		switch {
+		case enc == parquet.Encodings.Plain:
+		case enc == parquet.Encodings.RLE && bools:
+			page.RLE = true
+		case (enc == parquet.Encodings.PlainDict || enc == parquet.Encodings.RLEDict) && !bools:
 			if !hasDict {
 				return fmt.Errorf("page %d: dictionary-encoded without a dictionary page", pg.index)
 			}
 			page.Dictionary = true
 		default:
-			return fmt.Errorf("%w: encoding %s", errNotGPUPage, enc)
+			return fmt.Errorf("%w: encoding %s of %s values", errNotGPUPage, enc, c.phys)
 		}
 		if pg.typ == pageTypeData {
 			if c.maxDef > 0 && parquet.Encoding(pg.defEncoding) != parquet.Encodings.RLE {
@@ -310,7 +390,7 @@ func (r *parquetRun) runGPU(ctx context.Context, gl []*gpuLeaf, done chan<- stru
 			return
 		}
 		start := time.Now()
-		g.state = agg.New(g.leaf.page.kind.Family(), agg.Default)
+		g.state = agg.New(g.leaf.gpuPage().kind.Family(), agg.Default)
 		g.err = r.eng.UpdatePages(ctx, &g.pages, &g.state)
 		g.plan.Measured = time.Since(start)
 		for _, s := range g.pages.Chunks {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/decimal128"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/arrow/scalar"
 	"github.com/apache/arrow/go/v17/parquet"
@@ -32,7 +33,9 @@ func gpuPagesFile(t *testing.T, dir string, v parquet.DataPageVersion, codec com
 	t.Helper()
 	types := []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint32,
 		arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64,
-		arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Timestamp_us}
+		arrow.FixedWidthTypes.Date32, arrow.FixedWidthTypes.Timestamp_us,
+		&arrow.Decimal128Type{Precision: 9, Scale: 2}, &arrow.Decimal128Type{Precision: 18, Scale: 4}, // (INT32, INT64)
+		arrow.FixedWidthTypes.Boolean}
 	densities := []float64{-1, 0, 0.01, 0.5, 1} // -1: a required column
 	var fields []arrow.Field
 	for _, dt := range types {
@@ -77,6 +80,14 @@ func gpuPagesFile(t *testing.T, dir string, v parquet.DataPageVersion, codec com
 				fb.Append(arrow.Date32(int32(x)))
 			case *array.TimestampBuilder:
 				fb.Append(arrow.Timestamp(x))
+			case *array.BooleanBuilder: // (few distinct values: long runs of one)
+				fb.Append(x&1 == 0)
+			case *array.Decimal128Builder: // (within the precision, extremes included)
+				lim := int64(1e18)
+				if fb.Type().(*arrow.Decimal128Type).Precision == 9 {
+					lim = 1e9
+				}
+				fb.Append(decimal128.FromI64(x % lim))
 			}
 		}
 	}
@@ -85,9 +96,17 @@ func gpuPagesFile(t *testing.T, dir string, v parquet.DataPageVersion, codec com
 	path := filepath.Join(dir, fmt.Sprintf("v%d-%s-dict%v.parquet", v, codec, dict))
 	f, err := os.Create(path)
 	require.NoError(t, err)
-	props := parquet.NewWriterProperties(parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
-		parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(4<<10), parquet.WithMaxRowGroupLength(int64(rows/3+1)),
-		parquet.WithStats(false))
+	opts := []parquet.WriterProperty{parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
+		parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(4 << 10), parquet.WithMaxRowGroupLength(int64(rows/3 + 1)),
+		parquet.WithStats(false), parquet.WithStoreDecimalAsInteger(true)}
+	if !dict { // booleans RLE-encoded (else PLAIN: booleans have no dictionary)
+		for _, f := range fields {
+			if f.Type.ID() == arrow.BOOL {
+				opts = append(opts, parquet.WithEncodingFor(f.Name, parquet.Encodings.RLE))
+			}
+		}
+	}
+	props := parquet.NewWriterProperties(opts...)
 	w, err := pqarrow.NewFileWriter(schema, f, props, pqarrow.DefaultWriterProps())
 	require.NoError(t, err)
 	require.NoError(t, w.Write(rec))

@@ -163,6 +163,9 @@ const (
 	// AggPqFlagDict marks a page of dictionary indices (RLE_DICTIONARY,
 	// PLAIN_DICTIONARY).
 	AggPqFlagDict = 4
+	// AggPqFlagRle marks a page of booleans RLE-encoded (a 4-byte length,
+	// then the RLE/bit-packed hybrid of bit width 1).
+	AggPqFlagRle = 8
 
 	// AggPqErrSnappy is the status of a page whose snappy stream is corrupt.
 	AggPqErrSnappy = 1
@@ -181,4 +184,7 @@ const (
 	// AggPqErrIndices: the dictionary indices are corrupt or fewer than the
 	// non-null levels.
 	AggPqErrIndices = 7
+	// AggPqErrBools: RLE-encoded booleans that are corrupt or fewer than the
+	// non-null levels.
+	AggPqErrBools = 8
 )

@@ -178,6 +178,9 @@
 // AGG_PQ_FLAG_DICT marks a page of dictionary indices (RLE_DICTIONARY,
 // PLAIN_DICTIONARY).
 #define AGG_PQ_FLAG_DICT 4
+// AGG_PQ_FLAG_RLE marks a page of booleans RLE-encoded (a 4-byte length,
+// then the RLE/bit-packed hybrid of bit width 1).
+#define AGG_PQ_FLAG_RLE 8
 
 // AGG_PQ_ERR_SNAPPY is the status of a page whose snappy stream is corrupt.
 #define AGG_PQ_ERR_SNAPPY 1
@@ -196,5 +199,8 @@
 // AGG_PQ_ERR_INDICES: the dictionary indices are corrupt or fewer than the
 // non-null levels.
 #define AGG_PQ_ERR_INDICES 7
+// AGG_PQ_ERR_BOOLS: RLE-encoded booleans that are corrupt or fewer than the
+// non-null levels.
+#define AGG_PQ_ERR_BOOLS 8
 
 #endif  // ARROWAGG_KERNELS_POLICY_H

@@ -35,9 +35,11 @@
 //
 // Scope: flat columns (max repetition level 0, max definition level 0 or 1)
 // of 4- and 8-byte integers and floats (the temporal types are their
-// integers), data pages v1 and v2, definition levels RLE, values PLAIN or
-// RLE_DICTIONARY/PLAIN_DICTIONARY. The host leaves the other chunks to the
-// CPU page path.
+// integers; decimals stored as INT32 or INT64 are their unscaled integers,
+// the host makes the state a decimal one) and of booleans, data pages v1
+// and v2, definition levels RLE, values PLAIN or
+// RLE_DICTIONARY/PLAIN_DICTIONARY (booleans: PLAIN, bit-packed, or RLE). The
+// host leaves the other chunks to the CPU.
 
 #pragma once
 
@@ -382,6 +384,51 @@ template <typename T> struct PqFloat {
   }
 };
 
+// PqBool folds a page of booleans: PLAIN (bit-packed, the first value in
+// the lowest bit), the threads counting the true bits of a word each in
+// turn, or RLE (a 4-byte length, then the RLE/bit-packed hybrid of bit
+// width 1), counted by warp 0 as definition levels are. Thread 0 carries
+// the page's count.
+struct PqBool {
+  using Family = BoolFamily;
+  __device__ static __forceinline__ BoolFamily::State page_state(const PageDesc& pg, const PageBytes& pb, const void*,
+                                                                 int* err) {
+    const uint32_t n = pb.defined;
+    uint64_t trues = 0;
+    if (pg.flags & AGG_PQ_FLAG_RLE) {
+      __shared__ uint32_t rle_trues;
+      if (threadIdx.x < kWarpThreads && n > 0) {  // (the warp's lanes alike: the same bytes)
+        bool ok = pb.vals_len >= 4;
+        const uint32_t len = ok ? (uint32_t)pb.vals[0] | (uint32_t)pb.vals[1] << 8 | (uint32_t)pb.vals[2] << 16 |
+                                      (uint32_t)pb.vals[3] << 24
+                                : 0;
+        ok = ok && len <= pb.vals_len - 4;
+        uint32_t d = 0;
+        if (ok) ok = count_defined(pb.vals + 4, len, n, d);
+        if (threadIdx.x == 0) {
+          rle_trues = ok ? d : 0;
+          if (!ok) *err = AGG_PQ_ERR_BOOLS;
+        }
+      }
+      __syncthreads();
+      if (threadIdx.x == 0 && n > 0) trues = rle_trues;
+    } else {
+      if ((uint64_t)n > (uint64_t)pb.vals_len * 8) {
+        if (threadIdx.x == 0) *err = AGG_PQ_ERR_VALUES;
+        return BoolFamily::identity();
+      }
+      const uint32_t words = (n + 63) / 64;
+      for (uint32_t j = threadIdx.x; j < words; j += kBlockThreads) {
+        uint64_t w = load_word(pb.vals + 8 * (uint64_t)j);  // (past the values: the next bytes, or padding)
+        const uint32_t rest = n - 64 * j;
+        if (rest < 64) w &= (1ull << rest) - 1;
+        trues += __popcll(w);
+      }
+    }
+    return BoolFamily::State{{trues, threadIdx.x == 0 ? (uint64_t)n : 0}};
+  }
+};
+
 // pq_page is the body of arrowagg_pq_<kind>: block b folds page b, and the
 // device layer merges the pages' states in page order.
 template <class Pq>
@@ -437,7 +484,7 @@ extern "C" __global__ void __launch_bounds__(arrowagg::kBlockThreads)
 
 // The page kernels arrowagg_pq_<kind>: a grid of one block per page of the
 // table. Parameters (64-bit): chunk, scratch, pages, dict (the chunks'
-// dictionaries, PLAIN values of the kind), maxdef (0 or 1), partials,
+// dictionaries, PLAIN values of the kind; none for booleans), maxdef (0 or 1), partials,
 // ticket, out (as the per-kind kernels'), status (as above).
 #define ARROWAGG_PQ_KINDS(X)                   \
   X(int32, PqInt<int32_t, SignedFamily>)       \
@@ -445,7 +492,8 @@ extern "C" __global__ void __launch_bounds__(arrowagg::kBlockThreads)
   X(uint32, PqInt<uint32_t, UnsignedFamily>)   \
   X(uint64, PqInt<uint64_t, UnsignedFamily>)   \
   X(float32, PqFloat<float>)                   \
-  X(float64, PqFloat<double>)
+  X(float64, PqFloat<double>)                  \
+  X(bool, PqBool)
 
 #define ARROWAGG_PQ_KERNEL(name, ...)                                                                        \
   extern "C" __global__ void __launch_bounds__(arrowagg::kBlockThreads)                                    \

@@ -10,8 +10,17 @@ import (
 
 // State turns the state words of a launch over n elements of kind k (of
 // agg.cu's per-kind, many-column or page kernels) into a partial state: the
-// word layouts are documented in agg.cu.
+// word layouts are documented in agg.cu. Decimal32 and Decimal64 values
+// (decimals stored as int32 or int64, as Parquet pages hold them) are folded
+// by the int32 and int64 kernels: their words are those of the signed
+// integers, their unscaled values, and give a decimal state.
 func State(k column.Kind, n int64, w []uint64) agg.State {
+	if k == column.Decimal32 || k == column.Decimal64 {
+		s := State(column.Int64, n, w)
+		mn, mx := int64(s.Min[0]), int64(s.Max[0])
+		return agg.Decimal(s.Count, s.NullCount, s.Sum, [2]uint64{uint64(mn), uint64(mn >> 63)},
+			[2]uint64{uint64(mx), uint64(mx >> 63)})
+	}
 	switch k.Family() {
 	case column.FamilySigned:
 		count := int64(w[4])

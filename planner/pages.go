@@ -25,38 +25,75 @@ const (
 	// the window kernel's first form, 4% more with its last; BENCHMARKS.md,
 	// "Snappy pages on the GPU: a window of tags a warp").
 	PageDeviceRate = 52e9
-	// DeviceStart is what a process pays before the first launch when the
-	// GPU is not open yet: the driver's initialization, the primary
-	// context and the module (the pages' walk overlaps it).
-	DeviceStart = 250 * time.Millisecond
+	// DeviceStart is what a process pays on the GPU page route beyond the
+	// pages' copies and kernels when the GPU is not open yet: the driver's
+	// initialization, the primary context and the module (the pages' walk
+	// overlaps them), and the route's first copies and launches. On the
+	// H200 host (2026-11-29, scripts/bench-pages.sh's kinds step) the cuda
+	// build under --device gpu took 0.52–0.70 s on columns of 10 MB to
+	// 586 MB of pages, 0.36–0.39 s on one of 134 KB; the CPU build read the
+	// last in 0.07–0.11 s.
+	DeviceStart = 450 * time.Millisecond
+	// ArrowBoolRate and ArrowDecimalRate are the CPU's rates, in values
+	// per second and goroutine, on the columns it decodes into Arrow arrays
+	// through pqarrow, which the GPU's page kernels read as well: booleans,
+	// and decimals stored as INT32 or INT64 (the page path takes neither).
+	// Measured on the H200 host's 16 cores (2026-11-29, pyarrow's snappy
+	// files of 50M rows of scripts/bench_files.py kinds, row groups of 16M
+	// and of 1M rows, one column at a time): 40M (random) to 149M (runs of
+	// 4096) booleans, 18.5M to 25.6M decimals a second a goroutine.
+	ArrowBoolRate    = 100e6
+	ArrowDecimalRate = 25e6
 )
 
-// PagesOnGPU says whether the Parquet pages of a file's columns, stored
-// bytes stored and decoded bytes once decompressed, are aggregated faster by
-// the GPU's page kernels (uploaded as stored, decoded on the device) than by
-// the CPU page path on threads goroutines; started: the device is open
-// already. The reason says why, for the plan.
-func (cal Calibration) PagesOnGPU(stored, decoded int64, threads int, started bool) (bool, string) {
+// PageWork is what the CPU does instead of the GPU's page kernels on the
+// Parquet pages of a file's columns that the GPU could read.
+type PageWork struct {
+	// Stored and Decoded are the pages' bytes as stored and decompressed,
+	// every column's; Paged is the part of Decoded that the CPU page path
+	// decodes, on Threads goroutines (at PageCPURate each).
+	Stored, Decoded, Paged int64
+	Threads                int
+	// Bools and Decimals are the values of the columns the CPU decodes
+	// through pqarrow instead (at ArrowBoolRate and ArrowDecimalRate),
+	// ArrowTasks of their chunks at once (a chunk is one goroutine's).
+	Bools, Decimals int64
+	ArrowTasks      int
+}
+
+// cpuTime is the CPU's time for w.
+func (w PageWork) cpuTime() time.Duration {
+	t := pageCPUTime(w.Paged, w.Threads)
+	if n := float64(max(w.ArrowTasks, 1)); w.Bools+w.Decimals > 0 {
+		t += time.Duration((float64(w.Bools)/ArrowBoolRate + float64(w.Decimals)/ArrowDecimalRate) / n * float64(time.Second))
+	}
+	return t
+}
+
+// PagesOnGPU says whether the Parquet pages of w are aggregated faster by
+// the GPU's page kernels (uploaded as stored, decoded on the device) than
+// by the CPU; started: the device is open already. The reason says why,
+// for the plan.
+func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 	if !cal.HasGPU() {
 		return false, "no GPU calibration"
 	}
-	cpu := pageCPUTime(decoded, threads)
-	gpu := time.Duration((float64(stored)/PageUploadRate + float64(stored)/PageDeviceRate) * float64(time.Second))
+	cpu := w.cpuTime()
+	gpu := time.Duration((float64(w.Stored)/PageUploadRate + float64(w.Stored)/PageDeviceRate) * float64(time.Second))
 	if !started {
 		gpu += DeviceStart
 	}
 	if gpu < cpu {
-		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", gpu.Round(time.Millisecond), cpu.Round(time.Millisecond), threads)
+		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", gpu.Round(time.Millisecond), cpu.Round(time.Millisecond), w.Threads)
 	}
 	return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", cpu.Round(time.Millisecond), gpu.Round(time.Millisecond))
 }
 
-// PagesWorthAsking says whether pages of decoded bytes take long enough on
-// threads goroutines that the GPU might win even from its start: below,
-// the CPU page path is certain and no calibration (which opens the driver)
-// is needed.
-func PagesWorthAsking(decoded int64, threads int) bool {
-	return pageCPUTime(decoded, threads) > DeviceStart
+// PagesWorthAsking says whether the CPU takes long enough on w that the
+// GPU might win even from its start: below, the CPU is certain and no
+// calibration (which opens the driver) is needed.
+func PagesWorthAsking(w PageWork) bool {
+	return w.cpuTime() > DeviceStart
 }
 
 // pageCPUTime is the CPU page path's time for decoded bytes of pages on

@@ -10,7 +10,14 @@
 #      rows: the CPU build, the cuda build under --device auto and gpu
 #      (and DuckDB), whole processes, REPS runs each;
 #   3. the page kernels' own time (ARROWAGG_TRACE_STARTUP=1: the launches
-#      after the copies, per column) on the GPU-friendly and the large file.
+#      after the copies, per column) on the GPU-friendly and the large file;
+#   4. kinds: booleans (PLAIN in pages v1, RLE in v2) and decimals stored as
+#      INT32 and INT64, pyarrow's files of ROWS_SMALL rows
+#      (bench_files.py kinds): the page kernels' time per column, and the
+#      CPU build (which decodes these columns through pqarrow) beside the
+#      cuda build under --device gpu and auto, whole processes, REPS runs
+#      each, their answers compared.
+# PAGES_STEPS picks steps (default "tests files kernels kinds").
 # Logs in OUT (default bench/data/pages-logs). The files are written to
 # DATA_SMALL and DATA_LARGE (default /tmp/pages-small, /tmp/pages-large) and
 # kept.
@@ -35,20 +42,53 @@ if [ -x "$BIN/duckfiles" ]; then
   engines="$engines duckdb"
   small="$small duck-zstd.parquet"
 fi
+STEPS="${PAGES_STEPS:-tests files kernels kinds}"
+has() { [[ " $STEPS " == *" $1 "* ]]; }
 rc=0
-echo "== $(date -u +%H:%M:%S) pages: tests"
-GPU_BIN="$BIN" OUT="$OUT/check" GPU_CHECK_STEPS=pages scripts/gpu-check.sh || rc=1
-echo "== $(date -u +%H:%M:%S) pages: $ROWS_SMALL rows"
-GPU_BIN="$BIN" ROWS="$ROWS_SMALL" REPS="$REPS" ENGINES="$engines" FILES="$small" DATA="$DATA_SMALL" \
-  OUT="$OUT/small" scripts/bench-files.sh || rc=1
-echo "== $(date -u +%H:%M:%S) pages: $ROWS_LARGE rows"
-GPU_BIN="$BIN" ROWS="$ROWS_LARGE" REPS="$((REPS > 3 ? 3 : REPS))" ENGINES="$engines" FILES="pa-snappy.parquet" \
-  DATA="$DATA_LARGE" OUT="$OUT/large" scripts/bench-files.sh || rc=1
-echo "== $(date -u +%H:%M:%S) pages: the kernels' time"
-for f in "$DATA_SMALL/pa-snappy-gpu.parquet" "$DATA_SMALL/pa-snappy.parquet" "$DATA_LARGE/pa-snappy.parquet"; do
-  [ -f "$f" ] || continue
-  echo "-- $f"
-  ARROWAGG_TRACE_STARTUP=1 "$BIN/arrowagg-cuda" --device gpu -a count,sum,min,max -f json --progress never "$f" 2>&1 >/dev/null |
-    grep -E 'page kernels|chunks folded|main'
-done | tee "$OUT/kernels.txt"
+if has tests; then
+  echo "== $(date -u +%H:%M:%S) pages: tests"
+  GPU_BIN="$BIN" OUT="$OUT/check" GPU_CHECK_STEPS=pages scripts/gpu-check.sh || rc=1
+fi
+if has files; then
+  echo "== $(date -u +%H:%M:%S) pages: $ROWS_SMALL rows"
+  GPU_BIN="$BIN" ROWS="$ROWS_SMALL" REPS="$REPS" ENGINES="$engines" FILES="$small" DATA="$DATA_SMALL" \
+    OUT="$OUT/small" scripts/bench-files.sh || rc=1
+  echo "== $(date -u +%H:%M:%S) pages: $ROWS_LARGE rows"
+  GPU_BIN="$BIN" ROWS="$ROWS_LARGE" REPS="$((REPS > 3 ? 3 : REPS))" ENGINES="$engines" FILES="pa-snappy.parquet" \
+    DATA="$DATA_LARGE" OUT="$OUT/large" scripts/bench-files.sh || rc=1
+fi
+kernels() { # the page kernels' own time, per column, on each file given
+  for f in "$@"; do
+    [ -f "$f" ] || continue
+    echo "-- $f"
+    ARROWAGG_TRACE_STARTUP=1 "$BIN/arrowagg-cuda" --device gpu -a count,sum,min,max -f json --progress never "$f" 2>&1 >/dev/null |
+      grep -E 'page kernels|chunks folded|main'
+  done
+}
+if has kernels; then
+  echo "== $(date -u +%H:%M:%S) pages: the kernels' time"
+  kernels "$DATA_SMALL/pa-snappy-gpu.parquet" "$DATA_SMALL/pa-snappy.parquet" "$DATA_LARGE/pa-snappy.parquet" |
+    tee "$OUT/kernels.txt"
+fi
+if has kinds; then
+  echo "== $(date -u +%H:%M:%S) pages: booleans and decimals, $ROWS_SMALL rows"
+  python3 scripts/bench_files.py kinds "$DATA_SMALL" "$ROWS_SMALL" || rc=1
+  kernels "$DATA_SMALL/pa-kinds-v1.parquet" "$DATA_SMALL/pa-kinds-v2.parquet" | tee "$OUT/kinds-kernels.txt"
+  for f in "$DATA_SMALL/pa-kinds-v1.parquet" "$DATA_SMALL/pa-kinds-v2.parquet"; do
+    [ -f "$f" ] || { echo "no $f"; exit 1; }
+    for e in "arrowagg" "arrowagg-cuda --device gpu" "arrowagg-cuda --device auto"; do
+      for r in $(seq "$REPS"); do
+        s=$(date +%s%N)
+        $BIN/$e -a count,sum,min,max -f json --progress never "$f" >"$OUT/kinds.out" 2>&1 || exit 1
+        echo "$(basename "$f") $e: $((($(date +%s%N) - s) / 1000000)) ms"
+      done
+      if [ "$e" = arrowagg ]; then
+        cp "$OUT/kinds.out" "$OUT/kinds.cpu"
+      elif ! cmp -s "$OUT/kinds.out" "$OUT/kinds.cpu"; then
+        echo "$(basename "$f") $e: answers differ from the CPU build's"; diff "$OUT/kinds.cpu" "$OUT/kinds.out" | head; exit 1
+      fi
+    done
+  done | tee "$OUT/kinds.txt"
+  [ "${PIPESTATUS[0]}" = 0 ] || rc=1
+fi
 exit $rc

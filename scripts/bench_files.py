@@ -4,6 +4,8 @@ benchmark, runs pyarrow's side of it, times a child process when
 /usr/bin/time is missing, and checks the answers and prints the report.
 
   bench_files.py write DIR ROWS     pyarrow files (needs pyarrow, numpy)
+  bench_files.py kinds DIR ROWS     pyarrow's files of booleans and decimals
+                                    for the GPU page route (pa-kinds-v1 and -v2)
   bench_files.py query FILE         pyarrow's answer as JSON (needs pyarrow)
   bench_files.py exec STATS -- CMD  run CMD, write "wall_s maxrss_kb" to STATS
   bench_files.py report LOGS        check the answers, print the markdown table
@@ -154,6 +156,65 @@ def write(d, rows, only=()):
         w.close()
         os.replace(path + ".tmp", path)
     print(f"bench_files: wrote {', '.join(writers)} ({rows} rows) in {time.perf_counter() - start:.1f}s", file=sys.stderr)
+
+
+def kinds(d, rows):
+    """The booleans and integer-stored decimals of the GPU page route:
+    pa-kinds-v1.parquet and pa-kinds-v2.parquet (data pages v1 and v2, where
+    pyarrow writes booleans PLAIN and RLE), snappy, no dictionary, 1 MiB
+    pages, row groups of GPU_GROUP batches. Row i draws r_c = mix(4i + c) as
+    the file benchmark does; its columns:
+      b    = null when (r_0 & 0xffff) < 3277, else r_0 >> 63 (random bits)
+      bRun = (i >> 12) & 1 (runs of 4096 alike)
+      d9   = decimal(9, 2) of int32(r_1 >> 32) % 10^9 (INT32)
+      d18  = decimal(18, 4) of int64(r_2) % 10^18, null like b (INT64)
+    """
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def mix(x):
+        x = x + np.uint64(GOLDEN)
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(C1)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(C2)
+        return x ^ (x >> np.uint64(31))
+
+    def batch(lo, hi):
+        i = np.arange(lo, hi, dtype=np.uint64)
+        four = i * np.uint64(4)
+        r0, r1, r2 = (mix(four + np.uint64(c)) for c in range(3))
+        valid = (r0 & np.uint64(0xFFFF)) >= np.uint64(NULL_BELOW)
+        d9 = np.fmod((r1 >> np.uint64(32)).astype(np.uint32).view(np.int32).astype(np.int64), 10**9)
+        d18 = np.fmod(r2.view(np.int64), np.int64(10**18))
+        return pa.record_batch([
+            pa.array((r0 >> np.uint64(63)).astype(bool), mask=~valid),
+            pa.array(((i >> np.uint64(12)) & np.uint64(1)).astype(bool)),
+            pa.Array.from_buffers(pa.decimal128(9, 2), len(i), [None, pa.py_buffer(
+                np.stack([d9, d9 >> np.int64(63)], axis=1).tobytes())]),
+            pa.Array.from_buffers(pa.decimal128(18, 4), len(i), [
+                pa.array(valid).buffers()[1], pa.py_buffer(np.stack([d18, d18 >> np.int64(63)], axis=1).tobytes())],
+                null_count=int((~valid).sum())),
+        ], names=["b", "bRun", "d9", "d18"])
+
+    os.makedirs(d, exist_ok=True)
+    schema = batch(0, 1).schema
+    for v in ("1.0", "2.0"):
+        path = os.path.join(d, f"pa-kinds-v{v[0]}.parquet")
+        if os.path.exists(path):
+            print(f"bench_files: {path} exists, kept", file=sys.stderr)
+            continue
+        w = pq.ParquetWriter(path + ".tmp", schema, compression="snappy", use_dictionary=False,
+                             data_page_size=1 << 20, write_statistics=False, data_page_version=v,
+                             store_decimal_as_integer=True)
+        for lo in range(0, rows, GPU_GROUP * CHUNK):
+            w.write_batch(batch(lo, min(lo + GPU_GROUP * CHUNK, rows)), row_group_size=GPU_GROUP * CHUNK)
+        w.close()
+        os.replace(path + ".tmp", path)
+        md = pq.ParquetFile(path).metadata
+        print(f"bench_files: wrote {path} ({rows} rows):",
+              ", ".join(f"{md.schema.column(c).name} {md.row_group(0).column(c).physical_type} "
+                        f"{'/'.join(md.row_group(0).column(c).encodings)}" for c in range(md.num_columns)),
+              file=sys.stderr)
 
 
 def num(x):
@@ -348,6 +409,8 @@ def main():
     cmd = args[0]
     if cmd == "write" and len(args) >= 3:
         write(args[1], int(args[2]), tuple(args[3:]))  # then the files to write (default: all)
+    elif cmd == "kinds" and len(args) == 3:
+        kinds(args[1], int(args[2]))
     elif cmd == "query" and len(args) == 2:
         query(args[1])
     elif cmd == "exec" and len(args) >= 4 and args[2] == "--":

@@ -13,11 +13,12 @@ import (
 // PagesOnGPU says whether the engine aggregates Parquet pages of kind k,
 // for states that track tracks, with the GPU's page kernels
 // (backend.PageGPU): always under DeviceGPU when the backend takes them,
-// under DeviceAuto when the calibration says the GPU is faster for stored
-// bytes of pages (decoded once decompressed), all the file's columns that
-// could go together. When it says yes, plan is the columns' plan (its
-// reason why; its bytes and time the caller's to add).
-func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, stored, decoded int64) (ok bool, plan ColumnPlan) {
+// under DeviceAuto when the calibration says the GPU is faster than the
+// CPU's work w (its Threads the engine's; its ArrowTasks at most those),
+// all the file's columns that could go together. When it
+// says yes, plan is the columns' plan (its reason why; its bytes and time
+// the caller's to add).
+func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, w planner.PageWork) (ok bool, plan ColumnPlan) {
 	if e.gpu == nil || e.device == DeviceCPU || e.gpuFailed.Load() {
 		return false, plan
 	}
@@ -30,14 +31,16 @@ func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, 
 	if e.device == DeviceGPU {
 		return true, plan
 	}
-	if !planner.PagesWorthAsking(decoded, e.threads) {
+	w.Threads = e.threads
+	w.ArrowTasks = min(w.ArrowTasks, e.threads)
+	if !planner.PagesWorthAsking(w) {
 		return false, plan
 	}
 	cal := e.calibration(ctx)
 	if e.gpuFailed.Load() {
 		return false, plan
 	}
-	ok, plan.Reason = cal.PagesOnGPU(stored, decoded, e.threads, false)
+	ok, plan.Reason = cal.PagesOnGPU(w, false)
 	return ok, plan
 }
 

@@ -40,6 +40,7 @@ extern "C" int emugpu_pq(uint32_t kind, const uint8_t* data, uint64_t data_len, 
     case 3: emu_launch(arrowagg_pq_uint64, npages, kBlockThreads, chunk, cscr, pages, d, md, partials.data(), &ticket, out, st); break;
     case 4: emu_launch(arrowagg_pq_float32, npages, kBlockThreads, chunk, cscr, pages, d, md, partials.data(), &ticket, out, st); break;
     case 5: emu_launch(arrowagg_pq_float64, npages, kBlockThreads, chunk, cscr, pages, d, md, partials.data(), &ticket, out, st); break;
+    case 6: emu_launch(arrowagg_pq_bool, npages, kBlockThreads, chunk, cscr, pages, d, md, partials.data(), &ticket, out, st); break;
     default: return -1;
   }
   return 0;

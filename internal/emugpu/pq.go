@@ -19,6 +19,8 @@ import (
 
 var pqKinds = map[column.Kind]C.uint32_t{
 	column.Int32: 0, column.Int64: 1, column.Uint32: 2, column.Uint64: 3, column.Float32: 4, column.Float64: 5,
+	column.Decimal32: 0, column.Decimal64: 1, // (their integers: kernels.State)
+	column.Bool: 6,
 }
 
 // RunPages is a pqdev.Run on the CPU: the page kernels over one batch, as

@@ -113,3 +113,84 @@ func TestPagesKernelsCorrupt(t *testing.T) {
 		assert.Equal(t, int64(0), s.Count+s.NullCount, name)
 	}
 }
+
+// boolPage is Pages of one uncompressed data page v1 of a flat optional
+// boolean column: the definition levels levels5 (four values of five rows),
+// then the values as vals holds them (rle: RLE-encoded).
+func boolPage(vals []byte, rle bool) *column.Pages {
+	b := v1Page(levels5, vals)
+	p := onePage(b, len(b), 5, false, false, nil)
+	p.Type, p.Kind, p.Dicts = column.TypeName("bool"), column.Bool, [][]byte{nil}
+	p.Pages[0].RLE = rle
+	return p
+}
+
+func aggregateBools(p *column.Pages) (agg.State, error) {
+	s := agg.New(column.FamilyBool, agg.Default)
+	err := (&Backend{}).UpdatePages(context.Background(), p, &s)
+	return s, err
+}
+
+// TestPagesKernelsBools folds pages of booleans, PLAIN (bit-packed) and RLE,
+// and refuses those whose values are fewer than their levels say or whose
+// RLE stream is corrupt.
+func TestPagesKernelsBools(t *testing.T) {
+	// True, false, true, true: bits 1101 (and bits past the four values
+	// set, which must not count).
+	s, err := aggregateBools(boolPage([]byte{0b11111101}, false))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), s.Count)
+	assert.Equal(t, int64(1), s.NullCount)
+	assert.Equal(t, agg.Int192From(3), s.Sum, "the true values")
+	// RLE: a 4-byte length, then a run of 3 trues and a bit-packed group
+	// of 8 (false, then padding bits set).
+	rle := binary.LittleEndian.AppendUint32(nil, 4)
+	rle = append(rle, 0x06, 0x01, 0x03, 0b11111110)
+	s, err = aggregateBools(boolPage(rle, true))
+	require.NoError(t, err)
+	assert.Equal(t, int64(4), s.Count)
+	assert.Equal(t, agg.Int192From(3), s.Sum, "the true values")
+
+	cases := map[string]struct {
+		p    *column.Pages
+		want string
+	}{
+		"plain short": {boolPage(nil, false), "fewer values"},
+		"rle length past the page": {func() *column.Pages {
+			b := append([]byte(nil), rle...)
+			binary.LittleEndian.PutUint32(b, 9)
+			return boolPage(b, true)
+		}(), "RLE-encoded booleans"},
+		"rle short":     {boolPage(append(binary.LittleEndian.AppendUint32(nil, 2), 0x06, 0x01), true), "RLE-encoded booleans"},
+		"rle value 2":   {boolPage(append(binary.LittleEndian.AppendUint32(nil, 2), 0x08, 0x02), true), "RLE-encoded booleans"},
+		"rle no length": {boolPage([]byte{0x08}, true), "RLE-encoded booleans"},
+	}
+	for name, c := range cases {
+		s, err := aggregateBools(c.p)
+		if assert.Error(t, err, name) {
+			assert.Contains(t, err.Error(), "row group 3: page 1: corrupt", name)
+			assert.Contains(t, err.Error(), c.want, name)
+		}
+		assert.Equal(t, int64(0), s.Count+s.NullCount, name)
+	}
+}
+
+// TestPagesKernelsDecimals folds decimals stored as INT64 (Kind Decimal64)
+// with the int64 kernel: the state is a decimal one, its extremes the
+// unscaled values sign-extended to 128 bits.
+func TestPagesKernelsDecimals(t *testing.T) {
+	var vals []byte
+	for _, x := range []int64{-5, 1 << 62, 3, -(1 << 62)} {
+		vals = binary.LittleEndian.AppendUint64(vals, uint64(x))
+	}
+	b := v1Page(levels5, vals)
+	p := onePage(b, len(b), 5, false, false, nil)
+	p.Type, p.Kind = column.TypeName("decimal(18, 2)"), column.Decimal64
+	s := agg.New(column.FamilyDecimal, agg.Default)
+	require.NoError(t, (&Backend{}).UpdatePages(context.Background(), p, &s))
+	assert.Equal(t, int64(4), s.Count)
+	assert.Equal(t, int64(1), s.NullCount)
+	assert.Equal(t, agg.Int192From(-2), s.Sum)
+	assert.Equal(t, [2]uint64{uint64(1<<64 - 1<<62), 1<<64 - 1}, s.Min, "-(2^62), sign-extended")
+	assert.Equal(t, [2]uint64{1 << 62, 0}, s.Max)
+}

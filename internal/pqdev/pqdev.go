@@ -75,6 +75,9 @@ func Plan(p *column.Pages) (Layout, error) {
 		if pg.Dictionary {
 			flags |= kernels.AggPqFlagDict
 		}
+		if pg.RLE {
+			flags |= kernels.AggPqFlagRle
+		}
 		if pg.Snappy {
 			flags |= kernels.AggPqFlagSnappy
 			dst = uint64(slot)
@@ -144,6 +147,8 @@ func statusText(s uint32) string {
 		return "corrupt: a dictionary index outside the dictionary"
 	case kernels.AggPqErrIndices:
 		return "corrupt: the dictionary indices are invalid or fewer than the non-null values"
+	case kernels.AggPqErrBools:
+		return "corrupt: the RLE-encoded booleans are invalid or fewer than the non-null values"
 	}
 	return fmt.Sprintf("the page kernels' status %d", s)
 }
@@ -192,16 +197,23 @@ func Handles(k column.Kind, tracks agg.Set) bool {
 // Kernel is the name of the page kernel of kind k (kernels/pq.cuh).
 func Kernel(k column.Kind) string { return "arrowagg_pq_" + kernelKinds[k] }
 
+// kernelKinds names the page kernel of each kind: decimals stored as
+// integers are folded as those integers (kernels.State makes their words a
+// decimal state).
 var kernelKinds = map[column.Kind]string{
 	column.Int32: "int32", column.Int64: "int64", column.Uint32: "uint32", column.Uint64: "uint64",
-	column.Float32: "float32", column.Float64: "float64",
+	column.Float32: "float32", column.Float64: "float64", column.Decimal32: "int32", column.Decimal64: "int64",
+	column.Bool: "bool",
 }
 
 // Words is the size of the state of the page kernel of kind k, in 64-bit
 // words.
 func Words(k column.Kind) int {
-	if k.Family() == column.FamilyFloat {
+	switch k.Family() {
+	case column.FamilyFloat:
 		return kernels.AggFloatWords
+	case column.FamilyBool:
+		return kernels.AggBoolWords
 	}
 	return kernels.AggIntegerWords
 }

@@ -59,12 +59,34 @@ func TestCheckRefuses(t *testing.T) {
 		"pages out of chunk order": func(p *column.Pages) { p.Pages[0].Chunk, p.Pages[0].Offset = 1, 100 },
 		"dictionary of odd size":   func(p *column.Pages) { p.Dicts[0] = make([]byte, 12) },
 		"a kind without a kernel":  func(p *column.Pages) { p.Kind = column.Int8 },
+		"RLE integers":             func(p *column.Pages) { p.Pages[2].RLE = true },
+		"a dictionary of booleans": func(p *column.Pages) { p.Kind = column.Bool },
+		"booleans as indices": func(p *column.Pages) {
+			p.Kind, p.Dicts = column.Bool, make([][]byte, 3)
+		},
 	} {
 		p := threeChunks()
 		bad(p)
 		_, err := Plan(p)
 		assert.Error(t, err, name)
 	}
+}
+
+// TestPlanBools lays out pages of booleans: no dictionaries, the RLE flag
+// where a page's values are RLE-encoded.
+func TestPlanBools(t *testing.T) {
+	p := threeChunks()
+	p.Kind, p.Dicts = column.Bool, make([][]byte, 3)
+	for i := range p.Pages {
+		p.Pages[i].Dictionary, p.Pages[i].RLE = false, i == 3
+	}
+	l, err := Plan(p)
+	require.NoError(t, err)
+	assert.Equal(t, uint32(8), binary.LittleEndian.Uint32(l.Table[3*PageBytes+48:]), "flags: RLE")
+	assert.Equal(t, uint32(0), binary.LittleEndian.Uint32(l.Table[2*PageBytes+48:]), "flags: PLAIN")
+	assert.Equal(t, "arrowagg_pq_bool", Kernel(column.Bool))
+	assert.Equal(t, 2, Words(column.Bool))
+	assert.Equal(t, "arrowagg_pq_int64", Kernel(column.Decimal64), "decimals stored as int64: their integers")
 }
 
 func TestBatches(t *testing.T) {

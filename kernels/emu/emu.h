@@ -312,6 +312,7 @@ inline unsigned atomicMin(unsigned* p, unsigned v) {
 }
 
 inline int __popc(unsigned x) { return __builtin_popcount(x); }
+inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
 inline int __ffs(int x) { return __builtin_ffs(x); }
 inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned sh) {
   return (unsigned)((((uint64_t)hi << 32) | lo) >> (sh & 31));
