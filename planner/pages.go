@@ -90,10 +90,14 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 }
 
 // PagesWorthAsking says whether the CPU takes long enough on w that the
-// GPU might win even from its start: below, the CPU is certain and no
-// calibration (which opens the driver) is needed.
-func PagesWorthAsking(w PageWork) bool {
-	return w.cpuTime() > DeviceStart
+// GPU might win even from its start: if not, the CPU is certain and no
+// calibration (which opens the driver) is needed, and the reason says why.
+func PagesWorthAsking(w PageWork) (bool, string) {
+	if t := w.cpuTime(); t <= DeviceStart {
+		return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, less than the gpu's start (%v)",
+			t.Round(time.Millisecond), DeviceStart)
+	}
+	return true, ""
 }
 
 // pageCPUTime is the CPU page path's time for decoded bytes of pages on

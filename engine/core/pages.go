@@ -33,11 +33,13 @@ func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, 
 	}
 	w.Threads = e.threads
 	w.ArrowTasks = min(w.ArrowTasks, e.threads)
-	if !planner.PagesWorthAsking(w) {
+	if worth, why := planner.PagesWorthAsking(w); !worth {
+		plan.Reason = why
 		return false, plan
 	}
 	cal := e.calibration(ctx)
 	if e.gpuFailed.Load() {
+		plan.Reason = "parquet pages decoded on the cpu: the gpu failed"
 		return false, plan
 	}
 	ok, plan.Reason = cal.PagesOnGPU(w, false)
