@@ -158,8 +158,10 @@ type pqConfig struct {
 	name  string
 	props []parquet.WriterProperty
 	arrow []pqarrow.WriterOption
-	// notPaged are columns written in a way the page path leaves to pqarrow.
-	notPaged []string
+	// notPaged are columns written in a way the page path leaves to pqarrow;
+	// paged, columns that pqarrow reads in other files and the page path
+	// takes in this one.
+	notPaged, paged []string
 	// leaks, when set, says why pqarrow does not free all it allocates
 	// reading the file: the test cannot check its allocator then.
 	leaks string
@@ -189,7 +191,7 @@ func pqConfigs() []pqConfig {
 		{name: "v1-delta", props: with(append(delta, parquet.WithDictionaryDefault(false))...), notPaged: ints,
 			leaks: "arrow-go v17's DELTA_BINARY_PACKED decoder never frees its miniblock bit widths (deltaBitPackDecoder.deltaBitWidths)"},
 		{name: "v1-int96", props: with(), arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}},
-		{name: "v1-decimal-as-int", props: with(parquet.WithStoreDecimalAsInteger(true))},
+		{name: "v1-decimal-as-int", props: with(parquet.WithStoreDecimalAsInteger(true)), paged: []string{"price"}},
 	}
 }
 
@@ -269,7 +271,7 @@ func TestPagePathMatchesArrowDecode(t *testing.T) {
 						if name == "point" {
 							name = "point.a"
 						}
-						paged[name] = c.paged && !slices.Contains(cfg.notPaged, name)
+						paged[name] = c.paged && !slices.Contains(cfg.notPaged, name) || slices.Contains(cfg.paged, name)
 					}
 					for i, p := range sum.Plan {
 						assert.Equal(t, paged[p.Name], p.Reason == pageReason, "%s: %s", p.Name, p.Reason)
@@ -370,7 +372,7 @@ func TestPageLeafOf(t *testing.T) {
 	got = reasons(pqConfig{name: "int96-decimal", props: []parquet.WriterProperty{parquet.WithStoreDecimalAsInteger(true)},
 		arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}})
 	assert.Equal(t, "paged", got["ts_ns"], "INT96 converted to nanoseconds")
-	assert.Equal(t, "INT32 without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", got["price"], "a decimal as INT32: paged only in BYTE_STREAM_SPLIT pages")
+	assert.Equal(t, "paged", got["price"], "a decimal as INT32: widened to Decimal128 by the page path")
 	assert.Equal(t, "paged", got["ts_ms"], "only nanoseconds are written as INT96")
 
 	got = reasons(pqConfig{name: "delta", props: []parquet.WriterProperty{parquet.WithDictionaryDefault(false),

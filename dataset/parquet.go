@@ -74,8 +74,8 @@ type parquetLeaf struct {
 	// left its pages to the CPU, when it weighed the GPU.
 	gpu    bool
 	gpuWhy string
-	// gpuOnly, for a leaf the page path does not take, is how the GPU page
-	// route reads its pages (gpuOnlyLeaf); nil when it cannot.
+	// gpuOnly, for a boolean leaf (which the page path does not take), is
+	// how the GPU page route reads its pages (gpuOnlyLeaf); nil for others.
 	gpuOnly *pageLeaf
 }
 

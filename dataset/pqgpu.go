@@ -24,7 +24,8 @@ import (
 // The GPU page route: the Parquet columns that the GPU's page kernels
 // decode (column.Pages: flat integers, floats and decimals stored as
 // integers, pages v1 or v2, PLAIN or dictionary-encoded, uncompressed or
-// snappy; flat booleans, PLAIN or RLE) go to the device as the file
+// snappy; flat booleans, PLAIN or RLE, which the CPU reads through
+// pqarrow) go to the device as the file
 // stores them, each column's chunks of every row group in one call
 // (engine.UpdatePages), when the engine says the GPU is faster for them
 // (engine.PagesOnGPU: always under --device gpu). The walk of each chunk's
@@ -36,9 +37,8 @@ import (
 
 // gpuOnlyLeaf is the pages of Parquet leaf column col, of Arrow type dt, as
 // the GPU page route reads them when the CPU decodes them through pqarrow:
-// a flat BOOLEAN column read as booleans, or a flat decimal128 column
-// stored as INT32 or INT64 (the page path takes those with
-// BYTE_STREAM_SPLIT pages only); nil for any other.
+// a flat BOOLEAN column read as booleans (the page path has no booleans);
+// nil for any other.
 func gpuOnlyLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl *pageLeaf) {
 	defer func() {
 		if recover() != nil { // (corrupt metadata: pqarrow says what is wrong)
@@ -52,15 +52,10 @@ func gpuOnlyLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl *pag
 	if descr.MaxRepetitionLevel() != 0 {
 		return nil
 	}
-	phys := descr.PhysicalType()
-	switch {
-	case dt.ID() == arrow.BOOL && phys == parquet.Types.Boolean:
-		return &pageLeaf{col: col, typ: dt, kind: column.Bool, maxDef: descr.MaxDefinitionLevel()}
-	case dt.ID() == arrow.DECIMAL128 && (phys == parquet.Types.Int32 || phys == parquet.Types.Int64):
-		return &pageLeaf{col: col, typ: dt, kind: column.Decimal128, maxDef: descr.MaxDefinitionLevel(),
-			flba: phys.ByteSize(), le: true}
+	if dt.ID() != arrow.BOOL || descr.PhysicalType() != parquet.Types.Boolean {
+		return nil
 	}
-	return nil
+	return &pageLeaf{col: col, typ: dt, kind: column.Bool, maxDef: descr.MaxDefinitionLevel()}
 }
 
 // gpuPage is how the GPU page route reads leaf l's pages: as its page path
@@ -126,15 +121,11 @@ func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
 		values += max(cc.NumValues(), 0)
 	}
 	w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
-	switch {
-	case l.page != nil:
+	if l.page != nil {
 		w.Paged += decoded
-	case p.kind == column.Bool:
+		w.PageTasks += len(md.RowGroups)
+	} else { // (booleans: gpuOnlyLeaf)
 		w.Bools += values
-	default:
-		w.Decimals += values
-	}
-	if l.page == nil {
 		w.ArrowTasks += len(md.RowGroups) // (at most maxArrow at once: planGPU)
 	}
 	return true

@@ -34,16 +34,14 @@ const (
 	// 586 MB of pages, 0.36–0.39 s on one of 134 KB; the CPU build read the
 	// last in 0.07–0.11 s.
 	DeviceStart = 450 * time.Millisecond
-	// ArrowBoolRate and ArrowDecimalRate are the CPU's rates, in values
-	// per second and goroutine, on the columns it decodes into Arrow arrays
-	// through pqarrow, which the GPU's page kernels read as well: booleans,
-	// and decimals stored as INT32 or INT64 (the page path takes neither).
+	// ArrowBoolRate is the CPU's rate, in values per second and goroutine,
+	// on the booleans, which it decodes into Arrow arrays through pqarrow
+	// (the page path has none) and the GPU's page kernels read as well.
 	// Measured on the H200 host's 16 cores (2026-11-29, pyarrow's snappy
 	// files of 50M rows of scripts/bench_files.py kinds, row groups of 16M
 	// and of 1M rows, one column at a time): 40M (random) to 149M (runs of
-	// 4096) booleans, 18.5M to 25.6M decimals a second a goroutine.
-	ArrowBoolRate    = 100e6
-	ArrowDecimalRate = 25e6
+	// 4096) a second a goroutine.
+	ArrowBoolRate = 100e6
 )
 
 // PageWork is what the CPU does instead of the GPU's page kernels on the
@@ -51,21 +49,27 @@ const (
 type PageWork struct {
 	// Stored and Decoded are the pages' bytes as stored and decompressed,
 	// every column's; Paged is the part of Decoded that the CPU page path
-	// decodes, on Threads goroutines (at PageCPURate each).
+	// decodes, on Threads goroutines (at PageCPURate each) or as many as
+	// PageTasks, its chunks, when fewer (a chunk is one goroutine's; 0: not
+	// known, Threads).
 	Stored, Decoded, Paged int64
-	Threads                int
-	// Bools and Decimals are the values of the columns the CPU decodes
-	// through pqarrow instead (at ArrowBoolRate and ArrowDecimalRate),
-	// ArrowTasks of their chunks at once (a chunk is one goroutine's).
-	Bools, Decimals int64
-	ArrowTasks      int
+	Threads, PageTasks     int
+	// Bools is the values of the boolean columns, which the CPU decodes
+	// through pqarrow (at ArrowBoolRate), ArrowTasks of their chunks at once
+	// (a chunk is one goroutine's).
+	Bools      int64
+	ArrowTasks int
 }
 
 // cpuTime is the CPU's time for w.
 func (w PageWork) cpuTime() time.Duration {
-	t := pageCPUTime(w.Paged, w.Threads)
-	if n := float64(max(w.ArrowTasks, 1)); w.Bools+w.Decimals > 0 {
-		t += time.Duration((float64(w.Bools)/ArrowBoolRate + float64(w.Decimals)/ArrowDecimalRate) / n * float64(time.Second))
+	threads := w.Threads
+	if w.PageTasks > 0 {
+		threads = min(threads, w.PageTasks)
+	}
+	t := pageCPUTime(w.Paged, threads)
+	if w.Bools > 0 {
+		t += time.Duration(float64(w.Bools) / ArrowBoolRate / float64(max(w.ArrowTasks, 1)) * float64(time.Second))
 	}
 	return t
 }

@@ -31,46 +31,42 @@ func TestPagesOnGPU(t *testing.T) {
 	assert.True(t, ok)
 }
 
-// TestPagesOnGPUArrow weighs the columns the CPU decodes through pqarrow
-// (booleans, decimals stored as integers) against the GPU as measured on
-// the H200 host (scripts/bench-pages.sh's kinds step, 2026-11-29: the CPU
-// build against the cuda build under --device gpu, whole processes), on
-// pyarrow's files of 50M rows, row groups of 16M rows (3 chunks a column)
-// or 1M (48).
-func TestPagesOnGPUArrow(t *testing.T) {
+// TestPagesOnGPUBools weighs the boolean columns, which the CPU decodes
+// through pqarrow, with the decimals stored as integers beside them, which
+// the page path decodes, against the GPU as measured on the H200 host
+// (scripts/bench-pages.sh's kinds step, 2026-11-29: the CPU build against
+// the cuda build under --device gpu, whole processes), on pyarrow's files
+// of 50M rows, row groups of 16M rows (3 chunks a column) or 1M (48).
+func TestPagesOnGPUBools(t *testing.T) {
 	cal := Defaults(16)
 	cal.GPU = "H200"
 	cal.H2DPinned, cal.HostStaged, cal.DeviceRead = 50e9, 45e9, 4e12
 	const rows = 50_000_000
 	for _, c := range []struct {
-		what            string
-		stored          int64
-		bools, decimals int64
-		chunks          int
-		gpu             bool
+		what   string
+		stored int64
+		bools  int64
+		chunks int
+		gpu    bool
 	}{
-		// 1.53 s on the CPU, 0.55-0.70 s on the GPU.
-		{"all four, 16M rows a group", 586 << 20, 2 * rows, 2 * rows, 12, true},
-		// 1.02-1.06 s on the CPU, 0.55-0.63 s on the GPU.
-		{"all four, 1M rows a group", 586 << 20, 2 * rows, 2 * rows, 192, true},
 		// 0.41-0.43 s on the CPU, 0.57-0.59 s on the GPU.
-		{"random booleans", 10 << 20, rows, 0, 3, false},
+		{"random booleans", 10 << 20, rows, 3, false},
 		// 0.11 s on the CPU, 0.36-0.39 s on the GPU.
-		{"booleans in runs", 1 << 17, rows, 0, 3, false},
-		// 0.86-0.90 s on the CPU, 0.52-0.70 s on the GPU.
-		{"decimal(18, 4), 16M rows a group", 367 << 20, 0, rows, 3, true},
-		// 0.46-0.48 s on the CPU, 0.52-0.59 s on the GPU.
-		{"decimal(18, 4), 1M rows a group", 367 << 20, 0, rows, 48, false},
-		// 0.38-0.39 s on the CPU, 0.53-0.61 s on the GPU.
-		{"decimal(9, 2), 1M rows a group", 191 << 20, 0, rows, 48, false},
+		{"booleans in runs", 1 << 17, rows, 3, false},
+		// 0.23-0.26 s on the CPU, 0.53-0.67 s on the GPU.
+		{"random booleans, 1M rows a group", 10 << 20, rows, 48, false},
+		// 0.42-0.44 s on the CPU, 0.53-0.59 s on the GPU: the booleans, and
+		// 576 MB of decimals' pages in 6 chunks.
+		{"booleans and decimals", 586 << 20, 2 * rows, 6, false},
+		// 0.30-0.32 s on the CPU, 0.61-0.70 s on the GPU.
+		{"booleans and decimals, 1M rows a group", 586 << 20, 2 * rows, 96, false},
 	} {
-		w := PageWork{Stored: c.stored, Decoded: c.stored, Threads: 16, Bools: c.bools, Decimals: c.decimals,
+		w := PageWork{Stored: c.stored, Decoded: c.stored, Threads: 16, Bools: c.bools,
 			ArrowTasks: min(c.chunks, 6)} // (6: the default decode budget's tasks at once)
+		if c.stored > 100<<20 { // (the decimals: on the page path)
+			w.Paged, w.PageTasks = 576<<20, c.chunks
+		}
 		ok, why := cal.PagesOnGPU(w, false)
 		assert.Equal(t, c.gpu, ok, "%s: %s", c.what, why)
-		if c.gpu {
-			ok, _ := PagesWorthAsking(w)
-			assert.True(t, ok, c.what)
-		}
 	}
 }
