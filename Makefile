@@ -40,8 +40,10 @@ bench:
 bench-cpu:
 	bash scripts/bench-cpu.sh
 
-## fuzz: run each fuzz target of FUZZ_TARGETS (PACKAGE:TARGET; default:
-## every one of dataset/, the grouped partial states and the WHERE parser)
+## fuzz: run each fuzz target of FUZZ_TARGETS (PACKAGE:TARGET, or
+## PACKAGE:TARGET:TAGS for one built with tags; default: every one of
+## dataset/, the grouped partial states, the WHERE parser, and the GPU's
+## snappy and page kernels emulated on the CPU)
 ## for FUZZTIME, one after the other, the test processes capped at
 ## FUZZ_AS bytes of address space (ARROWAGG_TEST_LIMIT_AS, set by the test
 ## binary itself; a fuzzing process takes about 2.5 GiB of it unprovoked):
@@ -50,12 +52,13 @@ FUZZTIME ?= 10m
 FUZZ_AS ?= 4294967296
 FUZZ_TARGETS ?= dataset:FuzzDetect dataset:FuzzParquet dataset:FuzzParquetGroup dataset:FuzzColumnIndex dataset:FuzzIPCFile \
 	dataset:FuzzIPCStream dataset:FuzzHybrid \
-	engine:FuzzGroupStates filter:FuzzParse
+	engine:FuzzGroupStates filter:FuzzParse internal/emugpu:FuzzUnsnap:emu internal/emugpu:FuzzPageKernels:emu
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \
-		p=$${pt%%:*}; t=$${pt#*:}; \
-		echo "== $$p $$t"; \
-		ARROWAGG_TEST_LIMIT_AS=$(FUZZ_AS) $(GO) test ./$$p -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
+		p=$${pt%%:*}; t=$${pt#*:}; tags=; \
+		case $$t in *:*) tags=$${t#*:}; t=$${t%%:*};; esac; \
+		echo "== $$p $$t $$tags"; \
+		ARROWAGG_TEST_LIMIT_AS=$(FUZZ_AS) $(GO) test -tags "$$tags" ./$$p -run '^$$' -fuzz "^$$t\$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 0 -timeout 0 || exit 1; \
 	done
 
 ## fuzz-short: every fuzz target of dataset/ on its seed corpus (the
