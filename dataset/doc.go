@@ -12,15 +12,16 @@
 // (a row group of one leaf) per task, on Options.Workers goroutines. A
 // column whose Parquet values are its Arrow values bit for bit (flat int32,
 // int64, uint32, uint64, float, double, date32, time and timestamp columns,
-// PLAIN or dictionary-encoded, data pages v1 or v2, any codec) is aggregated
+// booleans, PLAIN or dictionary-encoded (booleans PLAIN or RLE), data pages
+// v1 or v2, any codec), or a decimal stored as INT32 or INT64, is aggregated
 // from its decompressed pages, in place: a file of the file system is
 // mapped into memory and its pages read where they lie (mapped.go: a file
 // truncated or rewritten while it is read is an error, never a crash),
 // PLAIN values are folded where they lie in the page, dictionary pages as dictionary views over the dictionary
 // page, and nulls are counted from the encoded definition levels; the
 // engine folds them a morsel at a time, where its planner puts each window.
-// Any other column (narrow integers, decimals, booleans, strings, INT96
-// timestamps, DELTA encodings, leaves of structs, or every column with
+// Any other column (narrow integers, decimals stored in bytes, strings,
+// DELTA encodings, leaves of structs, or every column with
 // Options.ArrowDecode) is decoded into Arrow arrays through pqarrow, batch by
 // batch, and aggregated by the engine. Lists and maps, whose count and
 // null_count alone are aggregated, are counted from the definition and

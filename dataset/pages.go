@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -121,6 +122,9 @@ var pageKinds = map[parquet.Type][]arrow.Type{
 	parquet.Types.Int64:  {arrow.INT64, arrow.UINT64, arrow.TIME64, arrow.TIMESTAMP},
 	parquet.Types.Float:  {arrow.FLOAT32},
 	parquet.Types.Double: {arrow.FLOAT64},
+	// Booleans: PLAIN (bit-packed) or RLE values, a window of bits at a
+	// time as Bool views.
+	parquet.Types.Boolean: {arrow.BOOL},
 }
 
 // errNotPaged is wrapped by the reasons a column is not aggregated from its
@@ -143,6 +147,9 @@ func elemPageLeafOf(md *metadata.FileMetaData, col int, dt arrow.DataType, exist
 	pl, err := pageLeafOfLevels(md, col, dt, exists)
 	if err == nil && pl.kind == column.Opaque {
 		return pageLeaf{}, fmt.Errorf("%w: elements only counted", errNotPaged)
+	}
+	if err == nil && pl.kind == column.Bool {
+		return pageLeaf{}, fmt.Errorf("%w: boolean elements", errNotPaged)
 	}
 	return pl, err
 }
@@ -199,7 +206,7 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 		return notPaged("%s read as %s", phys, dt)
 	}
 	kind, err := arrow17.KindOf(dt)
-	if err != nil || !opaque && kind.Width() != phys.ByteSize() {
+	if err != nil || !opaque && kind != column.Bool && kind.Width() != phys.ByteSize() {
 		return notPaged("%s read as %s", phys, dt)
 	}
 	for rg := 0; rg < len(md.RowGroups); rg++ {
@@ -217,6 +224,9 @@ func pageLeafOfLevels(md *metadata.FileMetaData, col int, dt arrow.DataType, exi
 		for _, e := range cc.Encodings() {
 			if !pageEncodings[e] {
 				return notPaged("encoding %s", e)
+			}
+			if kind == column.Bool && e != parquet.Encodings.Plain && e != parquet.Encodings.RLE && e != parquet.Encodings.BitPacked {
+				return notPaged("encoding %s of booleans", e)
 			}
 		}
 	}
@@ -399,6 +409,7 @@ type pageScratch struct {
 	valid  []byte // validity bits of a window
 	idx    []byte // dictionary indices of a window (int32)
 	spread []byte // a window's values (or indices) at their rows
+	bools  []byte // a window of RLE booleans, unpacked
 	dict   []byte // the dictionary page's values
 	legacy []byte // BIT_PACKED levels in the hybrid's bit order
 	levels []byte // the levels of a page read as a stream
@@ -437,7 +448,11 @@ func grow(b []byte, n int) []byte {
 // stream of a large PLAIN page, the hybrid-encoded indices of a
 // dictionary, or the byte streams of BYTE_STREAM_SPLIT values.
 type pageValues struct {
-	plain  []byte
+	plain []byte
+	// bit is the bit of plain[0] where a boolean page's next PLAIN value
+	// is; rle, a page's RLE-encoded booleans.
+	bit    int
+	rle    *hybrid
 	stream *pageStream
 	left   int64 // the bytes of the stream's values left
 	dict   *hybrid
@@ -622,7 +637,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 			st   *pageStream // a large PLAIN page read as a stream (data: its v2 levels)
 			size int64       // the page's bytes
 		)
-		if streamedPlain(c.codec, p, g.zstdWindow) {
+		if streamedPlain(c.codec, p, g.zstdWindow) && l.kind != column.Bool { // (booleans: a bit a value)
 			if st, data, err = s.openPage(g, p); err != nil {
 				return res, fmt.Errorf("page %d: %w", p.index, err)
 			}
@@ -743,9 +758,27 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 				return res, fmt.Errorf("page %d: BYTE_STREAM_SPLIT values of %d bytes, not a multiple of %d", p.index, len(vals), width)
 			}
 			pv.split = &byteStreams{b: vals, n: len(vals) / width}
+		case parquet.Encodings.RLE:
+			if l.kind != column.Bool {
+				return res, fmt.Errorf("page %d: RLE values of a %s column", p.index, l.typ)
+			}
+			// A 4-byte length, then the RLE/bit-packed hybrid of bit width
+			// 1 (none: no values to read, or an error when some are).
+			pv.rle = &hybrid{}
+			pv.rle.reset(nil, 1)
+			if len(vals) >= 4 {
+				n := binary.LittleEndian.Uint32(vals)
+				if uint64(n) > uint64(len(vals)-4) {
+					return res, fmt.Errorf("page %d: RLE booleans of %d bytes in %d", p.index, n, len(vals)-4)
+				}
+				pv.rle.reset(vals[4:4+n], 1)
+			}
 		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
 			if !hasDict {
 				return res, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", p.index)
+			}
+			if l.kind == column.Bool {
+				return res, fmt.Errorf("page %d: %w: dictionary-encoded booleans", p.index, arrow.ErrNotImplemented)
 			}
 			pv.dict = &hybrid{}
 			if n > 0 {
@@ -845,7 +878,11 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		}
 		v := column.View{Type: l.typ, Kind: l.kind, Width: l.viewWidth(), Len: k, Row: at}
 		ew := width // element width of v.Values
-		if pv.dict != nil {
+		if l.kind == column.Bool {
+			if err := s.boolValues(pv, &v); err != nil {
+				return 0, err
+			}
+		} else if pv.dict != nil {
 			s.idx = grow(s.idx, 4*k)
 			if err := pv.dict.indices(dict.Len, column.Slice[int32](s.idx)); err != nil {
 				return 0, fmt.Errorf("dictionary indices: %w", err)
@@ -900,7 +937,11 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			}
 			continue
 		}
-		if spread {
+		if spread && l.kind == column.Bool {
+			s.spread = grow(s.spread, int(bitutil.BytesForBits(int64(e))))
+			spreadBits(v.Values, v.Offset, s.valid, e, s.spread)
+			v.Values, v.Offset, v.Len, v.Validity, v.NullCount = s.spread, 0, e, s.valid, e-k
+		} else if spread {
 			s.spread = grow(s.spread, e*ew)
 			switch ew {
 			case 2:
@@ -934,6 +975,42 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 		}
 	}
 	return row - base, nil
+}
+
+// boolValues makes v (a Bool view of v.Len values) the next v.Len booleans
+// of the page: PLAIN bits where they lie, RLE ones unpacked into s.bools.
+func (s *pageScratch) boolValues(pv *pageValues, v *column.View) error {
+	k := v.Len
+	if pv.rle != nil {
+		s.bools = grow(s.bools, int(bitutil.BytesForBits(int64(k))))
+		clear(s.bools)
+		if _, err := pv.rle.bitmap(1, k, s.bools); err != nil {
+			return fmt.Errorf("RLE booleans: %w", err)
+		}
+		v.Values = s.bools
+		return nil
+	}
+	if int64(len(pv.plain))*8-int64(pv.bit) < int64(k) {
+		return fmt.Errorf("%d bits of values left for %d booleans", len(pv.plain)*8-pv.bit, k)
+	}
+	end := pv.bit + k
+	v.Values, v.Offset = pv.plain[:(end+7)/8], pv.bit
+	pv.plain, pv.bit = pv.plain[end/8:], end%8
+	return nil
+}
+
+// spreadBits writes the m bits of rows [0, m) to out: bit i is the next of
+// the dense bits of src from bit off when valid's bit i is set, else 0.
+func spreadBits(src []byte, off int, valid []byte, m int, out []byte) {
+	j := off
+	for i := 0; i < m; i++ {
+		set := false
+		if bitutil.BitIsSet(valid, i) {
+			set = bitutil.BitIsSet(src, j)
+			j++
+		}
+		bitutil.SetBitTo(out, i, set)
+	}
 }
 
 // countPage counts the n rows of one data page of an Opaque leaf, whose

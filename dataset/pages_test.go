@@ -112,7 +112,9 @@ func pqCols() []pqCol {
 		genCol("price", &arrow.Decimal128Type{Precision: 9, Scale: 2}, true, 0.1, false, func(r *rand.Rand) decimal128.Num {
 			return decimal128.FromI64(r.Int64N(2e8) - 1e8)
 		}),
-		genCol("flag", arrow.FixedWidthTypes.Boolean, true, 0.1, false, func(r *rand.Rand) bool { return r.IntN(3) == 0 }),
+		// booleans: bits, PLAIN or RLE
+		genCol("flag", arrow.FixedWidthTypes.Boolean, true, 0.1, true, func(r *rand.Rand) bool { return r.IntN(3) == 0 }),
+		genCol("flag_runs", arrow.FixedWidthTypes.Boolean, false, 0, true, func(r *rand.Rand) bool { return r.IntN(50) != 0 }),
 		genCol("word", arrow.BinaryTypes.String, true, 0.1, false, func(r *rand.Rand) string { return fmt.Sprint(r.IntN(500)) }),
 	}
 }
@@ -192,6 +194,10 @@ func pqConfigs() []pqConfig {
 			leaks: "arrow-go v17's DELTA_BINARY_PACKED decoder never frees its miniblock bit widths (deltaBitPackDecoder.deltaBitWidths)"},
 		{name: "v1-int96", props: with(), arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}},
 		{name: "v1-decimal-as-int", props: with(parquet.WithStoreDecimalAsInteger(true)), paged: []string{"price"}},
+		{name: "v1-rle-booleans", props: with(parquet.WithDictionaryDefault(false),
+			parquet.WithEncodingFor("flag", parquet.Encodings.RLE), parquet.WithEncodingFor("flag_runs", parquet.Encodings.RLE))},
+		{name: "v2-snappy-rle-booleans", props: with(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageVersion(parquet.DataPageV2),
+			parquet.WithEncodingFor("flag", parquet.Encodings.RLE), parquet.WithEncodingFor("flag_runs", parquet.Encodings.RLE))},
 	}
 }
 
@@ -366,7 +372,7 @@ func TestPageLeafOf(t *testing.T) {
 	assert.Equal(t, "INT32 read as int8", got["i8"])
 	assert.Equal(t, "INT32 read as uint16", got["u16"])
 	assert.Equal(t, "FIXED_LEN_BYTE_ARRAY without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", got["price"])
-	assert.Equal(t, "BOOLEAN read as bool", got["flag"])
+	assert.Equal(t, "paged", got["flag"])
 	assert.Equal(t, "BYTE_ARRAY read as utf8", got["word"])
 
 	got = reasons(pqConfig{name: "int96-decimal", props: []parquet.WriterProperty{parquet.WithStoreDecimalAsInteger(true)},

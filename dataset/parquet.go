@@ -74,9 +74,6 @@ type parquetLeaf struct {
 	// left its pages to the CPU, when it weighed the GPU.
 	gpu    bool
 	gpuWhy string
-	// gpuOnly, for a boolean leaf (which the page path does not take), is
-	// how the GPU page route reads its pages (gpuOnlyLeaf); nil for others.
-	gpuOnly *pageLeaf
 }
 
 // chunkResult is the partial aggregate of one column chunk.
@@ -127,8 +124,6 @@ func parquetLeaves(pqf *parquetFile, leaves []arrow17.Leaf, outIdx []int, paged 
 			}
 			if err == nil {
 				out[k].page = &pl
-			} else if !out[k].elem {
-				out[k].gpuOnly = gpuOnlyLeaf(pqf.meta, sf.ColIndex, typ)
 			}
 		}
 	}
@@ -298,7 +293,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 		}
 	}
 	for i := range r.leaves {
-		if l := &r.leaves[i]; err == nil && l.gpuWhy != "" && (src.plans[l.out].Reason == pageReason || l.page == nil) {
+		if l := &r.leaves[i]; err == nil && l.gpuWhy != "" && src.plans[l.out].Reason == pageReason {
 			src.plans[l.out].Reason += " (" + l.gpuWhy + ")"
 		}
 	}
@@ -448,7 +443,7 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 			}
 		}
 		if l.gpu { // (runGPU aggregates its chunks)
-			d.res.state = agg.New(l.gpuPage().kind.Family(), agg.Default)
+			d.res.state = agg.New(l.page.kind.Family(), agg.Default)
 		} else if frErr != nil {
 			d.err = frErr
 		} else if d.res, ok = r.statsChunk(rg, l); !ok {
@@ -463,12 +458,6 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 	}
 }
 
-// maxArrow is how many tasks decode chunks into Arrow arrays at once
-// (schedule): those the decode budget holds, at most a CPU's worth.
-func (r *parquetRun) maxArrow() int {
-	return max(1, min(int(r.decodeBytes/arrowTaskBytes), runtime.NumCPU()))
-}
-
 // schedule hands the tasks of plan to the workers and merges their states
 // into src, in task order, reporting progress to prog. Tasks go out in
 // order, at most a window ahead of the first one not merged yet, and at most
@@ -478,7 +467,7 @@ func (r *parquetRun) maxArrow() int {
 // closes tasks and waits for the tasks running.
 func (r *parquetRun) schedule(ctx context.Context, cancel context.CancelFunc, plan *taskPlan, workers int, tasks chan<- int, results <-chan taskDone, src *partial, prog *tracker) error {
 	ntasks := plan.tasks
-	maxArrow := r.maxArrow()
+	maxArrow := max(1, min(int(r.decodeBytes/arrowTaskBytes), runtime.NumCPU())) // decoding tasks at once
 	next, merged, running, arrowRunning := 0, 0, 0, 0
 	defer func() { // stop the workers, wait for their tasks
 		cancel()

@@ -8,10 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
-	"github.com/apache/arrow/go/v17/parquet/metadata"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
@@ -24,48 +22,14 @@ import (
 // The GPU page route: the Parquet columns that the GPU's page kernels
 // decode (column.Pages: flat integers, floats and decimals stored as
 // integers, pages v1 or v2, PLAIN or dictionary-encoded, uncompressed or
-// snappy; flat booleans, PLAIN or RLE, which the CPU reads through
-// pqarrow) go to the device as the file
+// snappy; flat booleans, PLAIN or RLE) go to the device as the file
 // stores them, each column's chunks of every row group in one call
 // (engine.UpdatePages), when the engine says the GPU is faster for them
 // (engine.PagesOnGPU: always under --device gpu). The walk of each chunk's
 // page headers (pqwalk.go) checks them and records the pages; a chunk
 // with a page the kernels do not decode (another codec or encoding, levels
-// BIT_PACKED) leaves its column to the CPU, whole: to the page path, or to
-// pqarrow for the leaves the page path does not take (gpuOnlyLeaf). The other
+// BIT_PACKED) leaves its column to the CPU page path, whole. The other
 // columns' chunks are tasks of the workers meanwhile.
-
-// gpuOnlyLeaf is the pages of Parquet leaf column col, of Arrow type dt, as
-// the GPU page route reads them when the CPU decodes them through pqarrow:
-// a flat BOOLEAN column read as booleans (the page path has no booleans);
-// nil for any other.
-func gpuOnlyLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pl *pageLeaf) {
-	defer func() {
-		if recover() != nil { // (corrupt metadata: pqarrow says what is wrong)
-			pl = nil
-		}
-	}()
-	if col < 0 || col >= md.Schema.NumColumns() {
-		return nil
-	}
-	descr := md.Schema.Column(col)
-	if descr.MaxRepetitionLevel() != 0 {
-		return nil
-	}
-	if dt.ID() != arrow.BOOL || descr.PhysicalType() != parquet.Types.Boolean {
-		return nil
-	}
-	return &pageLeaf{col: col, typ: dt, kind: column.Bool, maxDef: descr.MaxDefinitionLevel()}
-}
-
-// gpuPage is how the GPU page route reads leaf l's pages: as its page path
-// does, or as gpuOnlyLeaf says (l.gpuOnly); nil when it cannot.
-func (l *parquetLeaf) gpuPage() *pageLeaf {
-	if l.page != nil {
-		return l.page
-	}
-	return l.gpuOnly
-}
 
 // pagesKind is the kind of leaf l's values as its pages store them
 // (column.Pages.Kind): a decimal stored as INT32 or INT64 is Decimal32 or
@@ -100,14 +64,14 @@ var errNotGPUPage = errors.New("not a page of the GPU page kernels")
 // whatever its chunks hold, and adds to w what the CPU does instead with
 // its chunks.
 func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
-	p := l.gpuPage()
+	p := l.page
 	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.int96 ||
 		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) ||
 		!column.PageKind(p.pagesKind()) {
 		return false
 	}
 	md := r.pqf.meta
-	var stored, decoded, values int64
+	var stored, decoded int64
 	for rg := range md.RowGroups {
 		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
 		if err != nil || cc.CryptoMetadata() != nil {
@@ -118,16 +82,9 @@ func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
 		}
 		stored += max(cc.TotalCompressedSize(), 0)
 		decoded += max(cc.TotalUncompressedSize(), 0)
-		values += max(cc.NumValues(), 0)
 	}
 	w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
-	if l.page != nil {
-		w.Paged += decoded
-		w.PageTasks += len(md.RowGroups)
-	} else { // (booleans: gpuOnlyLeaf)
-		w.Bools += values
-		w.ArrowTasks += len(md.RowGroups) // (at most maxArrow at once: planGPU)
-	}
+	w.PageTasks += len(md.RowGroups)
 	return true
 }
 
@@ -145,11 +102,10 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 			cands = append(cands, l)
 		}
 	}
-	w.ArrowTasks = min(w.ArrowTasks, r.maxArrow())
 	var out []*gpuLeaf
 	for _, l := range cands {
 		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
-		ok, plan := r.eng.PagesOnGPU(ctx, l.gpuPage().pagesKind(), tracks, w)
+		ok, plan := r.eng.PagesOnGPU(ctx, l.page.pagesKind(), tracks, w)
 		if ok {
 			out = append(out, &gpuLeaf{leaf: l, plan: plan})
 		} else {
@@ -215,7 +171,7 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 		return err
 	}
 	for i, g := range gl {
-		pl := g.leaf.gpuPage()
+		pl := g.leaf.page
 		g.pages = column.Pages{Type: g.leaf.typ, Kind: pl.pagesKind(), Nullable: pl.maxDef > 0, Data: r.mapped}
 		for rg := 0; rg < nrg; rg++ {
 			j := i*nrg + rg
@@ -261,7 +217,7 @@ func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int6
 	}
 	c.charge = charge
 	populateMapped(r.mapped, c.off, c.end-c.off)
-	if err := s.gatherChunk(ctx, g, &c, p, rg, rows, l.gpuPage()); err != nil {
+	if err := s.gatherChunk(ctx, g, &c, p, rg, rows, l.page); err != nil {
 		if errors.Is(err, errNotGPUPage) {
 			return err
 		}
@@ -381,7 +337,7 @@ func (r *parquetRun) runGPU(ctx context.Context, gl []*gpuLeaf, done chan<- stru
 			return
 		}
 		start := time.Now()
-		g.state = agg.New(g.leaf.gpuPage().kind.Family(), agg.Default)
+		g.state = agg.New(g.leaf.page.kind.Family(), agg.Default)
 		g.err = r.eng.UpdatePages(ctx, &g.pages, &g.state)
 		g.plan.Measured = time.Since(start)
 		for _, s := range g.pages.Chunks {

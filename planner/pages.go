@@ -34,44 +34,28 @@ const (
 	// 586 MB of pages, 0.36–0.39 s on one of 134 KB; the CPU build read the
 	// last in 0.07–0.11 s.
 	DeviceStart = 450 * time.Millisecond
-	// ArrowBoolRate is the CPU's rate, in values per second and goroutine,
-	// on the booleans, which it decodes into Arrow arrays through pqarrow
-	// (the page path has none) and the GPU's page kernels read as well.
-	// Measured on the H200 host's 16 cores (2026-11-29, pyarrow's snappy
-	// files of 50M rows of scripts/bench_files.py kinds, row groups of 16M
-	// and of 1M rows, one column at a time): 40M (random) to 149M (runs of
-	// 4096) a second a goroutine.
-	ArrowBoolRate = 100e6
 )
 
 // PageWork is what the CPU does instead of the GPU's page kernels on the
 // Parquet pages of a file's columns that the GPU could read.
 type PageWork struct {
 	// Stored and Decoded are the pages' bytes as stored and decompressed,
-	// every column's; Paged is the part of Decoded that the CPU page path
-	// decodes, on Threads goroutines (at PageCPURate each) or as many as
-	// PageTasks, its chunks, when fewer (a chunk is one goroutine's; 0: not
-	// known, Threads).
-	Stored, Decoded, Paged int64
-	Threads, PageTasks     int
-	// Bools is the values of the boolean columns, which the CPU decodes
-	// through pqarrow (at ArrowBoolRate), ArrowTasks of their chunks at once
-	// (a chunk is one goroutine's).
-	Bools      int64
-	ArrowTasks int
+	// every column's, which the CPU page path decodes on Threads goroutines
+	// (at PageCPURate each), or on as many as PageTasks, the columns'
+	// chunks, when fewer (a chunk is one goroutine's; 0: not known).
+	Stored, Decoded    int64
+	Threads, PageTasks int
 }
 
 // cpuTime is the CPU's time for w.
-func (w PageWork) cpuTime() time.Duration {
-	threads := w.Threads
+func (w PageWork) cpuTime() time.Duration { return pageCPUTime(w.Decoded, w.threads()) }
+
+// threads is the goroutines the CPU page path reads w on.
+func (w PageWork) threads() int {
 	if w.PageTasks > 0 {
-		threads = min(threads, w.PageTasks)
+		return max(1, min(w.Threads, w.PageTasks))
 	}
-	t := pageCPUTime(w.Paged, threads)
-	if w.Bools > 0 {
-		t += time.Duration(float64(w.Bools) / ArrowBoolRate / float64(max(w.ArrowTasks, 1)) * float64(time.Second))
-	}
-	return t
+	return w.Threads
 }
 
 // PagesOnGPU says whether the Parquet pages of w are aggregated faster by
@@ -88,7 +72,7 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 		gpu += DeviceStart
 	}
 	if gpu < cpu {
-		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", gpu.Round(time.Millisecond), cpu.Round(time.Millisecond), w.Threads)
+		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", gpu.Round(time.Millisecond), cpu.Round(time.Millisecond), w.threads())
 	}
 	return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", cpu.Round(time.Millisecond), gpu.Round(time.Millisecond))
 }

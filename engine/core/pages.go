@@ -14,7 +14,7 @@ import (
 // for states that track tracks, with the GPU's page kernels
 // (backend.PageGPU): always under DeviceGPU when the backend takes them,
 // under DeviceAuto when the calibration says the GPU is faster than the
-// CPU's work w (its Threads the engine's; its ArrowTasks at most those),
+// CPU's work w (its Threads the engine's),
 // all the file's columns that could go together. When it
 // says yes, plan is the columns' plan (its reason why; its bytes and time
 // the caller's to add).
@@ -32,7 +32,6 @@ func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, 
 		return true, plan
 	}
 	w.Threads = e.threads
-	w.ArrowTasks = min(w.ArrowTasks, e.threads)
 	if worth, why := planner.PagesWorthAsking(w); !worth {
 		plan.Reason = why
 		return false, plan
