@@ -78,10 +78,7 @@ func TestPagesKernelsValid(t *testing.T) {
 // state is left alone.
 func TestPagesKernelsCorrupt(t *testing.T) {
 	good := int32s(7, -2, 40, 1)
-	cases := map[string]struct {
-		p    *column.Pages
-		want string
-	}{
+	cases := map[string]corruptPage{
 		"levels cut short": {onePage(v1Page([]byte{0x03}, good), 4+1+16, 5, false, false, nil), "definition levels"},
 		"levels length past the body": {func() *column.Pages {
 			b := v1Page(levels5, good)
@@ -104,8 +101,21 @@ func TestPagesKernelsCorrupt(t *testing.T) {
 			return onePage(b, 4+2+16+1, 5, true, false, nil)
 		}(), "snappy stream's length"},
 	}
+	checkCorrupt(t, cases, aggregate)
+}
+
+// corruptPage is a page whose bytes contradict its header, and what the
+// error must say.
+type corruptPage struct {
+	p    *column.Pages
+	want string
+}
+
+// checkCorrupt aggregates each page of cases with run: each is an error
+// naming the page and what is wrong, and the state is left alone.
+func checkCorrupt(t *testing.T, cases map[string]corruptPage, run func(*column.Pages) (agg.State, error)) {
 	for name, c := range cases {
-		s, err := aggregate(c.p)
+		s, err := run(c.p)
 		if assert.Error(t, err, name) {
 			assert.Contains(t, err.Error(), "row group 3: page 1: corrupt", name)
 			assert.Contains(t, err.Error(), c.want, name)
@@ -151,10 +161,7 @@ func TestPagesKernelsBools(t *testing.T) {
 	assert.Equal(t, int64(4), s.Count)
 	assert.Equal(t, agg.Int192From(3), s.Sum, "the true values")
 
-	cases := map[string]struct {
-		p    *column.Pages
-		want string
-	}{
+	cases := map[string]corruptPage{
 		"plain short": {boolPage(nil, false), "fewer values"},
 		"rle length past the page": {func() *column.Pages {
 			b := append([]byte(nil), rle...)
@@ -165,14 +172,7 @@ func TestPagesKernelsBools(t *testing.T) {
 		"rle value 2":   {boolPage(append(binary.LittleEndian.AppendUint32(nil, 2), 0x08, 0x02), true), "RLE-encoded booleans"},
 		"rle no length": {boolPage([]byte{0x08}, true), "RLE-encoded booleans"},
 	}
-	for name, c := range cases {
-		s, err := aggregateBools(c.p)
-		if assert.Error(t, err, name) {
-			assert.Contains(t, err.Error(), "row group 3: page 1: corrupt", name)
-			assert.Contains(t, err.Error(), c.want, name)
-		}
-		assert.Equal(t, int64(0), s.Count+s.NullCount, name)
-	}
+	checkCorrupt(t, cases, aggregateBools)
 }
 
 // TestPagesKernelsDecimals folds decimals stored as INT64 (Kind Decimal64)
