@@ -336,7 +336,7 @@ func TestElementPages(t *testing.T) {
 		require.NoError(t, acc.Add(context.Background(), rec))
 	}
 	want := resultsJSON(t, acc.Results(), elementAggs)
-	paged := map[string]bool{"tags[]": true, "m{value}": true, "grid[][]": true, "s.l[]": true, "mm{value}[]": true}
+	paged := map[string]bool{"tags[]": true, "m{value}": true, "grid[][]": true, "s.l[]": true, "mm{value}[]": true, "items[].p": true}
 	small := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(300), parquet.WithDataPageSize(512), parquet.WithBatchSize(64)}
 	for _, props := range [][]parquet.WriterProperty{
 		append(small, parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDictionaryDefault(true)),

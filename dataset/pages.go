@@ -306,16 +306,15 @@ func asDictKey(l pageLeaf) (pageLeaf, bool) {
 	return l, true
 }
 
-// flbaPageLeaf returns the page path of a decimal128 column stored as INT32
-// or INT64 (its values widened to Decimal128 a window at a time, where
-// pqarrow converts them a value at a time: 18-26M values a second a
-// goroutine measured), or of FIXED_LEN_BYTE_ARRAY leaf column col (of Arrow
-// type dt), which takes those arrow-go v17 cannot decode: the chunks of
-// BYTE_STREAM_SPLIT pages. A decimal128's values are widened to
-// Decimal128; decimal32 and decimal64
-// (INT32 and INT64 values), float16 and fixed_size_binary values are the
-// page's bytes as they are; those of an Opaque type are counted from the
-// levels, their values not read.
+// flbaPageLeaf returns the page path of a decimal128 column stored as INT32,
+// INT64 or FIXED_LEN_BYTE_ARRAY (its values widened to Decimal128 a window
+// at a time, where pqarrow converts them a value at a time: 18-26M values a
+// second a goroutine measured), or of another FIXED_LEN_BYTE_ARRAY leaf
+// column col (of Arrow type dt) in the chunks that arrow-go v17 cannot
+// decode: those of BYTE_STREAM_SPLIT pages. Decimal32 and decimal64 (INT32
+// and INT64 values), float16 and fixed_size_binary values are the page's
+// bytes as they are; those of an Opaque type are counted from the levels,
+// their values not read.
 func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLeaf, error) {
 	descr := md.Schema.Column(col)
 	phys := descr.PhysicalType()
@@ -358,8 +357,8 @@ func flbaPageLeaf(md *metadata.FileMetaData, col int, dt arrow.DataType) (pageLe
 			split = split || e == encByteStreamSplit
 		}
 	}
-	if !split && !pl.le {
-		return pageLeaf{}, fmt.Errorf("%w: %s without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged, phys)
+	if !split && kind != column.Decimal128 {
+		return pageLeaf{}, fmt.Errorf("%w: %s read as %s without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", errNotPaged, phys, dt)
 	}
 	return pl, nil
 }
@@ -386,20 +385,30 @@ func (l *pageLeaf) widen(dst, src []byte, k int) {
 // widenDecimals writes the k big-endian two's complement values of w bytes
 // of src as little-endian Decimal128 values (16 bytes each) into dst.
 func widenDecimals(dst, src []byte, w, k int) {
+	out := column.Slice[uint64](dst[:16*k])
 	for i := 0; i < k; i++ {
 		v := src[i*w : (i+1)*w]
-		d := dst[i*16 : (i+1)*16]
-		fill := byte(0)
-		if v[0]&0x80 != 0 {
-			fill = 0xff
+		var lo, hi uint64
+		if w <= 8 {
+			lo = bigEndianSigned(v)
+			hi = uint64(int64(lo) >> 63)
+		} else {
+			lo = binary.BigEndian.Uint64(v[w-8:])
+			hi = bigEndianSigned(v[:w-8])
 		}
-		for j := range d {
-			d[j] = fill
-		}
-		for j := 0; j < w; j++ {
-			d[j] = v[w-1-j]
-		}
+		out[2*i], out[2*i+1] = lo, hi
 	}
+}
+
+// bigEndianSigned is the big-endian two's complement integer of the 1 to 8
+// bytes of v, sign-extended to 64 bits.
+func bigEndianSigned(v []byte) uint64 {
+	var x uint64
+	for _, b := range v {
+		x = x<<8 | uint64(b)
+	}
+	sh := 64 - 8*uint(len(v))
+	return uint64(int64(x<<sh) >> sh)
 }
 
 // pageScratch is the buffers of one worker's page path, reused chunk after

@@ -3,9 +3,11 @@ package dataset
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -109,7 +111,8 @@ func pqCols() []pqCol {
 		genCol("u16", arrow.PrimitiveTypes.Uint16, true, 0.1, false, func(r *rand.Rand) uint16 { return uint16(r.Uint32()) }),
 		// written as a Parquet DATE, read as date32: paged
 		genCol("day64", arrow.FixedWidthTypes.Date64, true, 0.1, true, func(r *rand.Rand) arrow.Date64 { return arrow.Date64(int64(r.IntN(80000)-40000) * 86400000) }),
-		genCol("price", &arrow.Decimal128Type{Precision: 9, Scale: 2}, true, 0.1, false, func(r *rand.Rand) decimal128.Num {
+		// FIXED_LEN_BYTE_ARRAY (or INT32) decimals: widened to Decimal128
+		genCol("price", &arrow.Decimal128Type{Precision: 9, Scale: 2}, true, 0.1, true, func(r *rand.Rand) decimal128.Num {
 			return decimal128.FromI64(r.Int64N(2e8) - 1e8)
 		}),
 		// booleans: bits, PLAIN or RLE
@@ -160,10 +163,8 @@ type pqConfig struct {
 	name  string
 	props []parquet.WriterProperty
 	arrow []pqarrow.WriterOption
-	// notPaged are columns written in a way the page path leaves to pqarrow;
-	// paged, columns that pqarrow reads in other files and the page path
-	// takes in this one.
-	notPaged, paged []string
+	// notPaged are columns written in a way the page path leaves to pqarrow.
+	notPaged []string
 	// leaks, when set, says why pqarrow does not free all it allocates
 	// reading the file: the test cannot check its allocator then.
 	leaks string
@@ -193,7 +194,7 @@ func pqConfigs() []pqConfig {
 		{name: "v1-delta", props: with(append(delta, parquet.WithDictionaryDefault(false))...), notPaged: ints,
 			leaks: "arrow-go v17's DELTA_BINARY_PACKED decoder never frees its miniblock bit widths (deltaBitPackDecoder.deltaBitWidths)"},
 		{name: "v1-int96", props: with(), arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}},
-		{name: "v1-decimal-as-int", props: with(parquet.WithStoreDecimalAsInteger(true)), paged: []string{"price"}},
+		{name: "v1-decimal-as-int", props: with(parquet.WithStoreDecimalAsInteger(true))},
 		{name: "v1-rle-booleans", props: with(parquet.WithDictionaryDefault(false),
 			parquet.WithEncodingFor("flag", parquet.Encodings.RLE), parquet.WithEncodingFor("flag_runs", parquet.Encodings.RLE))},
 		{name: "v2-snappy-rle-booleans", props: with(parquet.WithCompression(compress.Codecs.Snappy), parquet.WithDataPageVersion(parquet.DataPageV2),
@@ -277,7 +278,7 @@ func TestPagePathMatchesArrowDecode(t *testing.T) {
 						if name == "point" {
 							name = "point.a"
 						}
-						paged[name] = c.paged && !slices.Contains(cfg.notPaged, name) || slices.Contains(cfg.paged, name)
+						paged[name] = c.paged && !slices.Contains(cfg.notPaged, name)
 					}
 					for i, p := range sum.Plan {
 						assert.Equal(t, paged[p.Name], p.Reason == pageReason, "%s: %s", p.Name, p.Reason)
@@ -371,7 +372,7 @@ func TestPageLeafOf(t *testing.T) {
 	assert.Equal(t, "paged", got["day64"], "read as date32: the days as stored")
 	assert.Equal(t, "INT32 read as int8", got["i8"])
 	assert.Equal(t, "INT32 read as uint16", got["u16"])
-	assert.Equal(t, "FIXED_LEN_BYTE_ARRAY without BYTE_STREAM_SPLIT pages (pqarrow decodes it)", got["price"])
+	assert.Equal(t, "paged", got["price"], "a decimal as FIXED_LEN_BYTE_ARRAY: widened to Decimal128 by the page path")
 	assert.Equal(t, "paged", got["flag"])
 	assert.Equal(t, "BYTE_ARRAY read as utf8", got["word"])
 
@@ -762,5 +763,34 @@ func BenchmarkParquetPaths(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestWidenDecimalsOracle widens big-endian two's complement decimals of
+// every width from 1 to 16 bytes to little-endian Decimal128 words, checked
+// against math/big.
+func TestWidenDecimalsOracle(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for w := 1; w <= 16; w++ {
+		const k = 64
+		src := make([]byte, w*k)
+		for i := range src {
+			src[i] = byte(r.Uint32())
+		}
+		src[0], src[w] = 0x80, 0x7f // (the extremes' sign bytes)
+		dst := make([]byte, 16*k)
+		widenDecimals(dst, src, w, k)
+		for i := 0; i < k; i++ {
+			v := src[i*w : (i+1)*w]
+			want := new(big.Int).SetBytes(v)
+			if v[0]&0x80 != 0 {
+				want.Sub(want, new(big.Int).Lsh(big.NewInt(1), uint(8*w)))
+			}
+			lo := binary.LittleEndian.Uint64(dst[16*i:])
+			hi := int64(binary.LittleEndian.Uint64(dst[16*i+8:]))
+			got := new(big.Int).Lsh(big.NewInt(hi), 64)
+			got.Add(got, new(big.Int).SetUint64(lo))
+			require.Equal(t, want.String(), got.String(), "width %d, value %d", w, i)
+		}
 	}
 }
