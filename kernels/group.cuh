@@ -36,10 +36,15 @@
 //           groups, as many copies as fit (up to one a lane), so that the
 //           lanes of a warp rarely hit one word (whose atomics serialize);
 //           the copies merge when the block is done. Floats: a float sum depends on the order of its
-//           additions, so there are no float atomics. A window of at most
-//           AGG_GROUP_FLOAT_WARP_GROUPS groups has a table per warp
-//           (FloatWarpTable): warp w folds its own slice of each tile, 32
-//           rows at a time, the lowest lane of each group
+//           additions, so there are no float atomics (the extremes and
+//           counts, whose updates commute, may have integer ones). The
+//           kernels arrowagg_group_threads_<float kind> (a window of very
+//           few groups) have a table per thread (FloatThreadTable): each
+//           thread folds its own rows into its own sums, and the threads'
+//           sums of a group merge in a fixed tree when the block is done.
+//           A window of at most AGG_GROUP_FLOAT_WARP_GROUPS groups has a
+//           table per warp (FloatWarpTable): warp w folds its own slice of
+//           each tile, 32 rows at a time, the lowest lane of each group
 //           (__match_any_sync) folding the step's rows of its group in
 //           lane order; the block's state of a group is its warps' entries
 //           merged in warp order. A larger window has one table
@@ -308,6 +313,7 @@ template <typename VT, class Fam> struct IntTable {
     for (uint64_t e = j * reps; e < (j + 1) * reps; e++) r += rows[e];
     return r;
   }
+  __device__ void settle() {}  // (the atomics left the table complete)
 };
 
 // add_pair is State's addPair (agg/state.go) with no compensation of x: x
@@ -488,6 +494,7 @@ template <typename VT> struct FloatTable {
                                cnt[j]}};
   }
   __device__ __forceinline__ uint64_t group_rows(uint64_t j) const { return rows[j]; }
+  __device__ void settle() {}
 };
 
 // FloatWarpTable is a block's float states for a window of few groups
@@ -586,6 +593,149 @@ template <typename VT> struct FloatWarpTable {
     for (int w = 0; w < kBlockWarps; w++) r += rows[(uint64_t)w * p + j];
     return r;
   }
+  __device__ void settle() {}  // (state merges the warps' entries)
+};
+
+// add_special adds t (not finite: a special's term) to the special word
+// at p by a compare-and-swap loop. A sum of infinities and NaNs is the
+// same value in any order (a NaN as soon as one is a NaN or both
+// infinities appear; the device's NaNs are its own, whatever the
+// operands'), so such a word may be shared by lanes whose order varies.
+__device__ __forceinline__ void add_special(double* p, double t) {
+  unsigned long long* w = (unsigned long long*)p;
+  unsigned long long old = *(volatile unsigned long long*)w, seen;
+  do {
+    seen = old;
+    old = atomicCAS(w, seen, f64_bits(as_f64(seen) + t));
+  } while (old != seen);
+}
+
+// FloatThreadTable is a block's float states for a window of very few
+// groups: the sums (sum, compensation) a table per thread, field by field
+// (entry j * kBlockThreads + t, AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES a group
+// and thread), then the block's fields of a group that do not depend on
+// the order of its rows: its special (the sum of its non-finite partial
+// sums, add_special) and, in AGG_GROUP_FLOAT_THREAD_COPIES copies (entry
+// j * copies + c: lane l's copy l % copies, so that a warp's lanes rarely
+// meet on a word), its min key, max key, rows and count, raised and counted
+// by shared-memory atomics; all in the launch's dynamic shared memory (the
+// host launches these kernels, arrowagg_group_threads_<float kind>, for a
+// domain whose tables leave room for several blocks a multiprocessor:
+// kernels.PlanGroupLaunch). Thread t folds its rows of each tile
+// (GroupRows: rows t, t + kBlockThreads, ... of the tile) one after the
+// other into its own sums: no lane shares them, so there is no match of
+// lanes, no staging and no barrier a tile, and the sums of a lane lie at
+// words 2t (mod 32) whatever their group, so that a warp's lanes meet on a
+// bank only as 64-bit words do. When the block is done (settle), each
+// group's threads' sums merge in a fixed tree (FloatFamily::merge: thread t
+// takes thread t + off's, off = kBlockThreads / 2, ..., 1; the tree's own
+// non-finite sums go to the special) and its copies into the first: a
+// group's state is fixed by the grid, never by timing.
+template <typename VT> struct FloatThreadTable {
+  static constexpr unsigned kCopies = AGG_GROUP_FLOAT_THREAD_COPIES;
+  static_assert((kCopies & (kCopies - 1)) == 0 && kCopies <= kWarpThreads, "copies: a power of two, at most a warp's lanes");
+  unsigned p;
+  double *s, *c;         // a thread's: entry j * kBlockThreads + t
+  double* sp;            // the block's: entry j
+  long long *kmn, *kmx;  // the block's copies: entry j * kCopies + copy
+  unsigned *rows, *cnt;
+
+  __device__ FloatThreadTable(unsigned long long* smem, uint64_t p_)
+      : p((unsigned)p_),
+        s((double*)smem),
+        c(s + kBlockThreads * p_),
+        sp(c + kBlockThreads * p_),
+        kmn((long long*)(sp + p_)),
+        kmx(kmn + kCopies * p_),
+        rows((unsigned*)(kmx + kCopies * p_)),
+        cnt(rows + kCopies * p_) {}
+
+  __device__ static uint64_t bytes(uint64_t p) {
+    return p * (kBlockThreads * AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES + 8 + kCopies * AGG_GROUP_FLOAT_THREAD_SHARED_BYTES);
+  }
+
+  __device__ void init(uint64_t) {
+    for (unsigned j = threadIdx.x; j < kBlockThreads * p; j += kBlockThreads) s[j] = c[j] = 0;
+    for (unsigned j = threadIdx.x; j < p; j += kBlockThreads) sp[j] = 0;
+    for (unsigned j = threadIdx.x; j < kCopies * p; j += kBlockThreads) {
+      kmn[j] = kKey64PosInf;
+      kmx[j] = kKey64NegInf;
+      rows[j] = cnt[j] = 0;
+    }
+  }
+
+  // fold folds this thread's rows of a tile, in row order: a null value's
+  // row counts in rows alone; a number's row counts, moves the extremes
+  // (NaN skipped; a stale read never hides a change: they move one way)
+  // and is two-summed into the thread's sums (add_pair's operations).
+  __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
+    GroupRows<VT> rs;
+    rs.load(in, base, bad);
+    const unsigned copy = threadIdx.x % kCopies;
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      if (rs.g[i] == kGroupSkip) continue;
+      const unsigned g = (unsigned)rs.g[i], r = g * kCopies + copy;
+      atomicAdd(&rows[r], 1u);
+      if (!rs.ok[i]) continue;
+      atomicAdd(&cnt[r], 1u);
+      const double v = (double)rs.x[i];
+      if (v == v) {
+        const long long k = key64(v);
+        if (k < *(volatile long long*)&kmn[r]) atomicMin(&kmn[r], k);
+        if (k > *(volatile long long*)&kmx[r]) atomicMax(&kmx[r], k);
+      }
+      const unsigned e = g * kBlockThreads + threadIdx.x;
+      const double a = s[e], cc = c[e], t = a + v;
+      if (!isfinite(t)) {
+        add_special(&sp[g], t);
+        s[e] = 0;
+        continue;
+      }
+      const double z = t - a;
+      c[e] = cc + ((a - (t - z)) + (v - z));
+      s[e] = t;
+    }
+  }
+
+  // settle merges each group's threads' sums into its thread 0's, in the
+  // tree, and its copies into its first.
+  __device__ void settle() {
+    for (unsigned off = kBlockThreads / 2; off > 0; off /= 2) {
+      __syncthreads();  // the sums of the level before are written
+      for (unsigned i = threadIdx.x; i < p * off; i += kBlockThreads) {
+        const unsigned j = i / off, a = j * kBlockThreads + i % off, b = a + off;
+        FloatFamily::State x = sums(a);
+        FloatFamily::merge(x, sums(b));
+        s[a] = as_f64(x.w[0]), c[a] = as_f64(x.w[1]);
+        if (x.w[2] != 0) add_special(&sp[j], as_f64(x.w[2]));  // (the two sums' total was not finite)
+      }
+    }
+    for (unsigned j = threadIdx.x; j < p; j += kBlockThreads) {  // (the copies, written before the first barrier)
+      const unsigned e = j * kCopies;
+      for (unsigned r = e + 1; r < e + kCopies; r++) {
+        kmn[e] = tmin(kmn[e], kmn[r]);
+        kmx[e] = tmax(kmx[e], kmx[r]);
+        rows[e] += rows[r];
+        cnt[e] += cnt[r];
+      }
+    }
+    __syncthreads();  // the specials of the tree's last level are added
+  }
+
+  // sums is entry e's sums as a state of no special and no value
+  // (FloatFamily::merge's sum and compensation depend on neither).
+  __device__ __forceinline__ FloatFamily::State sums(unsigned e) const {
+    return FloatFamily::State{{f64_bits(s[e]), f64_bits(c[e]), 0, (uint64_t)kKey64PosInf, (uint64_t)kKey64NegInf, 0}};
+  }
+  __device__ __forceinline__ FloatFamily::State state(uint64_t j) const {
+    FloatFamily::State x = sums((unsigned)j * kBlockThreads);
+    const unsigned e = (unsigned)j * kCopies;
+    x.w[2] = f64_bits(sp[j]);
+    x.w[3] = (uint64_t)kmn[e], x.w[4] = (uint64_t)kmx[e], x.w[5] = cnt[e];
+    return x;
+  }
+  __device__ __forceinline__ uint64_t group_rows(uint64_t j) const { return rows[(unsigned)j * kCopies]; }
 };
 
 // GroupTable is the table of value type VT and its family.
@@ -745,6 +895,7 @@ __device__ __forceinline__ void group_table_grid(Table& tab, const GroupIn& in, 
   unsigned bad = 0;
   for (uint64_t base = (uint64_t)blockIdx.x * kGroupTile; base < in.n; base += (uint64_t)gridDim.x * kGroupTile)
     tab.fold(in, base, bad);
+  tab.settle();
   group_finish<Fam>(tab, in.window, bad, partials, ticket, out);
 }
 
@@ -928,6 +1079,20 @@ __device__ __forceinline__ void group_wide(const GroupIn& in, unsigned flags, ui
     group_grid<VT>(ARROWAGG_GROUP_IN(g0, window), partials, ticket, out);                                \
   }
 ARROWAGG_GROUP_VALUES(ARROWAGG_GROUP_KERNEL)
+
+// The float kernels with a table per thread (FloatThreadTable): the
+// grouped kernels' parameters; registers for four blocks a multiprocessor
+// (the tables of up to 11 groups leave room for them).
+#define ARROWAGG_GROUP_THREADS_KERNEL(name, VT)                                                           \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, 4)                                         \
+      arrowagg_group_threads_##name(ARROWAGG_GROUP_ROWS, unsigned long long g0, unsigned long long window, \
+                                    uint64_t* partials, unsigned int* ticket, uint64_t* out) {            \
+    if (kkind > kKind_uint64) return;                                                                    \
+    FloatThreadTable<VT> tab(dynamic_shared(), window);                                                  \
+    group_table_grid<FloatFamily>(tab, ARROWAGG_GROUP_IN(g0, window), partials, ticket, out);            \
+  }
+ARROWAGG_GROUP_THREADS_KERNEL(float32, float)
+ARROWAGG_GROUP_THREADS_KERNEL(float64, double)
 
 // The wide kernels: parameters as the grouped kernels' up to n, then flags
 // (kWideSum, kWideExtremes) and the table (above).

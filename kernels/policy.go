@@ -125,6 +125,21 @@ const (
 	// AggWarpThreads rows of {value, group} per warp); a larger window keeps
 	// one table, each group's rows folded by one warp.
 	AggGroupFloatWarpGroups = 96
+	// AggGroupFloatThreadEntryBytes is the bytes of a group of a thread's
+	// table of sums (sum, compensation: 64-bit) in the float grouped kernels
+	// with a table per thread (arrowagg_group_threads_<float kind>); a block
+	// keeps AggBlockThreads of them a group, then the group's special
+	// (64-bit) and AggGroupFloatThreadCopies copies of the block's fields
+	// whose updates commute (AggGroupFloatThreadSharedBytes each).
+	AggGroupFloatThreadEntryBytes = 16
+	// AggGroupFloatThreadSharedBytes is the bytes of a copy of a group's
+	// fields whose updates commute (min key, max key: 64-bit; rows, count:
+	// 32-bit) in a block with a table per thread.
+	AggGroupFloatThreadSharedBytes = 24
+	// AggGroupFloatThreadCopies is the copies of the table of the fields
+	// whose updates commute in a block with a table per thread (lane l's
+	// atomics go to copy l % copies): a power of two, at most a warp's lanes.
+	AggGroupFloatThreadCopies = 16
 
 	// AggColumnDescBytes is the size of a column descriptor of the
 	// many-column kernel (ColumnDesc).

@@ -136,6 +136,21 @@
 // AGG_WARP_THREADS rows of {value, group} per warp); a larger window keeps
 // one table, each group's rows folded by one warp.
 #define AGG_GROUP_FLOAT_WARP_GROUPS 96
+// AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES is the bytes of a group of a thread's
+// table of sums (sum, compensation: 64-bit) in the float grouped kernels
+// with a table per thread (arrowagg_group_threads_<float kind>); a block
+// keeps AGG_BLOCK_THREADS of them a group, then the group's special
+// (64-bit) and AGG_GROUP_FLOAT_THREAD_COPIES copies of the block's fields
+// whose updates commute (AGG_GROUP_FLOAT_THREAD_SHARED_BYTES each).
+#define AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES 16
+// AGG_GROUP_FLOAT_THREAD_SHARED_BYTES is the bytes of a copy of a group's
+// fields whose updates commute (min key, max key: 64-bit; rows, count:
+// 32-bit) in a block with a table per thread.
+#define AGG_GROUP_FLOAT_THREAD_SHARED_BYTES 24
+// AGG_GROUP_FLOAT_THREAD_COPIES is the copies of the table of the fields
+// whose updates commute in a block with a table per thread (lane l's
+// atomics go to copy l % copies): a power of two, at most a warp's lanes.
+#define AGG_GROUP_FLOAT_THREAD_COPIES 16
 
 // AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
 // many-column kernel (ColumnDesc).

@@ -109,6 +109,53 @@ func GroupLaunchWindow(k column.Kind, domain, optin, perSM int) int {
 	return (domain + launches - 1) / launches
 }
 
+// GroupLaunch is how the grouped kernels fold a domain of groups of one
+// value kind: the kernel, the groups of each launch (the domain is folded in
+// windows of Window groups, a launch each) and whether its blocks keep a
+// table per thread.
+type GroupLaunch struct {
+	Kernel  string
+	Window  int
+	Threads bool // float values, a table per thread (group.cuh's FloatThreadTable)
+	kind    column.Kind
+}
+
+// PlanGroupLaunch is the grouped kernels' launches over a domain of domain
+// groups of values of kind k (GroupKernel's kinds) on a device whose kernels
+// may opt in to optin bytes of shared memory a block, of perSM a
+// multiprocessor. Float values whose domain's tables per thread leave room
+// for two blocks a multiprocessor are one launch of the kernel with a table
+// per thread (arrowagg_group_threads_<kind>: no lanes matched, no rows
+// staged; a block alone has too few warps to hide their latencies); other
+// domains are GroupKernel's launches in GroupLaunchWindow's windows.
+func PlanGroupLaunch(k column.Kind, domain, optin, perSM int) GroupLaunch {
+	if k.Family() == column.FamilyFloat && domain <= GroupThreadsWindow(min(optin, perSM/2-groupBlockReserve)) {
+		return GroupLaunch{Kernel: "arrowagg_group_threads_" + k.String(), Window: domain, Threads: true, kind: k}
+	}
+	return GroupLaunch{Kernel: GroupKernel(k), Window: GroupLaunchWindow(k, domain, optin, perSM), kind: k}
+}
+
+// SharedBytes is the dynamic shared memory of a launch over a window of p
+// groups.
+func (l GroupLaunch) SharedBytes(p int) int {
+	if l.Threads {
+		return p * groupThreadsEntryBytes
+	}
+	return GroupSharedBytes(l.kind, p)
+}
+
+// groupThreadsEntryBytes is the shared memory of a group in a block of
+// float groups with a table per thread (group.cuh's FloatThreadTable): the
+// threads' sums, the group's special, the copies of the block's fields
+// whose updates commute.
+const groupThreadsEntryBytes = AggBlockThreads*AggGroupFloatThreadEntryBytes + 8 + AggGroupFloatThreadCopies*AggGroupFloatThreadSharedBytes
+
+// GroupThreadsWindow is the most groups of the float kernels with a table
+// per thread in shared bytes of shared memory a block.
+func GroupThreadsWindow(shared int) int {
+	return max(0, shared) / groupThreadsEntryBytes
+}
+
 // GroupSharedBytes is the dynamic shared memory of a launch of the grouped
 // kernel of value kind k over a window of groups.
 func GroupSharedBytes(k column.Kind, window int) int {

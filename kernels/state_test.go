@@ -101,6 +101,42 @@ func TestGroupLaunchWindow(t *testing.T) {
 	}
 }
 
+// TestPlanGroupLaunch: float values of a domain whose tables per thread fit
+// two blocks of the multiprocessor are one launch of the kernel with a
+// table per thread; others, and every integer kind, are GroupLaunchWindow's.
+func TestPlanGroupLaunch(t *testing.T) {
+	const optin, perSM = 227 << 10, 228 << 10
+	require.Equal(t, 25, GroupThreadsWindow(perSM/2-groupBlockReserve))
+	for _, c := range []struct {
+		k                    column.Kind
+		domain, optin, perSM int
+		threads              bool
+	}{
+		{column.Float64, 11, optin, perSM, true},
+		{column.Float32, 1, optin, perSM, true},
+		{column.Float64, 25, optin, perSM, true},
+		{column.Float64, 26, optin, perSM, false},
+		{column.Float64, 1001, optin, perSM, false},
+		{column.Float64, 11, 48 << 10, 64 << 10, false}, // 48 KiB of tables per thread: too many for two blocks of that device
+		{column.Float64, 4, 48 << 10, 64 << 10, true},
+		{column.Int64, 11, optin, perSM, false},
+	} {
+		l := PlanGroupLaunch(c.k, c.domain, c.optin, c.perSM)
+		require.Equal(t, c.threads, l.Threads, "%s, %d groups", c.k, c.domain)
+		if c.threads {
+			require.Equal(t, "arrowagg_group_threads_"+c.k.String(), l.Kernel)
+			require.Equal(t, c.domain, l.Window)
+			require.Equal(t, c.domain*(AggBlockThreads*AggGroupFloatThreadEntryBytes+8+AggGroupFloatThreadCopies*AggGroupFloatThreadSharedBytes),
+				l.SharedBytes(c.domain))
+			require.LessOrEqual(t, l.SharedBytes(l.Window), min(c.optin, c.perSM/2-groupBlockReserve))
+			continue
+		}
+		require.Equal(t, GroupKernel(c.k), l.Kernel)
+		require.Equal(t, GroupLaunchWindow(c.k, c.domain, c.optin, c.perSM), l.Window)
+		require.Equal(t, GroupSharedBytes(c.k, l.Window), l.SharedBytes(l.Window))
+	}
+}
+
 // TestMergeGroupWords: a grouped kernel's words of a window of groups
 // merge into the groups as GroupState and MergeState merge them, for every
 // family of the grouped kernels, with groups of no valid value and no rows.

@@ -100,7 +100,9 @@ type GroupKey struct {
 // per window of groups (kernels.GroupLaunchWindow: the domain whose table
 // fits a block's shared memory, opted in past 48 KiB where the device
 // allows it: on an H100, all of it for up to 2892 integer or 1752 float
-// groups), and copies back only the groups' states. A domain of more than
+// groups; float values of at most 25 groups, the null key's included, in
+// one launch of the kernel with a table per thread, kernels.PlanGroupLaunch),
+// and copies back only the groups' states. A domain of more than
 // kernels.AggGroupMax keys (integer values only) is one launch of the wide
 // kernel: the groups' states in one table in device memory, folded by
 // global atomics (exact: integer additions, minima and maxima commute),
@@ -207,18 +209,18 @@ func checkGroup(b *Backend, key GroupKey, sel *DeviceColumn, values []*DeviceCol
 // (and per 2^30 rows a block: step); device thread.
 func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) (err error) {
 	d, st := b.d, b.lanes[0].stream
-	name := kernels.GroupKernel(v.kind)
+	words := kernels.GroupWords(v.kind)
+	domain := key.Groups + 1
+	plan := kernels.PlanGroupLaunch(v.kind, domain, d.info.SharedOptin, d.info.SharedPerSM)
+	name, window := plan.Kernel, plan.Window
 	fn, _, err := d.lazyKernel(name)
 	if err != nil {
 		return err
 	}
-	words := kernels.GroupWords(v.kind)
-	domain := key.Groups + 1
-	window := kernels.GroupLaunchWindow(v.kind, domain, d.info.SharedOptin, d.info.SharedPerSM)
-	if err := d.optInShared(fn, name, kernels.GroupSharedBytes(v.kind, window)); err != nil {
+	if err := d.optInShared(fn, name, plan.SharedBytes(window)); err != nil {
 		return err
 	}
-	occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, int64(kernels.GroupSharedBytes(v.kind, window)))
+	occ, err := fn.MaxActiveBlocksPerMultiProcessor(blockThreads, int64(plan.SharedBytes(window)))
 	if err != nil {
 		return fmt.Errorf("reading the occupancy of %s: %w", name, err)
 	}
@@ -268,7 +270,7 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 			p := min(window, domain-g0)
 			args := groupArgs(key, sel, v, lo, m)
 			args.U64(uint64(g0)).U64(uint64(p)).Ptr(partials.ptr).Ptr(ticket.ptr).Ptr(res.ptr)
-			shared := kernels.GroupSharedBytes(v.kind, p)
+			shared := plan.SharedBytes(p)
 			if err := fn.Launch(int(gr), 1, 1, blockThreads, 1, 1, shared, st, &args); err != nil {
 				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
 			}

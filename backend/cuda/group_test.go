@@ -229,6 +229,9 @@ func TestGroupResident(t *testing.T) {
 		{arrow.PrimitiveTypes.Uint32, arrow.PrimitiveTypes.Int8, 7, 3, 9_999, 0, 0.5, false, 0},
 		{arrow.PrimitiveTypes.Int8, arrow.PrimitiveTypes.Float32, -128, 256, 40_000, 0.1, 0, true, 0},
 		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint16, 0, 5, 1, 0, 0, false, 0},
+		// Float values of few groups: a table per thread (kernels.PlanGroupLaunch).
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, -5, 10, 100_003, 0.1, 0.2, true, 0.1},
+		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float32, 3, 17, 50_000, 0, 0.1, false, 0},
 		// The wide kernels: domains beyond kernels.AggGroupMax.
 		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, -5, 5000, 100_003, 0.1, 0.2, true, 0.1},
 		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Uint32, 1 << 20, 70_000, 300_001, 0.05, 0.1, false, 0},
@@ -412,7 +415,7 @@ func BenchmarkGroupResident(b *testing.B) {
 	for _, c := range []struct {
 		typ    string
 		groups int
-	}{{"int64", 10}, {"int64", 1000}, {"float64", 10}, {"float64", 1000}, {"int64", 1_000_000}} {
+	}{{"int64", 10}, {"int64", 1000}, {"float64", 10}, {"float64", 16}, {"float64", 50}, {"float64", 1000}, {"int64", 1_000_000}} {
 		groups := c.groups
 		b.Run(fmt.Sprintf("%s/groups=%d", c.typ, groups), func(b *testing.B) {
 			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64")

@@ -11,7 +11,9 @@
 // documented order of the float sums: each block's rows of a group folded in
 // row order with State's addPair (a window of at most
 // AGG_GROUP_FLOAT_WARP_GROUPS groups: each warp's rows, its tables merged in
-// warp order), the blocks' partials merged in block order. Every launch must leave its ticket zeroed; keys outside the domain
+// warp order; the kernels with a table per thread,
+// arrowagg_group_threads_<float kind>: each thread's rows, its tables merged
+// in FloatThreadTable's tree), the blocks' partials merged in block order. Every launch must leave its ticket zeroed; keys outside the domain
 // are counted, not folded. The wide kernels (arrowagg_group_wide_<integer
 // kind>: domains beyond AGG_GROUP_MAX in one table in device memory) are
 // checked field by field against the exact reference, with each set of
@@ -74,6 +76,7 @@ struct Ref {
   __int128 mn = 0, mx = 0;  // integers, when count > 0
   std::vector<FloatFamily::State> blocks;  // floats: a state per block
   std::vector<FloatFamily::State> warps;   // floats: a state per block and warp (tables per warp)
+  std::vector<FloatFamily::State> threads;  // floats: a state per block and thread (tables per thread)
 };
 
 static double float_value(std::mt19937_64& r) {
@@ -208,7 +211,25 @@ template <typename KT, typename VT> struct Rows {
   const uint32_t* svv(const Case& c) const { return c.selnulls ? selv.data() : nullptr; }
 };
 
-template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t kkind, const Case& c, const char* name) {
+// tree_order is FloatThreadTable::settle's merge of a block's threads'
+// states (kBlockThreads of them, at st): thread t takes t + off's, off =
+// kBlockThreads / 2, ..., 1.
+static FloatFamily::State tree_order(const FloatFamily::State* st) {
+  std::vector<FloatFamily::State> a(st, st + kBlockThreads);
+  for (unsigned off = kBlockThreads / 2; off > 0; off /= 2)
+    for (unsigned t = 0; t < off; t++) FloatFamily::merge(a[t], a[t + off]);
+  return a[0];
+}
+
+// Table is the float tables of a kernel: the grouped kernels' (a table per
+// warp up to AGG_GROUP_FLOAT_WARP_GROUPS groups, one table past that), or
+// those of arrowagg_group_threads_<kind> (a table per thread).
+enum class Table { kernel, threads };
+
+// run_case runs kernel k, whose float tables are t's, over case c's rows.
+template <typename KT, typename VT>
+static void run_case(GroupKern k, uint32_t kkind, const Case& c, const char* name, Table t = Table::kernel) {
+  const bool threads = t == Table::threads;
   constexpr bool kFloat = std::is_floating_point<VT>::value;
   constexpr bool kSigned = VT(-1) < VT(0);
   constexpr int K = kFloat ? AGG_FLOAT_WORDS : AGG_INTEGER_WORDS, W = K + 1;
@@ -220,6 +241,7 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
     FloatFamily::State id = FloatFamily::identity();
     r.blocks.assign(c.grid, id);
     r.warps.assign(c.grid * kBlockWarps, id);
+    if (threads) r.threads.assign((size_t)c.grid * kBlockThreads, id);
   }
   const uint64_t want_bad = rs.fold(c, [&](uint64_t g, uint64_t i, bool valid) {
     Ref& r = ref[g];
@@ -231,6 +253,7 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
       const unsigned warp = (unsigned)((i % kGroupTile) / (kWarpThreads * kGroupItems));
       ref_float_fold(r.blocks[block], (double)x);
       ref_float_fold(r.warps[block * kBlockWarps + warp], (double)x);
+      if (threads) ref_float_fold(r.threads[(size_t)block * kBlockThreads + (i % kGroupTile) % kBlockThreads], (double)x);
       r.count++;
     } else {
       ref_int(r, kSigned ? (__int128)(int64_t)x : (__int128)(uint64_t)x);
@@ -243,12 +266,13 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
     const uint64_t p = std::min(c.window, c.groups + 1 - g0);
     std::vector<uint64_t> partials(c.grid * (W * p + 1), 0xdeadbeefdeadbeefULL), out(W * p + 1, 0xabad1deaULL);
     std::vector<unsigned> ticket(1 + (c.grid + kGroupCluster - 1) / kGroupCluster, 0);
-    const bool warps = kFloat && p <= AGG_GROUP_FLOAT_WARP_GROUPS;  // (a table per warp)
-    const size_t shared = warps ? FloatWarpTable<VT>::bytes(p)
+    const bool warps = kFloat && !threads && p <= AGG_GROUP_FLOAT_WARP_GROUPS;  // (a table per warp)
+    const size_t shared = threads  ? FloatThreadTable<VT>::bytes(p)
+                          : warps  ? FloatWarpTable<VT>::bytes(p)
                           : kFloat ? FloatTable<VT>::bytes(p)
                                    : IntTable<VT, SignedFamily>::bytes(p);
-    CHECK(shared <= AGG_GROUP_SHARED_BYTES, "%s: a table of %llu groups: %zu bytes", name, (unsigned long long)p,
-          shared);
+    CHECK(t != Table::kernel || shared <= AGG_GROUP_SHARED_BYTES, "%s: a table of %llu groups: %zu bytes", name,
+          (unsigned long long)p, shared);
     emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)rs.keys.data(),
                       (unsigned long long)c.koff, rs.kv(c), (unsigned long long)c.kbit, (unsigned long long)kkind,
                       (unsigned long long)rs.kmin, (unsigned long long)c.groups, (const void*)rs.vals.data(),
@@ -276,6 +300,7 @@ template <typename KT, typename VT> static void run_case(GroupKern k, uint32_t k
         std::vector<FloatFamily::State> blocks, clusters;
         for (unsigned b = 0; b < c.grid; b++) {
           FloatFamily::State bs = r.blocks[b];
+          if (threads) bs = tree_order(&r.threads[(size_t)b * kBlockThreads]);
           if (warps) {
             bs = FloatFamily::identity();
             for (int w = 0; w < kBlockWarps; w++) FloatFamily::merge(bs, r.warps[b * kBlockWarps + w]);
@@ -343,6 +368,33 @@ static std::vector<Case> cases(uint64_t span, bool floats) {
     }
   }
   return cs;
+}
+
+// cases_threads are the configurations of the float kernels with a table
+// per thread: domains of a few groups, in one window or several.
+static std::vector<Case> cases_threads() {
+  std::vector<Case> cs;
+  for (uint64_t g : {1, 2, 3, 10, 17, 40}) {
+    for (int rep = 0; rep < 3; rep++) {
+      Case c{};
+      c.groups = g;
+      c.n = (uint64_t[]){0, 1, 37, 2049, 5000, 9000, 20000}[rng() % 7];
+      c.koff = rng() % 9, c.kbit = rng() % 40, c.voff = rng() % 9, c.vbit = rng() % 40;
+      c.sbit = rng() % 40, c.svbit = rng() % 40;
+      c.knulls = rng() % 2, c.vnulls = rng() % 2, c.sel = rng() % 2, c.selnulls = rng() % 3 == 0;
+      c.grid = rng() % 6 == 0 ? 17 : 1 + rng() % 4;
+      c.window = rng() % 3 == 0 ? 1 + rng() % (g + 1) : g + 1;
+      c.bad = rng() % 4 == 0 ? 1 + rng() % 5 : 0;
+      cs.push_back(c);
+    }
+  }
+  return cs;
+}
+
+template <typename KT, typename VT> static void test_threads(GroupKern k, uint32_t kkind, const char* name) {
+  const int before = failures;
+  for (const Case& c : cases_threads()) run_case<KT, VT>(k, kkind, c, name, Table::threads);
+  printf("%-22s %s\n", name, failures == before ? "ok" : "FAILED");
 }
 
 template <typename KT, typename VT> static void test(GroupKern k, uint32_t kkind, const char* name) {
@@ -443,6 +495,9 @@ int main() {
   test<int64_t, double>(arrowagg_group_float64, kKind_int64, "float64 by int64");
   test<uint32_t, double>(arrowagg_group_float64, kKind_uint32, "float64 by uint32");
   test<int32_t, float>(arrowagg_group_float32, kKind_int32, "float32 by int32");
+  test_threads<int64_t, double>(arrowagg_group_threads_float64, kKind_int64, "threads float64 by int64");
+  test_threads<uint8_t, double>(arrowagg_group_threads_float64, kKind_uint8, "threads float64 by uint8");
+  test_threads<int16_t, float>(arrowagg_group_threads_float32, kKind_int16, "threads float32 by int16");
   printf("%s: %d failures (%d launches)\n", failures ? "FAIL" : "PASS", failures, launches);
   return failures != 0;
 }
