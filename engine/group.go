@@ -822,8 +822,9 @@ func forEach(n, workers int, f func(i int) error) error {
 // place (directColumn); tests turn it off to compare with the builders.
 var directResult = true
 
-// resultRange is the groups of a task building the result.
-const resultRange = 1 << 16
+// resultRange is the groups of a task building the result (a variable:
+// tests make it small, so that small results have several ranges).
+var resultRange = 1 << 16
 
 // resultBatch is the groups whose states a task reads at once
 // (core.Grouper.States).

@@ -61,11 +61,11 @@ func TestSplitExecution(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	gpu := &fakeGPU{cpu: cpu.CPU{Threads: 1}}
-	e, err := New(WithGPU(gpu), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem), WithMinSplitBytes(32<<20))
+	e, err := New(WithGPU(gpu), WithCalibration(splitCalibration()), WithThreads(2), WithAllocator(mem), WithMinSplitBytes(2<<20))
 	require.NoError(t, err)
 	defer e.Close()
 
-	n := 40 << 20 / 8 // 40 MiB of int64: above the split threshold
+	n := 4 << 20 / 8 // 4 MiB of int64: above the split threshold
 	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int8, arrow.BinaryTypes.String}
 	cols := make([]arrow.Array, len(types))
 	fields := make([]arrow.Field, len(types))
@@ -94,7 +94,7 @@ func TestSplitExecution(t *testing.T) {
 	plan := acc.Plan()
 	require.Equal(t, "cpu+gpu", plan[0].BackendName(), plan[0].Reason)
 	require.InDelta(t, 0.5, plan[0].GPUFraction, 1e-9)
-	require.Equal(t, "cpu", plan[1].BackendName(), "5 MiB of int8: below the split threshold, and the cpu is faster than a launch plus the copy")
+	require.Equal(t, "cpu", plan[1].BackendName(), "0.5 MiB of int8: below the split threshold, and the cpu is faster than a launch plus the copy")
 	require.Equal(t, "cpu", plan[2].BackendName())
 	require.Contains(t, plan[2].Reason, "does not handle")
 	// The fake GPU got about half of each split column, in whole morsels.

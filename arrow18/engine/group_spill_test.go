@@ -262,9 +262,9 @@ func TestGroupResultByParts(t *testing.T) {
 	r, _ := seeded(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	defer func(n int) { takeRange = n }(takeRange)
-	takeRange = 10_000
-	schema, recs := spillBatches(mem, r, 150_000, 15_000)
+	defer func(n, m int) { takeRange, resultRange = n, m }(takeRange, resultRange)
+	takeRange, resultRange = 3_000, 4_096 // (several ranges of each)
+	schema, recs := spillBatches(mem, r, 15_000, 4_000)
 	defer func() {
 		for _, rec := range recs {
 			rec.Release()

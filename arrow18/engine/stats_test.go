@@ -128,7 +128,38 @@ func oracleStats(vals []any, scale int32) statsOracle {
 	return o
 }
 
+// exactVariance is the sample variance of xs, exact: (n·Σx² − (Σx)²) /
+// (n(n−1)). When every denominator is a power of two (floats, integers),
+// the sums are of integers over the largest denominator D (x·D exact), with
+// no reduction a term; otherwise of rationals.
 func exactVariance(xs []*big.Rat) *big.Rat {
+	n := int64(len(xs))
+	shift := 0 // D = 2^shift
+	for _, x := range xs {
+		d := x.Denom()
+		if d.TrailingZeroBits() != uint(d.BitLen()-1) { // not a power of two
+			shift = -1
+			break
+		}
+		shift = max(shift, d.BitLen()-1)
+	}
+	if shift < 0 {
+		return ratVariance(xs)
+	}
+	s, q, t, sq := new(big.Int), new(big.Int), new(big.Int), new(big.Int)
+	for _, x := range xs {
+		t.Lsh(x.Num(), uint(shift-(x.Denom().BitLen()-1)))
+		s.Add(s, t)
+		q.Add(q, sq.Mul(t, t))
+	}
+	num := new(big.Int).Mul(big.NewInt(n), q)
+	num.Sub(num, sq.Mul(s, s))
+	den := new(big.Int).Lsh(big.NewInt(n*(n-1)), uint(2*shift))
+	return new(big.Rat).SetFrac(num, den)
+}
+
+// ratVariance is exactVariance with sums of rationals.
+func ratVariance(xs []*big.Rat) *big.Rat {
 	n := int64(len(xs))
 	s, q := new(big.Rat), new(big.Rat)
 	for _, x := range xs {
@@ -138,6 +169,31 @@ func exactVariance(xs []*big.Rat) *big.Rat {
 	num := new(big.Rat).Mul(big.NewRat(n, 1), q)
 	num.Sub(num, new(big.Rat).Mul(s, s))
 	return num.Quo(num, big.NewRat(n*(n-1), 1))
+}
+
+// TestExactVarianceForms: the oracle's sums of integers over a power of two
+// give the variance its sums of rationals give, for floats of every
+// magnitude, integers and their mixes.
+func TestExactVarianceForms(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 9))
+	for _, spread := range []float64{1, 1e-3, 1e100, 1e-150, 1e300} {
+		for _, n := range []int{2, 3, 17, 500} {
+			xs := make([]*big.Rat, n)
+			for i := range xs {
+				f := statsFloat(r, float64(r.IntN(3)-1)*spread, spread)
+				if r.IntN(7) == 0 {
+					f = math.Ldexp(float64(r.Int64N(1<<53)), -1074) // subnormal
+				}
+				xs[i] = new(big.Rat).SetFloat64(f)
+				if r.IntN(5) == 0 {
+					xs[i] = new(big.Rat).SetInt64(r.Int64() >> r.IntN(60))
+				}
+			}
+			require.Zero(t, ratVariance(xs).Cmp(exactVariance(xs)), "spread %g, n %d", spread, n)
+		}
+	}
+	third := []*big.Rat{big.NewRat(1, 3), big.NewRat(2, 1), big.NewRat(5, 7)} // not powers of two
+	require.Zero(t, ratVariance(third).Cmp(exactVariance(third)))
 }
 
 // varianceBound is the documented error bound of a float column's variance:
