@@ -16,18 +16,22 @@ run: build
 ## test: gofmt check, go vet, every test with the race detector, the
 ## engine's property tests again without it (under it, their largest arrays
 ## are of one type: see engine's bigSizes; the grouped result's test of every
-## type likewise takes seven types under it), the same for the Arrow Go v18
+## type likewise takes seven types under it), dataset's largest combinatorial
+## tests again without it (under it they take every other case: raceSubset),
+## the same for the Arrow Go v18
 ## front end (module arrow18, generated from the v17 one: its engine's tests
 ## are the v17 engine's, which run under the race detector above, so they
 ## run in full without it here, its other packages under it), then a
 ## capped run of the fuzz targets on their seed corpora (fuzz-short)
 ENGINE_PROPERTY_TESTS = ^(TestPropertyAgainstOracle|TestOrderedAggregates|TestGroupResultDirectColumns)$$
+DATASET_FULL_TESTS = ^(TestPagePathStreamsMatchWholePages|TestStreamedPageErrorsMatchWholePages|TestStreamCancelStopsWithinAPiece|TestIPCFileInPlaceMatchesStream|TestIPCFileTruncatedWhileRead)$$
 test:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	$(GO) vet ./... ./testdata/gen
 	$(GO) test -race -timeout 30m ./...
 	$(GO) test -run '$(ENGINE_PROPERTY_TESTS)' ./engine
+	$(GO) test -run '$(DATASET_FULL_TESTS)' ./dataset
 	cd arrow18 && $(GO) vet ./... && $(GO) test -race $$($(GO) list ./... | grep -v '/arrow18/engine$$') && $(GO) test ./engine
 	cd bench && $(GO) vet ./internal/... ./cmd/ipcgen && $(GO) test -race ./internal/... ./cmd/ipcgen
 	$(MAKE) fuzz-short
