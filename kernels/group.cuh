@@ -1082,7 +1082,7 @@ ARROWAGG_GROUP_VALUES(ARROWAGG_GROUP_KERNEL)
 
 // The float kernels with a table per thread (FloatThreadTable): the
 // grouped kernels' parameters; registers for four blocks a multiprocessor
-// (the tables of up to 11 groups leave room for them).
+// (the tables of up to 12 groups leave room for them).
 #define ARROWAGG_GROUP_THREADS_KERNEL(name, VT)                                                           \
   extern "C" __global__ void __launch_bounds__(kBlockThreads, 4)                                         \
       arrowagg_group_threads_##name(ARROWAGG_GROUP_ROWS, unsigned long long g0, unsigned long long window, \
