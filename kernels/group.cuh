@@ -617,8 +617,9 @@ __device__ __forceinline__ void add_special(double* p, double t) {
 // the order of its rows: its special (the sum of its non-finite partial
 // sums, add_special) and, in AGG_GROUP_FLOAT_THREAD_COPIES copies (entry
 // j * copies + c: lane l's copy l % copies, so that a warp's lanes rarely
-// meet on a word), its min key, max key, rows and count, raised and counted
-// by shared-memory atomics; all in the launch's dynamic shared memory (the
+// meet on a word), its min key, max key, rows and null values (its count is
+// the difference: one atomic a valid row, not two), raised and counted by
+// shared-memory atomics; all in the launch's dynamic shared memory (the
 // host launches these kernels, arrowagg_group_threads_<float kind>, for a
 // domain whose tables leave room for several blocks a multiprocessor:
 // kernels.PlanGroupLaunch). Thread t folds its rows of each tile
@@ -638,7 +639,7 @@ template <typename VT> struct FloatThreadTable {
   double *s, *c;         // a thread's: entry j * kBlockThreads + t
   double* sp;            // the block's: entry j
   long long *kmn, *kmx;  // the block's copies: entry j * kCopies + copy
-  unsigned *rows, *cnt;
+  unsigned *rows, *nulls;  // (a group's count is its rows less its nulls)
 
   __device__ FloatThreadTable(unsigned long long* smem, uint64_t p_)
       : p((unsigned)p_),
@@ -648,7 +649,7 @@ template <typename VT> struct FloatThreadTable {
         kmn((long long*)(sp + p_)),
         kmx(kmn + kCopies * p_),
         rows((unsigned*)(kmx + kCopies * p_)),
-        cnt(rows + kCopies * p_) {}
+        nulls(rows + kCopies * p_) {}
 
   __device__ static uint64_t bytes(uint64_t p) {
     return p * (kBlockThreads * AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES + 8 + kCopies * AGG_GROUP_FLOAT_THREAD_SHARED_BYTES);
@@ -660,7 +661,7 @@ template <typename VT> struct FloatThreadTable {
     for (unsigned j = threadIdx.x; j < kCopies * p; j += kBlockThreads) {
       kmn[j] = kKey64PosInf;
       kmx[j] = kKey64NegInf;
-      rows[j] = cnt[j] = 0;
+      rows[j] = nulls[j] = 0;
     }
   }
 
@@ -677,8 +678,10 @@ template <typename VT> struct FloatThreadTable {
       if (rs.g[i] == kGroupSkip) continue;
       const unsigned g = (unsigned)rs.g[i], r = g * kCopies + copy;
       atomicAdd(&rows[r], 1u);
-      if (!rs.ok[i]) continue;
-      atomicAdd(&cnt[r], 1u);
+      if (!rs.ok[i]) {
+        atomicAdd(&nulls[r], 1u);
+        continue;
+      }
       const double v = (double)rs.x[i];
       if (v == v) {
         const long long k = key64(v);
@@ -717,7 +720,7 @@ template <typename VT> struct FloatThreadTable {
         kmn[e] = tmin(kmn[e], kmn[r]);
         kmx[e] = tmax(kmx[e], kmx[r]);
         rows[e] += rows[r];
-        cnt[e] += cnt[r];
+        nulls[e] += nulls[r];
       }
     }
     __syncthreads();  // the specials of the tree's last level are added
@@ -732,7 +735,7 @@ template <typename VT> struct FloatThreadTable {
     FloatFamily::State x = sums((unsigned)j * kBlockThreads);
     const unsigned e = (unsigned)j * kCopies;
     x.w[2] = f64_bits(sp[j]);
-    x.w[3] = (uint64_t)kmn[e], x.w[4] = (uint64_t)kmx[e], x.w[5] = cnt[e];
+    x.w[3] = (uint64_t)kmn[e], x.w[4] = (uint64_t)kmx[e], x.w[5] = rows[e] - nulls[e];
     return x;
   }
   __device__ __forceinline__ uint64_t group_rows(uint64_t j) const { return rows[(unsigned)j * kCopies]; }

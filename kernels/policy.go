@@ -133,8 +133,8 @@ const (
 	// whose updates commute (AggGroupFloatThreadSharedBytes each).
 	AggGroupFloatThreadEntryBytes = 16
 	// AggGroupFloatThreadSharedBytes is the bytes of a copy of a group's
-	// fields whose updates commute (min key, max key: 64-bit; rows, count:
-	// 32-bit) in a block with a table per thread.
+	// fields whose updates commute (min key, max key: 64-bit; rows, null
+	// values: 32-bit) in a block with a table per thread.
 	AggGroupFloatThreadSharedBytes = 24
 	// AggGroupFloatThreadCopies is the copies of the table of the fields
 	// whose updates commute in a block with a table per thread (lane l's

@@ -144,8 +144,8 @@
 // whose updates commute (AGG_GROUP_FLOAT_THREAD_SHARED_BYTES each).
 #define AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES 16
 // AGG_GROUP_FLOAT_THREAD_SHARED_BYTES is the bytes of a copy of a group's
-// fields whose updates commute (min key, max key: 64-bit; rows, count:
-// 32-bit) in a block with a table per thread.
+// fields whose updates commute (min key, max key: 64-bit; rows, null
+// values: 32-bit) in a block with a table per thread.
 #define AGG_GROUP_FLOAT_THREAD_SHARED_BYTES 24
 // AGG_GROUP_FLOAT_THREAD_COPIES is the copies of the table of the fields
 // whose updates commute in a block with a table per thread (lane l's

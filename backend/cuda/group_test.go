@@ -415,10 +415,16 @@ func BenchmarkGroupResident(b *testing.B) {
 	for _, c := range []struct {
 		typ    string
 		groups int
-	}{{"int64", 10}, {"int64", 1000}, {"float64", 10}, {"float64", 16}, {"float64", 50}, {"float64", 1000}, {"int64", 1_000_000}} {
+		nulls  bool // 5% of the values null
+	}{{"int64", 10, false}, {"int64", 1000, false}, {"float64", 10, false}, {"float64", 16, false}, {"float64", 50, false},
+		{"float64", 1000, false}, {"int64", 1_000_000, false}, {"int64", 10, true}, {"float64", 10, true}, {"float64", 1000, true}} {
 		groups := c.groups
-		b.Run(fmt.Sprintf("%s/groups=%d", c.typ, groups), func(b *testing.B) {
-			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64")
+		name := fmt.Sprintf("%s/groups=%d", c.typ, groups)
+		if c.nulls {
+			name = fmt.Sprintf("%s/nulls5/groups=%d", c.typ, groups)
+		}
+		b.Run(name, func(b *testing.B) {
+			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64", c.nulls)
 			defer keys.Release()
 			defer vals.Release()
 			kv, vv := viewOf(b, keys), viewOf(b, vals)
@@ -450,8 +456,9 @@ func BenchmarkGroupResident(b *testing.B) {
 }
 
 // benchGroupColumns makes n int64 keys in [0, groups) and n int64 values
-// (float64 ones, normal, when floats is set), no nulls, filled in parallel.
-func benchGroupColumns(b *testing.B, n, groups int, floats bool) (keys, vals arrow.Array) {
+// (float64 ones, normal, when floats is set), filled in parallel, 5% of the
+// values null when nulls is set (no nulls otherwise).
+func benchGroupColumns(b *testing.B, n, groups int, floats, nulls bool) (keys, vals arrow.Array) {
 	kb, vb := memory.NewResizableBuffer(memory.DefaultAllocator), memory.NewResizableBuffer(memory.DefaultAllocator)
 	defer kb.Release()
 	defer vb.Release()
@@ -480,7 +487,24 @@ func benchGroupColumns(b *testing.B, n, groups int, floats bool) (keys, vals arr
 	if floats {
 		vt = arrow.PrimitiveTypes.Float64
 	}
-	vd := array.NewData(vt, n, []*memory.Buffer{nil, vb}, nil, 0, 0)
+	var valid *memory.Buffer
+	nullCount := 0
+	if nulls {
+		valid = memory.NewResizableBuffer(memory.DefaultAllocator)
+		defer valid.Release()
+		valid.Resize((n + 7) / 8)
+		bits := valid.Bytes()
+		clear(bits)
+		r := rand.New(rand.NewPCG(5, 5))
+		for i := range n {
+			if r.IntN(20) == 0 {
+				nullCount++
+			} else {
+				bits[i/8] |= 1 << (i % 8)
+			}
+		}
+	}
+	vd := array.NewData(vt, n, []*memory.Buffer{valid, vb}, nil, nullCount, 0)
 	defer vd.Release()
 	return array.MakeFromData(kd), array.MakeFromData(vd)
 }
