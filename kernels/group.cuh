@@ -316,18 +316,25 @@ template <typename VT, class Fam> struct IntTable {
   __device__ void settle() {}  // (the atomics left the table complete)
 };
 
-// add_pair is State's addPair (agg/state.go) with no compensation of x: x
-// two-summed into (s, c), a non-finite result into special.
-__device__ __forceinline__ void add_pair(double& s, double& c, double& special, double x) {
+// add_pair_to is State's addPair (agg/state.go) with no compensation of x:
+// x two-summed into (s, c), a non-finite result handed to special (the
+// special word's add) and the sum restarted at 0.
+template <class Special>
+__device__ __forceinline__ void add_pair_to(double& s, double& c, double x, Special special) {
   const double t = s + x;
   if (!isfinite(t)) {
-    special += t;
+    special(t);
     s = 0;
     return;
   }
   const double z = t - s;
   c += (s - (t - z)) + (x - z);
   s = t;
+}
+
+// add_pair is add_pair_to with the special word in a register.
+__device__ __forceinline__ void add_pair(double& s, double& c, double& special, double x) {
+  add_pair_to(s, c, x, [&](double t) { special += t; });
 }
 
 // owner_warp is the warp that owns the group of a row with staged group g
@@ -668,7 +675,8 @@ template <typename VT> struct FloatThreadTable {
   // fold folds this thread's rows of a tile, in row order: a null value's
   // row counts in rows alone; a number's row counts, moves the extremes
   // (NaN skipped; a stale read never hides a change: they move one way)
-  // and is two-summed into the thread's sums (add_pair's operations).
+  // and is two-summed into the thread's sums (add_pair_to, its non-finite
+  // sums into the group's special).
   __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
     GroupRows<VT> rs;
     rs.load(in, base, bad);
@@ -689,15 +697,9 @@ template <typename VT> struct FloatThreadTable {
         if (k > *(volatile long long*)&kmx[r]) atomicMax(&kmx[r], k);
       }
       const unsigned e = g * kBlockThreads + threadIdx.x;
-      const double a = s[e], cc = c[e], t = a + v;
-      if (!isfinite(t)) {
-        add_special(&sp[g], t);
-        s[e] = 0;
-        continue;
-      }
-      const double z = t - a;
-      c[e] = cc + ((a - (t - z)) + (v - z));
-      s[e] = t;
+      double a = s[e], cc = c[e];
+      add_pair_to(a, cc, v, [&](double t) { add_special(&sp[g], t); });
+      s[e] = a, c[e] = cc;
     }
   }
 
