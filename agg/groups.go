@@ -609,6 +609,49 @@ func (g *Groups) MergeGroup(i int32, o *Groups, j int32) error {
 	return nil
 }
 
+// mergeFloat merges into group i of g (floats without the ordered
+// aggregates) a partial state of count values and nulls nulls, of sum,
+// compensation and special sum, comp and spec and extremes mn and mx (read
+// only where g tracks them): State.Merge field by field.
+func (g *Groups) mergeFloat(i int32, count, nulls int64, sum, comp, spec, mn, mx float64) {
+	g.count[i] += count
+	g.nulls[i] += nulls
+	if g.sum {
+		addPair(&g.fsum[i], &g.fcomp[i], &g.fspec[i], sum, comp)
+		g.fspec[i] += spec
+	}
+	if g.ext {
+		a, b := &g.min[i][0], &g.max[i][0]
+		*a = math.Float64bits(FloatMin(math.Float64frombits(*a), mn))
+		*b = math.Float64bits(FloatMax(math.Float64frombits(*b), mx))
+	}
+}
+
+// MergeFloats merges into groups first ... first+n-1 of g, grouped states
+// of floats without the ordered aggregates, the partial states of Float's
+// fields that at(j) gives for group first+j (a device's grouped table):
+// what Float's states and MergeState would leave, without a State a
+// group. Many groups at once are merged by several goroutines, each its
+// own range: at must be safe for concurrent use.
+func (g *Groups) MergeFloats(first, n int, at func(j int) (count, nulls int64, sum, comp, spec, mn, mx float64)) error {
+	if g.ord || g.fam != column.FamilyFloat {
+		return fmt.Errorf("merging float words into groups of %s that track %s", g.fam, g.tracks)
+	}
+	if first < 0 || n < 0 || first+n > g.Len() {
+		return fmt.Errorf("merging groups %d to %d into %d", first, first+n-1, g.Len())
+	}
+	inPieces(n, func(lo, hi int) {
+		for j := lo; j < hi; j++ {
+			count, nulls, sum, comp, spec, mn, mx := at(j)
+			if count == 0 { // (Float's state of no value)
+				sum, comp, spec, mn, mx = 0, 0, 0, math.Inf(1), math.Inf(-1)
+			}
+			g.mergeFloat(int32(first+j), count, nulls, sum, comp, spec, FloatMin(math.Inf(1), mn), FloatMax(math.Inf(-1), mx))
+		}
+	})
+	return nil
+}
+
 // MergeInteger merges into group i of g, grouped states of signed or
 // unsigned integers or booleans without the ordered aggregates, the partial
 // state of count values and nulls nulls whose sum is sum and whose

@@ -35,7 +35,12 @@
 //           the atomics), into copy lane % copies of the table: with few
 //           groups, as many copies as fit (up to one a lane), so that the
 //           lanes of a warp rarely hit one word (whose atomics serialize);
-//           the copies merge when the block is done. Floats: a float sum depends on the order of its
+//           the copies merge when the block is done. Floats of more
+//           groups than a table per thread holds are summed the same way
+//           (FloatExactTable, arrowagg_group_exact_<float kind>): a
+//           launch's values scaled to integers of 160 bits, exact, when
+//           they span no more (the host folds others with the tables
+//           below). Otherwise a float sum depends on the order of its
 //           additions, so there are no float atomics (the extremes and
 //           counts, whose updates commute, may have integer ones). The
 //           kernels arrowagg_group_threads_<float kind> (a window of very
@@ -743,6 +748,290 @@ template <typename VT> struct FloatThreadTable {
   __device__ __forceinline__ uint64_t group_rows(uint64_t j) const { return rows[(unsigned)j * kCopies]; }
 };
 
+// ---------------------------------------------- exact float groups
+
+// The exact float kernels (arrowagg_group_exact_<float kind>) keep a
+// group's sum as an integer: every value is a multiple of a power of two,
+// so once a launch knows a power of two 2^E above all its values' sizes
+// and one 2^lo below all their lowest set bits (arrowagg_float_scale_<float
+// kind>, a pass over the column before, into two words), a value is an
+// integer of units 2^base, base = E - 32 * kExactLimbs, whenever lo >= base:
+// its digits are added to the group's limbs by 32-bit shared-memory
+// atomics, each carry (or borrow) out of a limb counted beside it. Integer
+// additions commute: the block's table is the exact sum of its rows
+// whatever the order of the atomics, as the integer tables' (IntTable),
+// so it needs no staging, no matching of lanes and no float atomics. A
+// launch whose values span more than its limbs (lo < base: a value would
+// lose bits) folds nothing and raises *lost; the host then folds the
+// window with the grouped kernel of compensated sums (FloatTable), as
+// before. When a block is done, each group's exact sum becomes a state's
+// sum and compensation (exact_pair: the sum rounded, and the rest
+// rounded), so the device layer (group_finish) merges blocks as it
+// merges the other float tables' (State.Merge, in an order fixed by the
+// grid). Non-finite values go to the group's special word (add_special:
+// their sum is the same in any order).
+
+constexpr int kExactLimbs = AGG_GROUP_EXACT_LIMBS;
+
+// ExactScale is a launch's scale (arrowagg_float_scale_<float kind>'s two
+// words): hi the largest biased exponent of its valid finite values,
+// lo_code 1100 - the exponent of the lowest set bit of the nonzero ones (0
+// when there are none; atomicMax raises both words from 0).
+struct ExactScale {
+  int base;   // the weight of the lowest limb: 2^base
+  bool fits;  // every value is an integer of units 2^base
+  __device__ __forceinline__ ExactScale(unsigned hi, unsigned lo_code) {
+    // |x| < 2^(max(hi, 1) - 1022) (a subnormal's exponent is 1 - 1023).
+    base = (int)(hi > 1 ? hi : 1) - 1022 - 32 * kExactLimbs;
+    fits = lo_code == 0 || 1100 - (int)lo_code >= base;
+  }
+};
+
+// exact_bits is the significand of finite x (its integer: 53 bits) and the
+// exponent of its unit: |x| = m * 2^e.
+__device__ __forceinline__ uint64_t exact_bits(double x, int& e) {
+  const uint64_t b = f64_bits(x);
+  const unsigned eb = (unsigned)(b >> 52) & 0x7ffu;
+  e = (int)(eb != 0 ? eb : 1) - 1075;
+  return (b & ((1ULL << 52) - 1)) | (eb != 0 ? 1ULL << 52 : 0);
+}
+
+__device__ __forceinline__ unsigned ctz64(uint64_t x) {
+#ifdef __CUDA_ARCH__
+  return (unsigned)__ffsll((long long)x) - 1;
+#else
+  return (unsigned)__builtin_ctzll(x);  // x != 0 below
+#endif
+}
+
+// exact_pair is the integer of digits d (base 2^32, d[0] the lowest) and
+// signed top (times 2^(32 * kExactLimbs)), in units 2^base, as a sum and a
+// compensation: its magnitude's parts, from the top, two-summed (they do
+// not overlap, so the pair is within 2^-105 of it), the sign then applied.
+// A sum beyond the doubles' range is an infinity, handed to special.
+template <class Special>
+__device__ __forceinline__ void exact_pair(uint32_t* d, int64_t top, int base, double& s, double& c,
+                                           Special special) {
+  const bool neg = top < 0;
+  if (neg) {  // the magnitude: the two's complement of the whole
+    uint64_t borrow = 1;
+    for (int k = 0; k < kExactLimbs; k++) {
+      const uint64_t nd = (uint64_t)(uint32_t)~d[k] + borrow;
+      d[k] = (uint32_t)nd;
+      borrow = nd >> 32;
+    }
+    top = (int64_t)(~(uint64_t)top + borrow);
+  }
+  s = scalbn((double)top, base + 32 * kExactLimbs), c = 0;  // (top < 2^53: exact)
+  for (int k = kExactLimbs - 1; k >= 0; k--) {
+    const double x = scalbn((double)d[k], base + 32 * k);
+    const double t = s + x, z = t - s;
+    c += (s - (t - z)) + (x - z);
+    s = t;
+  }
+  if (!isfinite(s)) {
+    special(neg ? -s : s);
+    s = c = 0;
+    return;
+  }
+  if (neg) s = -s, c = -c;
+}
+
+// exact_replicas is the number of copies of a block's exact table of p
+// groups (group_replicas' rule for its entries): lane l folds into copy
+// l % replicas.
+__device__ __forceinline__ uint64_t exact_replicas(uint64_t p) {
+  uint64_t r = kWarpThreads;
+  while (r > 1 && p * r * AGG_GROUP_EXACT_ENTRY_BYTES + 8 * p + 8 > AGG_GROUP_SHARED_BYTES) r >>= 1;
+  return r;
+}
+
+// FloatExactTable is a block's table of exact float states in shared
+// memory, field by field, copy c of group g at entry g * replicas + c:
+// {min key, max key} (64-bit), {rows, null values} (32-bit: a group's
+// count is the difference), the limbs a[k] (32-bit, unsigned) and the
+// count of the carries out of the top limb less its borrows (32-bit,
+// signed), then each group's special (64-bit) and the block's lost word.
+// A value's digits go up from its lowest limb, each with the carry (or
+// borrow) out of the limb below, which the atomic's old value tells: a
+// carry costs an atomic only where it leaves the value's limbs (about one
+// value in two), not one a limb. The group's sum is sum over k of a[k]
+// 2^(32 k) + 2^(32 kExactLimbs) top, in units 2^base, exact for the 2^31
+// rows a block may fold.
+template <typename VT> struct FloatExactTable {
+  uint64_t reps;
+  long long *kmn, *kmx;
+  unsigned *rows, *nulls, *a;
+  int* top;
+  double* sp;
+  unsigned* lost_block;
+  const ExactScale scale;
+  unsigned* lost;  // the launch's (device memory)
+
+  __device__ FloatExactTable(unsigned long long* smem, uint64_t p, const unsigned* scale_words, unsigned* lost_)
+      : reps(exact_replicas(p)),
+        kmn((long long*)smem),
+        kmx(kmn + p * reps),
+        rows((unsigned*)(kmx + p * reps)),
+        nulls(rows + p * reps),
+        a(nulls + p * reps),
+        top((int*)(a + kExactLimbs * p * reps)),
+        sp((double*)(top + p * reps)),  // (48 bytes an entry: aligned)
+        lost_block((unsigned*)(sp + p)),
+        scale(__ldcg(scale_words), __ldcg(scale_words + 1)),
+        lost(lost_) {}
+
+  __device__ static uint64_t bytes(uint64_t p) {
+    return p * exact_replicas(p) * AGG_GROUP_EXACT_ENTRY_BYTES + 8 * p + 8;  // (the entries' bytes a multiple of 8)
+  }
+
+  __device__ void init(uint64_t p) {
+    for (uint64_t j = threadIdx.x; j < p * reps; j += kBlockThreads) {
+      kmn[j] = kKey64PosInf;
+      kmx[j] = kKey64NegInf;
+      rows[j] = nulls[j] = 0;
+      top[j] = 0;
+      for (int k = 0; k < kExactLimbs; k++) a[k * p * reps + j] = 0;
+    }
+    for (uint64_t j = threadIdx.x; j < p; j += kBlockThreads) sp[j] = 0;
+    if (threadIdx.x == 0) *lost_block = scale.fits ? 0u : 1u;
+  }
+
+  // add_digits adds digits d0, d1, d2 from limb k of entry e up (or takes
+  // them away: neg), each with the carry (borrow) out of the limb below;
+  // a carry out of the digits' limbs goes on up, out of the top limb into
+  // top. A limb past the top has no digit (the value is below 2^E).
+  __device__ __forceinline__ void add_digits(uint64_t stride, uint64_t e, int k, uint32_t d0, uint32_t d1,
+                                             uint32_t d2, bool neg) {
+    unsigned carry = 0;
+#pragma unroll
+    for (int j = 0; j < 3; j++, k++) {
+      if (k >= kExactLimbs) break;
+      const uint64_t dd = (uint64_t)(j == 0 ? d0 : j == 1 ? d1 : d2) + carry;
+      if ((uint32_t)dd == 0) {  // nothing to add here (a digit of 2^32: its carry)
+        carry = (unsigned)(dd >> 32);
+        continue;
+      }
+      const uint32_t x = (uint32_t)dd;
+      const unsigned old = atomicAdd(&a[k * stride + e], neg ? 0u - x : x);
+      carry = neg ? old < x : old + x < x;
+    }
+    for (; carry != 0 && k < kExactLimbs; k++) {
+      const unsigned old = atomicAdd(&a[k * stride + e], neg ? 0xffffffffu : 1u);
+      carry = neg ? old == 0 : old == 0xffffffffu;
+    }
+    if (carry != 0) atomicAdd(&top[e], neg ? -1 : 1);
+  }
+
+  // fold adds a tile's rows of this thread: a null value's row counts in
+  // rows and nulls; a number's row counts, moves the extremes (NaN
+  // skipped; a stale read never hides a change: they move one way) and
+  // adds its digits; a non-finite value goes to the special.
+  __device__ __forceinline__ void fold(const GroupIn& in, uint64_t base, unsigned& bad) {
+    if (!scale.fits) return;  // (uniform: the launch's scale; the host folds it again)
+    GroupRows<VT> rs;
+    rs.load(in, base, bad);
+    const uint64_t copy = threadIdx.x % kWarpThreads & (reps - 1), stride = in.window * reps;
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      if (rs.g[i] == kGroupSkip) continue;
+      const uint64_t e = (uint64_t)rs.g[i] * reps + copy;
+      atomicAdd(&rows[e], 1u);
+      if (!rs.ok[i]) {
+        atomicAdd(&nulls[e], 1u);
+        continue;
+      }
+      const double v = (double)rs.x[i];
+      if (v == v) {
+        const long long k = key64(v);
+        if (k < *(volatile long long*)&kmn[e]) atomicMin(&kmn[e], k);
+        if (k > *(volatile long long*)&kmx[e]) atomicMax(&kmx[e], k);
+      }
+      if (!isfinite(v)) {
+        add_special(&sp[rs.g[i]], v);
+        continue;
+      }
+      int ex;
+      uint64_t m = exact_bits(v, ex);
+      if (m == 0) continue;
+      int sh = ex - scale.base;
+      if (sh < 0) m >>= -sh, sh = 0;  // (the bits below are zero: scale.fits)
+      const int k0 = sh >> 5, b = sh & 31;
+      const uint64_t t = m >> (32 - b);  // the digits above the first: m * 2^b / 2^32
+      add_digits(stride, e, k0, (uint32_t)(m << b), (uint32_t)t, (uint32_t)(t >> 32), v < 0);
+    }
+  }
+
+  // settle raises the launch's lost word when the block's scale did not
+  // fit (every block of the launch sees the same scale).
+  __device__ void settle() {
+    if (threadIdx.x == 0 && *lost_block != 0) atomicOr(lost, 1u);
+  }
+
+  __device__ __forceinline__ FloatFamily::State state(uint64_t j) const {
+    const uint64_t p = (uint64_t)(kmx - kmn) / reps, stride = p * reps;
+    FloatFamily::State x = FloatFamily::identity();
+    uint64_t r = 0, z = 0;
+    uint64_t limb[kExactLimbs] = {};
+    int64_t high = 0;
+    for (uint64_t e = j * reps; e < (j + 1) * reps; e++) {
+      x.w[3] = (uint64_t)tmin((int64_t)x.w[3], (int64_t)kmn[e]);
+      x.w[4] = (uint64_t)tmax((int64_t)x.w[4], (int64_t)kmx[e]);
+      r += rows[e], z += nulls[e];
+      high += top[e];
+      for (int k = 0; k < kExactLimbs; k++) limb[k] += a[k * stride + e];
+    }
+    // The copies' limbs as digits (base 2^32) and a signed top.
+    uint32_t d[kExactLimbs];
+    uint64_t t = 0;
+    for (int k = 0; k < kExactLimbs; k++) {
+      t += limb[k];
+      d[k] = (uint32_t)t;
+      t >>= 32;
+    }
+    double spec = sp[j], s, cc;
+    exact_pair(d, high + (int64_t)t, scale.base, s, cc, [&](double inf) { spec += inf; });
+    x.w[0] = f64_bits(s), x.w[1] = f64_bits(cc), x.w[2] = f64_bits(spec);
+    x.w[5] = r - z;
+    return x;
+  }
+  __device__ __forceinline__ uint64_t group_rows(uint64_t j) const {
+    uint64_t r = 0;
+    for (uint64_t e = j * reps; e < (j + 1) * reps; e++) r += rows[e];
+    return r;
+  }
+};
+
+// float_scale folds the valid finite values of rows [0, n) of a float
+// column into a launch's scale words (ExactScale): the largest biased
+// exponent, and 1100 less the exponent of the lowest set bit of the
+// nonzero values, raised by atomicMax (a warp's lanes reduced first).
+template <typename VT>
+__device__ __forceinline__ void float_scale(const VT* values, uint64_t voff, const uint32_t* vvalid, uint64_t vbit,
+                                            uint64_t n, unsigned* scale) {
+  unsigned hi = 0, lo = 0;
+  const uint64_t step = (uint64_t)gridDim.x * kBlockThreads;
+  for (uint64_t r = (uint64_t)blockIdx.x * kBlockThreads + threadIdx.x; r < n; r += step) {
+    if (vvalid != nullptr && bit_at(vvalid, vbit + r) == 0) continue;
+    const double v = (double)values[voff + r];
+    if (!isfinite(v)) continue;
+    int ex;
+    const uint64_t m = exact_bits(v, ex);
+    if (m == 0) continue;
+    hi = tmax(hi, (unsigned)(f64_bits(v) >> 52) & 0x7ffu);
+    lo = tmax(lo, (unsigned)(1100 - (ex + (int)ctz64(m))));
+  }
+#pragma unroll
+  for (int off = kWarpThreads / 2; off > 0; off /= 2) {
+    hi = tmax(hi, __shfl_down_sync(kFullMask, hi, off));
+    lo = tmax(lo, __shfl_down_sync(kFullMask, lo, off));
+  }
+  if (threadIdx.x % kWarpThreads == 0 && hi != 0) {
+    atomicMax(&scale[0], hi);
+    atomicMax(&scale[1], lo);
+  }
+}
+
 // GroupTable is the table of value type VT and its family.
 template <bool kSigned> struct IntFamilyOf {
   using type = SignedFamily;
@@ -1098,6 +1387,29 @@ ARROWAGG_GROUP_VALUES(ARROWAGG_GROUP_KERNEL)
   }
 ARROWAGG_GROUP_THREADS_KERNEL(float32, float)
 ARROWAGG_GROUP_THREADS_KERNEL(float64, double)
+
+// The exact float kernels (FloatExactTable): the grouped kernels'
+// parameters, then the launch's scale words (from the scale kernel of the
+// value column, arrowagg_float_scale_<kind>: two 32-bit words the host
+// zeroes first) and its lost word (raised when the scale does not fit its
+// limbs: the launch folded nothing). Registers for four blocks a
+// multiprocessor.
+#define ARROWAGG_GROUP_EXACT_KERNEL(name, VT)                                                              \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, 4)                                         \
+      arrowagg_group_exact_##name(ARROWAGG_GROUP_ROWS, unsigned long long g0, unsigned long long window,   \
+                                  uint64_t* partials, unsigned int* ticket, uint64_t* out,                 \
+                                  const unsigned int* scale, unsigned int* lost) {                         \
+    if (kkind > kKind_uint64) return;                                                                    \
+    FloatExactTable<VT> tab(dynamic_shared(), window, scale, lost);                                      \
+    group_table_grid<FloatFamily>(tab, ARROWAGG_GROUP_IN(g0, window), partials, ticket, out);            \
+  }                                                                                                      \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads)                                            \
+      arrowagg_float_scale_##name(const void* values, unsigned long long voff, const uint32_t* vvalid,     \
+                                  unsigned long long vbit, unsigned long long n, unsigned int* scale) {    \
+    float_scale<VT>(static_cast<const VT*>(values), voff, vvalid, vbit, n, scale);                       \
+  }
+ARROWAGG_GROUP_EXACT_KERNEL(float32, float)
+ARROWAGG_GROUP_EXACT_KERNEL(float64, double)
 
 // The wide kernels: parameters as the grouped kernels' up to n, then flags
 // (kWideSum, kWideExtremes) and the table (above).

@@ -140,6 +140,17 @@ const (
 	// whose updates commute in a block with a table per thread (lane l's
 	// atomics go to copy l % copies): a power of two, at most a warp's lanes.
 	AggGroupFloatThreadCopies = 16
+	// AggGroupExactLimbs is the 32-bit limbs of a group's fixed-point sum in
+	// the exact float grouped kernels (arrowagg_group_exact_<float kind>): the
+	// values of a launch, scaled by the power of two below the largest of them
+	// (the launch's scale), summed exactly in 32 * AggGroupExactLimbs bits
+	// with a signed count of the carries out of the top limb.
+	AggGroupExactLimbs = 5
+	// AggGroupExactEntryBytes is the bytes of a copy of a group of an
+	// exact float table: {min key, max key} (64-bit), {rows, null values}
+	// (32-bit), AggGroupExactLimbs limbs (32-bit) and the count of the
+	// carries out of the top one (32-bit).
+	AggGroupExactEntryBytes = 48
 
 	// AggColumnDescBytes is the size of a column descriptor of the
 	// many-column kernel (ColumnDesc).

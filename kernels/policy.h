@@ -151,6 +151,17 @@
 // whose updates commute in a block with a table per thread (lane l's
 // atomics go to copy l % copies): a power of two, at most a warp's lanes.
 #define AGG_GROUP_FLOAT_THREAD_COPIES 16
+// AGG_GROUP_EXACT_LIMBS is the 32-bit limbs of a group's fixed-point sum in
+// the exact float grouped kernels (arrowagg_group_exact_<float kind>): the
+// values of a launch, scaled by the power of two below the largest of them
+// (the launch's scale), summed exactly in 32 * AGG_GROUP_EXACT_LIMBS bits
+// with a signed count of the carries out of the top limb.
+#define AGG_GROUP_EXACT_LIMBS 5
+// AGG_GROUP_EXACT_ENTRY_BYTES is the bytes of a copy of a group of an
+// exact float table: {min key, max key} (64-bit), {rows, null values}
+// (32-bit), AGG_GROUP_EXACT_LIMBS limbs (32-bit) and the count of the
+// carries out of the top one (32-bit).
+#define AGG_GROUP_EXACT_ENTRY_BYTES 48
 
 // AGG_COLUMN_DESC_BYTES is the size of a column descriptor of the
 // many-column kernel (ColumnDesc).

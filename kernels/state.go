@@ -117,7 +117,14 @@ type GroupLaunch struct {
 	Kernel  string
 	Window  int
 	Threads bool // float values, a table per thread (group.cuh's FloatThreadTable)
-	kind    column.Kind
+	// Exact: float values summed exactly in fixed point (group.cuh's
+	// FloatExactTable), after a launch of Scale over the value column; a
+	// launch whose values span more than the limbs folds nothing and
+	// raises its lost word, and the domain is then folded by
+	// PlanGroupCompensated's launches.
+	Exact bool
+	Scale string // the scale kernel (Exact)
+	kind  column.Kind
 }
 
 // PlanGroupLaunch is the grouped kernels' launches over a domain of domain
@@ -127,12 +134,62 @@ type GroupLaunch struct {
 // for two blocks a multiprocessor are one launch of the kernel with a table
 // per thread (arrowagg_group_threads_<kind>: no lanes matched, no rows
 // staged; a block alone has too few warps to hide their latencies); other
-// domains are GroupKernel's launches in GroupLaunchWindow's windows.
+// float domains are launches of the exact kernels
+// (arrowagg_group_exact_<kind>: sums in fixed point, by integer atomics)
+// in the fewest windows whose tables leave room for two blocks a
+// multiprocessor; integer domains are PlanGroupCompensated's launches.
 func PlanGroupLaunch(k column.Kind, domain, optin, perSM int) GroupLaunch {
-	if k.Family() == column.FamilyFloat && domain <= GroupThreadsWindow(min(optin, perSM/2-groupBlockReserve)) {
+	shared := min(optin, perSM/2-groupBlockReserve)
+	if k.Family() == column.FamilyFloat && domain <= GroupThreadsWindow(shared) {
 		return GroupLaunch{Kernel: "arrowagg_group_threads_" + k.String(), Window: domain, Threads: true, kind: k}
 	}
+	if k.Family() == column.FamilyFloat {
+		return PlanGroupExact(k, domain, optin, perSM)
+	}
+	return PlanGroupCompensated(k, domain, optin, perSM)
+}
+
+// PlanGroupExact is the exact float kernels' launches over a domain of
+// domain groups of float values of kind k: the fewest windows whose
+// tables leave room for two blocks a multiprocessor, the domain split
+// evenly among them.
+func PlanGroupExact(k column.Kind, domain, optin, perSM int) GroupLaunch {
+	most := max(1, GroupExactWindow(min(optin, perSM/2-groupBlockReserve)))
+	launches := (domain + most - 1) / most
+	return GroupLaunch{Kernel: "arrowagg_group_exact_" + k.String(), Window: (domain + launches - 1) / launches,
+		Exact: true, Scale: "arrowagg_float_scale_" + k.String(), kind: k}
+}
+
+// PlanGroupCompensated is GroupKernel's launches over a domain of domain
+// groups in GroupLaunchWindow's windows: for floats, compensated sums in
+// an order fixed by the grid (group.cuh's FloatWarpTable and FloatTable),
+// whatever the values' span.
+func PlanGroupCompensated(k column.Kind, domain, optin, perSM int) GroupLaunch {
 	return GroupLaunch{Kernel: GroupKernel(k), Window: GroupLaunchWindow(k, domain, optin, perSM), kind: k}
+}
+
+// ExactScaleFits reports whether the exact float kernels sum the values of
+// a column of scale words hi and lo exactly (group.cuh's ExactScale): its
+// values' lowest set bits at or above the lowest limb's weight.
+func ExactScaleFits(hi, lo uint32) bool {
+	base := int(max(hi, 1)) - 1022 - 32*AggGroupExactLimbs
+	return lo == 0 || 1100-int(lo) >= base
+}
+
+// GroupExactWindow is the most groups of the exact float kernels in shared
+// bytes of shared memory a block (one copy of the table).
+func GroupExactWindow(shared int) int {
+	return max(0, shared-8) / (AggGroupExactEntryBytes + 8)
+}
+
+// GroupExactReplicas is the number of copies of a block's exact float
+// table of a window of groups (group.cuh's exact_replicas).
+func GroupExactReplicas(window int) int {
+	r := AggWarpThreads
+	for r > 1 && window*r*AggGroupExactEntryBytes+8*window+8 > AggGroupSharedBytes {
+		r >>= 1
+	}
+	return r
 }
 
 // SharedBytes is the dynamic shared memory of a launch over a window of p
@@ -140,6 +197,9 @@ func PlanGroupLaunch(k column.Kind, domain, optin, perSM int) GroupLaunch {
 func (l GroupLaunch) SharedBytes(p int) int {
 	if l.Threads {
 		return p * groupThreadsEntryBytes
+	}
+	if l.Exact {
+		return p*GroupExactReplicas(p)*AggGroupExactEntryBytes + 8*p + 8
 	}
 	return GroupSharedBytes(l.kind, p)
 }
@@ -195,8 +255,8 @@ func GroupState(k column.Kind, w []uint64) agg.State {
 // window of groups first ... first+p-1 (GroupWords words a group, then the
 // launch's own word) of values of kind k into those groups of g: integers
 // word by word (Groups.MergeIntegers, what GroupState and MergeState would
-// leave, without a State a group: a thousand of those took 0.2 ms), other
-// kinds by GroupState.
+// leave, without a State a group: a thousand of those took 0.2 ms), floats
+// likewise (Groups.MergeFloats), other kinds by GroupState.
 func MergeGroupWords(k column.Kind, first, p int, w []uint64, g *agg.Groups) error {
 	words := GroupWords(k)
 	switch {
@@ -206,6 +266,16 @@ func MergeGroupWords(k column.Kind, first, p int, w []uint64, g *agg.Groups) err
 		return fmt.Errorf("merging groups %d to %d into %d", first, first+p-1, g.Len())
 	}
 	switch f := k.Family(); f {
+	case column.FamilyFloat:
+		if g.Tracks().Any(agg.Ordered) {
+			break
+		}
+		return g.MergeFloats(first, p, func(j int) (count, nulls int64, sum, comp, spec, mn, mx float64) {
+			v := w[j*words : (j+1)*words]
+			f := math.Float64frombits
+			count = int64(v[5])
+			return count, int64(v[words-1]) - count, f(v[0]), f(v[1]), f(v[2]), f(Unkey(v[3])), f(Unkey(v[4]))
+		})
 	case column.FamilySigned, column.FamilyUnsigned:
 		return g.MergeIntegers(first, p, func(j int) (count, nulls int64, sum agg.Int192, mn, mx uint64) {
 			v := w[j*words : (j+1)*words]

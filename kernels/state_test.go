@@ -117,12 +117,33 @@ func TestPlanGroupLaunch(t *testing.T) {
 		{column.Float64, 25, optin, perSM, true},
 		{column.Float64, 26, optin, perSM, false},
 		{column.Float64, 1001, optin, perSM, false},
+		{column.Float32, 4097, optin, perSM, false},
 		{column.Float64, 11, 48 << 10, 64 << 10, false}, // 48 KiB of tables per thread: too many for two blocks of that device
 		{column.Float64, 4, 48 << 10, 64 << 10, true},
+		{column.Float64, 700, 48 << 10, 64 << 10, false},
 		{column.Int64, 11, optin, perSM, false},
 	} {
 		l := PlanGroupLaunch(c.k, c.domain, c.optin, c.perSM)
 		require.Equal(t, c.threads, l.Threads, "%s, %d groups", c.k, c.domain)
+		// Floats other than the threads' are the exact kernels', in the
+		// fewest windows of equal size whose tables leave two blocks a
+		// multiprocessor (one copy past AggGroupSharedBytes).
+		require.Equal(t, !c.threads && c.k.Family() == column.FamilyFloat, l.Exact, "%s, %d groups", c.k, c.domain)
+		if l.Exact {
+			shared := min(c.optin, c.perSM/2-groupBlockReserve)
+			require.Equal(t, "arrowagg_group_exact_"+c.k.String(), l.Kernel)
+			require.Equal(t, "arrowagg_float_scale_"+c.k.String(), l.Scale)
+			require.LessOrEqual(t, l.Window*(AggGroupExactEntryBytes+8)+8, shared, "one copy of the table fits")
+			require.LessOrEqual(t, l.SharedBytes(l.Window), max(shared, AggGroupSharedBytes), "so do its copies")
+			launches := (c.domain + l.Window - 1) / l.Window
+			require.Less(t, GroupExactWindow(shared)*(launches-1), c.domain, "fewer launches would do")
+			require.Less(t, c.domain-launches*l.Window, 1, "the windows cover the domain")
+			require.Less(t, launches*l.Window-c.domain, launches, "the windows are even")
+			if l.Window*AggGroupExactEntryBytes+8*l.Window+8 > AggGroupSharedBytes {
+				require.Equal(t, 1, GroupExactReplicas(l.Window))
+			}
+			continue
+		}
 		if c.threads {
 			require.Equal(t, "arrowagg_group_threads_"+c.k.String(), l.Kernel)
 			require.Equal(t, c.domain, l.Window)
@@ -135,6 +156,22 @@ func TestPlanGroupLaunch(t *testing.T) {
 		require.Equal(t, GroupLaunchWindow(c.k, c.domain, c.optin, c.perSM), l.Window)
 		require.Equal(t, GroupSharedBytes(c.k, l.Window), l.SharedBytes(l.Window))
 	}
+}
+
+// ExactScaleFits is group.cuh's ExactScale: a column's values fit the
+// exact kernels' limbs when their lowest set bits are at most 160 - 1
+// binary places below the power of two above the largest.
+func TestExactScaleFits(t *testing.T) {
+	code := func(lowest int) uint32 { return uint32(1100 - lowest) }
+	require.True(t, ExactScaleFits(0, 0))                   // no nonzero value
+	require.True(t, ExactScaleFits(1023, code(0)))          // 1: below 2^1
+	require.True(t, ExactScaleFits(1023, code(1-160)))      // 1 beside 2^-159
+	require.False(t, ExactScaleFits(1023, code(1-161)))     // 1 beside 2^-160
+	require.True(t, ExactScaleFits(2046, code(1024-160)))   // the largest doubles
+	require.False(t, ExactScaleFits(2046, code(0)))         // 1e308 beside 1
+	require.True(t, ExactScaleFits(0, code(-1074)))         // subnormals only: below 2^-1022
+	require.True(t, ExactScaleFits(1, code(-1074)))         // the smallest normals beside them
+	require.False(t, ExactScaleFits(1023+120, code(-1074))) // 2^120 beside the smallest subnormal
 }
 
 // TestMergeGroupWords: a grouped kernel's words of a window of groups
@@ -160,7 +197,13 @@ func TestMergeGroupWords(t *testing.T) {
 				count = 0
 			}
 			if k.Family() == column.FamilyFloat {
-				v[0], v[1], v[2] = math.Float64bits(r.NormFloat64()), 0, 0
+				v[0], v[1], v[2] = math.Float64bits(r.NormFloat64()), math.Float64bits(r.NormFloat64()*1e-20), 0
+				switch r.IntN(6) { // the special sum of non-finite values
+				case 0:
+					v[2] = math.Float64bits(math.Inf(1))
+				case 1:
+					v[2] = math.Float64bits(math.Inf(-1))
+				}
 			} else {
 				v[2], v[3] = min(v[2], v[3]), max(v[2], v[3])
 			}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -101,8 +102,14 @@ type GroupKey struct {
 // fits a block's shared memory, opted in past 48 KiB where the device
 // allows it: on an H100, all of it for up to 2892 integer or 1752 float
 // groups; float values of at most 25 groups, the null key's included, in
-// one launch of the kernel with a table per thread, kernels.PlanGroupLaunch),
-// and copies back only the groups' states. A domain of more than
+// one launch of the kernel with a table per thread; float values of more
+// groups by the exact kernels, whose sums are the exact sums of the values
+// rounded to a sum and its compensation, after a pass over the column for
+// its scale, or, when the values span more than the exact sums' 160 bits
+// (a millionth beside 1e40), by the kernels of compensated sums:
+// kernels.PlanGroupLaunch), and copies back only the groups' states. (An
+// exact sum is finite where it is, even when a compensated one, whose
+// partial sums overflow in some order, would be infinite.) A domain of more than
 // kernels.AggGroupMax keys (integer values only) is one launch of the wide
 // kernel: the groups' states in one table in device memory, folded by
 // global atomics (exact: integer additions, minima and maxima commute),
@@ -205,13 +212,55 @@ func checkGroup(b *Backend, key GroupKey, sel *DeviceColumn, values []*DeviceCol
 	return nil
 }
 
-// groupColumn folds value column v into g, a launch per window of groups
-// (and per 2^30 rows a block: step); device thread.
-func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) (err error) {
+// planGroup is the grouped kernels' launches over a domain (a variable,
+// so that a benchmark may compare other plans).
+var planGroup = kernels.PlanGroupLaunch
+
+// errExactLost is a launch of the exact float kernels whose values span
+// more than their limbs: it folded nothing.
+var errExactLost = errors.New("the values span more than the exact sums' limbs")
+
+// groupExactRuns and groupExactFallbacks count the columns folded by the
+// exact float kernels, and those of them folded again by the compensated
+// ones (errExactLost).
+var groupExactRuns, groupExactFallbacks atomic.Uint64
+
+// groupScaleReuses counts the exact kernels' calls that reused a column's
+// scale.
+var groupScaleReuses atomic.Uint64
+
+// groupColumn folds value column v into g by planGroup's launches; a
+// column that the exact float kernels cannot sum exactly (errExactLost:
+// known at the first launch, before anything is merged) is folded by the
+// compensated ones instead; device thread.
+func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups) error {
+	d := b.d
+	domain := key.Groups + 1
+	plan := planGroup(v.kind, domain, d.info.SharedOptin, d.info.SharedPerSM)
+	if !plan.Exact {
+		return b.groupLaunches(ctx, key, sel, v, g, plan)
+	}
+	groupExactRuns.Add(1)
+	err := errExactLost // (a column whose scale is known not to fit)
+	if v.scale == nil || kernels.ExactScaleFits(v.scale[0], v.scale[1]) {
+		err = b.groupLaunches(ctx, key, sel, v, g, plan)
+	}
+	if errors.Is(err, errExactLost) {
+		groupExactFallbacks.Add(1)
+		err = b.groupLaunches(ctx, key, sel, v, g, kernels.PlanGroupCompensated(v.kind, domain, d.info.SharedOptin, d.info.SharedPerSM))
+	}
+	return err
+}
+
+// groupLaunches folds value column v into g, a launch of plan's kernel per
+// window of groups (and per 2^30 rows a block: step), after a launch of
+// its scale kernel over the column for the exact float kernels; device
+// thread.
+func (b *Backend) groupLaunches(ctx context.Context, key GroupKey, sel, v *DeviceColumn, g *agg.Groups,
+	plan kernels.GroupLaunch) (err error) {
 	d, st := b.d, b.lanes[0].stream
 	words := kernels.GroupWords(v.kind)
 	domain := key.Groups + 1
-	plan := kernels.PlanGroupLaunch(v.kind, domain, d.info.SharedOptin, d.info.SharedPerSM)
 	name, window := plan.Kernel, plan.Window
 	fn, _, err := d.lazyKernel(name)
 	if err != nil {
@@ -236,22 +285,29 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 		return fmt.Errorf("allocating the blocks' tables: %w", err)
 	}
 	defer d.pool.release(&partials)
-	// The launch's ticket, then one per cluster of blocks (group.cuh).
+	// The launch's ticket, then one per cluster of blocks (group.cuh); for
+	// the exact kernels, then the scale's two words and the lost word.
 	tickets := 1 + (grid+kernels.AggGroupCluster-1)/kernels.AggGroupCluster
-	ticket, err := d.pool.alloc(int64(tickets) * 4)
+	counters := tickets
+	if plan.Exact {
+		counters += 3
+	}
+	ticket, err := d.pool.alloc(int64(counters) * 4)
 	if err != nil {
 		return fmt.Errorf("allocating the tickets: %w", err)
 	}
 	defer d.pool.release(&ticket)
-	if err := cudrv.MemsetD32Async(ticket.ptr, 0, int64(tickets), st); err != nil {
+	if err := cudrv.MemsetD32Async(ticket.ptr, 0, int64(counters), st); err != nil {
 		return fmt.Errorf("zeroing the tickets: %w", err)
 	}
+	scale := ticket.ptr + cudrv.DevicePtr(4*tickets)
+	lost := scale + 8
 	res, err := d.pool.alloc(int64(words*window+1) * 8)
 	if err != nil {
 		return fmt.Errorf("allocating the groups' states: %w", err)
 	}
 	defer d.pool.release(&res)
-	host := b.groupCopy(words*window + 1)
+	host := b.groupCopy(words*window + 3) // (the states, the launch's word; the scale's words and the lost word)
 	defer func() {
 		if err != nil {
 			// A launch may still run: the buffers go back to the pool
@@ -259,6 +315,11 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 			st.Synchronize() //nolint:errcheck // err says what failed; settle reports the stream's state
 		}
 	}()
+	if plan.Exact {
+		if err := b.groupScale(v, plan.Scale, scale); err != nil {
+			return err
+		}
+	}
 
 	for lo := uint64(0); lo < n; lo += step {
 		m := min(step, n-lo)
@@ -270,6 +331,9 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 			p := min(window, domain-g0)
 			args := groupArgs(key, sel, v, lo, m)
 			args.U64(uint64(g0)).U64(uint64(p)).Ptr(partials.ptr).Ptr(ticket.ptr).Ptr(res.ptr)
+			if plan.Exact {
+				args.Ptr(scale).Ptr(lost)
+			}
 			shared := plan.SharedBytes(p)
 			if err := fn.Launch(int(gr), 1, 1, blockThreads, 1, 1, shared, st, &args); err != nil {
 				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
@@ -279,8 +343,20 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 			if err := d.copyDtoH(unsafe.Pointer(&host[0]), res.ptr, int64(nw)*8, st); err != nil {
 				return fmt.Errorf("copying the groups' states to the host: %w", err)
 			}
+			host[nw], host[nw+1] = 0, 0
+			if plan.Exact {
+				if err := d.copyDtoH(unsafe.Pointer(&host[nw]), scale, 12, st); err != nil {
+					return fmt.Errorf("copying the scale and lost words to the host: %w", err)
+				}
+			}
 			if err := d.syncStream(st); err != nil {
 				return fmt.Errorf("running %s: %w", name, err)
+			}
+			if plan.Exact && v.scale == nil {
+				v.scale = &[2]uint32{uint32(host[nw]), uint32(host[nw] >> 32)}
+			}
+			if host[nw+1] != 0 {
+				return errExactLost
 			}
 			if bad := host[nw-1]; bad != 0 {
 				return fmt.Errorf("%d keys outside the domain of %d keys from %s", bad, key.Groups, keyString(key))
@@ -290,6 +366,37 @@ func (b *Backend) groupColumn(ctx context.Context, key GroupKey, sel, v *DeviceC
 			}
 		}
 	}
+	return nil
+}
+
+// groupScale sets the scale's two words at scale (zeroed) to value column
+// v's: those a call before found, or else a launch of scale kernel name
+// over the column raises them; device thread.
+func (b *Backend) groupScale(v *DeviceColumn, name string, scale cudrv.DevicePtr) error {
+	d, st := b.d, b.lanes[0].stream
+	if v.scale != nil {
+		groupScaleReuses.Add(1)
+		for i, w := range v.scale {
+			if err := cudrv.MemsetD32Async(scale+cudrv.DevicePtr(4*i), w, 1, st); err != nil {
+				return fmt.Errorf("setting the column's scale: %w", err)
+			}
+		}
+		return nil
+	}
+	fn, _, err := d.lazyKernel(name)
+	if err != nil {
+		return err
+	}
+	n := uint64(v.n)
+	grid := min(uint64(4*d.info.Multiprocessors), max(1, (n+blockThreads*8-1)/(blockThreads*8)))
+	var a cudrv.Params
+	a.Ptr(v.values.ptr).U64(v.voff)
+	bitmapArg(&a, v, 0)
+	a.U64(n).Ptr(scale)
+	if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &a); err != nil {
+		return fmt.Errorf("launching %s on %d rows (%d blocks): %w", name, n, grid, err)
+	}
+	launches.Add(1)
 	return nil
 }
 

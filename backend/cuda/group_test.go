@@ -232,6 +232,9 @@ func TestGroupResident(t *testing.T) {
 		// Float values of few groups: a table per thread (kernels.PlanGroupLaunch).
 		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, -5, 10, 100_003, 0.1, 0.2, true, 0.1},
 		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Float32, 3, 17, 50_000, 0, 0.1, false, 0},
+		// Float values of more groups: exact sums (kernels.PlanGroupExact).
+		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Float64, -50, 1000, 200_003, 0.1, 0.05, true, 0.1},
+		{arrow.PrimitiveTypes.Uint16, arrow.PrimitiveTypes.Float32, 9, 40, 30_000, 0, 0.5, false, 0},
 		// The wide kernels: domains beyond kernels.AggGroupMax.
 		{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, -5, 5000, 100_003, 0.1, 0.2, true, 0.1},
 		{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Uint32, 1 << 20, 70_000, 300_001, 0.05, 0.1, false, 0},
@@ -271,9 +274,15 @@ func TestGroupResident(t *testing.T) {
 				defer sc.Free()
 			}
 			key := GroupKey{Column: kc, Min: kmin, Groups: c.groups}
+			runs, fallbacks := groupExactRuns.Load(), groupExactFallbacks.Load()
 			got, err := testBackend.GroupResident(ctx, key, sc, []*DeviceColumn{vc}, 0)
 			require.NoError(t, err)
 			require.Len(t, got, 1)
+			// Floats past the tables per thread are summed exactly: these
+			// values lie within the exact kernels' limbs.
+			plan := kernels.PlanGroupLaunch(vv.Kind, c.groups+1, testBackend.d.info.SharedOptin, testBackend.d.info.SharedPerSM)
+			require.Equal(t, runs+b2u(plan.Exact), groupExactRuns.Load())
+			require.Equal(t, fallbacks, groupExactFallbacks.Load())
 			want := cpuGroups(t, kv, sv, vv, kmin, c.groups)
 			requireSameGroups(t, kv, sv, vv, kmin, c.groups, want, got[0], name)
 			if vv.Kind.Family() == column.FamilyFloat {
@@ -282,6 +291,89 @@ func TestGroupResident(t *testing.T) {
 				for i := range int32(want.Len()) {
 					requireIdentical(t, got[0].State(i), again[0].State(i), "group %d", i)
 				}
+			}
+		})
+	}
+}
+
+// b2u is 1 for true.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestGroupExact: float values whose span the exact kernels' limbs hold
+// are summed exactly (within the pair's rounding of the exact sum, so
+// within the documented bound of the CPU's compensated sums), non-finite
+// values included, the same bits call after call; values that span more
+// (a millionth beside 1e300) are folded again by the compensated kernels,
+// with the same answer as the CPU's.
+func TestGroupExact(t *testing.T) {
+	ctx := context.Background()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(5, 55))
+	for _, c := range []struct {
+		name     string
+		groups   int
+		value    func() float64
+		fallback bool
+	}{
+		{"cancelling sums", 300, func() float64 { return float64(r.IntN(2001)-1000) * 0.25 }, false},
+		{"wide but within the limbs", 97, func() float64 { return r.NormFloat64() * math.Pow(2, float64(r.IntN(60)-30)) }, false},
+		{"non-finite values", 64, func() float64 {
+			switch r.IntN(5000) {
+			case 0:
+				return math.Inf(1)
+			case 1:
+				return math.Inf(-1)
+			case 2:
+				return math.NaN()
+			}
+			return r.NormFloat64()
+		}, false},
+		{"beyond the limbs", 200, func() float64 { return r.NormFloat64() * math.Pow(10, float64(r.IntN(601)-300)) }, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			const n = 150_001
+			keys := keyArray(t, mem, r, arrow.PrimitiveTypes.Int32, n, 0, c.groups, 0.05)
+			defer keys.Release()
+			bld := array.NewFloat64Builder(mem)
+			defer bld.Release()
+			for range n {
+				if r.IntN(20) == 0 {
+					bld.AppendNull()
+				} else {
+					bld.Append(c.value())
+				}
+			}
+			vals := bld.NewArray()
+			defer vals.Release()
+			kv, vv := viewOf(t, keys), viewOf(t, vals)
+			kc, err := testBackend.Upload(ctx, kv)
+			require.NoError(t, err)
+			defer kc.Free()
+			vc, err := testBackend.Upload(ctx, vv)
+			require.NoError(t, err)
+			defer vc.Free()
+			key := GroupKey{Column: kc, Groups: c.groups}
+			runs, fallbacks := groupExactRuns.Load(), groupExactFallbacks.Load()
+			got, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0)
+			require.NoError(t, err)
+			require.Equal(t, runs+1, groupExactRuns.Load())
+			require.Equal(t, fallbacks+b2u(c.fallback), groupExactFallbacks.Load())
+			want := cpuGroups(t, kv, nil, vv, 0, c.groups)
+			requireSameGroups(t, kv, nil, vv, 0, c.groups, want, got[0], c.name)
+			// A second call reuses the column's scale (or knows it does not fit).
+			reuses := groupScaleReuses.Load()
+			again, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0)
+			require.NoError(t, err)
+			require.Equal(t, reuses+b2u(!c.fallback), groupScaleReuses.Load())
+			require.Equal(t, fallbacks+2*b2u(c.fallback), groupExactFallbacks.Load())
+			for i := range int32(want.Len()) {
+				requireIdentical(t, got[0].State(i), again[0].State(i), "group %d", i)
 			}
 		})
 	}
@@ -415,15 +507,29 @@ func BenchmarkGroupResident(b *testing.B) {
 	for _, c := range []struct {
 		typ    string
 		groups int
-		nulls  bool // 5% of the values null
-	}{{"int64", 10, false}, {"int64", 1000, false}, {"float64", 10, false}, {"float64", 16, false}, {"float64", 50, false},
-		{"float64", 1000, false}, {"int64", 1_000_000, false}, {"int64", 10, true}, {"float64", 10, true}, {"float64", 1000, true}} {
+		nulls  bool   // 5% of the values null
+		plan   string // "exact" or "compensated": that plan of float groups, not kernels.PlanGroupLaunch's; "cold": each call finds the scale anew
+	}{{"int64", 10, false, ""}, {"int64", 1000, false, ""}, {"float64", 10, false, ""}, {"float64", 16, false, ""},
+		{"float64", 50, false, ""}, {"float64", 1000, false, ""}, {"int64", 1_000_000, false, ""}, {"int64", 10, true, ""},
+		{"float64", 10, true, ""}, {"float64", 1000, true, ""},
+		{"float64", 10, false, "exact"}, {"float64", 16, false, "exact"}, {"float64", 50, false, "compensated"},
+		{"float64", 1000, false, "compensated"}, {"float64", 1000, true, "compensated"}, {"float64", 1000, false, "cold"}} {
 		groups := c.groups
 		name := fmt.Sprintf("%s/groups=%d", c.typ, groups)
 		if c.nulls {
 			name = fmt.Sprintf("%s/nulls5/groups=%d", c.typ, groups)
 		}
+		if c.plan != "" {
+			name = fmt.Sprintf("%s/%s", name, c.plan)
+		}
 		b.Run(name, func(b *testing.B) {
+			switch c.plan {
+			case "exact":
+				planGroup = kernels.PlanGroupExact
+			case "compensated":
+				planGroup = kernels.PlanGroupCompensated
+			}
+			defer func() { planGroup = kernels.PlanGroupLaunch }()
 			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64", c.nulls)
 			defer keys.Release()
 			defer vals.Release()
@@ -447,6 +553,9 @@ func BenchmarkGroupResident(b *testing.B) {
 			b.SetBytes(kc.ByteSize() + vc.ByteSize())
 			b.ResetTimer()
 			for range b.N {
+				if c.plan == "cold" {
+					vc.scale = nil
+				}
 				if _, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0); err != nil {
 					b.Fatal(err)
 				}

@@ -33,6 +33,11 @@ type DeviceColumn struct {
 	voff     uint64 // element (bool: bit) offset of element 0 in values
 	vbit     uint64 // bit offset of element 0 in validity
 	valid    bool   // has a validity bitmap
+	// scale is the exact float kernels' scale words of the column
+	// (group.cuh's ExactScale), once a grouped call has computed them
+	// (nil before; device thread): a resident column's values do not
+	// change, so later calls launch no scale kernel.
+	scale *[2]uint32
 }
 
 // Upload copies the buffers of v to the device. It fails (errors.Is

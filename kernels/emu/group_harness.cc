@@ -79,13 +79,22 @@ struct Ref {
   std::vector<FloatFamily::State> threads;  // floats: a state per block and thread (tables per thread)
 };
 
+// huge_values: float_value gives values near the doubles' largest too (the
+// exact kernels' values then span more than their limbs).
+static bool huge_values = true;
+
 static double float_value(std::mt19937_64& r) {
   switch (r() % 40) {
     case 0: return std::numeric_limits<double>::quiet_NaN();
     case 1: return std::numeric_limits<double>::infinity();
     case 2: return -std::numeric_limits<double>::infinity();
     case 3: return -0.0;
-    case 4: return 1.5e308;  // sums overflow
+    case 4:
+      if (!huge_values) break;
+      return 1.5e308;  // sums overflow
+    case 5:
+    case 6:  // every bit of the significand set: digits of all ones (carries through a limb)
+      return std::ldexp((r() % 2 ? -1.0 : 1.0) * (double)((1ULL << 53) - 1), (int)(r() % 48) - 70);
     default: break;
   }
   std::normal_distribution<double> nd(0, 1);
@@ -224,7 +233,90 @@ static FloatFamily::State tree_order(const FloatFamily::State* st) {
 // Table is the float tables of a kernel: the grouped kernels' (a table per
 // warp up to AGG_GROUP_FLOAT_WARP_GROUPS groups, one table past that), or
 // those of arrowagg_group_threads_<kind> (a table per thread).
-enum class Table { kernel, threads };
+enum class Table { kernel, threads, exact };
+
+typedef void (*ExactKern)(const void*, unsigned long long, const uint32_t*, unsigned long long, unsigned long long,
+                          unsigned long long, unsigned long long, const void*, unsigned long long, const uint32_t*,
+                          unsigned long long, const uint32_t*, unsigned long long, const uint32_t*,
+                          unsigned long long, unsigned long long, unsigned long long, unsigned long long, uint64_t*,
+                          unsigned int*, uint64_t*, const unsigned int*, unsigned int*);
+typedef void (*ScaleKern)(const void*, unsigned long long, const uint32_t*, unsigned long long, unsigned long long,
+                          unsigned int*);
+
+// I256 is a signed 256-bit integer (two's complement, w[0] the lowest
+// word): the exact reference of a block's sum of a group in units 2^base.
+struct I256 {
+  uint64_t w[4] = {0, 0, 0, 0};
+  void add(const I256& v) {
+    unsigned __int128 c = 0;
+    for (int k = 0; k < 4; k++) {
+      c += (unsigned __int128)w[k] + v.w[k];
+      w[k] = (uint64_t)c;
+      c >>= 64;
+    }
+  }
+  // shifted is +-m * 2^sh (0 <= sh, m * 2^sh < 2^192).
+  static I256 shifted(uint64_t m, int sh, bool neg) {
+    I256 v;
+    const int q = sh / 64, r = sh % 64;
+    v.w[q] = m << r;
+    if (r != 0 && q < 3) v.w[q + 1] = m >> (64 - r);
+    if (neg) {
+      uint64_t carry = 1;
+      for (int k = 0; k < 4; k++) {
+        v.w[k] = ~v.w[k] + carry;
+        carry = carry && v.w[k] == 0;
+      }
+    }
+    return v;
+  }
+  long double approx() const {
+    const bool neg = (int64_t)w[3] < 0;
+    I256 m = *this;
+    if (neg) m = negate(*this);
+    long double x = 0;
+    for (int k = 3; k >= 0; k--) x = x * 18446744073709551616.0L + (long double)m.w[k];
+    return neg ? -x : x;
+  }
+  static I256 negate(const I256& a) {
+    I256 v;
+    uint64_t carry = 1;
+    for (int k = 0; k < 4; k++) {
+      v.w[k] = ~a.w[k] + carry;
+      carry = carry && v.w[k] == 0;
+    }
+    return v;
+  }
+};
+
+// exact_units is finite double x as an integer of units 2^base (x must be
+// one: its lowest set bit at or above 2^base).
+static I256 exact_units(double x, int base, bool& ok) {
+  int e;
+  uint64_t m = exact_bits(x, e);
+  ok = true;
+  if (m == 0) return I256{};
+  int sh = e - base;
+  if (sh < 0) {
+    ok = (m & ((1ULL << -sh) - 1)) == 0 && -sh < 64;
+    m >>= -sh, sh = 0;
+  }
+  return I256::shifted(m, sh, x < 0);
+}
+
+// exact_state is a block's expected state of a group in the exact kernels:
+// its exact sum x (units 2^base) through exact_pair, its special (the sum
+// of its non-finite values), extremes and count.
+static FloatFamily::State exact_state(const I256& x, int base, double special, const FloatFamily::State& ext) {
+  uint32_t d[kExactLimbs];
+  for (int k = 0; k < kExactLimbs; k++) d[k] = (uint32_t)(x.w[k / 2] >> (32 * (k % 2)));
+  const int64_t top = (int64_t)((x.w[2] >> 32) | (x.w[3] << 32));
+  double s, c;
+  exact_pair(d, top, base, s, c, [&](double inf) { special += inf; });
+  FloatFamily::State st = ext;
+  st.w[0] = f64_bits(s), st.w[1] = f64_bits(c), st.w[2] = f64_bits(special);
+  return st;
+}
 
 // run_case runs kernel k, whose float tables are t's, over case c's rows.
 template <typename KT, typename VT>
@@ -404,6 +496,152 @@ template <typename KT, typename VT> static void test(GroupKern k, uint32_t kkind
   printf("%-22s %s\n", name, failures == before ? "ok" : "FAILED");
 }
 
+// run_exact runs the scale kernel sk and then the exact kernel k over case
+// c's rows (Table::exact): the scale words against the column's, then, when
+// the scale fits the limbs, every group's words against exact_state of
+// each block's exact sum merged in the device layer's order (the extremes,
+// counts and rows as the other tables'), and each block's pair within
+// 2^-104 of its exact sum; when it does not, the lost word alone.
+template <typename KT, typename VT>
+static void run_exact(ExactKern k, ScaleKern sk, uint32_t kkind, const Case& c, const char* name) {
+  constexpr int K = AGG_FLOAT_WORDS, W = K + 1;
+  const Rows<KT, VT> rs(c);
+  // The scale of the column's rows.
+  unsigned want_hi = 0, want_lo = 0;
+  for (uint64_t i = 0; i < c.n; i++) {
+    if (c.vnulls && !bit(rs.vvalid, c.vbit + i)) continue;
+    const double v = (double)rs.vals[c.voff + i];
+    int e;
+    const uint64_t m = std::isfinite(v) ? exact_bits(v, e) : 0;
+    if (m == 0) continue;
+    want_hi = std::max(want_hi, (unsigned)(f64_bits(v) >> 52) & 0x7ffu);
+    want_lo = std::max(want_lo, (unsigned)(1100 - (e + __builtin_ctzll(m))));
+  }
+  std::vector<unsigned> scale(2, 0);
+  emu_launch(sk, c.grid, (unsigned)kBlockThreads, (const void*)rs.vals.data(), (unsigned long long)c.voff, rs.vv(c),
+             (unsigned long long)c.vbit, (unsigned long long)c.n, scale.data());
+  launches++;
+  CHECK(scale[0] == want_hi && scale[1] == want_lo, "%s n=%llu: scale %u %u, want %u %u", name,
+        (unsigned long long)c.n, scale[0], scale[1], want_hi, want_lo);
+  const ExactScale es(want_hi, want_lo);
+
+  // The reference: a block's exact sum, special and other fields of each group.
+  struct Block {
+    I256 sum;
+    double special = 0;
+    FloatFamily::State ext = FloatFamily::identity();
+  };
+  std::vector<std::vector<Block>> ref(c.groups + 1, std::vector<Block>(c.grid));
+  std::vector<uint64_t> rows(c.groups + 1, 0);
+  const uint64_t want_bad = rs.fold(c, [&](uint64_t g, uint64_t i, bool valid) {
+    rows[g]++;
+    if (!valid) return;
+    Block& b = ref[g][(i / kGroupTile) % c.grid];
+    const double x = (double)rs.vals[c.voff + i];
+    ref_float_fold(b.ext, x);  // (its extremes and count)
+    if (!std::isfinite(x)) {
+      b.special += x;
+      return;
+    }
+    bool ok;
+    const I256 u = exact_units(x, es.base, ok);
+    if (es.fits) CHECK(ok, "%s: a value of a fitting scale loses bits", name);
+    b.sum.add(u);
+  });
+
+  for (uint64_t g0 = 0; g0 <= c.groups; g0 += c.window) {
+    const uint64_t p = std::min(c.window, c.groups + 1 - g0);
+    std::vector<uint64_t> partials(c.grid * (W * p + 1), 0xdeadbeefdeadbeefULL), out(W * p + 1, 0xabad1deaULL);
+    std::vector<unsigned> ticket(1 + (c.grid + kGroupCluster - 1) / kGroupCluster, 0);
+    unsigned lost = 0;
+    const size_t shared = FloatExactTable<VT>::bytes(p);
+    CHECK(shared <= AGG_GROUP_SHARED_BYTES, "%s: an exact table of %llu groups: %zu bytes", name,
+          (unsigned long long)p, shared);
+    emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)rs.keys.data(),
+                      (unsigned long long)c.koff, rs.kv(c), (unsigned long long)c.kbit, (unsigned long long)kkind,
+                      (unsigned long long)rs.kmin, (unsigned long long)c.groups, (const void*)rs.vals.data(),
+                      (unsigned long long)c.voff, rs.vv(c), (unsigned long long)c.vbit, rs.sv(c),
+                      (unsigned long long)c.sbit, rs.svv(c), (unsigned long long)c.svbit, (unsigned long long)c.n,
+                      (unsigned long long)g0, (unsigned long long)p, partials.data(), ticket.data(), out.data(),
+                      (const unsigned*)scale.data(), &lost);
+    launches++;
+    for (size_t i = 0; i < ticket.size(); i++) CHECK(ticket[i] == 0, "%s: ticket %zu not reset: %u", name, i, ticket[i]);
+    CHECK(lost == (es.fits ? 0u : 1u), "%s n=%llu: lost %u, the scale %s", name, (unsigned long long)c.n, lost,
+          es.fits ? "fits" : "does not fit");
+    if (!es.fits) continue;
+    CHECK(out[W * p] == want_bad, "%s n=%llu: %llu keys outside the domain, want %llu", name,
+          (unsigned long long)c.n, (unsigned long long)out[W * p], (unsigned long long)want_bad);
+    for (uint64_t j = 0; j < p; j++) {
+      const uint64_t g = g0 + j;
+      const uint64_t* w = &out[j * W];
+      char what[160];
+      snprintf(what, sizeof what, "%s n=%llu groups=%llu grid=%u window=%llu group %llu", name,
+               (unsigned long long)c.n, (unsigned long long)c.groups, c.grid, (unsigned long long)c.window,
+               (unsigned long long)g);
+      CHECK(w[K] == rows[g], "%s: rows %llu, want %llu", what, (unsigned long long)w[K], (unsigned long long)rows[g]);
+      std::vector<FloatFamily::State> blocks, clusters;
+      for (unsigned b = 0; b < c.grid; b++) {
+        const Block& r = ref[g][b];
+        const FloatFamily::State st = exact_state(r.sum, es.base, r.special, r.ext);
+        blocks.push_back(st);
+        // The pair against the exact sum: both are integers of units 2^base.
+        bool ok1, ok2;
+        I256 rest = r.sum;
+        rest.add(I256::negate(exact_units(as_f64(st.w[0]), es.base, ok1)));
+        rest.add(I256::negate(exact_units(as_f64(st.w[1]), es.base, ok2)));
+        CHECK(ok1 && ok2, "%s: block %u's pair is not of units 2^base", what, b);
+        CHECK(std::fabs(rest.approx()) <= std::ldexp(std::fabs(r.sum.approx()), -104), "%s: block %u's pair is %Lg off",
+              what, b, rest.approx());
+      }
+      for (unsigned f = 0; f < c.grid; f += kGroupCluster)
+        clusters.push_back(merge_order(
+            std::vector<FloatFamily::State>(blocks.begin() + f, blocks.begin() + std::min(c.grid, f + kGroupCluster)), p));
+      const FloatFamily::State want = merge_order(clusters, p);
+      for (int i = 0; i < K; i++) {
+        const bool nan = i < 3 && std::isnan(as_f64(want.w[i]));
+        CHECK(nan ? std::isnan(as_f64(w[i])) : w[i] == want.w[i], "%s: word %d %016llx, want %016llx", what, i,
+              (unsigned long long)w[i], (unsigned long long)want.w[i]);
+      }
+    }
+  }
+}
+
+// cases_exact are the configurations of the exact float kernels: domains
+// of 1 to 600 groups (one table within AGG_GROUP_SHARED_BYTES), in one
+// window or several.
+static std::vector<Case> cases_exact() {
+  std::vector<Case> cs;
+  for (uint64_t g : {1, 2, 10, 40, 97, 300, 600}) {
+    for (int rep = 0; rep < 3; rep++) {
+      Case c{};
+      c.groups = g;
+      c.n = (uint64_t[]){0, 1, 37, 2049, 5000, 9000, 20000}[rng() % 7];
+      c.koff = rng() % 9, c.kbit = rng() % 40, c.voff = rng() % 9, c.vbit = rng() % 40;
+      c.sbit = rng() % 40, c.svbit = rng() % 40;
+      c.knulls = rng() % 2, c.vnulls = rng() % 2, c.sel = rng() % 2, c.selnulls = rng() % 3 == 0;
+      c.grid = rng() % 6 == 0 ? 17 : 1 + rng() % 4;
+      c.window = rng() % 3 == 0 ? 1 + rng() % (g + 1) : g + 1;
+      c.bad = rng() % 4 == 0 ? 1 + rng() % 5 : 0;
+      cs.push_back(c);
+    }
+  }
+  return cs;
+}
+
+// test_exact runs the exact kernels' cases over values within their limbs
+// and, for a third of them, over values that are not (the launch folds
+// nothing and says so).
+template <typename KT, typename VT> static void test_exact(ExactKern k, ScaleKern sk, uint32_t kkind, const char* name) {
+  const int before = failures;
+  int i = 0;
+  for (const Case& c : cases_exact()) {
+    huge_values = i++ % 3 == 2;
+    run_exact<KT, VT>(k, sk, kkind, c, name);
+  }
+  huge_values = true;
+  printf("%-22s %s\n", name, failures == before ? "ok" : "FAILED");
+}
+
 typedef void (*WideKern)(const void*, unsigned long long, const uint32_t*, unsigned long long, unsigned long long,
                          unsigned long long, unsigned long long, const void*, unsigned long long, const uint32_t*,
                          unsigned long long, const uint32_t*, unsigned long long, const uint32_t*,
@@ -498,6 +736,12 @@ int main() {
   test_threads<int64_t, double>(arrowagg_group_threads_float64, kKind_int64, "threads float64 by int64");
   test_threads<uint8_t, double>(arrowagg_group_threads_float64, kKind_uint8, "threads float64 by uint8");
   test_threads<int16_t, float>(arrowagg_group_threads_float32, kKind_int16, "threads float32 by int16");
+  test_exact<int64_t, double>(arrowagg_group_exact_float64, arrowagg_float_scale_float64, kKind_int64,
+                              "exact float64 by int64");
+  test_exact<uint16_t, double>(arrowagg_group_exact_float64, arrowagg_float_scale_float64, kKind_uint16,
+                               "exact float64 by uint16");
+  test_exact<int32_t, float>(arrowagg_group_exact_float32, arrowagg_float_scale_float32, kKind_int32,
+                             "exact float32 by int32");
   printf("%s: %d failures (%d launches)\n", failures ? "FAIL" : "PASS", failures, launches);
   return failures != 0;
 }
