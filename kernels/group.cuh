@@ -1009,17 +1009,24 @@ template <typename VT> struct FloatExactTable {
 template <typename VT>
 __device__ __forceinline__ void float_scale(const VT* values, uint64_t voff, const uint32_t* vvalid, uint64_t vbit,
                                             uint64_t n, unsigned* scale) {
+  constexpr int kUnroll = 4;  // rows a thread has in flight
   unsigned hi = 0, lo = 0;
   const uint64_t step = (uint64_t)gridDim.x * kBlockThreads;
-  for (uint64_t r = (uint64_t)blockIdx.x * kBlockThreads + threadIdx.x; r < n; r += step) {
-    if (vvalid != nullptr && bit_at(vvalid, vbit + r) == 0) continue;
-    const double v = (double)values[voff + r];
-    if (!isfinite(v)) continue;
-    int ex;
-    const uint64_t m = exact_bits(v, ex);
-    if (m == 0) continue;
-    hi = tmax(hi, (unsigned)(f64_bits(v) >> 52) & 0x7ffu);
-    lo = tmax(lo, (unsigned)(1100 - (ex + (int)ctz64(m))));
+  for (uint64_t r0 = (uint64_t)blockIdx.x * kBlockThreads + threadIdx.x; r0 < n; r0 += kUnroll * step) {
+    VT x[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) x[u] = r0 + u * step < n ? values[voff + r0 + u * step] : VT(0);
+#pragma unroll
+    for (int u = 0; u < kUnroll; u++) {
+      const uint64_t r = r0 + u * step;
+      const double v = (double)x[u];
+      if (r >= n || !isfinite(v) || (vvalid != nullptr && bit_at(vvalid, vbit + r) == 0)) continue;
+      int ex;
+      const uint64_t m = exact_bits(v, ex);
+      if (m == 0) continue;
+      hi = tmax(hi, (unsigned)(f64_bits(v) >> 52) & 0x7ffu);
+      lo = tmax(lo, (unsigned)(1100 - (ex + (int)ctz64(m))));
+    }
   }
 #pragma unroll
   for (int off = kWarpThreads / 2; off > 0; off /= 2) {
