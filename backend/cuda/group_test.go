@@ -255,14 +255,10 @@ func TestGroupResident(t *testing.T) {
 			defer ks.Release()
 			defer vs.Release()
 			kv, vv := viewOf(t, ks), viewOf(t, vs)
-			kc, err := testBackend.Upload(ctx, kv)
-			require.NoError(t, err)
-			defer kc.Free()
-			vc, err := testBackend.Upload(ctx, vv)
-			require.NoError(t, err)
-			defer vc.Free()
+			kc, vc := resident(t, kv), resident(t, vv)
 			var sv *column.View
 			var sc *DeviceColumn
+			var err error
 			if c.sel {
 				sel := randomArray(t, mem, r, arrow.FixedWidthTypes.Boolean, c.n+off, c.selNull)
 				defer sel.Release()
@@ -294,6 +290,15 @@ func TestGroupResident(t *testing.T) {
 			}
 		})
 	}
+}
+
+// resident uploads v to the test backend, freed when the test ends.
+func resident(t testing.TB, v *column.View) *DeviceColumn {
+	t.Helper()
+	c, err := testBackend.Upload(t.Context(), v)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Free() })
+	return c
 }
 
 // b2u is 1 for true.
@@ -352,12 +357,7 @@ func TestGroupExact(t *testing.T) {
 			vals := bld.NewArray()
 			defer vals.Release()
 			kv, vv := viewOf(t, keys), viewOf(t, vals)
-			kc, err := testBackend.Upload(ctx, kv)
-			require.NoError(t, err)
-			defer kc.Free()
-			vc, err := testBackend.Upload(ctx, vv)
-			require.NoError(t, err)
-			defer vc.Free()
+			kc, vc := resident(t, kv), resident(t, vv)
 			key := GroupKey{Column: kc, Groups: c.groups}
 			runs, fallbacks := groupExactRuns.Load(), groupExactFallbacks.Load()
 			got, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0)

@@ -220,6 +220,20 @@ template <typename KT, typename VT> struct Rows {
   const uint32_t* svv(const Case& c) const { return c.selnulls ? selv.data() : nullptr; }
 };
 
+// launch_window launches grouped kernel k (any of the grouped kernels:
+// their parameters up to out are the same; extra follow) over case c's
+// rows rs, for the window of p groups from g0.
+template <class Kern, typename KT, typename VT, typename... Extra>
+static void launch_window(Kern k, const Case& c, const Rows<KT, VT>& rs, uint32_t kkind, size_t shared, uint64_t g0,
+                          uint64_t p, uint64_t* partials, unsigned* ticket, uint64_t* out, Extra... extra) {
+  emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)rs.keys.data(), (unsigned long long)c.koff,
+                    rs.kv(c), (unsigned long long)c.kbit, (unsigned long long)kkind, (unsigned long long)rs.kmin,
+                    (unsigned long long)c.groups, (const void*)rs.vals.data(), (unsigned long long)c.voff, rs.vv(c),
+                    (unsigned long long)c.vbit, rs.sv(c), (unsigned long long)c.sbit, rs.svv(c),
+                    (unsigned long long)c.svbit, (unsigned long long)c.n, (unsigned long long)g0,
+                    (unsigned long long)p, partials, ticket, out, extra...);
+}
+
 // tree_order is FloatThreadTable::settle's merge of a block's threads'
 // states (kBlockThreads of them, at st): thread t takes t + off's, off =
 // kBlockThreads / 2, ..., 1.
@@ -365,12 +379,7 @@ static void run_case(GroupKern k, uint32_t kkind, const Case& c, const char* nam
                                    : IntTable<VT, SignedFamily>::bytes(p);
     CHECK(t != Table::kernel || shared <= AGG_GROUP_SHARED_BYTES, "%s: a table of %llu groups: %zu bytes", name,
           (unsigned long long)p, shared);
-    emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)rs.keys.data(),
-                      (unsigned long long)c.koff, rs.kv(c), (unsigned long long)c.kbit, (unsigned long long)kkind,
-                      (unsigned long long)rs.kmin, (unsigned long long)c.groups, (const void*)rs.vals.data(),
-                      (unsigned long long)c.voff, rs.vv(c), (unsigned long long)c.vbit, rs.sv(c),
-                      (unsigned long long)c.sbit, rs.svv(c), (unsigned long long)c.svbit, (unsigned long long)c.n,
-                      (unsigned long long)g0, (unsigned long long)p, partials.data(), ticket.data(), out.data());
+    launch_window(k, c, rs, kkind, shared, g0, p, partials.data(), ticket.data(), out.data());
     launches++;
     for (size_t i = 0; i < ticket.size(); i++) CHECK(ticket[i] == 0, "%s: ticket %zu not reset: %u", name, i, ticket[i]);
     got_bad += out[W * p];
@@ -462,11 +471,11 @@ static std::vector<Case> cases(uint64_t span, bool floats) {
   return cs;
 }
 
-// cases_threads are the configurations of the float kernels with a table
-// per thread: domains of a few groups, in one window or several.
-static std::vector<Case> cases_threads() {
+// cases_of are configurations of domains of each of groups groups (three
+// each), in one window or several.
+static std::vector<Case> cases_of(std::initializer_list<uint64_t> groups) {
   std::vector<Case> cs;
-  for (uint64_t g : {1, 2, 3, 10, 17, 40}) {
+  for (uint64_t g : groups) {
     for (int rep = 0; rep < 3; rep++) {
       Case c{};
       c.groups = g;
@@ -482,6 +491,10 @@ static std::vector<Case> cases_threads() {
   }
   return cs;
 }
+
+// cases_threads are the configurations of the float kernels with a table
+// per thread: domains of a few groups.
+static std::vector<Case> cases_threads() { return cases_of({1, 2, 3, 10, 17, 40}); }
 
 template <typename KT, typename VT> static void test_threads(GroupKern k, uint32_t kkind, const char* name) {
   const int before = failures;
@@ -557,13 +570,8 @@ static void run_exact(ExactKern k, ScaleKern sk, uint32_t kkind, const Case& c, 
     const size_t shared = FloatExactTable<VT>::bytes(p);
     CHECK(shared <= AGG_GROUP_SHARED_BYTES, "%s: an exact table of %llu groups: %zu bytes", name,
           (unsigned long long)p, shared);
-    emu_launch_shared(k, c.grid, (unsigned)kBlockThreads, shared, (const void*)rs.keys.data(),
-                      (unsigned long long)c.koff, rs.kv(c), (unsigned long long)c.kbit, (unsigned long long)kkind,
-                      (unsigned long long)rs.kmin, (unsigned long long)c.groups, (const void*)rs.vals.data(),
-                      (unsigned long long)c.voff, rs.vv(c), (unsigned long long)c.vbit, rs.sv(c),
-                      (unsigned long long)c.sbit, rs.svv(c), (unsigned long long)c.svbit, (unsigned long long)c.n,
-                      (unsigned long long)g0, (unsigned long long)p, partials.data(), ticket.data(), out.data(),
-                      (const unsigned*)scale.data(), &lost);
+    launch_window(k, c, rs, kkind, shared, g0, p, partials.data(), ticket.data(), out.data(),
+                  (const unsigned*)scale.data(), &lost);
     launches++;
     for (size_t i = 0; i < ticket.size(); i++) CHECK(ticket[i] == 0, "%s: ticket %zu not reset: %u", name, i, ticket[i]);
     CHECK(lost == (es.fits ? 0u : 1u), "%s n=%llu: lost %u, the scale %s", name, (unsigned long long)c.n, lost,
@@ -607,26 +615,8 @@ static void run_exact(ExactKern k, ScaleKern sk, uint32_t kkind, const Case& c, 
 }
 
 // cases_exact are the configurations of the exact float kernels: domains
-// of 1 to 600 groups (one table within AGG_GROUP_SHARED_BYTES), in one
-// window or several.
-static std::vector<Case> cases_exact() {
-  std::vector<Case> cs;
-  for (uint64_t g : {1, 2, 10, 40, 97, 300, 600}) {
-    for (int rep = 0; rep < 3; rep++) {
-      Case c{};
-      c.groups = g;
-      c.n = (uint64_t[]){0, 1, 37, 2049, 5000, 9000, 20000}[rng() % 7];
-      c.koff = rng() % 9, c.kbit = rng() % 40, c.voff = rng() % 9, c.vbit = rng() % 40;
-      c.sbit = rng() % 40, c.svbit = rng() % 40;
-      c.knulls = rng() % 2, c.vnulls = rng() % 2, c.sel = rng() % 2, c.selnulls = rng() % 3 == 0;
-      c.grid = rng() % 6 == 0 ? 17 : 1 + rng() % 4;
-      c.window = rng() % 3 == 0 ? 1 + rng() % (g + 1) : g + 1;
-      c.bad = rng() % 4 == 0 ? 1 + rng() % 5 : 0;
-      cs.push_back(c);
-    }
-  }
-  return cs;
-}
+// of 1 to 600 groups (one table within AGG_GROUP_SHARED_BYTES).
+static std::vector<Case> cases_exact() { return cases_of({1, 2, 10, 40, 97, 300, 600}); }
 
 // test_exact runs the exact kernels' cases over values within their limbs
 // and, for a third of them, over values that are not (the launch folds
