@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -239,7 +241,11 @@ func TestIPCUnionCorrupt(t *testing.T) {
 			_, _, err = aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{})
 			require.Error(t, err, c.name)
 			assert.Contains(t, err.Error(), path, c.name)
-			assert.Contains(t, err.Error(), c.msg, c.name)
+			want := c.msg // (a file's bytes: a corrupt file, not stream)
+			if file {
+				want = strings.Replace(want, "Arrow IPC stream", "Arrow IPC file", 1)
+			}
+			assert.Contains(t, err.Error(), want, c.name)
 		}
 		rec.Release()
 	}
@@ -283,4 +289,16 @@ func writeIPCAs(t *testing.T, path string, rec arrow.Record, file bool) {
 		require.NoError(t, w.Close())
 	}
 	require.NoError(t, f.Close())
+}
+
+// The stream an IPC file holds is the file's bytes: its errors say the file
+// is corrupt, and keep what they wrap.
+func TestAsIPCFile(t *testing.T) {
+	inner := errors.New("corrupt Arrow IPC stream: message 3 of type 9")
+	err := asIPCFile(fmt.Errorf("record batch 2: %w", inner))
+	assert.EqualError(t, err, "record batch 2: corrupt Arrow IPC file: message 3 of type 9")
+	assert.ErrorIs(t, err, inner)
+	other := errors.New("reading: unexpected EOF")
+	assert.Same(t, other, asIPCFile(other))
+	assert.NoError(t, asIPCFile(nil))
 }

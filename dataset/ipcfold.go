@@ -440,7 +440,7 @@ func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int
 	data.Release()
 	defer values.Release()
 	if err := checkArray(values); err != nil {
-		return fmt.Errorf("dictionary %d: %w", int64(id), err)
+		return asIPCFile(fmt.Errorf("dictionary %d: %w", int64(id), err))
 	}
 	parts := []arrow.Array{values}
 	if old, ok := dicts[int64(id)]; ok && delta != 0 {
@@ -520,7 +520,7 @@ func (r *ipcFileRun) decode(ctx context.Context, b *ipcFileBatch) error {
 	}
 	for i, col := range b.rec.Columns() {
 		if err := checkArray(col); err != nil {
-			return fmt.Errorf("column %q: %w", b.rec.ColumnName(i), err)
+			return asIPCFile(fmt.Errorf("column %q: %w", b.rec.ColumnName(i), err))
 		}
 	}
 	b.cols = make([]arrow17.Column, len(r.leaves))

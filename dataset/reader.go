@@ -284,7 +284,7 @@ func probeIPCFile(ctx context.Context, src Source) (_ *arrow.Schema, err error) 
 	}
 	s, err := openIPCStream(ctx, sr, nil, false, memory.DefaultAllocator, nil, nil, nil)
 	if err != nil {
-		return nil, err
+		return nil, asIPCFile(err)
 	}
 	defer s.close()
 	return s.schema, nil
@@ -300,8 +300,36 @@ func openIPCFile(ctx context.Context, src Source, mem memory.Allocator, bud *bud
 		f.Close()
 		return nil, err
 	}
-	return openIPCStream(ctx, sr, f, false, mem, bud, prog, nil)
+	s, err := openIPCStream(ctx, sr, f, false, mem, bud, prog, nil)
+	if err != nil {
+		return nil, asIPCFile(err)
+	}
+	s.file = true
+	return s, nil
 }
+
+// asIPCFile words err, met reading the stream an IPC file holds, as the
+// file's: its bytes are the file's, so a corrupt stream there is a corrupt
+// file ("corrupt Arrow IPC file: message 3 of type 9"). errors.Is and
+// errors.As see err.
+func asIPCFile(err error) error {
+	if err == nil || !strings.Contains(err.Error(), ipcStreamWords) {
+		return err
+	}
+	return &ipcFileError{err}
+}
+
+// ipcStreamWords are the words the stream's errors name it by.
+const ipcStreamWords = "Arrow IPC stream"
+
+// ipcFileError is an error of the stream an IPC file holds, said of the
+// file (asIPCFile).
+type ipcFileError struct{ err error }
+
+func (e *ipcFileError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), ipcStreamWords, "Arrow IPC file")
+}
+func (e *ipcFileError) Unwrap() error { return e.err }
 
 // --- Arrow IPC stream -----------------------------------------------------
 
@@ -369,7 +397,8 @@ type ipcStreamReader struct {
 	closer io.Closer       // the file, if any
 	stop   func()
 	prog   *tracker
-	batch  int // record batches read
+	batch  int  // record batches read
+	file   bool // the stream an IPC file holds: its errors are said of the file (asIPCFile)
 }
 
 // openIPCStream starts reading a stream (reading its schema). r is a file or
@@ -446,6 +475,9 @@ func (s *ipcStreamReader) next(ctx context.Context) (rec arrow.Record, err error
 		}
 		if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 			err = fmt.Errorf("record batch %d: %w", s.batch, err)
+			if s.file {
+				err = asIPCFile(err)
+			}
 		}
 	}()
 	if err := ctx.Err(); err != nil {
