@@ -179,17 +179,18 @@ func ExactScaleFits(hi, lo uint32) bool {
 // GroupExactWindow is the most groups of the exact float kernels in shared
 // bytes of shared memory a block (one copy of the table).
 func GroupExactWindow(shared int) int {
-	return max(0, shared-8) / (AggGroupExactEntryBytes + 8)
+	return max(0, shared-exactBeside(0)) / (AggGroupExactEntryBytes + exactBeside(1) - exactBeside(0))
 }
+
+// exactBeside is the shared memory of an exact float table of a window of
+// groups beside its copies' entries (group.cuh's FloatExactTable): each
+// group's special word, and the block's lost word.
+func exactBeside(window int) int { return 8*window + 8 }
 
 // GroupExactReplicas is the number of copies of a block's exact float
 // table of a window of groups (group.cuh's exact_replicas).
 func GroupExactReplicas(window int) int {
-	r := AggWarpThreads
-	for r > 1 && window*r*AggGroupExactEntryBytes+8*window+8 > AggGroupSharedBytes {
-		r >>= 1
-	}
-	return r
+	return replicas(window, AggGroupExactEntryBytes, exactBeside(window))
 }
 
 // SharedBytes is the dynamic shared memory of a launch over a window of p
@@ -199,7 +200,7 @@ func (l GroupLaunch) SharedBytes(p int) int {
 		return p * groupThreadsEntryBytes
 	}
 	if l.Exact {
-		return p*GroupExactReplicas(p)*AggGroupExactEntryBytes + 8*p + 8
+		return p*GroupExactReplicas(p)*AggGroupExactEntryBytes + exactBeside(p)
 	}
 	return GroupSharedBytes(l.kind, p)
 }
@@ -235,8 +236,15 @@ func GroupSharedBytes(k column.Kind, window int) int {
 // window of groups in the grouped kernels (group.cuh's group_replicas): the
 // most, a power of two up to a warp's lanes, that fit AggGroupSharedBytes.
 func GroupReplicas(window int) int {
+	return replicas(window, AggGroupIntEntryBytes, 0)
+}
+
+// replicas is the most copies, a power of two up to a warp's lanes, of a
+// table of window groups of entry bytes a copy whose copies and beside
+// bytes fit AggGroupSharedBytes (one when none do).
+func replicas(window, entry, beside int) int {
 	r := AggWarpThreads
-	for r > 1 && window*r*AggGroupIntEntryBytes > AggGroupSharedBytes {
+	for r > 1 && window*r*entry+beside > AggGroupSharedBytes {
 		r >>= 1
 	}
 	return r
