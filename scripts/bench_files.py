@@ -79,17 +79,18 @@ def selftest():
     print("selftest: ok")
 
 
+def mix_np(np, x):
+    """mix_py over a numpy array of uint64 (wrapping as uint64 does)."""
+    x = x + np.uint64(GOLDEN)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(C1)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(C2)
+    return x ^ (x >> np.uint64(31))
+
+
 def gen_batch(pa, np, lo, hi):
     i = np.arange(lo, hi, dtype=np.uint64)
-
-    def mix(x):
-        x = x + np.uint64(GOLDEN)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(C1)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(C2)
-        return x ^ (x >> np.uint64(31))
-
     four = i * np.uint64(4)
-    r0, r1, r2, r3 = (mix(four + np.uint64(c)) for c in range(4))
+    r0, r1, r2, r3 = (mix_np(np, four + np.uint64(c)) for c in range(4))
     i32 = r0.astype(np.uint32).view(np.int32)
     i64 = r1.view(np.int64) >> np.int64(27)
     valid = (r2 & np.uint64(0xFFFF)) >= np.uint64(NULL_BELOW)
@@ -173,16 +174,10 @@ def kinds(d, rows):
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    def mix(x):
-        x = x + np.uint64(GOLDEN)
-        x = (x ^ (x >> np.uint64(30))) * np.uint64(C1)
-        x = (x ^ (x >> np.uint64(27))) * np.uint64(C2)
-        return x ^ (x >> np.uint64(31))
-
     def batch(lo, hi):
         i = np.arange(lo, hi, dtype=np.uint64)
         four = i * np.uint64(4)
-        r0, r1, r2 = (mix(four + np.uint64(c)) for c in range(3))
+        r0, r1, r2 = (mix_np(np, four + np.uint64(c)) for c in range(3))
         valid = (r0 & np.uint64(0xFFFF)) >= np.uint64(NULL_BELOW)
         d9 = np.fmod((r1 >> np.uint64(32)).astype(np.uint32).view(np.int32).astype(np.int64), 10**9)
         d18 = np.fmod(r2.view(np.int64), np.int64(10**18))
