@@ -541,21 +541,15 @@ func checkArray(arr arrow.Array) error {
 			return fmt.Errorf("corrupt Arrow IPC stream: %d values at offset %d with a validity bitmap of %d bytes", d.Len(), d.Offset(), have)
 		}
 	}
-	switch arr.(type) {
-	case *array.String, *array.Binary, *array.LargeString, *array.LargeBinary:
-		if arr.Len() == 0 {
-			return nil // (no offsets needed: writers may leave out even the first)
-		}
-	}
 	switch a := arr.(type) {
 	case *array.String:
-		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+		return checkValueOffsets(arr, a.ValueOffsets)
 	case *array.Binary:
-		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+		return checkValueOffsets(arr, a.ValueOffsets)
 	case *array.LargeString:
-		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+		return checkValueOffsets(arr, a.ValueOffsets)
 	case *array.LargeBinary:
-		return checkOffsets(a.ValueOffsets(), dataBytes(arr), arr)
+		return checkValueOffsets(arr, a.ValueOffsets)
 	case *array.Dictionary:
 		return checkArray(a.Dictionary())
 	case *array.Struct:
@@ -576,6 +570,16 @@ func checkArray(arr arrow.Array) error {
 		}
 	}
 	return nil
+}
+
+// checkValueOffsets checks the offsets of binary or string array arr
+// (checkOffsets), which offsets reads; an empty array has none to check
+// (writers may leave out even the first, and offsets would then panic).
+func checkValueOffsets[T int32 | int64](arr arrow.Array, offsets func() []T) error {
+	if arr.Len() == 0 {
+		return nil
+	}
+	return checkOffsets(offsets(), dataBytes(arr), arr)
 }
 
 // dataBytes is the length of the data buffer of a binary or string array
