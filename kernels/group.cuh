@@ -228,7 +228,7 @@ template <typename VT> struct GroupRows {
   // keys together too (load_keys) unless kKeysTogether is false: then a key
   // at a time (load_key), as the wide kernels do (a tile's keys in flight
   // together made their launch at a million groups slower: 14.5 ms a call
-  // against 11.5 on the H200, where the other grouped kernels gained 10-22%).
+  // against 11.5 on the H200, where the other grouped kernels gained 11-23%).
   template <bool kKeysTogether = true>
   __device__ __forceinline__ void load(const GroupIn& in, uint64_t base, unsigned& bad) {
     const VT* __restrict__ vals = static_cast<const VT*>(in.values) + in.voff;
