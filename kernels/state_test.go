@@ -313,3 +313,34 @@ func TestMergeWide(t *testing.T) {
 	require.Equal(t, uint64(GroupWideSum|GroupWideExtremes), GroupWideFlags(agg.Tracking(agg.Default)))
 	require.Equal(t, uint64(0), GroupWideFlags(agg.Tracking(agg.Count)))
 }
+
+// BenchmarkMergeWide merges a wide kernel's table of a million int64 groups
+// (every group with rows) into groups grown before the timer, as the CUDA
+// backend's groupWide does once the kernel is done (it grows them while the
+// kernel runs).
+func BenchmarkMergeWide(b *testing.B) {
+	const groups = 1_000_000
+	d := groups + 1
+	r := rand.New(rand.NewPCG(4, 5))
+	tab := make([]uint64, GroupWideWords(groups))
+	for g := range d {
+		rows := uint64(1 + r.IntN(200))
+		tab[4*d+g/2] += rows << (32 * (g % 2))
+		tab[g] = rows * uint64(r.Uint32())
+		tab[d+g] = uint64(r.IntN(1 << 20))
+		tab[2*d+2*g], tab[2*d+2*g+1] = r.Uint64(), r.Uint64()
+	}
+	b.SetBytes(int64(len(tab)) * 8)
+	for range b.N {
+		b.StopTimer()
+		g, err := agg.NewGroups(column.Int64.Family(), agg.Default)
+		if err != nil {
+			b.Fatal(err)
+		}
+		g.Grow(d)
+		b.StartTimer()
+		if _, err := MergeWide(column.Int64, groups, tab, true, g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
