@@ -664,6 +664,28 @@ __device__ __forceinline__ void add_special(double* p, double t) {
   } while (old != seen);
 }
 
+// count_row folds a row into the fields of entry r of a float table whose
+// updates commute, by shared-memory atomics: the row, and its null value
+// or its number's extremes as order keys (NaN skipped; a stale read never
+// hides a change: they move one way). It reports whether the value is
+// valid (the table's sum takes it).
+template <typename I, typename VT>
+__device__ __forceinline__ bool count_row(unsigned* rows, unsigned* nulls, long long* kmn, long long* kmx, I r, bool ok,
+                                          VT x) {
+  atomicAdd(&rows[r], 1u);
+  if (!ok) {
+    atomicAdd(&nulls[r], 1u);
+    return false;
+  }
+  const double v = (double)x;
+  if (v == v) {
+    const long long k = key64(v);
+    if (k < *(volatile long long*)&kmn[r]) atomicMin(&kmn[r], k);
+    if (k > *(volatile long long*)&kmx[r]) atomicMax(&kmx[r], k);
+  }
+  return true;
+}
+
 // FloatThreadTable is a block's float states for a window of very few
 // groups: the sums (sum, compensation) a table per thread, field by field
 // (entry j * kBlockThreads + t, AGG_GROUP_FLOAT_THREAD_ENTRY_BYTES a group
@@ -732,17 +754,8 @@ template <typename VT> struct FloatThreadTable {
     for (int i = 0; i < kGroupItems; i++) {
       if (rs.g[i] == kGroupSkip) continue;
       const unsigned g = (unsigned)rs.g[i], r = g * kCopies + copy;
-      atomicAdd(&rows[r], 1u);
-      if (!rs.ok[i]) {
-        atomicAdd(&nulls[r], 1u);
-        continue;
-      }
+      if (!count_row(rows, nulls, kmn, kmx, r, rs.ok[i], rs.x[i])) continue;
       const double v = (double)rs.x[i];
-      if (v == v) {
-        const long long k = key64(v);
-        if (k < *(volatile long long*)&kmn[r]) atomicMin(&kmn[r], k);
-        if (k > *(volatile long long*)&kmx[r]) atomicMax(&kmx[r], k);
-      }
       const unsigned e = g * kBlockThreads + threadIdx.x;
       double a = s[e], cc = c[e];
       add_pair_to(a, cc, v, [&](double t) { add_special(&sp[g], t); });
@@ -978,17 +991,8 @@ template <typename VT> struct FloatExactTable {
     for (int i = 0; i < kGroupItems; i++) {
       if (rs.g[i] == kGroupSkip) continue;
       const uint64_t e = (uint64_t)rs.g[i] * reps + copy;
-      atomicAdd(&rows[e], 1u);
-      if (!rs.ok[i]) {
-        atomicAdd(&nulls[e], 1u);
-        continue;
-      }
+      if (!count_row(rows, nulls, kmn, kmx, e, rs.ok[i], rs.x[i])) continue;
       const double v = (double)rs.x[i];
-      if (v == v) {
-        const long long k = key64(v);
-        if (k < *(volatile long long*)&kmn[e]) atomicMin(&kmn[e], k);
-        if (k > *(volatile long long*)&kmx[e]) atomicMax(&kmx[e], k);
-      }
       if (!isfinite(v)) {
         add_special(&sp[rs.g[i]], v);
         continue;
