@@ -203,3 +203,49 @@ func walkChunks(t testing.TB, path string, col int) []walkedChunk {
 	}
 	return out
 }
+
+// A string key's chunk whose pages are all dictionary-encoded is walked
+// without its indices (pageIndices), which the page path checks as it
+// decodes them: indices of a bit width past 32 there are the page path's
+// error (the walk's is "dictionary indices of 64 bits").
+func TestGroupDictKeyCorruptIndices(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "x", Type: arrow.PrimitiveTypes.Int64},
+	}, nil)
+	rb := array.NewRecordBuilder(mem, schema)
+	defer rb.Release()
+	for i := range 500 {
+		rb.Field(0).(*array.StringBuilder).Append(fmt.Sprintf("word%02d", i%20))
+		rb.Field(1).(*array.Int64Builder).Append(int64(i))
+	}
+	rec := rb.NewRecord()
+	defer rec.Release()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "keys.parquet")
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Uncompressed),
+		parquet.WithDictionaryDefault(true)}})
+	req := engine.GroupRequest{Keys: []string{"s"}, Columns: []string{"x"}, Aggs: agg.Default, CountRows: true}
+	eng := newEngine(t, mem)
+	group := func(path string) error {
+		srcs, err := Expand([]string{path})
+		require.NoError(t, err)
+		d, err := Open(ctx, srcs, Options{Mem: mem})
+		require.NoError(t, err)
+		defer d.Close()
+		sum, err := d.Group(ctx, eng, req)
+		if err == nil {
+			require.Equal(t, int64(20), sum.Groups.NumRows())
+			sum.Groups.Release()
+		}
+		return err
+	}
+	require.NoError(t, group(path))
+	require.Equal(t, []bool{false}, dictKeyUndict(t, path, 0))
+	bad := filepath.Join(dir, "bad.parquet")
+	require.NoError(t, os.WriteFile(bad, corruptDictWidth(t, path, 0, 64), 0o644))
+	assert.ErrorContains(t, group(bad), `column "s": page 1: dictionary indices: bit width 64 not in [0, 32]`)
+}

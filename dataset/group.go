@@ -641,13 +641,32 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 				// Walked as pqarrow's chunks are (its decoders' checks and
 				// costs, a string dictionary within MaxChunkDecodeBytes):
 				// a string key's chunk is pqarrow's unless all its pages are
-				// dictionary-encoded.
-				need, _, _, err := r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
-				if err != nil || l.page == nil || g.walk.undict {
-					needs[k], undict[k] = need, l.page != nil
-					return err
+				// dictionary-encoded. A string key's chunk is walked first
+				// with the indices of its dictionary-encoded pages left to
+				// the page path (pageIndices), and again by arrowCost only
+				// when pqarrow reads it.
+				paged := false
+				if l.page != nil {
+					gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, true)
+					if err != nil {
+						return err
+					}
+					if ok {
+						gc.charge, gc.pageIndices = c, true
+						if largest, err = g.check(ctx, &gc); err != nil {
+							return err
+						}
+						paged = !g.walk.undict
+					}
 				}
-				largest = g.walk.largest
+				if !paged {
+					need, _, _, err := r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
+					if err != nil || l.page == nil || g.walk.undict {
+						needs[k], undict[k] = need, l.page != nil
+						return err
+					}
+					largest = g.walk.largest
+				}
 			} else {
 				gc, ok, err := r.guardChunkOf(src, src.Size(), cc, l.col, false)
 				if err != nil {

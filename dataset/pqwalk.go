@@ -147,6 +147,12 @@ type guardChunk struct {
 	// decoded: arrow-go's decoders read the values (check what they
 	// allocate from).
 	decoded bool
+	// pageIndices (with decoded): the indices of dictionary-encoded data
+	// pages are not checked, as the page path, which checks them as it
+	// decodes them, reads them unless a page of the chunk is not
+	// dictionary-encoded (chunkWalk.undict; its chunk is then walked
+	// again without it).
+	pageIndices bool
 	// budget bounds what arrow-go allocates per value of a DELTA_* page.
 	budget int64
 	// charge is the memory budget's charge of the chunk's task: the
@@ -335,7 +341,7 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 			g.starts = append(g.starts, w.seen)
 		}
 		w.seen += int64(h.numValues)
-		if enc := parquet.Encoding(h.encoding); enc != parquet.Encodings.PlainDict && enc != parquet.Encodings.RLEDict && h.numValues > 0 {
+		if !dictEncoded(&h) && h.numValues > 0 {
 			w.undict = true
 		}
 	}
@@ -345,6 +351,12 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 	w.index++
 	w.page = chunkPage{pageHeader: h, at: at, index: index}
 	return &w.page, nil
+}
+
+// dictEncoded reports whether data page h's values are dictionary indices.
+func dictEncoded(h *pageHeader) bool {
+	enc := parquet.Encoding(h.encoding)
+	return enc == parquet.Encodings.PlainDict || enc == parquet.Encodings.RLEDict
 }
 
 // check walks the pages of chunk c to its end, checking them, and returns
@@ -426,7 +438,7 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		if err := checkDecodable(c, h); err != nil {
 			return err
 		}
-		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) {
+		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) || c.pageIndices && dictEncoded(h) {
 			return nil
 		}
 		data, err := g.decompress(ctx, c, pos, comp, unc, 0)
@@ -475,7 +487,7 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		if err := checkDecodable(c, h); err != nil {
 			return err
 		}
-		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) {
+		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) || c.pageIndices && dictEncoded(h) {
 			return nil
 		}
 		var data []byte
