@@ -415,8 +415,9 @@ func (g *Grouper) localMorsels(ctx context.Context, n, size int, keys, vals, fil
 				}
 			}
 		} else {
-			for i := range cnt {
-				rows = append(rows, int32(lo+i))
+			rows = slices.Grow(rows, cnt)[:cnt]
+			for i := range rows {
+				rows[i] = int32(lo + i)
 			}
 		}
 		sc.rowsBuf = rows
@@ -444,8 +445,16 @@ func (g *Grouper) localMorsels(ctx context.Context, n, size int, keys, vals, fil
 			}
 		}
 		mg.rows = make([]int64, mg.t.Len())
-		for _, id := range sc.ids {
-			mg.rows[id]++
+		if dense { // (the rows of each slot, counted as they were numbered)
+			for slot, id := range sc.slots {
+				if id >= 0 {
+					mg.rows[id] += sc.slotRows[slot]
+				}
+			}
+		} else {
+			for _, id := range sc.ids {
+				mg.rows[id]++
+			}
 		}
 		mg.groups = make([]*agg.Groups, len(vals))
 		for i, v := range g.req.Values {
@@ -527,8 +536,9 @@ const denseSpan = 1 << 12
 // there is one integer key, or one dictionary key (by its indices), whose
 // values in the rows span at most denseSpan: a row's value less the
 // smallest picks a slot, and only a slot's first row is hashed and found
-// in t (which checks it: an index outside its dictionary is an error). It
-// reports false, doing nothing, for other keys.
+// in t (which checks it: an index outside its dictionary is an error).
+// sc.slots then holds each slot's group (-1: no row) and sc.slotRows its
+// rows. It reports false, doing nothing, for other keys.
 func denseIDs(keys []*column.View, rows []int32, t *cpu.KeyTable, sc *groupScratch) (bool, error) {
 	if len(keys) != 1 || len(rows) == 0 {
 		return false, nil
@@ -612,15 +622,42 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 		}
 		return one[0], nil
 	}
-	slots, ids := sc.slots, sc.ids[:len(rows)]
+	sc.slotRows = slices.Grow(sc.slotRows[:0], null+1)[:null+1]
+	clear(sc.slotRows)
+	slots, ids, counts := sc.slots, sc.ids[:len(rows)], sc.slotRows
+	// outside is the error of row r, whose index is outside the dictionary.
+	outside := func(r int32) error {
+		if _, err := find(r); err != nil {
+			return err
+		}
+		return fmt.Errorf("dictionary index %d outside the dictionary's %d entries", vals[r], k.Dict.Len)
+	}
+	if first := rows[0]; sv.Validity == nil && int(rows[len(rows)-1])-int(first) == len(rows)-1 {
+		// Every row, one after the other (no filter): their values in
+		// order, without the rows or a validity test.
+		for j, x := range vals[first:][:len(rows)] {
+			s := int(x - lo)
+			if uint(s) >= uint(null) {
+				return false, outside(first + int32(j))
+			}
+			id := slots[s]
+			if id < 0 {
+				var err error
+				if id, err = find(first + int32(j)); err != nil {
+					return false, err
+				}
+				slots[s] = id
+			}
+			ids[j] = id
+			counts[s]++
+		}
+		return true, nil
+	}
 	for j, r := range rows {
 		s := null
 		if sv.Validity == nil || sv.Valid(int(r)) {
-			if s = int(vals[r] - lo); uint(s) >= uint(null) { // (an index outside the dictionary)
-				if _, err := find(r); err != nil {
-					return false, err
-				}
-				return false, fmt.Errorf("dictionary index %d outside the dictionary's %d entries", vals[r], k.Dict.Len)
+			if s = int(vals[r] - lo); uint(s) >= uint(null) {
+				return false, outside(r)
 			}
 		}
 		id := slots[s]
@@ -632,18 +669,20 @@ func denseIDsOf[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint6
 			slots[s] = id
 		}
 		ids[j] = id
+		counts[s]++
 	}
 	return true, nil
 }
 
 // groupScratch is a worker's reusable memory.
 type groupScratch struct {
-	slots  []int32 // denseIDs's slots
-	hasher cpu.Hasher
-	sel    []uint64
-	hashes []uint64
-	part   []uint8
-	ids    []int32
+	slots    []int32 // denseIDs's slots
+	slotRows []int64 // and their rows
+	hasher   cpu.Hasher
+	sel      []uint64
+	hashes   []uint64
+	part     []uint8
+	ids      []int32
 
 	rowsBuf []int32
 	hashBuf []uint64
