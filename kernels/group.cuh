@@ -148,15 +148,15 @@ __device__ __forceinline__ uint64_t load_key(const GroupIn& in, uint64_t r) {
 }
 
 // keys_as reads the keys (of type KT, zero-extended) of a thread's rows
-// first + i * stride of a tile, 0 past the rows, all loads in flight
-// together.
-template <typename KT>
+// first + i * stride of a tile, 0 past the rows (kWhole: the rows are all
+// below n), all loads in flight together.
+template <typename KT, bool kWhole>
 __device__ __forceinline__ void keys_as(const GroupIn& in, uint64_t first, uint64_t stride, uint64_t (&k)[kGroupItems]) {
   const KT* __restrict__ keys = static_cast<const KT*>(in.keys) + in.koff;
 #pragma unroll
   for (int i = 0; i < kGroupItems; i++) {
     const uint64_t r = first + (uint64_t)i * stride;
-    k[i] = r < in.n ? (uint64_t)keys[r] : 0;
+    k[i] = kWhole || r < in.n ? (uint64_t)keys[r] : 0;
   }
 }
 
@@ -166,14 +166,15 @@ __device__ __forceinline__ void keys_as(const GroupIn& in, uint64_t first, uint6
 // pair of kinds): one uniform branch a tile, so that a thread's key loads
 // are in flight together, as its values' are (a branch a row would wait for
 // each key before loading the next).
+template <bool kWhole = false>
 __device__ __forceinline__ void load_keys(const GroupIn& in, uint64_t first, uint64_t stride, uint64_t (&k)[kGroupItems]) {
   switch (in.kwidth) {
-    case 1: keys_as<uint8_t>(in, first, stride, k); break;
-    case 2: keys_as<uint16_t>(in, first, stride, k); break;
-    case 4: keys_as<uint32_t>(in, first, stride, k); break;
-    default: keys_as<uint64_t>(in, first, stride, k); break;
+    case 1: keys_as<uint8_t, kWhole>(in, first, stride, k); break;
+    case 2: keys_as<uint16_t, kWhole>(in, first, stride, k); break;
+    case 4: keys_as<uint32_t, kWhole>(in, first, stride, k); break;
+    default: keys_as<uint64_t, kWhole>(in, first, stride, k); break;
   }
-  if (in.ksigned) {
+  if (in.ksigned && in.kwidth < 8) {  // (a 64-bit key is its own extension)
     const unsigned sh = 64 - 8 * in.kwidth;
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) k[i] = (uint64_t)((int64_t)(k[i] << sh) >> sh);
@@ -229,8 +230,16 @@ template <typename VT> struct GroupRows {
   // at a time (load_key), as the wide kernels do (a tile's keys in flight
   // together made their launch at a million groups slower: 14.5 ms a call
   // against 11.5 on the H200, where the other grouped kernels gained 11-23%).
+  //
+  // A whole tile of a launch with no selection and no null keys (the
+  // common case: a uniform branch a tile) takes load_plain, whose rows need
+  // no bounds and whose groups need no bitmaps.
   template <bool kKeysTogether = true>
   __device__ __forceinline__ void load(const GroupIn& in, uint64_t base, unsigned& bad) {
+    if (kKeysTogether && in.sel == nullptr && in.selv == nullptr && in.kvalid == nullptr && in.n - base >= kGroupTile) {
+      load_plain(in, base, bad);
+      return;
+    }
     const VT* __restrict__ vals = static_cast<const VT*>(in.values) + in.voff;
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) {
@@ -244,6 +253,31 @@ template <typename VT> struct GroupRows {
       const uint64_t r = base + threadIdx.x + (uint64_t)i * kBlockThreads;
       g[i] = r < in.n ? group_of(in, r, kKeysTogether ? k[i] : load_key(in, r), bad) : kGroupSkip;
       ok[i] = in.vvalid == nullptr || (r < in.n && bit_at(in.vvalid, in.vbit + r) != 0);
+    }
+  }
+
+  // load_plain is load of a whole tile (base + kGroupTile <= n) with
+  // neither a selection nor a key bitmap: group_of without the bitmaps,
+  // and without a branch a row.
+  __device__ __forceinline__ void load_plain(const GroupIn& in, uint64_t base, unsigned& bad) {
+    const VT* __restrict__ vals = static_cast<const VT*>(in.values) + in.voff + base + threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) x[i] = vals[i * kBlockThreads];
+    uint64_t k[kGroupItems];
+    load_keys<true>(in, base + threadIdx.x, kBlockThreads, k);
+#pragma unroll
+    for (int i = 0; i < kGroupItems; i++) {
+      const uint64_t d = k[i] - in.kmin, w = d - in.g0;  // (below g0: w wraps above the window)
+      const bool out = d >= in.groups;
+      bad += out;
+      g[i] = !out && w < in.window ? (int)w : kGroupSkip;
+    }
+    if (in.vvalid == nullptr) {
+#pragma unroll
+      for (int i = 0; i < kGroupItems; i++) ok[i] = true;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kGroupItems; i++) ok[i] = bit_at(in.vvalid, in.vbit + base + threadIdx.x + i * kBlockThreads) != 0;
     }
   }
 };
@@ -956,8 +990,12 @@ template <typename VT> struct FloatExactTable {
   // them away: neg), each with the carry (borrow) out of the limb below;
   // a carry out of the digits' limbs goes on up, out of the top limb into
   // top. A limb past the top has no digit (the value is below 2^E).
+  //
+  // neg is a mask (all ones: take away), so that the operand is y = (x ^
+  // neg) - neg, x or 0 - x, and the carry out of old + y, (old + y < y),
+  // is a borrow's absence when taking away (x != 0): old >= x.
   __device__ __forceinline__ void add_digits(uint64_t stride, uint64_t e, int k, uint32_t d0, uint32_t d1,
-                                             uint32_t d2, bool neg) {
+                                             uint32_t d2, uint32_t neg) {
     unsigned carry = 0;
 #pragma unroll
     for (int j = 0; j < 3; j++, k++) {
@@ -967,15 +1005,14 @@ template <typename VT> struct FloatExactTable {
         carry = (unsigned)(dd >> 32);
         continue;
       }
-      const uint32_t x = (uint32_t)dd;
-      const unsigned old = atomicAdd(&a[k * stride + e], neg ? 0u - x : x);
-      carry = neg ? old < x : old + x < x;
+      const uint32_t y = ((uint32_t)dd ^ neg) - neg;
+      const unsigned old = atomicAdd(&a[k * stride + e], y);
+      carry = (unsigned)(old + y < y) ^ (neg & 1u);
     }
-    for (; carry != 0 && k < kExactLimbs; k++) {
-      const unsigned old = atomicAdd(&a[k * stride + e], neg ? 0xffffffffu : 1u);
-      carry = neg ? old == 0 : old == 0xffffffffu;
-    }
-    if (carry != 0) atomicAdd(&top[e], neg ? -1 : 1);
+    const uint32_t one = (1u ^ neg) - neg;  // 1 or 0xffffffff
+    // A carry goes on past a limb that was all ones (a borrow past a zero).
+    for (; carry != 0 && k < kExactLimbs; k++) carry = atomicAdd(&a[k * stride + e], one) == ~neg;
+    if (carry != 0) atomicAdd(&top[e], (int)one);
   }
 
   // fold adds a tile's rows of this thread: a null value's row counts in
@@ -1004,7 +1041,7 @@ template <typename VT> struct FloatExactTable {
       if (sh < 0) m >>= -sh, sh = 0;  // (the bits below are zero: scale.fits)
       const int k0 = sh >> 5, b = sh & 31;
       const uint64_t t = m >> (32 - b);  // the digits above the first: m * 2^b / 2^32
-      add_digits(stride, e, k0, (uint32_t)(m << b), (uint32_t)t, (uint32_t)(t >> 32), v < 0);
+      add_digits(stride, e, k0, (uint32_t)(m << b), (uint32_t)t, (uint32_t)(t >> 32), v < 0 ? ~0u : 0u);
     }
   }
 
