@@ -237,6 +237,17 @@ func (p *pageRows) needValidity() {
 	bitutil.SetBitsTo(p.valid, 0, p.rows, true)
 }
 
+// indicesAt is where the k dictionary indices of the window of e rows at
+// row at are decoded when they are the rows themselves: those of a dictKey
+// leaf (p not nil) of no null in the window (k == e), in place; nil
+// otherwise (decoded elsewhere, then placed). place leaves them there.
+func (p *pageRows) indicesAt(l *pageLeaf, at int64, k, e int) []byte {
+	if p == nil || !l.dictKey || !p.dictKey || k != e || at < 0 || at+int64(e) > p.rows {
+		return nil
+	}
+	return p.values[int(at)*4 : (int(at)+e)*4]
+}
+
 // place puts the rows [at, at+m) of a window at their rows: v's k dense
 // values (or their indices into v.Dict), valid the rows' validity (nil:
 // none is null, k == m).
@@ -259,7 +270,9 @@ func (p *pageRows) place(v *column.View, valid []byte, at int64, m int) error {
 		return fmt.Errorf("%d bytes of values for %d values of %d bytes", len(v.Values), k, w)
 	}
 	if valid == nil {
-		copy(out, v.Values[:k*w])
+		if k > 0 && &out[0] != &v.Values[0] { // (indicesAt's are there)
+			copy(out, v.Values[:k*w])
+		}
 		return nil
 	}
 	if p.dictKey {

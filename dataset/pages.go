@@ -892,11 +892,15 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 				return 0, err
 			}
 		} else if pv.dict != nil {
-			s.idx = grow(s.idx, 4*k)
-			if err := pv.dict.indices(dict.Len, column.Slice[int32](s.idx)); err != nil {
+			idx := s.rows.indicesAt(l, at, k, e) // (a dictKey leaf's window without nulls: in place)
+			if idx == nil {
+				s.idx = grow(s.idx, 4*k)
+				idx = s.idx
+			}
+			if err := pv.dict.indices(dict.Len, column.Slice[int32](idx)); err != nil {
 				return 0, fmt.Errorf("dictionary indices: %w", err)
 			}
-			v.Values, ew = s.idx, 4
+			v.Values, ew = idx, 4
 			if !l.dictKey { // (a dictKey leaf's rows are the indices: pageRows)
 				v.IndexKind, v.Dict = column.Int32, dict
 			}
