@@ -1,9 +1,11 @@
 package dataset
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/bitutil"
@@ -272,6 +274,68 @@ func TestSpreadValues(t *testing.T) {
 			}
 			spreadValues(dense, valid, m, got)
 			assert.Equal(t, want, got, "%d rows, %.0f%% nulls", m, 100*nulls)
+		}
+	}
+}
+
+// spreadValues gives the same rows with its AVX-512 words (where the CPU
+// has them: spreadAVX512) and without, for values of 2, 4 and 8 bytes, at
+// every density of nulls, whole words or not.
+func TestSpreadValuesWidths(t *testing.T) {
+	spreadWidth[uint16](t)
+	spreadWidth[uint32](t)
+	spreadWidth[uint64](t)
+}
+
+func spreadWidth[T uint16 | uint32 | uint64](t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	simd := spreadAVX512
+	defer func() { spreadAVX512 = simd }()
+	for _, nulls := range []float64{0, 0.01, 0.05, 0.5, 0.95, 1} {
+		for _, m := range []int{0, 1, 15, 63, 64, 65, 127, 128, 129, 1000, 4099} {
+			valid := make([]byte, bitutil.BytesForBits(int64(m)))
+			var dense []T
+			want, before := make([]T, m), make([]T, m)
+			for i := range m {
+				before[i] = T(r.Uint64())
+				want[i] = before[i] // a null row's slot is left as it was
+				if r.Float64() >= nulls {
+					bitutil.SetBit(valid, i)
+					want[i] = T(r.Uint64())
+					dense = append(dense, want[i])
+				}
+			}
+			for _, on := range []bool{false, true} {
+				spreadAVX512 = simd && on
+				got := slices.Clone(before)
+				spreadValues(dense, valid, m, got)
+				assert.Equal(t, want, got, "%T, %d rows, %.0f%% nulls, AVX-512 %v", T(0), m, 100*nulls, spreadAVX512)
+			}
+		}
+	}
+}
+
+// spreadWords stops at the first step with more valid rows than values
+// are left, having read no value past them: the rows of the steps before
+// are spread, the others left, and it reports nothing spread.
+func TestSpreadWordsTooFewValues(t *testing.T) {
+	const m, have = 128, 100
+	valid := bytes.Repeat([]byte{0xff}, m/8)
+	backing := make([]uint64, m)
+	for i := range backing {
+		backing[i] = uint64(i + 1)
+		if i >= have {
+			backing[i] = 1 << 63 // past the values: never read
+		}
+	}
+	out := make([]uint64, m)
+	words, took := spreadWords(backing[:have], valid, m, out)
+	assert.Equal(t, 0, words)
+	assert.Equal(t, 0, took)
+	for i, x := range out {
+		assert.NotEqual(t, uint64(1<<63), x, "row %d", i)
+		if i >= have/8*8 {
+			assert.Zero(t, x, "row %d: past the last whole step", i)
 		}
 	}
 }
