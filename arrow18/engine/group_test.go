@@ -844,3 +844,91 @@ func TestGroupSortedWordKeys(t *testing.T) {
 		rec.Release()
 	}
 }
+
+// Keys without a null numbered by their value or dictionary index
+// (denseIDs: every row of a morsel, one after the other, and the rows of
+// each group counted as they are numbered), with and without a filter:
+// each group's count_all, count and sum are those of its rows, for 1 and
+// 3 threads.
+func TestGroupDenseKeysWithoutNulls(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	const n, card = 300_000, 1000 // (more than a morsel of a thousand keys)
+	db := array.NewInt64Builder(mem)
+	for i := range card {
+		db.Append(int64(7*i - 3000))
+	}
+	dvals := db.NewArray()
+	db.Release()
+	defer dvals.Release()
+	kb, ib, vb, fb := array.NewInt64Builder(mem), array.NewInt32Builder(mem), array.NewInt64Builder(mem), array.NewInt32Builder(mem)
+	type sums struct{ rows, count, sum int64 }
+	want := [2]map[int64]*sums{{}, {}} // without the filter, and with it
+	for i := range n {
+		j := int64((i * 7919) % card)
+		key := 7*j - 3000
+		kb.Append(key)
+		ib.Append(int32(j))
+		fb.Append(int32(i))
+		for k, w := range want {
+			if k == 1 && i%2 != 0 {
+				continue
+			}
+			if w[key] == nil {
+				w[key] = &sums{}
+			}
+			w[key].rows++
+			if i%10 != 0 {
+				w[key].count++
+				w[key].sum += int64(i)
+			}
+		}
+		if i%10 == 0 {
+			vb.AppendNull()
+		} else {
+			vb.Append(int64(i))
+		}
+	}
+	keys, idx, vals, f := kb.NewArray(), ib.NewArray(), vb.NewArray(), fb.NewArray()
+	for _, b := range []array.Builder{kb, ib, vb, fb} {
+		b.Release()
+	}
+	dt := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.PrimitiveTypes.Int64}
+	dkeys := array.NewDictionaryArray(dt, idx, dvals)
+	idx.Release()
+	for _, key := range []arrow.Array{keys, dkeys} {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: key.DataType()}, {Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+			{Name: "f", Type: arrow.PrimitiveTypes.Int32}}, nil)
+		rec := array.NewRecord(schema, []arrow.Array{key, vals, f}, n)
+		for fi, filter := range []bool{false, true} {
+			for _, threads := range []int{1, 3} {
+				req := GroupRequest{Keys: []string{"k"}, Columns: []string{"v"}, Aggs: agg.Count | agg.Sum, CountRows: true}
+				if filter {
+					req.Filter = evenFilter{"f"}
+				}
+				g, err := cpuEngine(t, mem, threads).NewGrouper(schema, req)
+				require.NoError(t, err)
+				require.NoError(t, g.Add(context.Background(), rec))
+				res, err := g.Result(mem)
+				require.NoError(t, err)
+				require.Equal(t, int64(len(want[fi])), res.NumRows())
+				cols := map[string]arrow.Array{}
+				for i, fld := range res.Schema().Fields() {
+					cols[fld.Name] = res.Column(i)
+				}
+				for i := range int(res.NumRows()) {
+					k := cols["k"].(*array.Int64).Value(i)
+					w := want[fi][k]
+					require.NotNil(t, w, "key %d", k)
+					got := sums{cols["count_all"].(*array.Int64).Value(i), cols["v_count"].(*array.Int64).Value(i), cols["v_sum"].(*array.Int64).Value(i)}
+					require.Equal(t, *w, got, "key %d, filter %v, threads %d", k, filter, threads)
+				}
+				res.Release()
+			}
+		}
+		rec.Release()
+	}
+	for _, a := range []arrow.Array{keys, dkeys, vals, f} {
+		a.Release()
+	}
+}
