@@ -748,7 +748,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		if n < 0 || int64(n) > rows-seen {
 			return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, rows-seen)
 		}
-		if l.dictKey && enc != parquet.Encodings.PlainDict && enc != parquet.Encodings.RLEDict {
+		if l.dictKey && !dictEncoded(enc) {
 			return res, fmt.Errorf("page %d: encoding %s in a column chunk read as dictionary indices", p.index, enc)
 		}
 		var pv pageValues

@@ -285,7 +285,7 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 		case enc == parquet.Encodings.Plain:
 		case enc == parquet.Encodings.RLE && bools:
 			page.RLE = true
-		case (enc == parquet.Encodings.PlainDict || enc == parquet.Encodings.RLEDict) && !bools:
+		case dictEncoded(enc) && !bools:
 			if !hasDict {
 				return fmt.Errorf("page %d: dictionary-encoded without a dictionary page", pg.index)
 			}

@@ -341,7 +341,7 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 			g.starts = append(g.starts, w.seen)
 		}
 		w.seen += int64(h.numValues)
-		if !dictEncoded(&h) && h.numValues > 0 {
+		if !dictEncoded(parquet.Encoding(h.encoding)) && h.numValues > 0 {
 			w.undict = true
 		}
 	}
@@ -353,9 +353,9 @@ func (g *pageGuard) next(ctx context.Context) (*chunkPage, error) {
 	return &w.page, nil
 }
 
-// dictEncoded reports whether data page h's values are dictionary indices.
-func dictEncoded(h *pageHeader) bool {
-	enc := parquet.Encoding(h.encoding)
+// dictEncoded reports whether a data page of encoding enc holds dictionary
+// indices.
+func dictEncoded(enc parquet.Encoding) bool {
 	return enc == parquet.Encodings.PlainDict || enc == parquet.Encodings.RLEDict
 }
 
@@ -438,7 +438,7 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		if err := checkDecodable(c, h); err != nil {
 			return err
 		}
-		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) || c.pageIndices && dictEncoded(h) {
+		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) || c.pageIndices && dictEncoded(parquet.Encoding(h.encoding)) {
 			return nil
 		}
 		data, err := g.decompress(ctx, c, pos, comp, unc, 0)
@@ -487,7 +487,7 @@ func (g *pageGuard) checkPage(ctx context.Context, c *guardChunk, page int, h *p
 		if err := checkDecodable(c, h); err != nil {
 			return err
 		}
-		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) || c.pageIndices && dictEncoded(h) {
+		if !c.decoded || !decodersAllocate(c.phys, parquet.Encoding(h.encoding)) || c.pageIndices && dictEncoded(parquet.Encoding(h.encoding)) {
 			return nil
 		}
 		var data []byte
