@@ -275,9 +275,13 @@ template <typename VT> struct GroupRows {
     if (in.vvalid == nullptr) {
 #pragma unroll
       for (int i = 0; i < kGroupItems; i++) ok[i] = true;
-    } else {
+    } else {  // (rows kBlockThreads apart: bits a whole number of words apart, at one shift)
+      static_assert(kBlockThreads % 32 == 0, "a block's threads: whole words of a bitmap");
+      const uint64_t p = in.vbit + base + threadIdx.x;
+      const uint32_t* __restrict__ w = in.vvalid + (p >> 5);
+      const unsigned sh = (unsigned)p & 31;
 #pragma unroll
-      for (int i = 0; i < kGroupItems; i++) ok[i] = bit_at(in.vvalid, in.vbit + base + threadIdx.x + i * kBlockThreads) != 0;
+      for (int i = 0; i < kGroupItems; i++) ok[i] = (__ldg(w + i * (kBlockThreads / 32)) >> sh & 1u) != 0;
     }
   }
 };
