@@ -215,57 +215,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		}
 		leaves = append(leaves, l)
 	}
-	// The grouper, once made (by the first batch), for the decoding
-	// goroutines: they prepare the batches that follow (engine.Grouper.
-	// Prepare), which add then adds in order.
-	var made atomic.Pointer[engine.Grouper]
-	made.Store(*g)
-	sink := groupSink{
-		prepare: func(rec arrow.Record) (p *engine.Prepared, err error) {
-			defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
-			gr := made.Load()
-			if gr == nil {
-				return nil, nil
-			}
-			if len(extra) > 0 {
-				if rec, err = d.withExtra(rec, extra); err != nil {
-					return nil, err
-				}
-				defer rec.Release()
-			}
-			return gr.Prepare(ctx, rec)
-		},
-		add: func(rec arrow.Record, p *engine.Prepared) (err error) {
-			defer recoverTo(&err)
-			if p != nil {
-				sum.Batches++
-				return (*g).AddPrepared(ctx, p)
-			}
-			if len(extra) > 0 {
-				if rec, err = d.withExtra(rec, extra); err != nil {
-					return err
-				}
-				defer rec.Release()
-			}
-			if *g == nil {
-				if *g, err = eng.NewGrouper(rec.Schema(), req); err != nil {
-					return &groupingError{err}
-				}
-				(*g).SkipRows(*pending)
-				*pending = 0
-				made.Store(*g)
-			}
-			sum.Batches++
-			return (*g).Add(ctx, rec)
-		},
-		skip: func(n int64) {
-			if *g == nil {
-				*pending += n
-			} else {
-				(*g).SkipRows(n)
-			}
-		},
-	}
+	sink := d.newGroupSink(ctx, eng, req, extra, g, pending, sum)
 	if fi.parquet != nil {
 		keys := map[string]bool{}
 		for _, k := range req.Keys {
@@ -293,6 +243,86 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		if err != nil {
 			return 0, err
 		}
+	}
+}
+
+// newGroupSink is the sink of a source's record batches (extra: the
+// columns added to each, withExtra), grouped by *g, which the first batch
+// prepared or added makes (eng.NewGrouper of its schema, on whichever
+// goroutine has it first; *pending, the rows skipped before, are skipped
+// by it then).
+func (d *Dataset) newGroupSink(ctx context.Context, eng *engine.Engine, req engine.GroupRequest, extra []extraColumn,
+	g **engine.Grouper, pending *int64, sum *GroupSummary) groupSink {
+	// The grouper, made by the first batch prepared or added (its schema's,
+	// on whichever goroutine has it first), for the decoding goroutines:
+	// they prepare the batches (engine.Grouper.Prepare), which add then adds
+	// in order. Made by add alone, the grouper would leave the row groups
+	// decoded ahead of the first one added unprepared, each then grouped in
+	// turn by add, a few morsels at a time.
+	var made atomic.Pointer[engine.Grouper]
+	made.Store(*g)
+	var making sync.Mutex // (*g and *pending while the grouper is not made)
+	grouper := func(schema *arrow.Schema) (*engine.Grouper, error) {
+		if gr := made.Load(); gr != nil {
+			return gr, nil
+		}
+		making.Lock()
+		defer making.Unlock()
+		if *g == nil {
+			gr, err := eng.NewGrouper(schema, req)
+			if err != nil {
+				return nil, &groupingError{err}
+			}
+			gr.SkipRows(*pending)
+			*pending = 0
+			*g = gr
+			made.Store(gr)
+		}
+		return *g, nil
+	}
+	return groupSink{
+		prepare: func(rec arrow.Record) (p *engine.Prepared, err error) {
+			defer recoverTo(&err) // (arrays Arrow builds lazily panic on corrupt bytes)
+			if len(extra) > 0 {
+				if rec, err = d.withExtra(rec, extra); err != nil {
+					return nil, err
+				}
+				defer rec.Release()
+			}
+			gr, err := grouper(rec.Schema())
+			if err != nil {
+				return nil, err
+			}
+			return gr.Prepare(ctx, rec)
+		},
+		add: func(rec arrow.Record, p *engine.Prepared) (err error) {
+			defer recoverTo(&err)
+			if p != nil { // (prepared by the grouper made)
+				sum.Batches++
+				return made.Load().AddPrepared(ctx, p)
+			}
+			if len(extra) > 0 {
+				if rec, err = d.withExtra(rec, extra); err != nil {
+					return err
+				}
+				defer rec.Release()
+			}
+			gr, err := grouper(rec.Schema())
+			if err != nil {
+				return err
+			}
+			sum.Batches++
+			return gr.Add(ctx, rec)
+		},
+		skip: func(n int64) {
+			making.Lock()
+			defer making.Unlock()
+			if *g == nil {
+				*pending += n
+			} else {
+				(*g).SkipRows(n)
+			}
+		},
 	}
 }
 
@@ -480,8 +510,8 @@ type decodedBatch struct {
 
 // groupSink takes a source's record batches in order (add), each prepared
 // or not (nil); prepare, on a decoding goroutine, begins a batch's
-// grouping ahead of add, or returns nil when it cannot yet (before the
-// grouper is made).
+// grouping ahead of add (making the grouper, for the first batch to get
+// there).
 type groupSink struct {
 	prepare func(arrow.Record) (*engine.Prepared, error)
 	add     func(arrow.Record, *engine.Prepared) error

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -367,4 +368,76 @@ func assertSameColumn(t *testing.T, what string, want, got engine.Result) {
 	} else {
 		assert.Equal(t, fmt.Sprint(want.Sum), fmt.Sprint(got.Sum), what)
 	}
+}
+
+// A source's first batches, prepared on several goroutines before any is
+// added (as the row groups decoded ahead of the first one are), are all
+// prepared: the first to get there makes the grouper, once, and the rows
+// skipped before it was made are counted once. The groups are the same
+// bytes as those of a grouper fed the batches in order.
+func TestGroupSinkPreparesBeforeTheFirstAdd(t *testing.T) {
+	f := testdatagen.Files[0]
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	req := engine.GroupRequest{Keys: []string{"color"}, Columns: []string{"i64", "f64", "word", "day"},
+		Aggs: agg.Default | agg.Ordered, CountRows: true}
+	eng := newEngine(t, mem)
+	var recs []arrow.Record
+	for lo := 0; lo < f.Rows; lo += f.Chunk {
+		recs = append(recs, testdatagen.Record(mem, f, lo, min(lo+f.Chunk, f.Rows)))
+	}
+	defer func() {
+		for _, rec := range recs {
+			rec.Release()
+		}
+	}()
+	require.Greater(t, len(recs), 2)
+	const skipped = 7
+
+	var g *engine.Grouper
+	var pending int64
+	sum := &GroupSummary{}
+	sink := (&Dataset{}).newGroupSink(ctx, eng, req, nil, &g, &pending, sum)
+	sink.skip(skipped)
+	preps := make([]*engine.Prepared, len(recs))
+	errs := make([]error, len(recs))
+	var wg sync.WaitGroup
+	for i, rec := range recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			preps[i], errs[i] = sink.prepare(rec)
+		}()
+	}
+	wg.Wait()
+	for i := range recs {
+		require.NoError(t, errs[i])
+		require.NotNil(t, preps[i], "batch %d was not prepared", i)
+	}
+	require.NotNil(t, g)
+	defer g.Close()
+	for i, rec := range recs {
+		require.NoError(t, sink.add(rec, preps[i]))
+	}
+	assert.Equal(t, len(recs), sum.Batches)
+	assert.Equal(t, int64(f.Rows+skipped), g.Rows())
+	got, err := g.Result(mem)
+	require.NoError(t, err)
+	defer got.Release()
+
+	w, err := eng.NewGrouper(testdatagen.Schema(f), req)
+	require.NoError(t, err)
+	defer w.Close()
+	w.SkipRows(skipped)
+	for _, rec := range recs {
+		require.NoError(t, w.Add(ctx, rec))
+	}
+	want, err := w.Result(mem)
+	require.NoError(t, err)
+	defer want.Release()
+	var wantJSON, gotJSON bytes.Buffer
+	require.NoError(t, report.WriteGroups(&wantJSON, report.JSON, report.Groups{Rows: w.Rows(), Files: 1, Kept: w.Kept(), Record: want}))
+	require.NoError(t, report.WriteGroups(&gotJSON, report.JSON, report.Groups{Rows: g.Rows(), Files: 1, Kept: g.Kept(), Record: got}))
+	assert.Equal(t, wantJSON.String(), gotJSON.String())
 }
