@@ -157,8 +157,13 @@ func PlanGroupExact(k column.Kind, domain, optin, perSM int) GroupLaunch {
 	most := max(1, GroupExactWindow(min(optin, perSM/2-groupBlockReserve)))
 	launches := (domain + most - 1) / most
 	return GroupLaunch{Kernel: "arrowagg_group_exact_" + k.String(), Window: (domain + launches - 1) / launches,
-		Exact: true, Scale: "arrowagg_float_scale_" + k.String(), kind: k}
+		Exact: true, Scale: ExactScaleKernel(k), kind: k}
 }
+
+// ExactScaleKernel is the scale kernel of float values of kind k: the pass
+// that finds the scale words (group.cuh's ExactScale) of the exact float
+// kernels.
+func ExactScaleKernel(k column.Kind) string { return "arrowagg_float_scale_" + k.String() }
 
 // PlanGroupCompensated is GroupKernel's launches over a domain of domain
 // groups in GroupLaunchWindow's windows: for floats, compensated sums in

@@ -332,8 +332,9 @@ func faultName(p faultPoint, n int, sticky bool) string {
 // TestFaultsResident injects a driver failure at every point and occurrence
 // of Upload followed by DeviceColumn.Update, for each column of faultViews: an
 // allocation fails the Upload with ErrOutOfMemory, a copy or synchronization
-// the Upload or the Update, a launch the Update, each with the driver's
-// error, keeping no device memory and leaving the state untouched. A column
+// the Upload or the Update, a launch the Update (or the Upload, a float
+// column's, whose scale it finds), each with the driver's error, keeping
+// no device memory and leaving the state untouched. A column
 // whose Update failed is still there: aggregated again without the fault,
 // it gives the fault-free result.
 func TestFaultsResident(t *testing.T) {
@@ -353,6 +354,8 @@ func TestFaultsResident(t *testing.T) {
 		type outcome struct {
 			s, retry  agg.State
 			uploadErr bool
+			// uploaded are the calls at each point made by the Upload.
+			uploaded [numFaultPoints]int
 		}
 		run := func(f *faults) (outcome, error) {
 			var o outcome
@@ -366,6 +369,9 @@ func TestFaultsResident(t *testing.T) {
 				return o, err
 			}
 			defer col.Free()
+			if f != nil {
+				o.uploaded = f.calls
+			}
 			o.s = start[i]
 			if err = col.Update(t.Context(), &o.s, v.Row); err != nil {
 				installFaults(t, b, nil)
@@ -393,8 +399,14 @@ func TestFaultsResident(t *testing.T) {
 				require.True(t, o.uploadErr, name)
 				require.ErrorContains(t, err, "cuda: uploading", name)
 			case faultLaunch, faultCopyDtoH:
-				require.False(t, o.uploadErr, name)
-				require.ErrorContains(t, err, "cuda: aggregating a resident", name)
+				// Those of a float column's Upload (its scale) fail it.
+				atUpload := n <= ref.uploaded[p]
+				require.Equal(t, atUpload, o.uploadErr, name)
+				if atUpload {
+					require.ErrorContains(t, err, "cuda: uploading", name)
+				} else {
+					require.ErrorContains(t, err, "cuda: aggregating a resident", name)
+				}
 			}
 			if !o.uploadErr {
 				requireStatesIdentical(t, []agg.State{ref.s}, []agg.State{o.retry}, name+" (retry)")

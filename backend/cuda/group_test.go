@@ -359,11 +359,13 @@ func TestGroupExact(t *testing.T) {
 			kv, vv := viewOf(t, keys), viewOf(t, vals)
 			kc, vc := resident(t, kv), resident(t, vv)
 			key := GroupKey{Column: kc, Groups: c.groups}
-			runs, fallbacks := groupExactRuns.Load(), groupExactFallbacks.Load()
+			runs, fallbacks, first := groupExactRuns.Load(), groupExactFallbacks.Load(), groupScaleReuses.Load()
 			got, err := testBackend.GroupResident(ctx, key, nil, []*DeviceColumn{vc}, 0)
 			require.NoError(t, err)
 			require.Equal(t, runs+1, groupExactRuns.Load())
 			require.Equal(t, fallbacks+b2u(c.fallback), groupExactFallbacks.Load())
+			// The first call too: the upload found the column's scale.
+			require.Equal(t, first+b2u(!c.fallback), groupScaleReuses.Load())
 			want := cpuGroups(t, kv, nil, vv, 0, c.groups)
 			requireSameGroups(t, kv, nil, vv, 0, c.groups, want, got[0], c.name)
 			// A second call reuses the column's scale (or knows it does not fit).
@@ -508,7 +510,7 @@ func BenchmarkGroupResident(b *testing.B) {
 		typ    string
 		groups int
 		nulls  bool   // 5% of the values null
-		plan   string // "exact" or "compensated": that plan of float groups, not kernels.PlanGroupLaunch's; "cold": each call finds the scale anew
+		plan   string // "exact" or "compensated": that plan of float groups, not kernels.PlanGroupLaunch's; "cold": each call finds the scale anew (the pass Upload makes)
 	}{{"int64", 10, false, ""}, {"int64", 1000, false, ""}, {"float64", 10, false, ""}, {"float64", 16, false, ""},
 		{"float64", 50, false, ""}, {"float64", 1000, false, ""}, {"int64", 1_000_000, false, ""}, {"int64", 10, true, ""},
 		{"float64", 10, true, ""}, {"float64", 1000, true, ""},

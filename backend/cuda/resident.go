@@ -11,6 +11,7 @@ import (
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/internal/cudrv"
+	"github.com/arrowagg/arrowagg/kernels"
 )
 
 var _ backend.DeviceColumn = (*DeviceColumn)(nil)
@@ -34,9 +35,10 @@ type DeviceColumn struct {
 	vbit     uint64 // bit offset of element 0 in validity
 	valid    bool   // has a validity bitmap
 	// scale is the exact float kernels' scale words of the column
-	// (group.cuh's ExactScale), once a grouped call has computed them
-	// (nil before; device thread): a resident column's values do not
-	// change, so later calls launch no scale kernel.
+	// (group.cuh's ExactScale), found as a float32 or float64 column is
+	// uploaded (uploadScale), or else by its first grouped call (nil
+	// before; device thread): a resident column's values do not change,
+	// so its grouped calls launch no scale kernel.
 	scale *[2]uint32
 }
 
@@ -65,6 +67,10 @@ func (b *Backend) Upload(ctx context.Context, v *column.View) (*DeviceColumn, er
 				return err
 			}
 		}
+		if err := b.uploadScale(c); err != nil {
+			c.freeLocked()
+			return err
+		}
 		b.columns[c] = struct{}{}
 		return nil
 	})
@@ -72,6 +78,46 @@ func (b *Backend) Upload(ctx context.Context, v *column.View) (*DeviceColumn, er
 		return nil, fmt.Errorf("cuda: uploading a %s column of %d values: %w", v.Type, v.Len, err)
 	}
 	return c, nil
+}
+
+// uploadScale finds the scale of float32 or float64 column c as it is
+// uploaded: a pass of the scale kernel over the values just copied (about
+// 0.2 ms for 800 MB of float64 values on an H200, whose copy takes about
+// 16 ms), so that the column's first grouped call folds with the exact
+// float kernels at once, as the calls after it do. Other kinds have no
+// scale. Device thread.
+func (b *Backend) uploadScale(c *DeviceColumn) (err error) {
+	if c.kind != column.Float32 && c.kind != column.Float64 {
+		return nil
+	}
+	d, st := b.d, b.lanes[0].stream
+	words, err := d.pool.alloc(8)
+	if err != nil {
+		return fmt.Errorf("allocating the scale's words: %w", err)
+	}
+	defer d.pool.release(&words)
+	defer func() {
+		if err != nil {
+			// A launch may still run: the words go back to the pool (the
+			// deferred release, run after this) once it is over.
+			st.Synchronize() //nolint:errcheck // err says what failed
+		}
+	}()
+	if err := cudrv.MemsetD32Async(words.ptr, 0, 2, st); err != nil {
+		return fmt.Errorf("zeroing the scale's words: %w", err)
+	}
+	if err := b.groupScale(c, kernels.ExactScaleKernel(c.kind), words.ptr); err != nil {
+		return err
+	}
+	var w [2]uint32
+	if err := d.copyDtoH(unsafe.Pointer(&w[0]), words.ptr, 8, st); err != nil {
+		return fmt.Errorf("copying the scale's words to the host: %w", err)
+	}
+	if err := d.syncStream(st); err != nil {
+		return fmt.Errorf("running %s: %w", kernels.ExactScaleKernel(c.kind), err)
+	}
+	c.scale = &w
+	return nil
 }
 
 // stageFrom is the size from which uploads of pageable memory go through the
