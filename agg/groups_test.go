@@ -318,9 +318,9 @@ func TestMergeIntegerAsMergeState(t *testing.T) {
 	require.Error(t, g.MergeInteger(0, 1, 0, Int192{1}, 1, 1))
 }
 
-// MergeIntegers merges into identity groups the groups Grow and
-// MergeInteger would make, on one goroutine and on several (more than a
-// piece of 2^16 groups).
+// MergeIntegers merges the words that fill gives as MergeInteger merges
+// them group by group, the extremes of an empty state left out, on one
+// goroutine and on several (more than a piece of 2^16 groups).
 func TestMergeIntegers(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for _, n := range []int{1, 1000, 200_000} {
@@ -335,22 +335,94 @@ func TestMergeIntegers(t *testing.T) {
 				w := words[j]
 				return int64(w[0]), int64(w[1]), Int192{w[2], w[3] & 1}, min(w[3], w[4]), max(w[3], w[4])
 			}
-			b := fillGroups(t, r, f, Default, 0, n)
+			seed := r.Uint64()
+			b := fillGroups(t, rand.New(rand.NewPCG(seed, 2)), f, Default, 300, n+1)
 			for j := range n {
 				c, nl, sum, lo, hi := at(j)
 				require.NoError(t, b.MergeInteger(int32(j), c, nl, sum, lo, hi))
 			}
-			m := fillGroups(t, r, f, Default, 0, n+1)
-			require.NoError(t, m.MergeIntegers(0, n, at))
-			for j := range int32(n) {
+			fill := func(j, k int, w *IntegerWords) {
+				require.LessOrEqual(t, k, WordsBlock)
+				for i := range k {
+					w.Count[i], w.Nulls[i], w.Sum[i], w.Min[i], w.Max[i] = at(j + i)
+					if w.Count[i] == 0 { // (extremes a device leaves: any)
+						w.Min[i], w.Max[i] = 1<<63, 1<<63-1
+					}
+				}
+			}
+			m := fillGroups(t, rand.New(rand.NewPCG(seed, 2)), f, Default, 300, n+1)
+			require.NoError(t, m.MergeIntegers(0, n, fill))
+			for j := range int32(n + 1) {
 				require.Equal(t, b.State(j), m.State(j), "%v n=%d group %d", f, n, j)
 			}
-			require.Error(t, m.MergeIntegers(0, n+2, at))
-			require.Error(t, m.MergeIntegers(2, n, at))
+			require.Error(t, m.MergeIntegers(0, n+2, fill))
+			require.Error(t, m.MergeIntegers(2, n, fill))
 		}
 	}
 	g := fillGroups(t, r, column.FamilyFloat, Default, 0, 1)
-	require.Error(t, g.MergeIntegers(0, 1, func(int) (int64, int64, Int192, uint64, uint64) { return 0, 0, Int192{}, 0, 0 }))
+	require.Error(t, g.MergeIntegers(0, 1, func(int, int, *IntegerWords) {}))
+}
+
+// MergeFloats merges the partial states that fill gives as MergeState
+// merges the same states, bit for bit: empty ones, infinities, NaN, signed
+// zeros; on one goroutine and on several.
+func TestMergeFloats(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	special := []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 0, 1e308}
+	value := func() float64 {
+		if r.IntN(8) == 0 {
+			return special[r.IntN(len(special))]
+		}
+		return r.NormFloat64() * math.Pow(10, float64(r.IntN(20)-10))
+	}
+	for _, n := range []int{1, 1000, 200_000} {
+		states := make([]State, n)
+		for j := range states {
+			s := New(column.FamilyFloat, Default)
+			if r.IntN(4) != 0 { // (else an empty group)
+				s.Count, s.NullCount = 1+r.Int64N(100), r.Int64N(10)
+				s.FSum, s.FComp = value(), value()*1e-17
+				if r.IntN(10) == 0 {
+					s.FSpecial = special[r.IntN(3)]
+				}
+				lo, hi := value(), value()
+				s.Min[0], s.Max[0] = math.Float64bits(min(lo, hi)), math.Float64bits(max(lo, hi))
+			} else {
+				s.NullCount = r.Int64N(3)
+			}
+			states[j] = s
+		}
+		seed := r.Uint64()
+		b := fillGroups(t, rand.New(rand.NewPCG(seed, 1)), column.FamilyFloat, Default, 200, n+1)
+		m := fillGroups(t, rand.New(rand.NewPCG(seed, 1)), column.FamilyFloat, Default, 200, n+1)
+		for j := range int32(n) {
+			require.NoError(t, b.MergeState(j, &states[j]))
+		}
+		fill := func(j, k int, w *FloatWords) {
+			require.LessOrEqual(t, k, WordsBlock)
+			for i := range k {
+				s := &states[j+i]
+				w.Count[i], w.Nulls[i], w.Sum[i], w.Comp[i], w.Spec[i] = s.Count, s.NullCount, s.FSum, s.FComp, s.FSpecial
+				w.Min[i], w.Max[i] = math.Float64frombits(s.Min[0]), math.Float64frombits(s.Max[0])
+				if s.Count == 0 { // (words a device leaves: any)
+					w.Sum[i], w.Min[i], w.Max[i] = 7, -3, 3
+				}
+			}
+		}
+		require.NoError(t, m.MergeFloats(0, n, fill))
+		for j := range int32(n + 1) {
+			want, got := b.State(j), m.State(j)
+			require.Equal(t, math.Float64bits(want.FSum), math.Float64bits(got.FSum), "n=%d group %d", n, j)
+			require.Equal(t, math.Float64bits(want.FComp), math.Float64bits(got.FComp), "n=%d group %d", n, j)
+			require.Equal(t, math.Float64bits(want.FSpecial), math.Float64bits(got.FSpecial), "n=%d group %d", n, j)
+			require.Equal(t, want.Min, got.Min, "n=%d group %d", n, j)
+			require.Equal(t, want.Max, got.Max, "n=%d group %d", n, j)
+			require.Equal(t, [2]int64{want.Count, want.NullCount}, [2]int64{got.Count, got.NullCount}, "n=%d group %d", n, j)
+		}
+		require.Error(t, m.MergeFloats(0, n+2, fill))
+	}
+	g := fillGroups(t, r, column.FamilySigned, Default, 0, 1)
+	require.Error(t, g.MergeFloats(0, 1, func(int, int, *FloatWords) {}))
 }
 
 // fillGroups is grouped states of family f for set, of groups groups (the

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
@@ -283,24 +284,30 @@ func MergeGroupWords(k column.Kind, first, p int, w []uint64, g *agg.Groups) err
 		if g.Tracks().Any(agg.Ordered) {
 			break
 		}
-		return g.MergeFloats(first, p, func(j int) (count, nulls int64, sum, comp, spec, mn, mx float64) {
-			v := w[j*words : (j+1)*words]
+		return g.MergeFloats(first, p, func(j, k int, o *agg.FloatWords) {
 			f := math.Float64frombits
-			count = int64(v[5])
-			return count, int64(v[words-1]) - count, f(v[0]), f(v[1]), f(v[2]), f(Unkey(v[3])), f(Unkey(v[4]))
+			for i := range k {
+				v := w[(j+i)*words : (j+i+1)*words]
+				count := int64(v[5])
+				o.Count[i], o.Nulls[i] = count, int64(v[words-1])-count
+				o.Sum[i], o.Comp[i], o.Spec[i], o.Min[i], o.Max[i] = f(v[0]), f(v[1]), f(v[2]), f(Unkey(v[3])), f(Unkey(v[4]))
+			}
 		})
 	case column.FamilySigned, column.FamilyUnsigned:
-		return g.MergeIntegers(first, p, func(j int) (count, nulls int64, sum agg.Int192, mn, mx uint64) {
-			v := w[j*words : (j+1)*words]
-			count = int64(v[4])
-			switch {
-			case count == 0: // (no sum, as State's)
-			case f == column.FamilySigned:
-				sum = agg.Int192From128(v[0], int64(v[1]))
-			default:
-				sum = agg.Int192{v[0], v[1], 0}
+		return g.MergeIntegers(first, p, func(j, k int, o *agg.IntegerWords) {
+			for i := range k {
+				v := w[(j+i)*words : (j+i+1)*words]
+				count := int64(v[4])
+				var sum agg.Int192
+				switch {
+				case count == 0: // (no sum, as State's)
+				case f == column.FamilySigned:
+					sum = agg.Int192From128(v[0], int64(v[1]))
+				default:
+					sum = agg.Int192{v[0], v[1], 0}
+				}
+				o.Count[i], o.Nulls[i], o.Sum[i], o.Min[i], o.Max[i] = count, int64(v[words-1])-count, sum, v[2], v[3]
 			}
-			return count, int64(v[words-1]) - count, sum, v[2], v[3]
 		})
 	}
 	for j := range p {
@@ -382,26 +389,39 @@ func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Grou
 	if signed {
 		sb = 1 << 63
 	}
-	u32 := func(i int) uint64 { return t[4*d+i/2] >> (32 * (i % 2)) & math.MaxUint32 }
-	at := func(j int) (count, nulls int64, sum agg.Int192, mn, mx uint64) {
-		rows := u32(j)
-		if rows == 0 {
-			return 0, 0, sum, 0, 0
-		}
-		c := rows
-		if !allValid {
-			c = u32(d + j)
-		}
-		sum = agg.Int192{t[j]}
-		if h := t[d+j]; signed {
-			sum = sum.Add(agg.Int192From128(h<<32, int64(h)>>32))
-		} else {
-			sum = sum.Add(agg.Int192{h << 32, h >> 32})
-		}
-		return int64(c), int64(rows - c), sum, ^t[2*d+2*j] ^ sb, t[2*d+2*j+1] ^ sb
-	}
+	// The table's fields (group.cuh): the sums of the values' low and high
+	// halves, the extremes as order keys {~min, max}, then the rows and the
+	// valid values, 32 bits each (two a word, the first in the low half).
+	lo, hi, ext, counts := t[:d], t[d:2*d], t[2*d:4*d], t[4*d:5*d]
 	if g.Len() == 0 {
 		g.Grow(d)
 	}
-	return t[5*d], g.MergeIntegers(0, d, at)
+	return t[5*d], g.MergeIntegers(0, d, func(j, k int, o *agg.IntegerWords) {
+		for i := range k {
+			e := j + i
+			r := int64(counts[e>>1] >> (32 * (e & 1)) & math.MaxUint32)
+			if r == 0 {
+				o.Count[i], o.Nulls[i], o.Sum[i] = 0, 0, agg.Int192{}
+				continue
+			}
+			c := r
+			if !allValid {
+				c = int64(counts[(d+e)>>1] >> (32 * ((d + e) & 1)) & math.MaxUint32)
+			}
+			// lo + 2^32 hi in 192 bits (hi signed for a signed kind).
+			h := hi[e]
+			top := h >> 32
+			if signed {
+				top = uint64(int64(h) >> 32)
+			}
+			s0, carry := bits.Add64(lo[e], h<<32, 0)
+			s1, carry := bits.Add64(top, 0, carry)
+			s2 := carry
+			if signed && int64(top) < 0 {
+				s2 += math.MaxUint64 // (the sign extended: carry + all ones)
+			}
+			o.Count[i], o.Nulls[i], o.Sum[i] = c, r-c, agg.Int192{s0, s1, s2}
+			o.Min[i], o.Max[i] = ^ext[2*e]^sb, ext[2*e+1]^sb
+		}
+	})
 }
