@@ -4,15 +4,16 @@ backend's BenchmarkGroupResident (backend/cuda/group_test.go), for
 comparison:
 
   bench_group_torch.py [--rows N] [--groups 10,1000,1000000]
-                       [--values int64,float64] [--repeat R]
+                       [--values int64,int32,float64] [--repeat R]
 
 Per number of groups and value type: N int64 keys uniform in [0, groups) and
-N values (int64 uniform in [-2^62, 2^62), float64 normal), both already
+N values (int64 uniform in [-2^62, 2^62), int32 uniform over its range,
+float64 normal), both already
 in device memory, no nulls. Per group: count (torch.bincount / cupy.bincount),
 sum (torch index_add_, torch scatter_reduce "sum", cupyx.scatter_add), min and
 max (torch scatter_reduce "amin"/"amax", cupyx.scatter_min/scatter_max), each
 timed alone, then all four one after another (what arrowagg's one launch
-answers). Times are CUDA-event medians of R runs after a warm-up; GB/s is the
+answers). Their int32 sums are int32 (they wrap; arrowagg's are exact). Times are CUDA-event medians of R runs after a warm-up; GB/s is the
 bytes of input (keys, plus values where the operation reads them) counted
 once, per second, the measure BenchmarkGroupResident reports (b.SetBytes of
 the keys and values). Torch's float sums use atomics: their bits may differ
@@ -52,9 +53,11 @@ def bench_torch(torch, n, groups, vtype, repeat):
     keys = torch.randint(0, groups, (n,), dtype=torch.int64, device=dev, generator=gen)
     if vtype == "int64":
         vals = torch.randint(-(2**62), 2**62, (n,), dtype=torch.int64, device=dev, generator=gen)
+    elif vtype == "int32":
+        vals = torch.randint(-(2**31), 2**31, (n,), dtype=torch.int32, device=dev, generator=gen)
     else:
         vals = torch.randn((n,), dtype=torch.float64, device=dev, generator=gen)
-    kb, vb = keys.numel() * 8, vals.numel() * 8
+    kb, vb = keys.numel() * 8, vals.numel() * vals.element_size()
     sync, event = torch.cuda.synchronize, lambda: torch.cuda.Event(enable_timing=True)
 
     def count():
@@ -87,6 +90,8 @@ def bench_cupy(cp, cpx, n, groups, vtype, repeat):
     keys = rs.randint(0, groups, size=n, dtype=cp.int64)
     if vtype == "int64":
         vals = rs.randint(-(2**62), 2**62, size=n, dtype=cp.int64)
+    elif vtype == "int32":
+        vals = rs.randint(-(2**31), 2**31, size=n, dtype=cp.int32)
     else:
         vals = rs.standard_normal(n, dtype=cp.float64)
     kb, vb = keys.nbytes, vals.nbytes
@@ -106,7 +111,7 @@ def bench_cupy(cp, cpx, n, groups, vtype, repeat):
         def elapsed_time(self, end):
             return cp.cuda.get_elapsed_time(self.e, end.e)
 
-    info = cp.iinfo(cp.int64) if vtype == "int64" else cp.finfo(cp.float64)
+    info = cp.finfo(cp.float64) if vtype == "float64" else cp.iinfo(vals.dtype)
 
     def count():
         return cp.bincount(keys, minlength=groups)
@@ -154,8 +159,8 @@ def main():
     groups = [int(g) for g in args.groups.split(",")]
     vtypes = args.values.split(",")
     for v in vtypes:
-        if v not in ("int64", "float64"):
-            sys.exit(f"bench_group_torch: values of {v}: int64 or float64")
+        if v not in ("int64", "int32", "float64"):
+            sys.exit(f"bench_group_torch: values of {v}: int64, int32 or float64")
 
     import torch
 

@@ -511,7 +511,8 @@ func BenchmarkGroupResident(b *testing.B) {
 		groups int
 		nulls  bool   // 5% of the values null
 		plan   string // "exact" or "compensated": that plan of float groups, not kernels.PlanGroupLaunch's; "cold": each call finds the scale anew (the pass Upload makes)
-	}{{"int64", 10, false, ""}, {"int64", 1000, false, ""}, {"float64", 10, false, ""}, {"float64", 16, false, ""},
+	}{{"int64", 10, false, ""}, {"int64", 1000, false, ""}, {"int32", 10, false, ""}, {"int32", 1000, false, ""},
+		{"int32", 1000, true, ""}, {"int32", 1_000_000, false, ""}, {"float64", 10, false, ""}, {"float64", 16, false, ""},
 		{"float64", 50, false, ""}, {"float64", 1000, false, ""}, {"int64", 1_000_000, false, ""}, {"int64", 10, true, ""},
 		{"float64", 10, true, ""}, {"float64", 1000, true, ""},
 		{"float64", 10, false, "exact"}, {"float64", 16, false, "exact"}, {"float64", 50, false, "compensated"},
@@ -532,7 +533,7 @@ func BenchmarkGroupResident(b *testing.B) {
 				planGroup = kernels.PlanGroupCompensated
 			}
 			defer func() { planGroup = kernels.PlanGroupLaunch }()
-			keys, vals := benchGroupColumns(b, n, groups, c.typ == "float64", c.nulls)
+			keys, vals := benchGroupColumns(b, n, groups, c.typ, c.nulls)
 			defer keys.Release()
 			defer vals.Release()
 			kv, vv := viewOf(b, keys), viewOf(b, vals)
@@ -566,16 +567,21 @@ func BenchmarkGroupResident(b *testing.B) {
 	}
 }
 
-// benchGroupColumns makes n int64 keys in [0, groups) and n int64 values
-// (float64 ones, normal, when floats is set), filled in parallel, 5% of the
-// values null when nulls is set (no nulls otherwise).
-func benchGroupColumns(b *testing.B, n, groups int, floats, nulls bool) (keys, vals arrow.Array) {
+// benchGroupColumns makes n int64 keys in [0, groups) and n values of typ:
+// int64 (uniform over all 64 bits), int32 (uniform over all 32 bits) or
+// float64 (normal, a standard deviation of 1000), filled in parallel, 5% of
+// the values null when nulls is set (no nulls otherwise).
+func benchGroupColumns(b *testing.B, n, groups int, typ string, nulls bool) (keys, vals arrow.Array) {
 	kb, vb := memory.NewResizableBuffer(memory.DefaultAllocator), memory.NewResizableBuffer(memory.DefaultAllocator)
 	defer kb.Release()
 	defer vb.Release()
+	width := 8
+	if typ == "int32" {
+		width = 4
+	}
 	kb.Resize(n * 8)
-	vb.Resize(n * 8)
-	ks, vs := column.Slice[int64](kb.Bytes()), column.Slice[int64](vb.Bytes())
+	vb.Resize(n * width)
+	ks := column.Slice[int64](kb.Bytes())
 	parts := runtime.GOMAXPROCS(0)
 	var wg sync.WaitGroup
 	for p := range parts {
@@ -584,9 +590,14 @@ func benchGroupColumns(b *testing.B, n, groups int, floats, nulls bool) (keys, v
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(uint64(p), 17))
 			for i := n * p / parts; i < n*(p+1)/parts; i++ {
-				ks[i], vs[i] = int64(r.IntN(groups)), int64(r.Uint64())
-				if floats {
-					vs[i] = int64(math.Float64bits(r.NormFloat64() * 1e3))
+				ks[i] = int64(r.IntN(groups))
+				switch typ {
+				case "int32":
+					column.Slice[uint32](vb.Bytes())[i] = r.Uint32()
+				case "float64":
+					column.Slice[float64](vb.Bytes())[i] = r.NormFloat64() * 1e3
+				default:
+					column.Slice[uint64](vb.Bytes())[i] = r.Uint64()
 				}
 			}
 		}()
@@ -594,10 +605,8 @@ func benchGroupColumns(b *testing.B, n, groups int, floats, nulls bool) (keys, v
 	wg.Wait()
 	kd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, kb}, nil, 0, 0)
 	defer kd.Release()
-	vt := arrow.DataType(arrow.PrimitiveTypes.Int64)
-	if floats {
-		vt = arrow.PrimitiveTypes.Float64
-	}
+	vt := map[string]arrow.DataType{"int64": arrow.PrimitiveTypes.Int64, "int32": arrow.PrimitiveTypes.Int32,
+		"float64": arrow.PrimitiveTypes.Float64}[typ]
 	var valid *memory.Buffer
 	nullCount := 0
 	if nulls {
