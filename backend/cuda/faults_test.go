@@ -484,3 +484,62 @@ func TestFaultsEngine(t *testing.T) {
 		requireBaseline(t, b, baseline, pinned0, name)
 	}
 }
+
+// TestFaultsGroupWide injects a driver failure at every point and
+// occurrence of a wide grouping (GroupResident beyond kernels.AggGroupMax
+// keys), the wide kernel's launch among them: one of page-locked memory for the table's copy leaves it to Go
+// memory (the same groups); any other fails the call with the driver's
+// error. Each leaves no device memory behind and the next grouping right.
+func TestFaultsGroupWide(t *testing.T) {
+	b, err := Open(WithStreams(2))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(8, 8))
+	const n, groups, kmin = 60_000, 5_000, 100
+	kv, vv, release := groupInputs(t, mem, r, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, n, kmin, groups)
+	defer release()
+	kc, err := b.Upload(t.Context(), kv)
+	require.NoError(t, err)
+	defer kc.Free()
+	vc, err := b.Upload(t.Context(), vv)
+	require.NoError(t, err)
+	defer vc.Free()
+	want := cpuGroups(t, kv, nil, vv, kmin, groups)
+	require.NoError(t, b.Trim())
+	baseline, pinned0 := b.MemoryInUse(), pinnedBytes.Load()
+	key := GroupKey{Column: kc, Min: kmin, Groups: groups}
+	run := func(f *faults) ([]*agg.Groups, error) {
+		require.NoError(t, b.Trim()) // every allocation reaches the driver
+		return withFaults(t, b, f, func() ([]*agg.Groups, error) {
+			return b.GroupResident(t.Context(), key, nil, []*DeviceColumn{vc}, 0)
+		})
+	}
+	count := &faults{}
+	got, err := run(count)
+	require.NoError(t, err)
+	requireSameGroups(t, kv, nil, vv, kmin, groups, want, got[0], "fault-free")
+	t.Logf("calls %v", count.calls)
+	require.Positive(t, count.calls[faultDeviceAlloc])
+	require.Positive(t, count.calls[faultLaunch])
+	require.Positive(t, count.calls[faultCopyDtoH])
+	eachFault(count, func(p faultPoint, nth int, sticky bool) {
+		name := faultName(p, nth, sticky)
+		f := &faults{point: p, nth: nth, sticky: sticky}
+		got, err := run(f)
+		require.Positive(t, f.injected, name)
+		if p == faultHostAlloc {
+			require.NoError(t, err, name)
+			requireSameGroups(t, kv, nil, vv, kmin, groups, want, got[0], name)
+		} else {
+			requireFailure(t, err, p, name)
+			require.Nil(t, got, name)
+		}
+		requireIdle(t, b, name)
+		again, err := run(nil)
+		require.NoError(t, err, name)
+		requireSameGroups(t, kv, nil, vv, kmin, groups, want, again[0], name+" (next)")
+		requireBaseline(t, b, baseline, pinned0, name)
+	})
+}

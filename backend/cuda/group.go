@@ -441,6 +441,11 @@ func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceCol
 		}
 		args := groupArgs(key, sel, v, lo, m)
 		args.U64(flags).Ptr(table.ptr)
+		if d.pool.faults != nil {
+			if err := d.pool.faults.hit(faultLaunch); err != nil {
+				return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
+			}
+		}
 		if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
 			return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
 		}
