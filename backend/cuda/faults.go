@@ -133,6 +133,17 @@ func (d *device) syncEvent(ev cudrv.Event) error {
 	return err
 }
 
+// groupLaunchFault is the injected failure of a launch of the grouped
+// kernels or of the scale kernel, or nil (none is injected when
+// d.pool.faults is nil). Those launches have their own tickets and
+// tables, made for the call: nothing is left behind to spoil.
+func (d *device) groupLaunchFault() error {
+	if d.pool.faults == nil {
+		return nil
+	}
+	return d.pool.faults.hit(faultLaunch)
+}
+
 // launchFault is the injected failure of a launch on st with scratch sc, or
 // nil; d.pool.faults is set. A failed launch leaves behind the worst that a
 // launch dying part-way could: blocks that took their tickets (the ticket

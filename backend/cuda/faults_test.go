@@ -485,61 +485,85 @@ func TestFaultsEngine(t *testing.T) {
 	}
 }
 
-// TestFaultsGroupWide injects a driver failure at every point and
-// occurrence of a wide grouping (GroupResident beyond kernels.AggGroupMax
-// keys), the wide kernel's launch among them: one of page-locked memory for the table's copy leaves it to Go
-// memory (the same groups); any other fails the call with the driver's
-// error. Each leaves no device memory behind and the next grouping right.
-func TestFaultsGroupWide(t *testing.T) {
+// TestFaultsGroup injects a driver failure at every point and occurrence of
+// a grouping of resident columns (GroupResident): integer values in a
+// domain of the wide kernel and in windows of the grouped kernels, float
+// values in the exact kernels (the column's scale known from its upload,
+// and found again in the call by the scale kernel) and in tables per
+// thread. A failure of page-locked memory for the states' copy leaves it
+// to Go memory (the same groups); any other fails the call with the
+// driver's error. Each leaves no device memory behind, and the next
+// grouping gives the CPU's groups.
+func TestFaultsGroup(t *testing.T) {
 	b, err := Open(WithStreams(2))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, b.Close()) }()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	r := rand.New(rand.NewPCG(8, 8))
-	const n, groups, kmin = 60_000, 5_000, 100
-	kv, vv, release := groupInputs(t, mem, r, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64, n, kmin, groups)
-	defer release()
-	kc, err := b.Upload(t.Context(), kv)
-	require.NoError(t, err)
-	defer kc.Free()
-	vc, err := b.Upload(t.Context(), vv)
-	require.NoError(t, err)
-	defer vc.Free()
-	want := cpuGroups(t, kv, nil, vv, kmin, groups)
-	require.NoError(t, b.Trim())
-	baseline, pinned0 := b.MemoryInUse(), pinnedBytes.Load()
-	key := GroupKey{Column: kc, Min: kmin, Groups: groups}
-	run := func(f *faults) ([]*agg.Groups, error) {
-		require.NoError(t, b.Trim()) // every allocation reaches the driver
-		return withFaults(t, b, f, func() ([]*agg.Groups, error) {
-			return b.GroupResident(t.Context(), key, nil, []*DeviceColumn{vc}, 0)
-		})
-	}
-	count := &faults{}
-	got, err := run(count)
-	require.NoError(t, err)
-	requireSameGroups(t, kv, nil, vv, kmin, groups, want, got[0], "fault-free")
-	t.Logf("calls %v", count.calls)
-	require.Positive(t, count.calls[faultDeviceAlloc])
-	require.Positive(t, count.calls[faultLaunch])
-	require.Positive(t, count.calls[faultCopyDtoH])
-	eachFault(count, func(p faultPoint, nth int, sticky bool) {
-		name := faultName(p, nth, sticky)
-		f := &faults{point: p, nth: nth, sticky: sticky}
-		got, err := run(f)
-		require.Positive(t, f.injected, name)
-		if p == faultHostAlloc {
-			require.NoError(t, err, name)
-			requireSameGroups(t, kv, nil, vv, kmin, groups, want, got[0], name)
-		} else {
-			requireFailure(t, err, p, name)
-			require.Nil(t, got, name)
+	for _, c := range []struct {
+		val      arrow.DataType
+		groups   int
+		anyScale bool // the call finds the column's scale anew
+	}{
+		{arrow.PrimitiveTypes.Int64, 5_000, false},
+		{arrow.PrimitiveTypes.Int64, 1_000, false},
+		{arrow.PrimitiveTypes.Float64, 1_000, false},
+		{arrow.PrimitiveTypes.Float64, 1_000, true},
+		{arrow.PrimitiveTypes.Float64, 10, false},
+	} {
+		const n, kmin = 60_000, 100
+		name := fmt.Sprintf("%s in %d groups", c.val, c.groups)
+		if c.anyScale {
+			name += ", the scale found in the call"
 		}
-		requireIdle(t, b, name)
-		again, err := run(nil)
+		kv, vv, release := groupInputs(t, mem, r, arrow.PrimitiveTypes.Int64, c.val, n, kmin, c.groups)
+		kc, err := b.Upload(t.Context(), kv)
+		require.NoError(t, err)
+		vc, err := b.Upload(t.Context(), vv)
+		require.NoError(t, err)
+		want := cpuGroups(t, kv, nil, vv, kmin, c.groups)
+		require.NoError(t, b.Trim())
+		baseline, pinned0 := b.MemoryInUse(), pinnedBytes.Load()
+		key := GroupKey{Column: kc, Min: kmin, Groups: c.groups}
+		run := func(f *faults) ([]*agg.Groups, error) {
+			require.NoError(t, b.Trim()) // every allocation reaches the driver
+			if c.anyScale {
+				vc.scale = nil
+			}
+			return withFaults(t, b, f, func() ([]*agg.Groups, error) {
+				return b.GroupResident(t.Context(), key, nil, []*DeviceColumn{vc}, 0)
+			})
+		}
+		count := &faults{}
+		got, err := run(count)
 		require.NoError(t, err, name)
-		requireSameGroups(t, kv, nil, vv, kmin, groups, want, again[0], name+" (next)")
-		requireBaseline(t, b, baseline, pinned0, name)
-	})
+		requireSameGroups(t, kv, nil, vv, kmin, c.groups, want, got[0], name+", fault-free")
+		t.Logf("%s: calls %v", name, count.calls)
+		require.Positive(t, count.calls[faultDeviceAlloc], name)
+		require.Positive(t, count.calls[faultLaunch], name)
+		require.Equal(t, c.anyScale, count.calls[faultLaunch] > 1, name) // (one window, or one table; the scale's)
+		require.Positive(t, count.calls[faultCopyDtoH], name)
+		eachFault(count, func(p faultPoint, nth int, sticky bool) {
+			what := name + ": " + faultName(p, nth, sticky)
+			f := &faults{point: p, nth: nth, sticky: sticky}
+			got, err := run(f)
+			require.Positive(t, f.injected, what)
+			if p == faultHostAlloc {
+				require.NoError(t, err, what)
+				requireSameGroups(t, kv, nil, vv, kmin, c.groups, want, got[0], what)
+			} else {
+				requireFailure(t, err, p, what)
+				require.Nil(t, got, what)
+			}
+			requireIdle(t, b, what)
+			again, err := run(nil)
+			require.NoError(t, err, what)
+			requireSameGroups(t, kv, nil, vv, kmin, c.groups, want, again[0], what+" (next)")
+			requireBaseline(t, b, baseline, pinned0, what)
+		})
+		kc.Free()
+		vc.Free()
+		release()
+	}
 }

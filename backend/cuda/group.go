@@ -335,6 +335,9 @@ func (b *Backend) groupLaunches(ctx context.Context, key GroupKey, sel, v *Devic
 				args.Ptr(scale).Ptr(lost)
 			}
 			shared := plan.SharedBytes(p)
+			if err := d.groupLaunchFault(); err != nil {
+				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
+			}
 			if err := fn.Launch(int(gr), 1, 1, blockThreads, 1, 1, shared, st, &args); err != nil {
 				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
 			}
@@ -393,6 +396,9 @@ func (b *Backend) groupScale(v *DeviceColumn, name string, scale cudrv.DevicePtr
 	a.Ptr(v.values.ptr).U64(v.voff)
 	bitmapArg(&a, v, 0)
 	a.U64(n).Ptr(scale)
+	if err := d.groupLaunchFault(); err != nil {
+		return fmt.Errorf("launching %s on %d rows (%d blocks): %w", name, n, grid, err)
+	}
 	if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &a); err != nil {
 		return fmt.Errorf("launching %s on %d rows (%d blocks): %w", name, n, grid, err)
 	}
@@ -441,10 +447,8 @@ func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceCol
 		}
 		args := groupArgs(key, sel, v, lo, m)
 		args.U64(flags).Ptr(table.ptr)
-		if d.pool.faults != nil {
-			if err := d.pool.faults.hit(faultLaunch); err != nil {
-				return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
-			}
+		if err := d.groupLaunchFault(); err != nil {
+			return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
 		}
 		if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
 			return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
