@@ -648,14 +648,7 @@ func (g *Groups) MergeFloats(first, n int, fill func(j, k int, w *FloatWords)) e
 	if first < 0 || n < 0 || first+n > g.Len() {
 		return fmt.Errorf("merging groups %d to %d into %d", first, first+n-1, g.Len())
 	}
-	inPieces(n, func(lo, hi int) {
-		w := new(FloatWords)
-		for j := lo; j < hi; j += WordsBlock {
-			k := min(WordsBlock, hi-j)
-			fill(j, k, w)
-			g.mergeFloatWords(first+j, k, w)
-		}
-	})
+	mergeBlocks(first, n, fill, g.mergeFloatWords)
 	return nil
 }
 
@@ -664,11 +657,7 @@ func (g *Groups) MergeFloats(first, n int, fill func(j, k int, w *FloatWords)) e
 // no value is Float's state of none (zero sums, the identity's extremes).
 func (g *Groups) mergeFloatWords(at, k int, w *FloatWords) {
 	cs := w.Count[:k]
-	count, nulls := g.count[at:at+k], g.nulls[at:at+k]
-	for i, c := range cs {
-		count[i] += c
-		nulls[i] += w.Nulls[i]
-	}
+	g.mergeCounts(at, cs, w.Nulls[:k])
 	if g.sum {
 		sum, comp, spec := g.fsum[at:at+k], g.fcomp[at:at+k], g.fspec[at:at+k]
 		for i, c := range cs {
@@ -722,15 +711,33 @@ func (g *Groups) MergeIntegers(first, n int, fill func(j, k int, w *IntegerWords
 	if first < 0 || n < 0 || first+n > g.Len() {
 		return fmt.Errorf("merging groups %d to %d into %d", first, first+n-1, g.Len())
 	}
+	mergeBlocks(first, n, fill, g.mergeIntegerWords)
+	return nil
+}
+
+// mergeBlocks merges the words fill gives into groups first ...
+// first+n-1 a block of WordsBlock groups at a time (fill(j, k, w), then
+// merge(first+j, k, w)), on several goroutines for many groups
+// (inPieces), each with its own words.
+func mergeBlocks[W any](first, n int, fill func(j, k int, w *W), merge func(at, k int, w *W)) {
 	inPieces(n, func(lo, hi int) {
-		w := new(IntegerWords)
+		w := new(W)
 		for j := lo; j < hi; j += WordsBlock {
 			k := min(WordsBlock, hi-j)
 			fill(j, k, w)
-			g.mergeIntegerWords(first+j, k, w)
+			merge(first+j, k, w)
 		}
 	})
-	return nil
+}
+
+// mergeCounts adds the counts of values and of nulls of a block into
+// groups at ... at+len(counts)-1.
+func (g *Groups) mergeCounts(at int, counts, nulls []int64) {
+	count, null := g.count[at:at+len(counts)], g.nulls[at:at+len(counts)]
+	for i, c := range counts {
+		count[i] += c
+		null[i] += nulls[i]
+	}
 }
 
 // mergeIntegerWords merges entries 0 ... k-1 of w into groups at ...
@@ -738,11 +745,7 @@ func (g *Groups) MergeIntegers(first, n int, fill func(j, k int, w *IntegerWords
 // extremes of an entry of no value are left out (the identity's).
 func (g *Groups) mergeIntegerWords(at, k int, w *IntegerWords) {
 	cs := w.Count[:k]
-	count, nulls := g.count[at:at+k], g.nulls[at:at+k]
-	for i, c := range cs {
-		count[i] += c
-		nulls[i] += w.Nulls[i]
-	}
+	g.mergeCounts(at, cs, w.Nulls[:k])
 	if g.sum {
 		sum := g.isum[at : at+k]
 		for i := range sum {
