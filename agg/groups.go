@@ -615,8 +615,8 @@ const WordsBlock = 256
 
 // FloatWords are the partial states of a block of groups of floats
 // (MergeFloats): entry i is a group's count of values and of nulls, its
-// sum, compensation and special sum (AddPair's three words) and its
-// extremes (read only when its count is not 0).
+// sum, compensation and special sum (the compensated sum's three words)
+// and its extremes (read only when its count is not 0).
 type FloatWords struct {
 	Count, Nulls              [WordsBlock]int64
 	Sum, Comp, Spec, Min, Max [WordsBlock]float64
@@ -701,9 +701,9 @@ func (g *Groups) MergeInteger(i int32, count, nulls int64, sum Int192, min, max 
 // words those fill gives: fill(j, k, w) writes into entries 0 ... k-1 of
 // w (k at most WordsBlock) the words of groups first+j ... first+j+k-1,
 // the fields g tracks at least. The merge runs a block of groups a field
-// at a time (a call a group took three quarters of a million groups'
-// merge). Many groups at once are merged by several goroutines, each its
-// own range and its own w: fill must be safe for concurrent use.
+// at a time (calls a group took most of a million groups' merge). Many
+// groups at once are merged by several goroutines, each its own range
+// and its own w: fill must be safe for concurrent use.
 func (g *Groups) MergeIntegers(first, n int, fill func(j, k int, w *IntegerWords)) error {
 	if err := g.integerWords(); err != nil {
 		return err
