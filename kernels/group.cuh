@@ -1338,25 +1338,28 @@ __device__ __forceinline__ void group_grid(const GroupIn& in, uint64_t* partials
 //
 // The table, zeroed by the host before the launch, D = groups + 1 entries
 // field by field (AGG_GROUP_WIDE_ENTRY_BYTES a group), then one word:
-//   lo[D]    the sum of the values' low 32-bit halves (unsigned);
-//   hi[D]    the sum of their high halves (signed: arithmetic shift), so
-//            that the 128-bit sum lo + 2^32 hi is exact for the
-//            AGG_GROUP_WIDE_ROWS rows a launch may fold;
+//   lo[D]    the sum of the values' 64-bit words, modulo 2^64 (a value's
+//            atomic returns the sum before it: whether it wrapped);
+//   hi[D]    2^32 rows + wraps: the group's selected rows in the high 32
+//            bits, and in the low 32 (signed) the wraps of lo less the
+//            negative values, so that the sum is lo + 2^64 wraps (exact
+//            for the AGG_GROUP_WIDE_ROWS rows a launch may fold: |wraps|
+//            is at most the rows); one atomic a row counts the row and
+//            its wrap together;
 //   ext[2D]  group g's {~min key, max key} at 2g, 2g+1: order keys (the
 //            value's bits, the sign bit flipped for a signed kind), both
 //            raised by atomicMax, so that zero is the identity of both;
-//   rows[D]  the group's selected rows (32-bit);
 //   cnt[D]   its valid values (32-bit; 0 when the values have no nulls:
-//            their count is then the rows);
+//            their count is then the rows), then D 32-bit words unused;
 //   bad      the selected rows whose non-null key lay outside the domain.
 // flags: bit 0 the sums are wanted, bit 1 the extremes (the fields not
-// wanted stay zero, and cost no atomics).
+// wanted stay zero, and cost no atomics; the rows are always counted).
 
 constexpr unsigned kWideSum = 1, kWideExtremes = 2;
-static_assert(AGG_GROUP_WIDE_ENTRY_BYTES == 4 * 8 + 2 * 4, "a wide entry: lo, hi, ext (2), rows, cnt");
+static_assert(AGG_GROUP_WIDE_ENTRY_BYTES == 4 * 8 + 2 * 4, "a wide entry: lo, hi, ext (2), cnt, unused");
 static_assert(AGG_GROUP_WIDE_MAX < kGroupNullValue, "a wide group is an int (group_of)");
-static_assert((unsigned long long)AGG_GROUP_WIDE_ROWS < (1ull << 32),
-              "a launch's rows fit the 32-bit counters, and its sums of halves 64 bits");
+static_assert((unsigned long long)AGG_GROUP_WIDE_ROWS < (1ull << 31),
+              "a launch's rows fit the 32-bit counters, and its wraps hi's signed low half");
 
 // load_pair reads the two 64-bit words at p (16-byte aligned) from L2, in
 // one load on the device.
@@ -1373,34 +1376,35 @@ __device__ __forceinline__ void load_pair(const unsigned long long* p, unsigned 
 template <typename VT> struct WideTable {
   static constexpr bool kSigned = VT(-1) < VT(0);
   unsigned long long *lo, *hi, *ext, *bad;
-  unsigned *rows, *cnt;
+  unsigned* cnt;
   bool all_valid, sum, extremes;
 
   __device__ WideTable(uint64_t* t, uint64_t d, bool all_valid_, unsigned flags)
       : lo((unsigned long long*)t),
         hi(lo + d),
         ext(hi + d),
-        bad(ext + 3 * d),  // after ext, rows and cnt
-        rows((unsigned*)(ext + 2 * d)),
-        cnt(rows + d),
+        bad(ext + 3 * d),  // after ext and the counts
+        cnt((unsigned*)(ext + 2 * d)),
         all_valid(all_valid_),
         sum(flags & kWideSum),
         extremes(flags & kWideExtremes) {}
 
-  // add folds a row into group g. The extremes are read first, and
-  // atomicMax runs only where x would raise one (a stale read is never
+  // add folds a row into group g: its value into lo (the atomic's old sum
+  // says whether it wrapped), then the row and the wrap (less one for a
+  // negative value) into hi in one atomic. The extremes are read first,
+  // and atomicMax runs only where x would raise one (a stale read is never
   // above a key: keys only rise, so a skipped x could not have raised it).
   __device__ __forceinline__ void add(uint64_t g, VT x, bool ok) {
-    atomicAdd(&rows[g], 1u);
+    unsigned long long row = 1ull << 32;
+    const unsigned long long u = widen_bits(x);
+    if (ok && sum && u != 0) {
+      const unsigned long long old = atomicAdd(&lo[g], u);
+      const long long wrap = (long long)(old + u < old) - (kSigned && x < VT(0) ? 1 : 0);
+      row += (unsigned long long)wrap;
+    }
+    atomicAdd(&hi[g], row);
     if (!ok) return;
     if (!all_valid) atomicAdd(&cnt[g], 1u);
-    const unsigned long long u = widen_bits(x);
-    if (sum) {
-      const unsigned long long l = u & 0xffffffffull;
-      const unsigned long long h = kSigned ? (unsigned long long)((long long)u >> 32) : u >> 32;
-      if (l != 0) atomicAdd(&lo[g], l);
-      if (h != 0) atomicAdd(&hi[g], h);
-    }
     if (extremes) {
       const unsigned long long k = kSigned ? u ^ (1ull << 63) : u;
       unsigned long long nmn, mx;

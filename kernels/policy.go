@@ -91,13 +91,13 @@ const (
 	// table in device memory, folded by global atomics; integer values only).
 	AggGroupWideMax = 67108864
 	// AggGroupWideEntryBytes is the bytes of a group of a wide table:
-	// {sum of the low halves, sum of the high halves, min key, max key}
-	// (64-bit), {rows, count} (32-bit).
+	// {sum modulo 2^64, rows and wraps, min key, max key} (64-bit), {count,
+	// unused} (32-bit).
 	AggGroupWideEntryBytes = 40
 	// AggGroupWideRows is the most rows of one launch of a wide grouped
-	// kernel: its 32-bit counters and its sums of 32-bit halves (64-bit
-	// words) cannot overflow below it.
-	AggGroupWideRows = 2147483648
+	// kernel: its 32-bit counters and the wraps of its sums (a signed 32-bit
+	// half of a word) cannot overflow below it.
+	AggGroupWideRows = 2147483647
 	// AggGroupSharedBytes is the most dynamic shared memory of a grouped
 	// kernel's block: the 48 KiB a block may use without opting in
 	// (cuFuncSetAttribute), less 2 KiB for its static shared variables (16

@@ -3,7 +3,6 @@ package kernels
 import (
 	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
@@ -389,9 +388,10 @@ func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Grou
 	if signed {
 		sb = 1 << 63
 	}
-	// The table's fields (group.cuh): the sums of the values' low and high
-	// halves, the extremes as order keys {~min, max}, then the rows and the
-	// valid values, 32 bits each (two a word, the first in the low half).
+	// The table's fields (group.cuh): the sums of the values modulo 2^64,
+	// 2^32 rows + the sums' wraps (signed, less the negative values), the
+	// extremes as order keys {~min, max}, then the valid values, 32 bits
+	// each (two a word, the first in the low half).
 	lo, hi, ext, counts := t[:d], t[d:2*d], t[2*d:4*d], t[4*d:5*d]
 	if g.Len() == 0 {
 		g.Grow(d)
@@ -399,28 +399,18 @@ func MergeWide(k column.Kind, groups int, t []uint64, allValid bool, g *agg.Grou
 	return t[5*d], g.MergeIntegers(0, d, func(j, k int, o *agg.IntegerWords) {
 		for i := range k {
 			e := j + i
-			r := int64(counts[e>>1] >> (32 * (e & 1)) & math.MaxUint32)
+			wraps := int64(int32(uint32(hi[e])))
+			r := int64((hi[e] - uint64(wraps)) >> 32)
 			if r == 0 {
 				o.Count[i], o.Nulls[i], o.Sum[i] = 0, 0, agg.Int192{}
 				continue
 			}
 			c := r
 			if !allValid {
-				c = int64(counts[(d+e)>>1] >> (32 * ((d + e) & 1)) & math.MaxUint32)
+				c = int64(counts[e>>1] >> (32 * (e & 1)) & math.MaxUint32)
 			}
-			// lo + 2^32 hi in 192 bits (hi signed for a signed kind).
-			h := hi[e]
-			top := h >> 32
-			if signed {
-				top = uint64(int64(h) >> 32)
-			}
-			s0, carry := bits.Add64(lo[e], h<<32, 0)
-			s1, carry := bits.Add64(top, 0, carry)
-			s2 := carry
-			if signed && int64(top) < 0 {
-				s2 += math.MaxUint64 // (the sign extended: carry + all ones)
-			}
-			o.Count[i], o.Nulls[i], o.Sum[i] = c, r-c, agg.Int192{s0, s1, s2}
+			// lo + 2^64 wraps in 192 bits.
+			o.Count[i], o.Nulls[i], o.Sum[i] = c, r-c, agg.Int192From128(lo[e], wraps)
 			o.Min[i], o.Max[i] = ^ext[2*e]^sb, ext[2*e+1]^sb
 		}
 	})

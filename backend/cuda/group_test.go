@@ -510,13 +510,14 @@ func BenchmarkGroupResident(b *testing.B) {
 		typ    string
 		groups int
 		nulls  bool   // 5% of the values null
-		plan   string // "exact" or "compensated": that plan of float groups, not kernels.PlanGroupLaunch's; "cold": each call finds the scale anew (the pass Upload makes)
+		plan   string // "exact" or "compensated": that plan of float groups, not kernels.PlanGroupLaunch's; "cold": each call finds the scale anew (the pass Upload makes); "small": values in [0, 1000)
 	}{{"int64", 10, false, ""}, {"int64", 1000, false, ""}, {"int32", 10, false, ""}, {"int32", 1000, false, ""},
 		{"int32", 1000, true, ""}, {"int32", 1_000_000, false, ""}, {"float64", 10, false, ""}, {"float64", 16, false, ""},
 		{"float64", 50, false, ""}, {"float64", 1000, false, ""}, {"int64", 1_000_000, false, ""}, {"int64", 10, true, ""},
 		{"float64", 10, true, ""}, {"float64", 1000, true, ""},
 		{"float64", 10, false, "exact"}, {"float64", 16, false, "exact"}, {"float64", 50, false, "compensated"},
-		{"float64", 1000, false, "compensated"}, {"float64", 1000, true, "compensated"}, {"float64", 1000, false, "cold"}} {
+		{"float64", 1000, false, "compensated"}, {"float64", 1000, true, "compensated"}, {"float64", 1000, false, "cold"},
+		{"int64", 1_000_000, false, "small"}} {
 		groups := c.groups
 		name := fmt.Sprintf("%s/groups=%d", c.typ, groups)
 		if c.nulls {
@@ -533,7 +534,11 @@ func BenchmarkGroupResident(b *testing.B) {
 				planGroup = kernels.PlanGroupCompensated
 			}
 			defer func() { planGroup = kernels.PlanGroupLaunch }()
-			keys, vals := benchGroupColumns(b, n, groups, c.typ, c.nulls)
+			typ := c.typ
+			if c.plan == "small" {
+				typ += "-small"
+			}
+			keys, vals := benchGroupColumns(b, n, groups, typ, c.nulls)
 			defer keys.Release()
 			defer vals.Release()
 			kv, vv := viewOf(b, keys), viewOf(b, vals)
@@ -568,8 +573,9 @@ func BenchmarkGroupResident(b *testing.B) {
 }
 
 // benchGroupColumns makes n int64 keys in [0, groups) and n values of typ:
-// int64 (uniform over all 64 bits), int32 (uniform over all 32 bits) or
-// float64 (normal, a standard deviation of 1000), filled in parallel, 5% of
+// int64 (uniform over all 64 bits), int64-small (int64 uniform in [0,
+// 1000)), int32 (uniform over all 32 bits) or float64 (normal, a standard
+// deviation of 1000), filled in parallel, 5% of
 // the values null when nulls is set (no nulls otherwise).
 func benchGroupColumns(b *testing.B, n, groups int, typ string, nulls bool) (keys, vals arrow.Array) {
 	kb, vb := memory.NewResizableBuffer(memory.DefaultAllocator), memory.NewResizableBuffer(memory.DefaultAllocator)
@@ -592,6 +598,8 @@ func benchGroupColumns(b *testing.B, n, groups int, typ string, nulls bool) (key
 			for i := n * p / parts; i < n*(p+1)/parts; i++ {
 				ks[i] = int64(r.IntN(groups))
 				switch typ {
+				case "int64-small":
+					column.Slice[uint64](vb.Bytes())[i] = uint64(r.IntN(1000))
 				case "int32":
 					column.Slice[uint32](vb.Bytes())[i] = r.Uint32()
 				case "float64":
@@ -605,8 +613,8 @@ func benchGroupColumns(b *testing.B, n, groups int, typ string, nulls bool) (key
 	wg.Wait()
 	kd := array.NewData(arrow.PrimitiveTypes.Int64, n, []*memory.Buffer{nil, kb}, nil, 0, 0)
 	defer kd.Release()
-	vt := map[string]arrow.DataType{"int64": arrow.PrimitiveTypes.Int64, "int32": arrow.PrimitiveTypes.Int32,
-		"float64": arrow.PrimitiveTypes.Float64}[typ]
+	vt := map[string]arrow.DataType{"int64": arrow.PrimitiveTypes.Int64, "int64-small": arrow.PrimitiveTypes.Int64,
+		"int32": arrow.PrimitiveTypes.Int32, "float64": arrow.PrimitiveTypes.Float64}[typ]
 	var valid *memory.Buffer
 	nullCount := 0
 	if nulls {

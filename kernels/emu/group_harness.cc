@@ -653,8 +653,8 @@ typedef void (*WideKern)(const void*, unsigned long long, const uint32_t*, unsig
 
 // run_wide runs a wide kernel (arrowagg_group_wide_<kind>) over random
 // rows of `groups` keys and checks its table, field by field (group.cuh),
-// against the exact reference: the 128-bit sum lo + 2^32 hi, the extremes'
-// order keys, rows and counts; the fields the flags leave out stay zero,
+// against the exact reference: the 128-bit sum lo + 2^64 wraps, the
+// extremes' order keys, rows (hi: 2^32 rows + wraps) and counts; the fields the flags leave out stay zero,
 // and keys outside the domain are counted, not folded.
 template <typename KT, typename VT> static void run_wide(WideKern k, uint32_t kkind, const char* name) {
   constexpr bool kSigned = VT(-1) < VT(0);
@@ -689,8 +689,7 @@ template <typename KT, typename VT> static void run_wide(WideKern k, uint32_t kk
                  (unsigned long long)c.svbit, (unsigned long long)n, (unsigned long long)flags, table.data());
       launches++;
       const uint64_t *lo = &table[0], *hi = &table[d], *ext = &table[2 * d];
-      const uint32_t* rows = (const uint32_t*)&table[4 * d];
-      const uint32_t* cnt = rows + d;
+      const uint32_t* cnt = (const uint32_t*)&table[4 * d];
       CHECK(table[5 * d] == want_bad, "%s wide: %llu keys outside the domain, want %llu", name,
             (unsigned long long)table[5 * d], (unsigned long long)want_bad);
       for (uint64_t g = 0; g < d; g++) {
@@ -698,10 +697,13 @@ template <typename KT, typename VT> static void run_wide(WideKern k, uint32_t kk
         char what[160];
         snprintf(what, sizeof what, "%s wide n=%llu groups=%llu grid=%u flags=%u group %llu", name,
                  (unsigned long long)n, (unsigned long long)groups, c.grid, flags, (unsigned long long)g);
-        CHECK(rows[g] == r.rows, "%s: rows %u, want %llu", what, rows[g], (unsigned long long)r.rows);
+        // hi: 2^32 rows + the sum's wraps (signed, in the low half).
+        const int64_t wraps = (int32_t)(uint32_t)hi[g];
+        const uint64_t rows = (hi[g] - (uint64_t)wraps) >> 32;
+        CHECK(rows == r.rows, "%s: rows %llu, want %llu", what, (unsigned long long)rows, (unsigned long long)r.rows);
         CHECK(cnt[g] == (c.vnulls ? r.count : 0), "%s: count %u, want %llu", what, cnt[g], (unsigned long long)r.count);
-        const __int128 h = kSigned ? (__int128)(int64_t)hi[g] : (__int128)hi[g];
-        const __int128 sum = (__int128)lo[g] + h * ((__int128)1 << 32);
+        CHECK(cnt[d + g] == 0, "%s: an unused word written", what);
+        const __int128 sum = (__int128)lo[g] + (__int128)wraps * ((__int128)1 << 64);
         CHECK(sum == ((flags & kWideSum) ? r.sum : 0), "%s: sum differs", what);
         const uint64_t sb = kSigned ? 1ull << 63 : 0;
         if ((flags & kWideExtremes) && r.count > 0) {
