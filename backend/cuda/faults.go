@@ -133,15 +133,22 @@ func (d *device) syncEvent(ev cudrv.Event) error {
 	return err
 }
 
-// groupLaunchFault is the injected failure of a launch of the grouped
-// kernels or of the scale kernel, or nil (none is injected when
-// d.pool.faults is nil). Those launches have their own tickets and
-// tables, made for the call: nothing is left behind to spoil.
-func (d *device) groupLaunchFault() error {
-	if d.pool.faults == nil {
-		return nil
+// groupLaunch launches fn (a grouped kernel or the scale kernel) on grid
+// blocks with shared bytes of dynamic shared memory on st, after asking
+// the fault injector (when one is set): those launches have their own
+// tickets and tables, made for the call, so an injected failure leaves
+// nothing behind to spoil. Device thread.
+func (d *device) groupLaunch(fn cudrv.Function, grid, shared int, st cudrv.Stream, args *cudrv.Params) error {
+	if d.pool.faults != nil {
+		if err := d.pool.faults.hit(faultLaunch); err != nil {
+			return err
+		}
 	}
-	return d.pool.faults.hit(faultLaunch)
+	if err := fn.Launch(grid, 1, 1, blockThreads, 1, 1, shared, st, args); err != nil {
+		return err
+	}
+	launches.Add(1)
+	return nil
 }
 
 // launchFault is the injected failure of a launch on st with scratch sc, or

@@ -335,13 +335,9 @@ func (b *Backend) groupLaunches(ctx context.Context, key GroupKey, sel, v *Devic
 				args.Ptr(scale).Ptr(lost)
 			}
 			shared := plan.SharedBytes(p)
-			if err := d.groupLaunchFault(); err != nil {
+			if err := d.groupLaunch(fn, int(gr), shared, st, &args); err != nil {
 				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
 			}
-			if err := fn.Launch(int(gr), 1, 1, blockThreads, 1, 1, shared, st, &args); err != nil {
-				return fmt.Errorf("launching %s on %d rows, groups %d to %d (%d blocks): %w", name, m, g0, g0+p-1, gr, err)
-			}
-			launches.Add(1)
 			nw := words*p + 1
 			if err := d.copyDtoH(unsafe.Pointer(&host[0]), res.ptr, int64(nw)*8, st); err != nil {
 				return fmt.Errorf("copying the groups' states to the host: %w", err)
@@ -396,13 +392,9 @@ func (b *Backend) groupScale(v *DeviceColumn, name string, scale cudrv.DevicePtr
 	a.Ptr(v.values.ptr).U64(v.voff)
 	bitmapArg(&a, v, 0)
 	a.U64(n).Ptr(scale)
-	if err := d.groupLaunchFault(); err != nil {
+	if err := d.groupLaunch(fn, int(grid), 0, st, &a); err != nil {
 		return fmt.Errorf("launching %s on %d rows (%d blocks): %w", name, n, grid, err)
 	}
-	if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &a); err != nil {
-		return fmt.Errorf("launching %s on %d rows (%d blocks): %w", name, n, grid, err)
-	}
-	launches.Add(1)
 	return nil
 }
 
@@ -447,13 +439,9 @@ func (b *Backend) groupWide(ctx context.Context, key GroupKey, sel, v *DeviceCol
 		}
 		args := groupArgs(key, sel, v, lo, m)
 		args.U64(flags).Ptr(table.ptr)
-		if err := d.groupLaunchFault(); err != nil {
+		if err := d.groupLaunch(fn, int(grid), 0, st, &args); err != nil {
 			return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
 		}
-		if err := fn.Launch(int(grid), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
-			return fmt.Errorf("launching %s on %d rows, %d groups (%d blocks): %w", name, m, key.Groups+1, grid, err)
-		}
-		launches.Add(1)
 		if err := d.copyDtoH(unsafe.Pointer(&host[0]), table.ptr, int64(words)*8, st); err != nil {
 			return fmt.Errorf("copying the groups' table to the host: %w", err)
 		}
