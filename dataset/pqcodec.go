@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/arrowagg/arrowagg/internal/snappy"
 	"github.com/klauspost/compress/zstd"
 )
 
@@ -268,8 +269,25 @@ func (c emptyCodec) Decode(dst, src []byte) []byte {
 	return c.Codec.Decode(dst, src)
 }
 
+// snappyCodec is arrow-go's snappy codec whose Decode is internal/snappy's
+// (faster on the short operations that columns of numbers compress into;
+// it panics on corrupt bytes, as arrow-go's does), so that the readers of
+// arrow-go (pqarrow's, the guard's) decode as the page path does.
+type snappyCodec struct{ compress.Codec }
+
+func (c snappyCodec) Decode(dst, src []byte) []byte {
+	out, err := snappy.Decode(dst, src)
+	if err != nil {
+		panic(err)
+	}
+	return out
+}
+
 func init() {
-	for _, name := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Zstd} {
+	if c, err := compress.GetCodec(compress.Codecs.Snappy); err == nil {
+		compress.RegisterCodec(compress.Codecs.Snappy, emptyCodec{snappyCodec{c}})
+	}
+	for _, name := range []compress.Compression{compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Zstd} {
 		if c, err := compress.GetCodec(name); err == nil {
 			compress.RegisterCodec(name, emptyCodec{c})
 		}
@@ -314,7 +332,8 @@ func (z *zstdDecoder) decode(dst, src []byte) ([]byte, error) {
 // are (the levels of a data page v2), then compressed ones, of codec (name),
 // into out, which the page must fill exactly: a page that decompresses to
 // another size is an error, as is a panic of the codec on corrupt bytes.
-// zstd pages are decoded by zd (arrow-go's codec decodes the others).
+// zstd pages are decoded by zd (arrow-go's registered codec decodes the
+// others: for snappy, snappyCodec).
 func decodePage(codec compress.Codec, name compress.Compression, zd *zstdDecoder, out, src []byte, levels int) (err error) {
 	copy(out, src[:levels])
 	if len(src) == levels && len(out) == levels {
