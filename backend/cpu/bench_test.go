@@ -267,3 +267,42 @@ func BenchmarkSketchKernels(b *testing.B) {
 	run("raises-registers-drop-all", func() { kernelRaises(vals, nil, &full, 0, out[:]) })
 	run("raises-all", func() { kernelRaises(vals, nil, &empty, 0, out[:]) })
 }
+
+// BenchmarkZeroExtremes: 8M float64 values on one worker, normal ones and
+// the same clamped at zero (half of them +0: every morsel's minimum is a
+// zero, whose sign the morsel's zeros decide).
+func BenchmarkZeroExtremes(b *testing.B) {
+	for _, clamp := range []bool{false, true} {
+		bl := array.NewFloat64Builder(memory.DefaultAllocator)
+		r := rand.New(rand.NewPCG(1, 2))
+		for range 8 << 20 {
+			x := r.NormFloat64() * 1e3
+			if clamp {
+				x = max(0, x)
+			}
+			bl.Append(x)
+		}
+		arr := bl.NewArray()
+		bl.Release()
+		v, err := arrow17.ViewOf(arr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := "normal"
+		if clamp {
+			name = "clamped-at-zero"
+		}
+		b.Run(name, func(b *testing.B) {
+			c := &CPU{Threads: 1}
+			b.SetBytes(v.ByteSize())
+			for range b.N {
+				s := agg.New(v.Kind.Family(), agg.Default)
+				views, states := [1]*column.View{&v}, [1]*agg.State{&s}
+				if err := c.Update(context.Background(), views[:], states[:]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		arr.Release()
+	}
+}

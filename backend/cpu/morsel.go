@@ -96,10 +96,36 @@ func (m *morselAccs) fold(a accumulator, v *column.View, lo, hi int) int64 {
 }
 
 // careful is implemented by the float accumulators: a morsel whose fast pass
-// met non-finite values or zero extremes is read again on the careful path.
+// met non-finite values is read again on the careful path.
 type careful interface {
 	needsCareful() bool
 	setCareful()
+}
+
+// zeroSigned is implemented by the float value accumulators: a morsel whose
+// fast pass ended with a zero extreme has its zeros' signs found, not the
+// whole morsel read again.
+type zeroSigned interface {
+	zeroExtremes() visitor
+	signZeros()
+}
+
+// settle finishes the fast pass of accumulator a over a morsel: it reads
+// the morsel again on the careful path where the pass was not finite, or
+// else gives a zero extreme its sign; revisit visits the morsel's values
+// (as the pass did) with a visitor.
+func settle(a visitor, revisit func(visitor)) {
+	if c, ok := a.(careful); ok && c.needsCareful() {
+		c.setCareful() // lane 0 alone, per value: the lane structure is moot
+		revisit(a)
+		return
+	}
+	if z, ok := a.(zeroSigned); ok {
+		if v := z.zeroExtremes(); v != nil {
+			revisit(v)
+			z.signZeros()
+		}
+	}
 }
 
 func (a *floatAcc[T]) setCareful() {
@@ -168,10 +194,7 @@ func (m *morselAccs) updateMorsel(s *agg.State, v *column.View, lo, hi int) erro
 		return err
 	}
 	n := m.fold(a, v, lo, hi)
-	if c, ok := a.(careful); ok && c.needsCareful() {
-		c.setCareful() // lane 0 alone, per value: the lane structure is moot
-		visit(a, v.Validity, v.ValidityOffset, lo, hi)
-	}
+	settle(a, func(x visitor) { visit(x, v.Validity, v.ValidityOffset, lo, hi) })
 	*s = a.flush(n, int64(hi-lo)-n)
 	if m.byt.err != nil {
 		err, m.byt.err = m.byt.err, nil
@@ -241,10 +264,7 @@ func (m *morselAccs) updateDict(s *agg.State, v *column.View, lo, hi int) error 
 			return err
 		}
 		n := m.fold(a, &g, 0, g.Len)
-		if c, ok := a.(careful); ok && c.needsCareful() {
-			c.setCareful()
-			visit(a, nil, 0, 0, g.Len)
-		}
+		settle(a, func(x visitor) { visit(x, nil, 0, 0, g.Len) })
 		*s = a.flush(n, int64(hi-lo)-n)
 		if m.need.any() {
 			return m.foldStats(s, v, lo, hi)
@@ -259,10 +279,9 @@ func (m *morselAccs) updateDict(s *agg.State, v *column.View, lo, hi int) error 
 	if err != nil {
 		return err
 	}
-	if c, ok := a.(careful); ok && c.needsCareful() {
-		c.setCareful()
-		visitIndices(v, a, lo, hi) //nolint:errcheck // same indices: checked above
-	}
+	settle(a, func(x visitor) {
+		visitIndices(v, x, lo, hi) //nolint:errcheck // same indices: checked above
+	})
 	*s = a.flush(n, int64(hi-lo)-n)
 	if m.byt.err != nil {
 		err, m.byt.err = m.byt.err, nil

@@ -219,6 +219,33 @@ func kernelRaises[T int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uin
 	return n, m
 }
 
+// zeros64AVX512 and zeros32AVX512 tell which signed zeros the float bits
+// of n values hold (n a multiple of 8, resp. 16): bit 0, -0; bit 1, +0.
+//
+//go:noescape
+func zeros64AVX512(vals *uint64, n int) uint8
+
+//go:noescape
+func zeros32AVX512(vals *uint32, n int) uint8
+
+// kernelZeros tells which signed zeros the float bits b hold (hasZeros),
+// by the AVX-512 kernels for all but the last few, which it returns
+// (rest) for the Go loop.
+func kernelZeros[U uint32 | uint64](b []U) (neg, pos bool, rest []U) {
+	if simdLevel < simdAVX512 || len(b) < 16 {
+		return false, false, b
+	}
+	var z uint8
+	n := len(b) &^ 15
+	switch any(b).(type) {
+	case []uint64:
+		z = zeros64AVX512((*uint64)(unsafe.Pointer(&b[0])), n)
+	case []uint32:
+		z = zeros32AVX512((*uint32)(unsafe.Pointer(&b[0])), n)
+	}
+	return z&1 != 0, z&2 != 0, b[n:]
+}
+
 // minRegisterAVX512 is the smallest of the registers.
 //
 //go:noescape

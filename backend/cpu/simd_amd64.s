@@ -1179,3 +1179,73 @@ sdone:
 	MOVQ          AX, ret+16(FP)
 	VZEROUPPER
 	RET
+
+// ---- signed zeros (a float morsel's zero extremes) -------------------------
+//
+// func zeros64AVX512(vals *uint64, n int) uint8
+// func zeros32AVX512(vals *uint32, n int) uint8
+// Of the n (a multiple of 8, resp. 16) float bits at vals: bit 0 of the
+// result is set when one of them is -0 (the sign bit alone), bit 1 when one
+// is +0 (all zero). Z1: the sign bit, Z0: zero; K3/K4 collect the matches.
+
+TEXT ·zeros64AVX512(SB), NOSPLIT, $0-17
+	MOVQ     vals+0(FP), SI
+	MOVQ     n+8(FP), CX
+	MOVQ     $0x8000000000000000, AX
+	VPBROADCASTQ AX, Z1
+	VPXORQ   Z0, Z0, Z0
+	KXORQ    K3, K3, K3
+	KXORQ    K4, K4, K4
+	SHRQ     $3, CX
+	JZ       zeros64AVX512_done
+zeros64AVX512_loop:
+	VPCMPEQQ 0(SI), Z1, K1
+	VPCMPEQQ 0(SI), Z0, K2
+	KORQ     K1, K3, K3
+	KORQ     K2, K4, K4
+	ADDQ     $64, SI
+	DECQ     CX
+	JNZ      zeros64AVX512_loop
+zeros64AVX512_done:
+	XORQ     AX, AX
+	KORTESTQ K3, K3
+	SETNE    AL
+	XORQ     BX, BX
+	KORTESTQ K4, K4
+	SETNE    BL
+	SHLQ     $1, BX
+	ORQ      BX, AX
+	MOVB     AL, ret+16(FP)
+	VZEROUPPER
+	RET
+
+TEXT ·zeros32AVX512(SB), NOSPLIT, $0-17
+	MOVQ     vals+0(FP), SI
+	MOVQ     n+8(FP), CX
+	MOVQ     $0x80000000, AX
+	VPBROADCASTD AX, Z1
+	VPXORQ   Z0, Z0, Z0
+	KXORQ    K3, K3, K3
+	KXORQ    K4, K4, K4
+	SHRQ     $4, CX
+	JZ       zeros32AVX512_done
+zeros32AVX512_loop:
+	VPCMPEQD 0(SI), Z1, K1
+	VPCMPEQD 0(SI), Z0, K2
+	KORQ     K1, K3, K3
+	KORQ     K2, K4, K4
+	ADDQ     $64, SI
+	DECQ     CX
+	JNZ      zeros32AVX512_loop
+zeros32AVX512_done:
+	XORQ     AX, AX
+	KORTESTQ K3, K3
+	SETNE    AL
+	XORQ     BX, BX
+	KORTESTQ K4, K4
+	SETNE    BL
+	SHLQ     $1, BX
+	ORQ      BX, AX
+	MOVB     AL, ret+16(FP)
+	VZEROUPPER
+	RET

@@ -42,3 +42,6 @@ func kernelFloatSquares[T float32 | float64](vals []T, valid []byte, out *floatS
 
 // kernelSum: no kernel (see simd_amd64.go).
 func kernelSum([]int64) (int64, int) { return 0, 0 }
+
+// kernelZeros: no kernel (see simd_amd64.go).
+func kernelZeros[U uint32 | uint64](b []U) (neg, pos bool, rest []U) { return false, false, b }

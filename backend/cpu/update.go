@@ -342,6 +342,7 @@ type floatAcc[T float32 | float64] struct {
 	min, max float64
 	careful  bool    // the per-value path that keeps non-finite values apart
 	special  float64 // careful path: plain sum of the non-finite values
+	zs       zeroSigns[T]
 }
 
 func (a *floatAcc[T]) reset(vals []T) {
@@ -483,10 +484,87 @@ func (a *floatAcc[T]) finite() bool {
 func isFinite(x float64) bool { return !math.IsInf(x, 0) && !math.IsNaN(x) }
 
 // needsCareful reports whether the morsel must be re-read on the careful path:
-// a non-finite lane, or a zero extreme whose sign the fast comparison may have
-// missed (min prefers -0, max prefers +0, as a total order does).
+// a non-finite lane.
 func (a *floatAcc[T]) needsCareful() bool {
-	return !a.finite() || a.min == 0 || a.max == 0
+	return !a.finite()
+}
+
+// zeroExtremes returns a visitor that finds the signed zeros among the
+// morsel's values when one of its extremes is zero, whose sign the fast
+// comparisons may have missed (min prefers -0, max prefers +0, as FloatMin
+// and FloatMax, the careful path's, do), or nil; signZeros then signs them.
+func (a *floatAcc[T]) zeroExtremes() visitor {
+	if a.careful || (a.min != 0 && a.max != 0) {
+		return nil
+	}
+	a.zs = zeroSigns[T]{vals: a.vals}
+	return &a.zs
+}
+
+// signZeros gives a zero extreme its sign, from the zeros zeroExtremes'
+// visitor found: a zero minimum means no value is negative, so it is -0
+// when a -0 was seen; a zero maximum is +0 when a +0 was seen.
+func (a *floatAcc[T]) signZeros() {
+	negZero := math.Copysign(0, -1)
+	if a.min == 0 {
+		a.min = 0
+		if a.zs.neg {
+			a.min = negZero
+		}
+	}
+	if a.max == 0 {
+		a.max = negZero
+		if a.zs.pos {
+			a.max = 0
+		}
+	}
+}
+
+// zeroSigns is a visitor that records whether the values it visits hold
+// -0 and +0 (without a branch a value: zeros may be half the values).
+type zeroSigns[T float32 | float64] struct {
+	vals     []T
+	neg, pos bool
+}
+
+func (z *zeroSigns[T]) dense(i, j int) {
+	var neg, pos bool
+	switch v := z.vals[i:j]; unsafe.Sizeof(T(0)) {
+	case 8:
+		neg, pos = hasZeros(castSlice[uint64](v), 1<<63)
+	case 4:
+		neg, pos = hasZeros(castSlice[uint32](v), 1<<31)
+	}
+	z.neg, z.pos = z.neg || neg, z.pos || pos
+}
+
+func (z *zeroSigns[T]) sparse(base int, w uint64) {
+	v := z.vals[base:]
+	for ; w != 0; w &= w - 1 {
+		x := float64(v[bits.TrailingZeros64(w)])
+		z.neg = z.neg || x == 0 && math.Signbit(x)
+		z.pos = z.pos || x == 0 && !math.Signbit(x)
+	}
+}
+
+// hasZeros reports whether the float bits b hold -0 (the sign bit alone,
+// sign) and +0: the least of b^sign, and of b, is 0 (min is a conditional
+// move, not a branch).
+func hasZeros[U uint32 | uint64](b []U, sign U) (neg, pos bool) {
+	neg, pos, b = kernelZeros(b)
+	if neg && pos {
+		return true, true
+	}
+	n0, n1, p0, p1 := ^U(0), ^U(0), ^U(0), ^U(0) // (two chains of moves each, not one)
+	for ; len(b) >= 2; b = b[2:] {
+		x, y := b[0], b[1]
+		n0, p0 = min(n0, x^sign), min(p0, x)
+		n1, p1 = min(n1, y^sign), min(p1, y)
+	}
+	for _, x := range b {
+		n0, p0 = min(n0, x^sign), min(p0, x)
+	}
+	return neg || min(n0, n1) == 0, pos || min(p0, p1) == 0
 }
 
 func (a *floatAcc[T]) flush(count, nulls int64) agg.State {
