@@ -227,6 +227,17 @@ func (h *hybrid) count(maxDef int16, m int) (int, error) {
 func (h *hybrid) countUpTo(maxDef int16, m, want int) (rows, k int, err error) {
 	var scratch [64]uint32
 	for rows < m && k < want {
+		if h.w == 1 && h.left == 0 && h.run1() {
+			// A whole bit-packed run of levels of one bit: count its bytes.
+			if !h.rle && h.left <= m-rows {
+				if n := onesOf(h.packed); k+n <= want {
+					k += n
+					rows += h.left
+					h.consume(h.left)
+					continue
+				}
+			}
+		}
 		c, err := h.take(m - rows)
 		if err != nil {
 			return 0, 0, err
@@ -270,6 +281,43 @@ func (h *hybrid) countUpTo(maxDef int16, m, want int) (rows, k int, err error) {
 		rows += c
 	}
 	return rows, k, nil
+}
+
+// run1 reads the header of the next run of levels of one bit (w = 1) when
+// it is the common one: a header of one byte, an RLE value of 0 or 1, or
+// bit-packed groups (a byte each) that are all there; others (longer
+// headers, empty runs, cut runs, corrupt values) are left to nextRun,
+// which reads them or says what is wrong. It reports whether it read one.
+func (h *hybrid) run1() bool {
+	d := h.data
+	if len(d) < 2 || d[0] >= 0x80 || d[0] < 2 {
+		return false
+	}
+	n := int(d[0] >> 1)
+	if d[0]&1 == 0 { // one value repeated n times
+		if d[1] > 1 {
+			return false
+		}
+		h.rle, h.value, h.left, h.data = true, uint32(d[1]), n, d[2:]
+		return true
+	}
+	if n > len(d)-1 { // (n groups of 8 levels, a byte each)
+		return false
+	}
+	h.rle, h.packed, h.bit, h.left, h.data = false, d[1:1+n], 0, 8*n, d[1+n:]
+	return true
+}
+
+// onesOf is the number of bits set in b.
+func onesOf(b []byte) int {
+	n := 0
+	for ; len(b) >= 8; b = b[8:] {
+		n += bits.OnesCount64(binary.LittleEndian.Uint64(b))
+	}
+	for _, x := range b {
+		n += bits.OnesCount8(x)
+	}
+	return n
 }
 
 // bitmap sets bit i of valid, for i in [0, m), when the next level i is

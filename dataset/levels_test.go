@@ -239,6 +239,25 @@ func TestHybridErrors(t *testing.T) {
 	h.reset([]byte{1<<1 | 1, 0b11111111, 0}, 2) // 3 3 3 3 0 0 0 0
 	_, err = h.count(2, 8)
 	assert.EqualError(t, err, "definition level 3 above the maximum 2")
+	// one-bit levels (countUpTo reads their common runs itself): a value
+	// that does not fit, empty runs and a cut bit-packed run say so
+	for data, want := range map[string]string{
+		"\x08\x02":     "run value 2 does not fit 1 bits",
+		"\x00\x01":     "a run of no values",
+		"\x01\xff":     "a bit-packed run of no values",
+		"\x05\xff":     "", // two groups, one there: read as far as it goes
+		"\x08\x01\x03": "", // four levels of 1, then a cut header
+	} {
+		h.reset([]byte(data), 1)
+		rows, k, err := h.countUpTo(1, 4, 4)
+		if want != "" {
+			assert.ErrorContains(t, err, want, "%q", data)
+			continue
+		}
+		require.NoError(t, err, "%q", data)
+		assert.Equal(t, 4, rows, "%q", data)
+		assert.Equal(t, 4, k, "%q", data)
+	}
 	// a huge repeat count is capped, not overflowed
 	h.reset([]byte{0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01, 1}, 1)
 	n, err := h.count(1, 1000)
@@ -380,6 +399,15 @@ func FuzzHybrid(f *testing.F) {
 			_, _ = h.count(maxDef, int(n))
 			h.reset(data, lw)
 			_, _ = h.bitmap(maxDef, int(n), make([]byte, bitutil.BytesForBits(int64(n))))
+			// countUpTo (its own reading of one-bit runs) against count.
+			h.reset(data, lw)
+			if rows, k, err := h.countUpTo(maxDef, int(n), 1+int(n)/3); err == nil {
+				var c hybrid
+				c.reset(data, lw)
+				want, err := c.count(maxDef, rows)
+				require.NoError(t, err)
+				require.Equal(t, want, k)
+			}
 			if len(data)*8 >= int(n)*lw {
 				h.resetPacked(msbToLSB(data, lw, int(n), nil), lw, int(n))
 				_, _ = h.count(maxDef, int(n))
