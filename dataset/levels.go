@@ -104,9 +104,10 @@ func (h *hybrid) nextRun() error {
 }
 
 // take returns how many of the next want values the current run holds (at
-// least one), reading a run header if needed.
+// least one), reading a run header if needed (run1's for one-bit values
+// where it can).
 func (h *hybrid) take(want int) (int, error) {
-	if h.left == 0 {
+	if h.left == 0 && (h.w != 1 || !h.run1()) {
 		if err := h.nextRun(); err != nil {
 			return 0, err
 		}
@@ -366,7 +367,7 @@ func (h *hybrid) bitmap1(m int, valid []byte) (int, error) {
 	var acc uint64      // bits [64*out, 64*out+nb) of valid, not yet stored
 	nb, out, set := 0, 0, 0
 	for done := 0; done < m; {
-		if h.left == 0 {
+		if h.left == 0 && !h.run1() {
 			if err := h.nextRun(); err != nil {
 				return 0, err
 			}
