@@ -24,6 +24,42 @@
 // elements load as zero (adding nothing to an integer sum) and the min, max and
 // float-sum updates are merge-masked, so they leave the lanes untouched.
 
+// ZEROSCAN is the body of zeros64AVX512 and zeros32AVX512 (below): the
+// lanes' broadcast and compare, the sign bit alone, and the shift from n to
+// blocks of 64 bytes (labels are a function's own). Defined here, before any
+// function, so that go vet reads its frame offsets in the functions that
+// expand it.
+#define ZEROSCAN(BCAST, CMPEQ, SIGN, SHIFT) \
+	MOVQ     vals+0(FP), SI \
+	MOVQ     n+8(FP), CX    \
+	MOVQ     SIGN, AX       \
+	BCAST    AX, Z1         \
+	VPXORQ   Z0, Z0, Z0     \
+	KXORQ    K3, K3, K3     \
+	KXORQ    K4, K4, K4     \
+	SHRQ     SHIFT, CX      \
+	JZ       zdone        \
+zloop:                    \
+	CMPEQ    0(SI), Z1, K1  \
+	CMPEQ    0(SI), Z0, K2  \
+	KORQ     K1, K3, K3     \
+	KORQ     K2, K4, K4     \
+	ADDQ     $64, SI        \
+	DECQ     CX             \
+	JNZ      zloop        \
+zdone:                    \
+	XORQ     AX, AX         \
+	KORTESTQ K3, K3         \
+	SETNE    AL             \
+	XORQ     BX, BX         \
+	KORTESTQ K4, K4         \
+	SETNE    BL             \
+	SHLQ     $1, BX         \
+	ORQ      BX, AX         \
+	MOVB     AL, ret+16(FP) \
+	VZEROUPPER              \
+	RET
+
 #define PFNEAR 1024
 #define PFFAR 3072
 
@@ -1189,63 +1225,7 @@ sdone:
 // is +0 (all zero). Z1: the sign bit, Z0: zero; K3/K4 collect the matches.
 
 TEXT ·zeros64AVX512(SB), NOSPLIT, $0-17
-	MOVQ     vals+0(FP), SI
-	MOVQ     n+8(FP), CX
-	MOVQ     $0x8000000000000000, AX
-	VPBROADCASTQ AX, Z1
-	VPXORQ   Z0, Z0, Z0
-	KXORQ    K3, K3, K3
-	KXORQ    K4, K4, K4
-	SHRQ     $3, CX
-	JZ       zeros64AVX512_done
-zeros64AVX512_loop:
-	VPCMPEQQ 0(SI), Z1, K1
-	VPCMPEQQ 0(SI), Z0, K2
-	KORQ     K1, K3, K3
-	KORQ     K2, K4, K4
-	ADDQ     $64, SI
-	DECQ     CX
-	JNZ      zeros64AVX512_loop
-zeros64AVX512_done:
-	XORQ     AX, AX
-	KORTESTQ K3, K3
-	SETNE    AL
-	XORQ     BX, BX
-	KORTESTQ K4, K4
-	SETNE    BL
-	SHLQ     $1, BX
-	ORQ      BX, AX
-	MOVB     AL, ret+16(FP)
-	VZEROUPPER
-	RET
+	ZEROSCAN(VPBROADCASTQ, VPCMPEQQ, $0x8000000000000000, $3)
 
 TEXT ·zeros32AVX512(SB), NOSPLIT, $0-17
-	MOVQ     vals+0(FP), SI
-	MOVQ     n+8(FP), CX
-	MOVQ     $0x80000000, AX
-	VPBROADCASTD AX, Z1
-	VPXORQ   Z0, Z0, Z0
-	KXORQ    K3, K3, K3
-	KXORQ    K4, K4, K4
-	SHRQ     $4, CX
-	JZ       zeros32AVX512_done
-zeros32AVX512_loop:
-	VPCMPEQD 0(SI), Z1, K1
-	VPCMPEQD 0(SI), Z0, K2
-	KORQ     K1, K3, K3
-	KORQ     K2, K4, K4
-	ADDQ     $64, SI
-	DECQ     CX
-	JNZ      zeros32AVX512_loop
-zeros32AVX512_done:
-	XORQ     AX, AX
-	KORTESTQ K3, K3
-	SETNE    AL
-	XORQ     BX, BX
-	KORTESTQ K4, K4
-	SETNE    BL
-	SHLQ     $1, BX
-	ORQ      BX, AX
-	MOVB     AL, ret+16(FP)
-	VZEROUPPER
-	RET
+	ZEROSCAN(VPBROADCASTD, VPCMPEQD, $0x80000000, $4)
