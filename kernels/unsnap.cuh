@@ -35,6 +35,8 @@
 //   it; __syncwarp orders a round's writes before the next round's reads. A
 //   copy's source is read by all its lane's loads at once, and by all the
 //   round's lanes together: one trip to memory for the round, not one a tag.
+//   A window whose copies all read what earlier windows wrote (most windows)
+//   is one round, with none of the rounds' bookkeeping.
 // - Longer tags are written by the whole warp, when they come first in a
 //   round. Long literals (incompressible data: tags of up to 64 KiB and
 //   more) move as 4-byte words aligned to the output: each lane loads the
@@ -158,14 +160,22 @@ constexpr uint32_t kLaneTag = 8;
 // lane_tag writes out[dst, dst+n) (n <= kLaneTag) from one lane: a literal
 // (o == 0) of in[src, src+n), or a copy of out[src, src+min(n, o)) repeated
 // with period o, whose bytes are already visible to the lane. Every load
-// first, then every store.
+// first, then every store. Literals and copies that do not overlap their
+// output (o >= n) take one path, so that a window's literal and copy lanes
+// do not run two paths in turn (a quarter of the instructions of 8-byte
+// integers' pages went there).
 __device__ __forceinline__ void lane_tag(const uint8_t* __restrict__ in, uint8_t* __restrict__ out, uint32_t src,
                                          uint32_t dst, uint32_t n, uint32_t o) {
   uint8_t b[kLaneTag];
-  if (o == 0) {
+  if (o == 0 || o >= n) {
+    // A literal, or a copy whose bytes lie before its output: n bytes one
+    // after the other, from the input or the output. One path for both, so
+    // that a window's literal and copy lanes do not run two in turn.
+    const uint8_t* p = o == 0 ? in + src : out + src;
+    if (o == 0) UNSNAP_CHECK_READ(p, n);
 #pragma unroll
     for (uint32_t k = 0; k < kLaneTag; k++)
-      if (k < n) b[k] = (uint8_t)ld_in(in + src + k);
+      if (k < n) b[k] = p[k];
   } else {
     uint32_t j = 0;  // k mod o
 #pragma unroll
@@ -334,13 +344,14 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
     const uint32_t step = t.step < 32 ? t.step : 32;
     const uint32_t next = lane + step;  // < 64
     const uint32_t step2 = step + __shfl_sync(kWarpMask, step, (int)(next & kLaneMask)) * (next < 32);
+    const uint32_t lim = in_len - s < 32 ? in_len - s : 32;  // the window's input bytes
     uint32_t starts = 0, p = 0, last = 0;
-    while (p < 32 && s + p < in_len) {
+    while (p < lim) {
       starts |= 1u << p;
       last = p;
       const uint32_t q = p + __shfl_sync(kWarpMask, step, (int)p);
       const uint32_t r = p + __shfl_sync(kWarpMask, step2, (int)p);
-      if (q < 32 && s + q < in_len) {
+      if (q < lim) {
         starts |= 1u << q;
         last = q;
         p = r;
@@ -374,25 +385,33 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
     // a copy reads out[dst - o, dst - o + min(n, o)); a literal reads none
     const uint32_t src_end = t.o == 0 ? 0 : dst - t.o + (t.n < t.o ? t.n : t.o);
     const uint32_t src = t.o == 0 ? (uint32_t)at + t.need : dst - t.o;
-    // Rounds: the first tag not yet written and every short tag whose
-    // bytes lie before it.
-    uint32_t todo = starts;
-    while (todo != 0) {
-      const int first = __ffs((int)todo) - 1;
-      const uint32_t frontier = __shfl_sync(kWarpMask, dst, first);
-      const bool ready = ((todo >> lane) & 1) && !is_long && src_end <= frontier;
-      if (ready) lane_tag(in, out, src, dst, t.n, t.o);
-      uint32_t done = __ballot_sync(kWarpMask, ready);
-      if (__shfl_sync(kWarpMask, (int)is_long, first)) {  // the first tag is long: the warp writes it
-        const uint32_t fsrc = __shfl_sync(kWarpMask, src, first);
-        const uint32_t fn = __shfl_sync(kWarpMask, t.n, first);
-        const uint32_t fo = __shfl_sync(kWarpMask, t.o, first);
-        if (fo == 0) copy_literal(in + fsrc, out + frontier, fn, lane);
-        else copy_back(out, frontier, fn, fo, lane);
-        done |= 1u << first;
-      }
-      todo &= ~done;
+    if (__ballot_sync(kWarpMask, mine && (is_long || src_end > d)) == 0) {
+      // Every tag is short and reads only what the windows before wrote
+      // (most windows): one round, without the rounds' bookkeeping.
+      if (mine) lane_tag(in, out, src, dst, t.n, t.o);
       __syncwarp();
+    } else {
+      // Rounds: the first tag not yet written and every short tag whose
+      // bytes lie before it.
+      uint32_t todo = starts;
+      const uint32_t longs = __ballot_sync(kWarpMask, mine && is_long);  // the tags the whole warp writes
+      while (todo != 0) {
+        const int first = __ffs((int)todo) - 1;
+        const uint32_t frontier = __shfl_sync(kWarpMask, dst, first);
+        const bool ready = ((todo >> lane) & 1) && !is_long && src_end <= frontier;
+        if (ready) lane_tag(in, out, src, dst, t.n, t.o);
+        uint32_t done = __ballot_sync(kWarpMask, ready);
+        if ((longs >> first) & 1) {  // the first tag is long: the warp writes it
+          const uint32_t fsrc = __shfl_sync(kWarpMask, src, first);
+          const uint32_t fn = __shfl_sync(kWarpMask, t.n, first);
+          const uint32_t fo = __shfl_sync(kWarpMask, t.o, first);
+          if (fo == 0) copy_literal(in + fsrc, out + frontier, fn, lane);
+          else copy_back(out, frontier, fn, fo, lane);
+          done |= 1u << first;
+        }
+        todo &= ~done;
+        __syncwarp();
+      }
     }
     s += last + __shfl_sync(kWarpMask, t.step, (int)last);  // (a real tag's step fits the input)
     d = __shfl_sync(kWarpMask, dst + t.n, (int)last);  // (the last tag fits the output)
