@@ -468,12 +468,16 @@ __device__ __forceinline__ void pq_page(const uint8_t* chunk, const uint8_t* scr
 // arrowagg_pq_unsnap: warp w of the grid decompresses page w when it is a
 // snappy page (the others are read in place). Parameters: the chunk and
 // scratch buffers, the page table and its length, status (a word per page,
-// zeroed: a page whose snappy stream is corrupt gets its code).
+// zeroed: a page whose snappy stream is corrupt gets its code). Any block
+// of whole warps up to kBlockThreads; the host launches blocks of one warp,
+// which the block scheduler spreads over the multiprocessors more evenly
+// than blocks of eight (2,500 pages on 132 multiprocessors: 19 warps on
+// the busiest, not 24), the pages' time being the busiest one's.
 extern "C" __global__ void __launch_bounds__(arrowagg::kBlockThreads)
     arrowagg_pq_unsnap(const uint8_t* chunk, uint8_t* scratch, const arrowagg::PageDesc* pages,
                        unsigned long long npages, unsigned int* status) {
   using namespace arrowagg;
-  const uint64_t w = ((uint64_t)blockIdx.x * kBlockThreads + threadIdx.x) / kWarpThreads;
+  const uint64_t w = ((uint64_t)blockIdx.x * blockDim.x + threadIdx.x) / kWarpThreads;
   if (w >= npages) return;
   const PageDesc pg = pages[w];
   if ((pg.flags & AGG_PQ_FLAG_SNAPPY) == 0) return;

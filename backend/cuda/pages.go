@@ -115,8 +115,9 @@ func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 	if l.Snappy > 0 {
 		var args cudrv.Params
 		args.Ptr(chunk).Ptr(scr).Ptr(table.ptr).U64(uint64(np)).Ptr(stat.ptr)
-		warps := int64(blockThreads / kernels.AggWarpThreads)
-		if err := unsnap.Launch(int((np+warps-1)/warps), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
+		// A block a page (one warp): the pages spread over the
+		// multiprocessors more evenly than in blocks of eight warps.
+		if err := unsnap.Launch(int(np), 1, 1, kernels.AggWarpThreads, 1, 1, 0, st, &args); err != nil {
 			return fmt.Errorf("launching arrowagg_pq_unsnap on %d pages: %w", np, err)
 		}
 		launches.Add(1)

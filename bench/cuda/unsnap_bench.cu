@@ -1,14 +1,15 @@
 // unsnap_bench.cu: times kernels/unsnap.cuh's snappy decompressor alone on
 // the GPU, over the pages that scripts/unsnap_pages.py writes, one warp a
-// page as the page route's arrowagg_pq_unsnap launches it (blocks of 256
-// threads). It checks every output byte against the file's answers, then
+// page as the page route launches arrowagg_pq_unsnap (blocks of one warp
+// unless told otherwise). It checks every output byte against the file's answers, then
 // reports the median of ITERS timed launches, in ms and in GB/s of output.
 //
 //   nvcc -O3 -std=c++17 -arch=native -I KERNELS_DIR -o unsnap_bench unsnap_bench.cu
 //   unsnap_bench FILE.pages [ITERS]
 //
-// -DUNSNAP_BENCH_MINB=N gives the kernel __launch_bounds__(256, N), to try
-// register budgets. scripts/bench-unsnap.sh builds and runs it for each
+// -DUNSNAP_BENCH_MINB=N gives the kernel __launch_bounds__(threads, N), to try
+// register budgets; -DUNSNAP_BENCH_THREADS=T blocks of T threads;
+// -DUNSNAP_BENCH_DYNAMIC warps that take pages from a counter. scripts/bench-unsnap.sh builds and runs it for each
 // kernels directory it is given.
 #include <cuda_runtime.h>
 
@@ -24,16 +25,35 @@
 #ifndef UNSNAP_BENCH_MINB
 #define UNSNAP_BENCH_MINB 1
 #endif
+#ifndef UNSNAP_BENCH_THREADS
+#define UNSNAP_BENCH_THREADS 32
+#endif
 
-constexpr unsigned kThreads = 256;
+constexpr unsigned kThreads = UNSNAP_BENCH_THREADS;
+
+#ifdef UNSNAP_BENCH_DYNAMIC
+// -DUNSNAP_BENCH_DYNAMIC: as many blocks as fit the GPU at once, each warp
+// taking the next page from a counter until none is left.
+__device__ unsigned g_next;
+#endif
 
 __global__ void __launch_bounds__(kThreads, UNSNAP_BENCH_MINB)
     bench_unsnap(const uint8_t* in, const uint64_t* in_off, const uint32_t* in_len, uint8_t* out,
                  const uint64_t* out_off, const uint32_t* out_len, unsigned n, int* codes) {
-  const unsigned w = (blockIdx.x * kThreads + threadIdx.x) / 32;
-  if (w >= n) return;
-  const int rc = arrowagg::unsnap_warp(in + in_off[w], in_len[w], out + out_off[w], out_len[w]);
-  if (threadIdx.x % 32 == 0) codes[w] = rc;
+#ifdef UNSNAP_BENCH_DYNAMIC
+  for (;;) {
+    unsigned w = 0;
+    if (threadIdx.x % 32 == 0) w = atomicAdd(&g_next, 1u);
+    w = __shfl_sync(0xffffffffu, w, 0);
+    if (w >= n) return;
+#else
+  {
+    const unsigned w = (blockIdx.x * kThreads + threadIdx.x) / 32;
+    if (w >= n) return;
+#endif
+    const int rc = arrowagg::unsnap_warp(in + in_off[w], in_len[w], out + out_off[w], out_len[w]);
+    if (threadIdx.x % 32 == 0) codes[w] = rc;
+  }
 }
 
 #define CK(x)                                                                         \
@@ -101,8 +121,19 @@ int main(int argc, char** argv) {
   CK(cudaMemset(d_out, 0, out_total));
   CK(cudaMemset(d_codes, 0xff, 4 * (size_t)n));
 
-  const unsigned blocks = (unsigned)((n * 32ull + kThreads - 1) / kThreads);
+  unsigned blocks = (unsigned)((n * 32ull + kThreads - 1) / kThreads);
+#ifdef UNSNAP_BENCH_DYNAMIC
+  int per_sm = 0, sms = 0;
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, bench_unsnap, kThreads, 0));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  blocks = std::min<unsigned>(blocks, (unsigned)(per_sm * sms));
+  unsigned* next = nullptr;
+  CK(cudaGetSymbolAddress((void**)&next, g_next));
+#endif
   auto launch = [&] {
+#ifdef UNSNAP_BENCH_DYNAMIC
+    cudaMemsetAsync(next, 0, sizeof(unsigned));
+#endif
     bench_unsnap<<<blocks, kThreads>>>(d_in, d_in_off, d_in_len, d_out, d_out_off, d_out_len, n, d_codes);
   };
   launch();

@@ -63,9 +63,8 @@ extern "C" int emugpu_pq(uint32_t kind, const uint8_t* data, uint64_t data_len, 
   const void* d = dictbuf.buf;
   unsigned int* st = status;
   if (snappy) {
-    const unsigned warps = kBlockThreads / kWarpThreads;
-    emu_launch(arrowagg_pq_unsnap, (npages + warps - 1) / warps, kBlockThreads, chunk, scr, pages,
-               (unsigned long long)npages, st);
+    emu_launch(arrowagg_pq_unsnap, npages, kWarpThreads, chunk, scr, pages, (unsigned long long)npages,
+               st);  // (a block of one warp a page, as backend/cuda launches it)
   }
   const uint8_t* cscr = scr;
   const unsigned long long md = maxdef;
