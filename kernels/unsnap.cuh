@@ -169,8 +169,7 @@ __device__ __forceinline__ void lane_tag(const uint8_t* __restrict__ in, uint8_t
   uint8_t b[kLaneTag];
   if (o == 0 || o >= n) {
     // A literal, or a copy whose bytes lie before its output: n bytes one
-    // after the other, from the input or the output. One path for both, so
-    // that a window's literal and copy lanes do not run two in turn.
+    // after the other, from the input or the output.
     const uint8_t* p = o == 0 ? in + src : out + src;
     if (o == 0) UNSNAP_CHECK_READ(p, n);
 #pragma unroll
