@@ -185,9 +185,12 @@ __device__ __forceinline__ void lane_tag(const uint8_t* __restrict__ in, uint8_t
       }
     }
   }
+  // (A pointer, not out[dst + k]: the stores' addresses are then one
+  // register and constant offsets, not a 64-bit sum a byte.)
+  uint8_t* q = out + dst;
 #pragma unroll
   for (uint32_t k = 0; k < kLaneTag; k++)
-    if (k < n) out[dst + k] = b[k];
+    if (k < n) q[k] = b[k];
 }
 
 // header returns in[s, s+5) as the low bytes of a word (zeros past in_len):
