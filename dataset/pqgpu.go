@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -27,9 +30,16 @@ import (
 // (engine.UpdatePages), when the engine says the GPU is faster for them
 // (engine.PagesOnGPU: always under --device gpu). The walk of each chunk's
 // page headers (pqwalk.go) checks them and records the pages; a chunk
-// with a page the kernels do not decode (another codec or encoding, levels
+// with a page the kernels do not decode (another encoding, levels
 // BIT_PACKED) leaves its column to the CPU page path, whole. The other
 // columns' chunks are tasks of the workers meanwhile.
+//
+// Chunks of the codecs the kernels do not decompress (zstd, gzip, brotli,
+// LZ4: hostCodec) go up decompressed: their pages are cut into pieces of
+// at most hostPieceBytes, and workers decompress a piece at a time into a
+// buffer charged to the memory budget, each handing its piece to the GPU
+// as uncompressed pages (runHost); the pieces' states are merged in the
+// file's order.
 
 // pagesKind is the kind of leaf l's values as its pages store them
 // (column.Pages.Kind): a decimal stored as INT32 or INT64 is Decimal32 or
@@ -49,11 +59,55 @@ func (l *pageLeaf) pagesKind() column.Kind {
 
 // gpuLeaf is a leaf whose pages the GPU decodes.
 type gpuLeaf struct {
-	leaf  *parquetLeaf
+	leaf *parquetLeaf
+	// pages: the chunks as stored, when the kernels decompress all of
+	// them; else pieces, each decompressed by the host first where its
+	// codec is the host's.
+	pages  column.Pages
+	pieces []hostPiece
+	spans  []column.Span // the chunks in the file
+	state  agg.State
+	plan   engine.ColumnPlan
+	err    error
+}
+
+// hostCodec says whether chunks of codec c go to the page kernels
+// decompressed by the host's workers: the codecs of the page path other
+// than snappy, which the kernels decompress themselves.
+func hostCodec(c compress.Compression) bool {
+	switch c {
+	case compress.Codecs.Gzip, compress.Codecs.Brotli, compress.Codecs.Zstd, compress.Codecs.Lz4, lz4Raw:
+		return true
+	}
+	return false
+}
+
+// hostPieceBytes bounds the decompressed pages of a piece (a larger page is
+// a piece of its own): what a worker holds while the GPU decodes it, and
+// enough that the GPU's fixed cost of a call (about half a millisecond on
+// the H200 host) is small beside its copy. (A variable for the tests.)
+var hostPieceBytes int64 = 16 << 20
+
+// hostPiece is pages that go to the GPU together. Of chunks of a host
+// codec (src not nil): pages holds them as they lie once decompressed, one
+// after the other in a buffer of size bytes (Data nil until then, their
+// chunks' spans in it), and src where each is stored in the file. Of a
+// chunk the kernels decompress: pages as stored, the whole chunk (Data the
+// mapped file).
+type hostPiece struct {
 	pages column.Pages
-	state agg.State
-	plan  engine.ColumnPlan
-	err   error
+	src   []storedPage
+	codec compress.Compression
+	size  int64
+}
+
+// storedPage is where a page of a host codec's chunk lies in the file:
+// stored bytes at at, of which the first levels (a page v2's levels) are
+// not compressed; compressed: the rest is (else all are as they are).
+type storedPage struct {
+	at             int64
+	stored, levels int
+	compressed     bool
 }
 
 // errNotGPUPage is wrapped by the reasons a chunk's pages are not the page
@@ -71,20 +125,25 @@ func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
 		return false
 	}
 	md := r.pqf.meta
-	var stored, decoded int64
+	var mine planner.PageWork
 	for rg := range md.RowGroups {
 		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
 		if err != nil || cc.CryptoMetadata() != nil {
 			return false
 		}
-		if c := cc.Compression(); c != compress.Codecs.Snappy && c != compress.Codecs.Uncompressed {
+		c := cc.Compression()
+		stored, decoded := max(cc.TotalCompressedSize(), 0), max(cc.TotalUncompressedSize(), 0)
+		switch {
+		case hostCodec(c):
+			mine.AddHost(planner.Codec(c.String()), stored, decoded)
+		case c == compress.Codecs.Snappy || c == compress.Codecs.Uncompressed:
+			mine.Stored, mine.Decoded = mine.Stored+stored, mine.Decoded+decoded
+		default:
 			return false
 		}
-		stored += max(cc.TotalCompressedSize(), 0)
-		decoded += max(cc.TotalUncompressedSize(), 0)
 	}
-	w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
-	w.PageTasks += len(md.RowGroups)
+	mine.PageTasks = len(md.RowGroups)
+	w.Add(mine)
 	return true
 }
 
@@ -125,10 +184,25 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 	kept := out[:0]
 	for _, g := range out {
 		if g.err == nil { // (else a page the kernels do not decode: the CPU page path reads the column)
+			if c := g.hostCodecs(); c != "" {
+				g.plan.Reason += "; its " + c + " pages decompressed on the cpu first"
+			}
 			kept = append(kept, g)
 		}
 	}
 	return kept, nil
+}
+
+// hostCodecs names the codecs of g's pages that the host decompresses,
+// joined by "/"; "" when none.
+func (g *gpuLeaf) hostCodecs() string {
+	var names []string
+	for _, p := range g.pieces {
+		if n := p.codec.String(); p.src != nil && !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, "/")
 }
 
 // gatherPages walks the chunks of the leaves of gl in every row group, on
@@ -140,6 +214,8 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 	md := r.pqf.meta
 	nrg := len(md.RowGroups)
 	parts := make([]column.Pages, len(gl)*nrg) // leaf i's row group rg at i*nrg+rg
+	srcs := make([][]storedPage, len(parts))   // (a host codec's chunk: where its pages are stored)
+	codecs := make([]compress.Compression, len(parts))
 	errs := make([]error, len(parts))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
@@ -152,9 +228,9 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 			for j := range jobs {
 				l, rg := gl[j/nrg].leaf, j%nrg
 				p := &parts[j]
-				*p = column.Pages{Data: r.mapped}
 				errs[j] = r.budget.Run(ctx, "a column chunk's pages for the gpu", func(c *budget.Charge) error {
-					return r.gatherChunkOf(ctx, f, size, c, &g, &s, l, rg, p)
+					*p, srcs[j] = column.Pages{Data: r.mapped}, nil
+					return r.gatherChunkOf(ctx, f, size, c, &g, &s, l, rg, p, &srcs[j], &codecs[j])
 				})
 			}
 		}()
@@ -173,6 +249,7 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 	for i, g := range gl {
 		pl := g.leaf.page
 		g.pages = column.Pages{Type: g.leaf.typ, Kind: pl.pagesKind(), Nullable: pl.maxDef > 0, Data: r.mapped}
+		host := false
 		for rg := 0; rg < nrg; rg++ {
 			j := i*nrg + rg
 			if errs[j] != nil {
@@ -182,7 +259,21 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 				}
 				return errs[j]
 			}
+			host = host || srcs[j] != nil
+			g.spans = append(g.spans, parts[j].Chunks...)
+		}
+		if g.err != nil {
+			continue
+		}
+		var cut pieceCutter
+		for rg := 0; rg < nrg; rg++ {
+			j := i*nrg + rg
 			q := &parts[j]
+			q.Type, q.Kind, q.Nullable = g.pages.Type, g.pages.Kind, g.pages.Nullable
+			if host {
+				cut.add(q, srcs[j], codecs[j])
+				continue
+			}
 			chunk := len(g.pages.Chunks)
 			g.pages.Chunks = append(g.pages.Chunks, q.Chunks...)
 			g.pages.Dicts = append(g.pages.Dicts, q.Dicts...)
@@ -192,13 +283,66 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 			}
 			g.pages.Rows += q.Rows
 		}
+		cut.flush()
+		g.pieces = cut.out
 	}
 	return nil
 }
 
+// pieceCutter cuts a leaf's chunks, one after the other, into the pieces
+// that go to the GPU (out): runs of pages of one codec the host
+// decompresses, across chunks, of at most hostPieceBytes decompressed (a
+// larger page is a piece of its own), each laid out from 0; or a chunk
+// whole whose pages go up as stored.
+type pieceCutter struct {
+	out []hostPiece
+	cur *hostPiece
+}
+
+// add cuts the pages of p, one chunk, stored where src says (one per
+// page; nil: they go up as stored) in codec.
+func (c *pieceCutter) add(p *column.Pages, src []storedPage, codec compress.Compression) {
+	if src == nil {
+		c.flush()
+		c.out = append(c.out, hostPiece{pages: *p})
+		return
+	}
+	chunk := -1 // (p's chunk in the current piece)
+	for i, pg := range p.Pages {
+		n := int64(pg.Stored)
+		if c.cur != nil && (c.cur.codec != codec || c.cur.size+n > hostPieceBytes) {
+			c.flush()
+		}
+		if c.cur == nil {
+			c.cur = &hostPiece{pages: column.Pages{Type: p.Type, Kind: p.Kind, Nullable: p.Nullable}, codec: codec}
+			chunk = -1
+		}
+		q := &c.cur.pages
+		if chunk < 0 {
+			chunk = len(q.Chunks)
+			q.Chunks = append(q.Chunks, column.Span{Off: c.cur.size})
+			q.Dicts = append(q.Dicts, p.Dicts[0])
+		}
+		pg.Chunk, pg.Offset = chunk, c.cur.size
+		q.Pages = append(q.Pages, pg)
+		q.Rows += int64(pg.Rows)
+		q.Chunks[chunk].Len += n
+		c.cur.src = append(c.cur.src, src[i])
+		c.cur.size += n
+	}
+}
+
+// flush ends the current piece.
+func (c *pieceCutter) flush() {
+	if c.cur != nil {
+		c.out = append(c.out, *c.cur)
+		c.cur = nil
+	}
+}
+
 // gatherChunkOf records the pages of leaf l's chunk in row group rg in p,
 // with the walk g and the buffers s of the calling goroutine.
-func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int64, charge *budget.Charge, g *pageGuard, s *pageScratch, l *parquetLeaf, rg int, p *column.Pages) error {
+func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int64, charge *budget.Charge, g *pageGuard, s *pageScratch, l *parquetLeaf, rg int, p *column.Pages, src *[]storedPage, codec *compress.Compression) error {
 	md := r.pqf.meta
 	rows := md.RowGroup(rg).NumRows()
 	cc, err := md.RowGroup(rg).ColumnChunk(l.col)
@@ -216,8 +360,9 @@ func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int6
 		return errNotGPUPage
 	}
 	c.charge = charge
+	*codec = c.codec
 	populateMapped(r.mapped, c.off, c.end-c.off)
-	if err := s.gatherChunk(ctx, g, &c, p, rg, rows, l.page); err != nil {
+	if err := s.gatherChunk(ctx, g, &c, p, src, rg, rows, l.page); err != nil {
 		if errors.Is(err, errNotGPUPage) {
 			return err
 		}
@@ -227,16 +372,22 @@ func (r *parquetRun) gatherChunkOf(ctx context.Context, f io.ReaderAt, size int6
 }
 
 // gatherChunk records the pages of chunk c (row group rg, of rows rows) of
-// leaf l in p as its walk checks them.
-func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChunk, p *column.Pages, rg int, rows int64, l *pageLeaf) error {
+// leaf l in p as its walk checks them. Those of a host codec's chunk are
+// recorded as they will lie decompressed, one after the other from 0, and
+// where each is stored in *src.
+func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChunk, p *column.Pages, src *[]storedPage, rg int, rows int64, l *pageLeaf) error {
 	width, bools := l.width(), l.kind == column.Bool
 	codec, err := compress.GetCodec(c.codec)
 	if err != nil {
 		return err
 	}
-	snappy := c.codec == compress.Codecs.Snappy
+	snappy, host := c.codec == compress.Codecs.Snappy, hostCodec(c.codec)
 	chunk := len(p.Chunks)
 	p.Chunks = append(p.Chunks, column.Span{Off: c.off, Len: c.end - c.off})
+	var at int64 // (a host codec's chunk: where the next page lies decompressed)
+	if host {
+		*src = []storedPage{}
+	}
 	p.Dicts = append(p.Dicts, nil)
 	g.begin(c)
 	defer g.end()
@@ -311,6 +462,15 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 				return fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", pg.index, rl, dl, pg.uncompressed)
 			}
 		}
+		if host {
+			compressed := pg.typ == pageTypeData || pg.isCompressed
+			*src = append(*src, storedPage{at: pg.at, stored: page.Stored, levels: page.Levels, compressed: compressed})
+			if !compressed && page.Body != page.Stored-page.Levels { // (what arrow-go reads)
+				return fmt.Errorf("page %d: an uncompressed page of %d bytes said to hold %d", pg.index, page.Stored, page.Body+page.Levels)
+			}
+			page.Offset, page.Stored, page.Snappy = at, page.Levels+page.Body, false
+			at += int64(page.Stored)
+		}
 		if page.Snappy && page.Body == 0 && page.Stored == page.Levels {
 			page.Snappy = false // (no body: writers leave out the compressed form of nothing)
 		}
@@ -327,26 +487,187 @@ func (s *pageScratch) gatherChunk(ctx context.Context, g *pageGuard, c *guardChu
 	return nil
 }
 
-// runGPU aggregates the leaves of gl on the GPU, one after the other, in
-// its own goroutine: done is closed when all are.
+// runGPU aggregates the leaves of gl on the GPU, in its own goroutine:
+// done is closed when all are. The leaves whose pages go up as stored
+// come first, one after the other; then those of pieces, all in one pool
+// (runHost).
 func (r *parquetRun) runGPU(ctx context.Context, gl []*gpuLeaf, done chan<- struct{}) {
 	defer close(done)
+	var hosted []*gpuLeaf
 	for _, g := range gl {
+		g.state = agg.New(g.leaf.page.kind.Family(), agg.Default)
+		if g.pieces != nil {
+			hosted = append(hosted, g)
+			continue
+		}
 		if ctx.Err() != nil {
 			g.err = ctx.Err()
 			return
 		}
 		start := time.Now()
-		g.state = agg.New(g.leaf.page.kind.Family(), agg.Default)
 		g.err = r.eng.UpdatePages(ctx, &g.pages, &g.state)
 		g.plan.Measured = time.Since(start)
-		for _, s := range g.pages.Chunks {
-			g.plan.Bytes += s.Len
-			releaseMapped(r.mapped, s.Off, s.Len)
-		}
-		if g.err != nil {
-			g.err = fmt.Errorf("column %q: %w", g.leaf.name, g.err)
+		if r.gpuDone(g) != nil {
 			return
 		}
 	}
+	if len(hosted) > 0 {
+		r.runHost(ctx, hosted)
+		for _, g := range hosted {
+			if r.gpuDone(g) != nil {
+				return
+			}
+		}
+	}
+}
+
+// gpuDone ends leaf g on the GPU: its chunks' bytes counted and their
+// mapped pages released; its error named by its column, and returned.
+func (r *parquetRun) gpuDone(g *gpuLeaf) error {
+	for _, s := range g.spans {
+		g.plan.Bytes += s.Len
+		releaseMapped(r.mapped, s.Off, s.Len)
+	}
+	if g.err != nil {
+		g.err = fmt.Errorf("column %q: %w", g.leaf.name, g.err)
+	}
+	return g.err
+}
+
+// runHost aggregates the pieces of the leaves of gl into their states:
+// r.workers goroutines take a piece at a time, in the leaves' order,
+// decompress it (a host codec's) into a buffer charged to the budget and
+// fold it on the GPU, holding the buffer until then; each leaf's pieces'
+// states are merged in their order. The first piece to fail stops the
+// others, and is its leaf's error. A worker keeps its buffer for its next
+// piece (a new one each time costs its pages' first touch again); between
+// two pieces it is not charged. A leaf's time is from the start to its
+// last piece's end.
+func (r *parquetRun) runHost(ctx context.Context, gl []*gpuLeaf) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		g     *gpuLeaf
+		p     *hostPiece
+		state agg.State
+		err   error
+		end   time.Time
+	}
+	var all []job
+	for _, g := range gl {
+		for i := range g.pieces {
+			all = append(all, job{g: g, p: &g.pieces[i]})
+		}
+	}
+	start := time.Now()
+	jobs := make(chan *job)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, min(r.workers, len(all))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer debug.SetPanicOnFault(debug.SetPanicOnFault(true)) // (the mapped file's faults: mapped.go)
+			var zd zstdDecoder
+			var buf []byte // (kept from piece to piece: charged while a piece uses it, dropped when it does not fit)
+			for j := range jobs {
+				p := j.p
+				j.err = r.budget.Run(ctx, "pages decompressed for the gpu", func(c *budget.Charge) error {
+					j.state = agg.New(j.g.leaf.page.kind.Family(), agg.Default)
+					q := p.pages
+					if p.src != nil {
+						if int64(cap(buf)) < p.size {
+							buf = nil
+						}
+						if err := c.Grow("pages decompressed for the gpu", max(p.size, int64(cap(buf)))); err != nil {
+							buf = nil
+							return err
+						}
+						if buf == nil {
+							buf = make([]byte, p.size)
+						}
+						q.Data = buf[:p.size]
+						if err := inflatePieces(ctx, p, &zd, q.Data, r.mapped); err != nil {
+							return err
+						}
+					}
+					return r.eng.UpdatePages(ctx, &q, &j.state)
+				})
+				j.end = time.Now()
+				if j.err != nil {
+					cancel()
+				}
+			}
+		}()
+	}
+	for i := range all {
+		if ctx.Err() != nil {
+			break
+		}
+		jobs <- &all[i]
+	}
+	close(jobs)
+	wg.Wait()
+	var failed *job // (the first error, or the first that is no cancel of the others)
+	for i := range all {
+		if j := &all[i]; j.err != nil {
+			if failed == nil {
+				failed = j
+			}
+			if !errors.Is(j.err, context.Canceled) {
+				failed = j
+				break
+			}
+		}
+	}
+	if failed == nil && ctx.Err() != nil {
+		gl[0].err = ctx.Err()
+		return
+	}
+	if failed != nil {
+		failed.g.err = failed.err
+		return
+	}
+	for i := range all {
+		j := &all[i]
+		j.g.state.Merge(&j.state)
+		j.g.plan.Measured = max(j.g.plan.Measured, j.end.Sub(start))
+	}
+}
+
+// inflatePieces decompresses the pages of piece p from the mapped file into
+// buf (p.size bytes) where p.pages puts them; zd decodes zstd pages. A
+// page whose bytes are corrupt is an error naming it.
+func inflatePieces(ctx context.Context, p *hostPiece, zd *zstdDecoder, buf, mapped []byte) (err error) {
+	codec, err := compress.GetCodec(p.codec)
+	if err != nil {
+		return err
+	}
+	for i, s := range p.src {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		pg := &p.pages.Pages[i]
+		out, in := buf[pg.Offset:pg.Offset+int64(pg.Stored)], mapped[s.at:s.at+int64(s.stored)]
+		if s.compressed {
+			err = decodePage(codec, p.codec, zd, out, in, s.levels)
+		} else {
+			err = copyMapped(out, in)
+		}
+		if err != nil {
+			return fmt.Errorf("row group %d: page %d: %w", pg.RowGroup, pg.Index, err)
+		}
+	}
+	return nil
+}
+
+// copyMapped copies src, of the mapped file, to dst: a fault (the file
+// truncated) is an error.
+func copyMapped(dst, src []byte) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = faultError(p)
+		}
+	}()
+	copy(dst, src)
+	return nil
 }

@@ -97,7 +97,7 @@ func gpuPagesFile(t *testing.T, dir string, v parquet.DataPageVersion, codec com
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	opts := []parquet.WriterProperty{parquet.WithDataPageVersion(v), parquet.WithCompression(codec),
-		parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(4 << 10), parquet.WithMaxRowGroupLength(int64(rows/3 + 1)),
+		parquet.WithDictionaryDefault(dict), parquet.WithDataPageSize(1 << 10), parquet.WithBatchSize(128), parquet.WithMaxRowGroupLength(int64(rows/3 + 1)),
 		parquet.WithStats(false), parquet.WithStoreDecimalAsInteger(true)}
 	if !dict { // booleans RLE-encoded (else PLAIN: booleans have no dictionary)
 		for _, f := range fields {
@@ -137,8 +137,9 @@ func aggregateOn(t *testing.T, ctx context.Context, path string, d engine.Device
 	return sum
 }
 
-// checkGPUPages aggregates files of every page version, codec (snappy,
-// none) and dictionary setting through the GPU page route of backend gpu
+// checkGPUPages aggregates files of every page version, codec (snappy and
+// none, which the kernels read; zstd, gzip and brotli, which the host
+// decompresses) and dictionary setting through the GPU page route of backend gpu
 // (nil: the one the engine opens) and checks every column against the CPU
 // page path: integers (and temporal types) bit for bit, floats' sums within
 // a relative 1e-12, counts, minima and maxima exactly.
@@ -146,7 +147,8 @@ func checkGPUPages(t *testing.T, gpu backend.GPUBackend) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
-		for _, codec := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Uncompressed} {
+		for _, codec := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Uncompressed,
+			compress.Codecs.Zstd, compress.Codecs.Gzip, compress.Codecs.Brotli} {
 			for _, dict := range []bool{true, false} {
 				path := gpuPagesFile(t, dir, v, codec, dict, 1200)
 				t.Run(filepath.Base(path), func(t *testing.T) {
@@ -156,6 +158,11 @@ func checkGPUPages(t *testing.T, gpu backend.GPUBackend) {
 					for i, c := range cpu.Results {
 						g := gpu.Results[i]
 						assert.Equal(t, "gpu", gpu.Plan[i].BackendName(), "%s: the GPU page route", c.Name)
+						if hostCodec(codec) {
+							assert.Contains(t, gpu.Plan[i].Reason, "its "+codec.String()+" pages decompressed on the cpu first", c.Name)
+						} else {
+							assert.NotContains(t, gpu.Plan[i].Reason, "decompressed on the cpu", c.Name)
+						}
 						assert.Equal(t, c.Count, g.Count, c.Name)
 						assert.Equal(t, c.NullCount, g.NullCount, c.Name)
 						assert.Equal(t, fmt.Sprint(c.Min), fmt.Sprint(g.Min), c.Name)

@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -39,16 +40,124 @@ const (
 // PageWork is what the CPU does instead of the GPU's page kernels on the
 // Parquet pages of a file's columns that the GPU could read.
 type PageWork struct {
-	// Stored and Decoded are the pages' bytes as stored and decompressed,
+	// Stored and Decoded are the bytes as stored and decompressed of the
+	// pages that the kernels decompress themselves (snappy, uncompressed),
 	// every column's, which the CPU page path decodes on Threads goroutines
 	// (at PageCPURate each), or on as many as PageTasks, the columns'
 	// chunks, when fewer (a chunk is one goroutine's; 0: not known).
 	Stored, Decoded    int64
 	Threads, PageTasks int
+	// Host is the pages of the codecs that the host decompresses on
+	// either route (HostCodecRates), a total per codec.
+	Host []CodecWork
 }
 
+// Codec is a Parquet codec, named as the format's thrift enum names it
+// ("ZSTD", "GZIP", "BROTLI", "LZ4", "LZ4_RAW").
+type Codec string
+
+// CodecWork is pages of one codec: their bytes as stored and decompressed.
+type CodecWork struct {
+	Codec           Codec
+	Stored, Decoded int64
+}
+
+// AddHost adds to w pages of codec c that the host decompresses.
+func (w *PageWork) AddHost(c Codec, stored, decoded int64) {
+	for i := range w.Host {
+		if w.Host[i].Codec == c {
+			w.Host[i].Stored += stored
+			w.Host[i].Decoded += decoded
+			return
+		}
+	}
+	w.Host = append(w.Host, CodecWork{Codec: c, Stored: stored, Decoded: decoded})
+}
+
+// Add adds o's pages and chunks to w (its Threads are w's).
+func (w *PageWork) Add(o PageWork) {
+	w.Stored += o.Stored
+	w.Decoded += o.Decoded
+	w.PageTasks += o.PageTasks
+	for _, h := range o.Host {
+		w.AddHost(h.Codec, h.Stored, h.Decoded)
+	}
+}
+
+// CodecRate is what one goroutine of the host does with pages of a codec
+// that the GPU's kernels do not decompress, in decompressed bytes per
+// second: Inflate, decompress them (the GPU route's share of the host);
+// Path, aggregate them on the CPU page path (decompression, decoding and
+// the fold).
+type CodecRate struct{ Inflate, Path float64 }
+
+// HostCodecRates are the rates of the codecs the host decompresses, one
+// goroutine's, measured on the H200 host's CPU (2026-11-30, dataset's
+// BenchmarkPageCodecs: pages of the file benchmark's int64 and float64
+// columns; the 2-core build machine's were 0.69/0.70, 0.36/0.37 and
+// 0.115/0.113 GB/s). Decompression is nearly all of the CPU page path's
+// work on these codecs, so the GPU's share cannot pay for zstd and gzip;
+// for brotli the decompression alone measured 13% faster, which the
+// planner takes for a GPU win on files of more than about 3.5 GB of pages
+// (not measured). A codec not named here (LZ4) is taken at the slowest
+// rates.
+var HostCodecRates = map[Codec]CodecRate{
+	"ZSTD":   {Inflate: 0.45e9, Path: 0.46e9},
+	"GZIP":   {Inflate: 0.20e9, Path: 0.255e9},
+	"BROTLI": {Inflate: 0.066e9, Path: 0.058e9},
+}
+
+// hostRate is HostCodecRates's rate of c.
+func hostRate(c Codec) CodecRate {
+	if r, ok := HostCodecRates[c]; ok {
+		return r
+	}
+	slow := CodecRate{Inflate: math.Inf(1), Path: math.Inf(1)}
+	for _, r := range HostCodecRates {
+		slow.Inflate, slow.Path = min(slow.Inflate, r.Inflate), min(slow.Path, r.Path)
+	}
+	return slow
+}
+
+// PageHostUploadRate is the GPU page route's rate for pages the host
+// decompressed, in decompressed bytes per second, when the calibration has
+// no staged upload rate.
+const PageHostUploadRate = 20e9
+
+// PagePlainDeviceRate is the page kernels' rate on uncompressed pages, in
+// bytes per second (the decoded int64 and float64 values' rate, which the
+// host's pages are: BENCHMARKS.md, "Parquet pages decoded on the GPU").
+const PagePlainDeviceRate = 250e9
+
 // cpuTime is the CPU's time for w.
-func (w PageWork) cpuTime() time.Duration { return pageCPUTime(w.Decoded, w.threads()) }
+func (w PageWork) cpuTime() time.Duration {
+	t := pageCPUTime(w.Decoded, w.threads())
+	for _, h := range w.Host {
+		t += rateTime(h.Decoded, hostRate(h.Codec).Path*float64(w.threads()))
+	}
+	return t
+}
+
+// gpuTime is the GPU route's time for w, the device started, where the
+// host's staged uploads run at staged (0: not known): the kernels' pages
+// copied and decoded, and the host's decompressed by w's goroutines while
+// the GPU decodes those decompressed before (the slower of the two).
+func (w PageWork) gpuTime(staged float64) time.Duration {
+	t := rateTime(w.Stored, PageUploadRate) + rateTime(w.Stored, PageDeviceRate)
+	if staged <= 0 {
+		staged = PageHostUploadRate
+	}
+	for _, h := range w.Host {
+		inflate := rateTime(h.Decoded, hostRate(h.Codec).Inflate*float64(w.threads()))
+		t += max(inflate, rateTime(h.Decoded, staged)+rateTime(h.Decoded, PagePlainDeviceRate))
+	}
+	return t
+}
+
+// rateTime is the time of n bytes at rate bytes per second.
+func rateTime(n int64, rate float64) time.Duration {
+	return time.Duration(float64(n) / rate * float64(time.Second))
+}
 
 // threads is the goroutines the CPU page path reads w on.
 func (w PageWork) threads() int {
@@ -67,7 +176,7 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 		return false, "no GPU calibration"
 	}
 	cpu := w.cpuTime()
-	gpu := time.Duration((float64(w.Stored)/PageUploadRate + float64(w.Stored)/PageDeviceRate) * float64(time.Second))
+	gpu := w.gpuTime(cal.HostStaged)
 	if !started {
 		gpu += DeviceStart
 	}

@@ -125,6 +125,9 @@ def write(d, rows, only=()):
         # (the values are random), pages of 1 MiB: many pages per chunk.
         "pa-snappy-gpu.parquet": lambda p: pq.ParquetWriter(p, schema, compression="snappy", use_dictionary=False,
                                                             data_page_size=1 << 20, write_statistics=False),
+        # The codecs the host decompresses (pyarrow's defaults otherwise).
+        "pa-zstd.parquet": lambda p: pq.ParquetWriter(p, schema, compression="zstd"),
+        "pa-gzip.parquet": lambda p: pq.ParquetWriter(p, schema, compression="gzip"),
         "pa.arrow": lambda p: pa.ipc.new_file(p, schema),
         "pa-zstd.arrow": lambda p: pa.ipc.new_file(p, schema, options=pa.ipc.IpcWriteOptions(compression="zstd")),
     }
