@@ -47,7 +47,8 @@ bench-cpu:
 ## fuzz: run each fuzz target of FUZZ_TARGETS (PACKAGE:TARGET, or
 ## PACKAGE:TARGET:TAGS for one built with tags; default: every one of
 ## dataset/, the grouped partial states, the WHERE parser, the snappy
-## decoder, and the GPU's snappy and page kernels emulated on the CPU)
+## decoder, and the GPU's snappy and page kernels and page route emulated
+## on the CPU)
 ## for FUZZTIME, one after the other, the test processes capped at
 ## FUZZ_AS bytes of address space (ARROWAGG_TEST_LIMIT_AS, set by the test
 ## binary itself; a fuzzing process takes about 2.5 GiB of it unprovoked):
@@ -56,7 +57,8 @@ FUZZTIME ?= 10m
 FUZZ_AS ?= 4294967296
 FUZZ_TARGETS ?= dataset:FuzzDetect dataset:FuzzParquet dataset:FuzzParquetGroup dataset:FuzzColumnIndex dataset:FuzzIPCFile \
 	dataset:FuzzIPCStream dataset:FuzzHybrid \
-	engine:FuzzGroupStates filter:FuzzParse internal/snappy:FuzzDecode internal/emugpu:FuzzUnsnap:emu internal/emugpu:FuzzPageKernels:emu
+	engine:FuzzGroupStates filter:FuzzParse internal/snappy:FuzzDecode internal/emugpu:FuzzUnsnap:emu internal/emugpu:FuzzPageKernels:emu \
+	dataset:FuzzGPURoute:emu
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \
 		p=$${pt%%:*}; t=$${pt#*:}; tags=; \

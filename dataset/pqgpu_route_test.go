@@ -29,7 +29,7 @@ import (
 // gpuPagesFile writes a Parquet file of every kind the page kernels decode,
 // each at several null densities (and required), with small pages and row
 // groups, in the page version, codec and dictionary setting given.
-func gpuPagesFile(t *testing.T, dir string, v parquet.DataPageVersion, codec compress.Compression, dict bool, rows int) string {
+func gpuPagesFile(t testing.TB, dir string, v parquet.DataPageVersion, codec compress.Compression, dict bool, rows int) string {
 	t.Helper()
 	types := []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Uint32,
 		arrow.PrimitiveTypes.Uint64, arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64,
