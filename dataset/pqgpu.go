@@ -83,10 +83,11 @@ func hostCodec(c compress.Compression) bool {
 }
 
 // hostPieceBytes bounds the decompressed pages of a piece (a larger page is
-// a piece of its own): what a worker holds while the GPU decodes it, and
-// enough that the GPU's fixed cost of a call (about half a millisecond on
-// the H200 host) is small beside its copy. (A variable for the tests.)
-var hostPieceBytes int64 = 16 << 20
+// a piece of its own): what a worker holds while the GPU decodes it (16
+// workers: 256 MiB), and enough that the GPU's fixed cost of a call
+// (planner.PageHostCallCost) is no more than its copy's time. (A variable
+// for the tests.)
+var hostPieceBytes int64 = planner.PageHostPieceBytes
 
 // hostPiece is pages that go to the GPU together. Of chunks of a host
 // codec (src not nil): pages holds them as they lie once decompressed, one

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/apache/arrow/go/v17/parquet/file"
 	"github.com/apache/arrow/go/v17/parquet/pqarrow"
+	"github.com/pierrec/lz4/v4"
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
@@ -22,28 +23,34 @@ import (
 )
 
 // BenchmarkPageCodecs measures, on one goroutine, the rates of the codecs
-// the host decompresses that planner.HostCodecRates holds: path, the CPU
-// page path aggregating a file of that codec; inflate, the GPU page
-// route's host side, the pages decompressed into pieces (by a backend
-// whose kernels fold nothing: the device's share left out). Its bytes are
-// the pages' decompressed bytes. The file has the file benchmark's int64
-// and float64 columns (row i from splitmix64's mix of 4i+1 and 4i+2, the
-// floats 5% null), 4M rows, PLAIN pages of 1 MiB.
+// the host decompresses (LZ4_RAW's pages written by an encoder of the
+// test's): inflate, the GPU page route's host side, the pages decompressed
+// into pieces (by a backend whose kernels fold nothing: the device's share
+// left out), which planner.HostCodecRates holds; path, the CPU page path
+// aggregating the file, whose rate on uncompressed pages is
+// planner.PageFoldRate. Its bytes are the pages' decompressed bytes. The
+// file has the file benchmark's int64 and float64 columns (row i from
+// splitmix64's mix of 4i+1 and 4i+2, the floats 5% null), 4M rows, PLAIN
+// pages of 1 MiB.
 func BenchmarkPageCodecs(b *testing.B) {
 	dir := b.TempDir()
 	rec := codecBenchRecord(4 << 20)
 	defer rec.Release()
 	for _, codec := range []compress.Compression{compress.Codecs.Snappy, compress.Codecs.Zstd, compress.Codecs.Gzip,
-		compress.Codecs.Brotli, compress.Codecs.Uncompressed} {
+		compress.Codecs.Brotli, lz4Raw, compress.Codecs.Uncompressed} {
 		path := filepath.Join(dir, codec.String()+".parquet")
 		f, err := os.Create(path)
 		require.NoError(b, err)
+		if codec == lz4Raw { // (arrowagg's LZ4 codec only decodes: an encoder for the writer, then it again)
+			compress.RegisterCodec(lz4Raw, lz4RawWriter{})
+		}
 		w, err := pqarrow.NewFileWriter(rec.Schema(), f, parquet.NewWriterProperties(parquet.WithCompression(codec),
 			parquet.WithDictionaryDefault(false), parquet.WithDataPageSize(1<<20), parquet.WithMaxRowGroupLength(1<<20),
 			parquet.WithStats(false)), pqarrow.DefaultWriterProps())
 		require.NoError(b, err)
 		require.NoError(b, w.Write(rec))
 		require.NoError(b, w.Close())
+		compress.RegisterCodec(lz4Raw, lz4Codec{hadoop: false})
 		decoded := decompressedBytes(b, path)
 		srcs, err := Expand([]string{path})
 		require.NoError(b, err)
@@ -111,6 +118,22 @@ func decompressedBytes(b *testing.B, path string) int64 {
 	}
 	return n
 }
+
+// lz4RawWriter is arrowagg's LZ4_RAW codec with an encoder
+// (github.com/pierrec/lz4/v4's block compressor), for writing files.
+type lz4RawWriter struct{ lz4Codec }
+
+func (lz4RawWriter) Encode(dst, src []byte) []byte {
+	out := make([]byte, lz4.CompressBlockBound(len(src)))
+	var c lz4.Compressor
+	n, err := c.CompressBlock(src, out)
+	if err != nil {
+		panic(err)
+	}
+	return out[:n]
+}
+
+func (w lz4RawWriter) EncodeLevel(dst, src []byte, _ int) []byte { return w.Encode(dst, src) }
 
 // foldNothing is a GPU backend whose page kernels fold nothing and take no
 // time: the GPU page route's host side alone.

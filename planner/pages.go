@@ -84,37 +84,47 @@ func (w *PageWork) Add(o PageWork) {
 	}
 }
 
-// CodecRate is what one goroutine of the host does with pages of a codec
-// that the GPU's kernels do not decompress, in decompressed bytes per
-// second: Inflate, decompress them (the GPU route's share of the host);
-// Path, aggregate them on the CPU page path (decompression, decoding and
-// the fold).
-type CodecRate struct{ Inflate, Path float64 }
-
-// HostCodecRates are the rates of the codecs the host decompresses, one
-// goroutine's, measured on the H200 host's CPU (2026-11-30, dataset's
-// BenchmarkPageCodecs: pages of the file benchmark's int64 and float64
-// columns; the 2-core build machine's were 0.69/0.70, 0.36/0.37 and
-// 0.115/0.113 GB/s). Decompression is nearly all of the CPU page path's
-// work on these codecs, so the GPU's share cannot pay for zstd and gzip;
-// for brotli the decompression alone measured 13% faster, which the
-// planner takes for a GPU win on files of more than about 3.5 GB of pages
-// (not measured). A codec not named here (LZ4) is taken at the slowest
-// rates.
-var HostCodecRates = map[Codec]CodecRate{
-	"ZSTD":   {Inflate: 0.45e9, Path: 0.46e9},
-	"GZIP":   {Inflate: 0.20e9, Path: 0.255e9},
-	"BROTLI": {Inflate: 0.066e9, Path: 0.058e9},
+// HostCodecRates are one goroutine's rates of decompressing pages of the
+// codecs the host decompresses, in decompressed bytes per second: the work
+// both routes do on the host for such pages (the GPU route then uploads
+// them; the CPU page path decodes and folds them, at PageFoldRate). The
+// means of two runs on the H200 host's CPU (2026-11-30, dataset's
+// BenchmarkPageCodecs, "inflate": pages of the file benchmark's int64 and
+// float64 columns, 1 MiB, PLAIN; the runs differed by up to 15%). LZ4
+// (Hadoop's framing) is taken at LZ4_RAW's rate; a codec not named here at
+// the slowest.
+var HostCodecRates = map[Codec]float64{
+	"ZSTD":    0.47e9,
+	"GZIP":    0.24e9,
+	"BROTLI":  0.074e9,
+	"LZ4_RAW": 3.2e9,
+	"LZ4":     3.2e9,
 }
 
+// PageFoldRate is one goroutine's rate of the CPU page path on pages
+// decompressed already (decoding their levels and values and folding
+// them), in bytes per second: 5.5–7.9 GB/s on uncompressed PLAIN pages on
+// the H200 host (BenchmarkPageCodecs, "path/UNCOMPRESSED"). What the GPU
+// route saves of the CPU's work on the host codecs' pages.
+const PageFoldRate = 6.6e9
+
+// PageHostCallCost is the GPU's fixed cost of a piece of the host's
+// decompressed pages (its buffers, copies and two launches, serialized on
+// the device): about 0.55 ms a call on the H200 host, pieces of
+// PageHostPieceBytes.
+const (
+	PageHostCallCost   = 550 * time.Microsecond
+	PageHostPieceBytes = 16 << 20
+)
+
 // hostRate is HostCodecRates's rate of c.
-func hostRate(c Codec) CodecRate {
+func hostRate(c Codec) float64 {
 	if r, ok := HostCodecRates[c]; ok {
 		return r
 	}
-	slow := CodecRate{Inflate: math.Inf(1), Path: math.Inf(1)}
+	slow := math.Inf(1)
 	for _, r := range HostCodecRates {
-		slow.Inflate, slow.Path = min(slow.Inflate, r.Inflate), min(slow.Path, r.Path)
+		slow = min(slow, r)
 	}
 	return slow
 }
@@ -132,24 +142,28 @@ const PagePlainDeviceRate = 250e9
 // cpuTime is the CPU's time for w.
 func (w PageWork) cpuTime() time.Duration {
 	t := pageCPUTime(w.Decoded, w.threads())
+	n := float64(w.threads())
 	for _, h := range w.Host {
-		t += rateTime(h.Decoded, hostRate(h.Codec).Path*float64(w.threads()))
+		t += rateTime(h.Decoded, hostRate(h.Codec)*n) + rateTime(h.Decoded, PageFoldRate*n)
 	}
 	return t
 }
 
 // gpuTime is the GPU route's time for w, the device started, where the
 // host's staged uploads run at staged (0: not known): the kernels' pages
-// copied and decoded, and the host's decompressed by w's goroutines while
-// the GPU decodes those decompressed before (the slower of the two).
+// copied and decoded; the host codecs' pages decompressed by w's
+// goroutines while the GPU takes the pieces decompressed before, one at a
+// time (the slower of the two).
 func (w PageWork) gpuTime(staged float64) time.Duration {
 	t := rateTime(w.Stored, PageUploadRate) + rateTime(w.Stored, PageDeviceRate)
 	if staged <= 0 {
 		staged = PageHostUploadRate
 	}
 	for _, h := range w.Host {
-		inflate := rateTime(h.Decoded, hostRate(h.Codec).Inflate*float64(w.threads()))
-		t += max(inflate, rateTime(h.Decoded, staged)+rateTime(h.Decoded, PagePlainDeviceRate))
+		inflate := rateTime(h.Decoded, hostRate(h.Codec)*float64(w.threads()))
+		pieces := time.Duration((h.Decoded + PageHostPieceBytes - 1) / PageHostPieceBytes)
+		device := rateTime(h.Decoded, staged) + rateTime(h.Decoded, PagePlainDeviceRate) + pieces*PageHostCallCost
+		t += max(inflate, device)
 	}
 	return t
 }

@@ -128,6 +128,9 @@ def write(d, rows, only=()):
         # The codecs the host decompresses (pyarrow's defaults otherwise).
         "pa-zstd.parquet": lambda p: pq.ParquetWriter(p, schema, compression="zstd"),
         "pa-gzip.parquet": lambda p: pq.ParquetWriter(p, schema, compression="gzip"),
+        "pa-lz4.parquet": lambda p: pq.ParquetWriter(p, schema, compression="lz4"),  # (LZ4_RAW)
+        # (level 1: brotli's default level writes a few MB a second)
+        "pa-brotli.parquet": lambda p: pq.ParquetWriter(p, schema, compression="brotli", compression_level=1),
         "pa.arrow": lambda p: pa.ipc.new_file(p, schema),
         "pa-zstd.arrow": lambda p: pa.ipc.new_file(p, schema, options=pa.ipc.IpcWriteOptions(compression="zstd")),
     }
