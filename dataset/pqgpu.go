@@ -648,6 +648,9 @@ func inflatePieces(ctx context.Context, p *hostPiece, zd *zstdDecoder, buf, mapp
 			return err
 		}
 		pg := &p.pages.Pages[i]
+		if s.at < 0 || s.stored < 0 || s.at > int64(len(mapped))-int64(s.stored) { // (the walk keeps pages in their chunk)
+			return fmt.Errorf("row group %d: page %d: %d bytes at %d outside the file", pg.RowGroup, pg.Index, s.stored, s.at)
+		}
 		out, in := buf[pg.Offset:pg.Offset+int64(pg.Stored)], mapped[s.at:s.at+int64(s.stored)]
 		if s.compressed {
 			err = decodePage(codec, p.codec, zd, out, in, s.levels)
