@@ -587,7 +587,7 @@ func (r *parquetRun) runHost(ctx context.Context, gl []*gpuLeaf) {
 							buf = make([]byte, p.size)
 						}
 						q.Data = buf[:p.size]
-						if err := inflatePieces(ctx, p, &zd, q.Data, r.mapped); err != nil {
+						if err := inflatePiece(ctx, p, &zd, q.Data, r.mapped); err != nil {
 							return err
 						}
 					}
@@ -635,10 +635,10 @@ func (r *parquetRun) runHost(ctx context.Context, gl []*gpuLeaf) {
 	}
 }
 
-// inflatePieces decompresses the pages of piece p from the mapped file into
+// inflatePiece decompresses the pages of piece p from the mapped file into
 // buf (p.size bytes) where p.pages puts them; zd decodes zstd pages. A
 // page whose bytes are corrupt is an error naming it.
-func inflatePieces(ctx context.Context, p *hostPiece, zd *zstdDecoder, buf, mapped []byte) (err error) {
+func inflatePiece(ctx context.Context, p *hostPiece, zd *zstdDecoder, buf, mapped []byte) (err error) {
 	codec, err := compress.GetCodec(p.codec)
 	if err != nil {
 		return err
@@ -655,23 +655,11 @@ func inflatePieces(ctx context.Context, p *hostPiece, zd *zstdDecoder, buf, mapp
 		if s.compressed {
 			err = decodePage(codec, p.codec, zd, out, in, s.levels)
 		} else {
-			err = copyMapped(out, in)
+			err = runGuarded(func() error { copy(out, in); return nil }) // (a fault: the file truncated)
 		}
 		if err != nil {
 			return fmt.Errorf("row group %d: page %d: %w", pg.RowGroup, pg.Index, err)
 		}
 	}
-	return nil
-}
-
-// copyMapped copies src, of the mapped file, to dst: a fault (the file
-// truncated) is an error.
-func copyMapped(dst, src []byte) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = faultError(p)
-		}
-	}()
-	copy(dst, src)
 	return nil
 }
