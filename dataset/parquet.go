@@ -253,6 +253,10 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 			return err
 		}
 	}
+	if r.eng != nil && r.smallJob() {
+		// (Under --device auto, no calibration, no driver for this file.)
+		ctx = engine.WithSmallJob(ctx)
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

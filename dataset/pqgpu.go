@@ -125,27 +125,58 @@ func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
 		!column.PageKind(p.pagesKind()) {
 		return false
 	}
+	mine, ok := r.chunksWork(l.col, false)
+	if !ok {
+		return false
+	}
+	w.Add(mine)
+	return true
+}
+
+// chunksWork is the page work of column col's chunks in every row group,
+// one task each; ok is false when a chunk is encrypted, or, unless anyCodec,
+// of a codec that neither route's page kernels nor the host take.
+func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok bool) {
 	md := r.pqf.meta
-	var mine planner.PageWork
 	for rg := range md.RowGroups {
-		cc, err := md.RowGroup(rg).ColumnChunk(l.col)
+		cc, err := md.RowGroup(rg).ColumnChunk(col)
 		if err != nil || cc.CryptoMetadata() != nil {
-			return false
+			return w, false
 		}
 		c := cc.Compression()
 		stored, decoded := max(cc.TotalCompressedSize(), 0), max(cc.TotalUncompressedSize(), 0)
 		switch {
-		case hostCodec(c):
-			mine.AddHost(planner.Codec(c.String()), stored, decoded)
 		case c == compress.Codecs.Snappy || c == compress.Codecs.Uncompressed:
-			mine.Stored, mine.Decoded = mine.Stored+stored, mine.Decoded+decoded
+			w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
+		case hostCodec(c) || anyCodec:
+			w.AddHost(planner.Codec(c.String()), stored, decoded)
 		default:
-			return false
+			return w, false
 		}
 	}
-	mine.PageTasks = len(md.RowGroups)
-	w.Add(mine)
-	return true
+	w.PageTasks = len(md.RowGroups)
+	return w, true
+}
+
+// smallJob reports whether the CPU is estimated to read every chunk of the
+// file's leaves in less than the GPU's start (planner.PagesWorthAsking):
+// then no part of the file can pay for opening the device
+// (engine.WithSmallJob). An encrypted file is never small (its chunks'
+// metadata may need keys to be read).
+func (r *parquetRun) smallJob() bool {
+	if r.pqf.crypt.encrypted {
+		return false
+	}
+	w := planner.PageWork{Threads: r.eng.Threads()}
+	for i := range r.leaves {
+		mine, ok := r.chunksWork(r.leaves[i].col, true)
+		if !ok {
+			return false
+		}
+		w.Add(mine)
+	}
+	worth, _ := planner.PagesWorthAsking(w)
+	return !worth
 }
 
 // planGPU picks the leaves whose pages go to the GPU and records their

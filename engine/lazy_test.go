@@ -82,6 +82,91 @@ func TestTinyInputTouchesNoGPU(t *testing.T) {
 	assert.True(t, e.HasGPU())
 }
 
+// TestSmallJobTouchesNoGPU: under DeviceAuto, work marked as a job smaller
+// than the GPU's start (WithSmallJob) is planned on the CPU without a
+// calibration, whatever its views' sizes: a lazily opened backend is
+// neither probed nor asked for its name. Once the engine has a calibration
+// the mark changes nothing, and DeviceGPU ignores it.
+func TestSmallJobTouchesNoGPU(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	small := WithSmallJob(context.Background())
+	g := &lazyGPU{devName: "lazy"}
+	e, err := New(WithGPU(g), WithThreads(2))
+	require.NoError(t, err)
+	defer e.Close()
+	rec := lazyRecord(t, 100_000) // 800 kB: worth planning but for the mark
+	defer rec.Release()
+	acc, err := e.NewAccumulator(rec.Schema(), Request{})
+	require.NoError(t, err)
+	require.NoError(t, acc.Add(small, rec))
+	assert.Equal(t, int64(100_000), acc.Results()[0].Count)
+	p := acc.Plan()[0]
+	assert.Equal(t, "cpu", p.BackendName())
+	assert.Contains(t, p.Reason, "less on the cpu than the gpu's start")
+
+	v := &column.View{Type: arrow.PrimitiveTypes.Int64, Kind: column.Int64, Len: 100_000, Values: make([]byte, 800_000)}
+	s := agg.New(column.FamilySigned, 0)
+	require.NoError(t, e.UpdateView(small, v, &s))
+	assert.Equal(t, int64(100_000), s.Count)
+	assert.Zero(t, g.probes.Load(), "probed for a small job")
+	assert.Zero(t, g.names.Load(), "calibrated for a small job")
+	assert.Zero(t, g.calls.Load(), "the GPU aggregated a small job")
+
+	// Unmarked, the same view is planned: the engine calibrates. Then the
+	// mark no longer decides.
+	require.NoError(t, e.UpdateView(context.Background(), v, &s))
+	assert.EqualValues(t, 1, g.names.Load(), "no calibration for a view of 800 kB")
+	acc, err = e.NewAccumulator(rec.Schema(), Request{})
+	require.NoError(t, err)
+	require.NoError(t, acc.Add(small, rec))
+	assert.NotContains(t, acc.Plan()[0].Reason, "gpu's start")
+
+	// DeviceGPU (a backend that calibrates as a GPU): the mark is no
+	// reason to keep work off the GPU.
+	g2 := &calibratingGPU{lazyGPU: lazyGPU{devName: "calibrating"}}
+	e2, err := New(WithGPU(g2), WithThreads(2), WithDevice(DeviceGPU))
+	require.NoError(t, err)
+	defer e2.Close()
+	s2 := agg.New(column.FamilySigned, 0)
+	require.NoError(t, e2.UpdateView(small, v, &s2))
+	assert.EqualValues(t, 1, g2.calls.Load())
+	assert.Equal(t, int64(100_000), s2.Count)
+
+	// The page kernels: a small job's pages stay on the CPU uncalibrated,
+	// even where the columns' work alone would be worth asking.
+	g3 := &lazyPagesGPU{lazyGPU: lazyGPU{devName: "pages"}}
+	e3, err := New(WithGPU(g3), WithThreads(2))
+	require.NoError(t, err)
+	defer e3.Close()
+	big := planner.PageWork{Stored: 1 << 40, Decoded: 1 << 40}
+	ok, plan := e3.PagesOnGPU(small, column.Int64, 0, big)
+	assert.False(t, ok)
+	assert.Contains(t, plan.Reason, "less there than the gpu's start")
+	assert.Zero(t, g3.names.Load(), "calibrated for a small job's pages")
+	_, _ = e3.PagesOnGPU(context.Background(), column.Int64, 0, big)
+	assert.EqualValues(t, 1, g3.names.Load(), "no calibration for a terabyte of pages")
+}
+
+// lazyPagesGPU is a lazyGPU with page kernels (backend.PageGPU) that
+// decode nothing.
+type lazyPagesGPU struct{ lazyGPU }
+
+func (g *lazyPagesGPU) HandlesPages(column.Kind, agg.Set) bool { return true }
+func (g *lazyPagesGPU) Warm() error                            { return nil }
+func (g *lazyPagesGPU) UpdatePages(context.Context, *column.Pages, *agg.State) error {
+	return errors.New("lazyPagesGPU decodes no pages")
+}
+
+// calibratingGPU is a lazyGPU that measures GPU figures (splitCalibration's)
+// when the planner calibrates.
+type calibratingGPU struct{ lazyGPU }
+
+func (g *calibratingGPU) CalibrateGPU(ctx context.Context, cal *planner.Calibration) error {
+	c := splitCalibration()
+	cal.GPU, cal.H2DPinned, cal.H2DPageable, cal.HostStaged, cal.DeviceRead, cal.Launch = c.GPU, c.H2DPinned, c.H2DPageable, c.HostStaged, c.DeviceRead, c.Launch
+	return nil
+}
+
 // TestLazyGPUWithoutDevice: a lazily opened backend whose device is missing
 // fails DeviceGPU at New (wrapping ErrNoGPU), and under DeviceAuto makes
 // the engine plan on the CPU alone once it needs the device.

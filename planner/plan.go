@@ -117,6 +117,7 @@ const (
 	cpuFaster
 	cpuTiny
 	cpuAggs
+	cpuSmallJob
 )
 
 // Reason explains the decision in a line.
@@ -130,6 +131,8 @@ func (d Decision) Reason() string {
 		}
 	case cpuTiny:
 		s = fmt.Sprintf("cpu: at most %d bytes, done before any GPU launch returns (not calibrated)", TinyBytes)
+	case cpuSmallJob:
+		s = fmt.Sprintf("cpu: part of a job estimated to take less on the cpu than the gpu's start (%v; not calibrated)", DeviceStart)
 	case cpuAggs:
 		s = "cpu: the GPU backend does not compute an aggregate asked for (stddev, variance and approx_distinct of decimals)"
 		if d.loc == Device {
@@ -195,6 +198,21 @@ func PlanTiny(cols []Column, threads int) ([]Decision, bool) {
 			return nil, false
 		}
 	}
+	return planCPU(cols, threads, cpuTiny), true
+}
+
+// PlanSmallJob plans without a calibration a batch of a job whose whole
+// work the caller estimated at less than DeviceStart on the CPU (a Parquet
+// file's pages: PagesWorthAsking): every column goes to the CPU, those the
+// GPU could take for the job's size, the others for being unhandled, all
+// estimated with Defaults(threads).
+func PlanSmallJob(cols []Column, threads int) []Decision {
+	return planCPU(cols, threads, cpuSmallJob)
+}
+
+// planCPU plans every column on the CPU without a calibration: why is the
+// reason of those the GPU could take.
+func planCPU(cols []Column, threads int, why reason) []Decision {
 	cal := Defaults(threads)
 	out := make([]Decision, len(cols))
 	for i, c := range cols {
@@ -204,12 +222,12 @@ func PlanTiny(cols []Column, threads int) ([]Decision, bool) {
 		case c.CPUAggs:
 			d.why = cpuAggs
 		case c.GPUCapable:
-			d.why = cpuTiny
+			d.why = why
 		}
 		d.Estimate = d.CPUTime
 		out[i] = d
 	}
-	return out, true
+	return out
 }
 
 // DefaultMinSplitBytes is Options.MinSplitBytes when it is not set.

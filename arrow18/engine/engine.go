@@ -67,6 +67,7 @@ var (
 	WithMinSplitBytes  = core.WithMinSplitBytes
 	WithCalibration    = core.WithCalibration
 	ParseDevice        = core.ParseDevice
+	WithSmallJob       = core.WithSmallJob
 )
 
 // WithAllocator sets the allocator for the engine's own buffers (combined

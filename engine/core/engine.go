@@ -187,7 +187,7 @@ func (e *Engine) Device() Device { return e.device }
 // (CPU, GPU or both). Without a GPU it is the CPU backend's allocation-free
 // core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *agg.State) error {
-	if e.gpu == nil || (e.device == DeviceAuto && (e.tinyFirst(v) || e.cpuCertain(ctx, v) ||
+	if e.gpu == nil || (e.device == DeviceAuto && (e.tinyFirst(v) || e.smallJobFirst(ctx) || e.cpuCertain(ctx, v) ||
 		e.cal.CPUWherever(planner.ColumnOf(v), e.threads, e.minSplit))) {
 		views, states := [1]*column.View{v}, [1]*agg.State{s} // on the stack
 		return e.cpu.Update(ctx, views[:], states[:])

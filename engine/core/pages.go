@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
@@ -14,7 +15,8 @@ import (
 // for states that track tracks, with the GPU's page kernels
 // (backend.PageGPU): always under DeviceGPU when the backend takes them,
 // under DeviceAuto when the calibration says the GPU is faster than the
-// CPU's work w (its Threads the engine's),
+// CPU's work w (its Threads the engine's; never for a small job,
+// WithSmallJob, before the engine has a calibration),
 // all the file's columns that could go together. When it
 // says yes, plan is the columns' plan (its reason why; its bytes and time
 // the caller's to add).
@@ -34,6 +36,10 @@ func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, 
 	w.Threads = e.threads
 	if worth, why := planner.PagesWorthAsking(w); !worth {
 		plan.Reason = why
+		return false, plan
+	}
+	if e.smallJobFirst(ctx) {
+		plan.Reason = fmt.Sprintf("parquet pages decoded on the cpu: the file is estimated to take less there than the gpu's start (%v)", planner.DeviceStart)
 		return false, plan
 	}
 	cal := e.calibration(ctx)

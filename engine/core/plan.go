@@ -102,6 +102,30 @@ func (e *Engine) tinyFirst(v *column.View) bool {
 	return v.ByteSize() <= planner.TinyBytes && e.uncalibrated()
 }
 
+// smallJobKey marks a context of WithSmallJob.
+type smallJobKey struct{}
+
+// WithSmallJob returns a context that marks the work done under it as one
+// job whose whole work the caller estimated at less than the GPU's start
+// on the CPU (planner.DeviceStart; for a Parquet file's pages,
+// planner.PagesWorthAsking): no part of it can pay for opening the device.
+// Under DeviceAuto, while the engine has no calibration, the views and
+// batches aggregated under it go to the CPU without one (as tiny ones do:
+// planner.PlanSmallJob), so that such a job never initializes the GPU's
+// driver. Once the engine has a calibration (made for other work, read
+// from the cache or given), the mark changes nothing.
+func WithSmallJob(ctx context.Context) context.Context {
+	return context.WithValue(ctx, smallJobKey{}, true)
+}
+
+// smallJobFirst reports that work under ctx goes to the CPU without a
+// calibration: it is part of a small job (WithSmallJob), and the engine has
+// none yet (uncalibrated).
+func (e *Engine) smallJobFirst(ctx context.Context) bool {
+	small, _ := ctx.Value(smallJobKey{}).(bool)
+	return small && e.uncalibrated()
+}
+
 // Source is where the values of a column's plan came from. Several sources
 // combine when row groups of a Parquet file were answered from statistics
 // and the others read.
@@ -337,6 +361,9 @@ func (e *Engine) planBatch(ctx context.Context, views []*column.View, states []*
 	}
 	cal := planner.Defaults(e.threads) // a CPU-only plan needs no measurement
 	if e.gpu != nil && force != planner.ForceCPU {
+		if e.smallJobFirst(ctx) {
+			return planner.PlanSmallJob(cols, e.threads)
+		}
 		if e.uncalibrated() {
 			if plan, ok := planner.PlanTiny(cols, e.threads); ok {
 				return plan // nothing the GPU could take is worth calibrating for
