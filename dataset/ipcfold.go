@@ -19,6 +19,7 @@ import (
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // An IPC file is aggregated from its footer: its record batches are
@@ -243,6 +244,10 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	if r.fields, err = ipcLayout(fi.schema, footer.schema, r.dtypes); err != nil {
 		return 0, err
 	}
+	if r.smallFile(footer) {
+		// (Under --device auto, no calibration, no driver for this file.)
+		ctx = engine.WithSmallJob(ctx)
+	}
 	states, plans, rows, err := r.run(ctx, footer, prog)
 	if err != nil {
 		return 0, err
@@ -255,6 +260,47 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	}
 	prog.finish()
 	return rows, nil
+}
+
+// smallFile reports whether the CPU is estimated to fold every record
+// batch of the file in less than the GPU's start (engine.WithSmallJob):
+// the bytes of its bodies at the Parquet page path's rate (a bound:
+// uncompressed buffers are folded where they lie, faster than pages are
+// decoded), when the file is mapped and its first record batch is not
+// compressed (a compressed file's decoded bytes are known only as its
+// batches are read). A fault of the mapping makes it false: the read that
+// follows reports it.
+func (r *ipcFileRun) smallFile(footer *ipcFooter) (small bool) {
+	if r.data.mapped == nil {
+		return false
+	}
+	var bodies int64
+	first := -1
+	for i, b := range footer.blocks {
+		bodies += b.body
+		if first < 0 && !b.dict {
+			first = i
+		}
+	}
+	if first < 0 {
+		return false
+	}
+	if worth, _ := planner.PagesWorthAsking(planner.PageWork{Decoded: bodies, Threads: r.eng.Threads()}); worth {
+		return false
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			small = false
+		}
+	}()
+	msg, err := r.data.message(footer.blocks[first])
+	if err != nil {
+		return false
+	}
+	defer msg.done()
+	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, nil, msg.version)
+	return err == nil && dec.codec < 0
 }
 
 // ipcFooterMemory is what an IPC file's footer takes per byte of it: its

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -52,48 +53,60 @@ func (g *lazyPageGPU) UpdatePages(context.Context, *column.Pages, *agg.State) er
 	return errors.New("lazyPageGPU decodes no pages")
 }
 
-// TestSmallFileOpensNoGPU: under --device auto, a Parquet file whose every
-// chunk the CPU is estimated to read in less than the GPU's start
-// (planner.PagesWorthAsking over the whole file) is read without a
+// TestSmallFileOpensNoGPU: under --device auto, a file whose every chunk
+// or record batch the CPU is estimated to read in less than the GPU's
+// start (planner.PagesWorthAsking over the whole file) is read without a
 // calibration: the GPU backend is neither probed nor named nor given work,
-// though its page windows are larger than tiny views (planner.TinyBytes),
-// which would each ask for one. The results are the CPU's, and the plans
-// say why.
+// though its windows are larger than tiny views (planner.TinyBytes), which
+// would each ask for one. The results are the CPU's, and the plans say
+// why. An IPC file whose batches are compressed is not sized (its decoded
+// bytes are known only as they are read): the engine calibrates as before.
 func TestSmallFileOpensNoGPU(t *testing.T) {
-	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
 	rec := pqRecord(mem, pqCols()[:12], 200_000, 5)
-	path := filepath.Join(t.TempDir(), "small.parquet")
-	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy),
+	files := map[string]string{"parquet": filepath.Join(dir, "small.parquet"), "ipc": filepath.Join(dir, "small.arrow"),
+		"ipc-zstd": filepath.Join(dir, "small-zstd.arrow")}
+	writePQ(t, files["parquet"], rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(70_000)}})
+	writeIPC(t, files["ipc"], rec)
+	writeCompressedIPC(t, files["ipc-zstd"], rec, 70_000)
 	rec.Release()
-	want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
-
-	gpu := &lazyPageGPU{cpu: cpu.CPU{Threads: 1}}
-	eng, err := engine.New(engine.WithGPU(gpu), engine.WithThreads(2), engine.WithAllocator(mem))
-	require.NoError(t, err)
-	defer eng.Close()
-	srcs, err := Expand([]string{path})
-	require.NoError(t, err)
-	d, err := Open(context.Background(), srcs, Options{Mem: mem})
-	require.NoError(t, err)
-	defer d.Close()
-	sel, err := d.Select(nil)
-	require.NoError(t, err)
-	sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{})
-	require.NoError(t, err)
-	paged := 0
-	for i, r := range sum.Results {
-		assert.Equal(t, want[i], render(r))
-		assert.Equal(t, "cpu", sum.Plan[i].BackendName(), sum.Plan[i].Name)
-		if sum.Plan[i].Reason != pageReason && sum.Plan[i].Source == engine.SourcePages {
-			assert.Contains(t, sum.Plan[i].Reason, "than the gpu's start", sum.Plan[i].Name)
-			paged++
-		}
+	for name, path := range files {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("XDG_CACHE_HOME", t.TempDir())
+			want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
+			gpu := &lazyPageGPU{cpu: cpu.CPU{Threads: 1}}
+			eng, err := engine.New(engine.WithGPU(gpu), engine.WithThreads(2), engine.WithAllocator(mem))
+			require.NoError(t, err)
+			defer eng.Close()
+			srcs, err := Expand([]string{path})
+			require.NoError(t, err)
+			d, err := Open(context.Background(), srcs, Options{Mem: mem})
+			require.NoError(t, err)
+			defer d.Close()
+			sel, err := d.Select(nil)
+			require.NoError(t, err)
+			sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{})
+			require.NoError(t, err)
+			gpuCapable := 0
+			for i, r := range sum.Results {
+				assert.Equal(t, want[i], render(r))
+				p := sum.Plan[i]
+				assert.Equal(t, "cpu", p.BackendName(), p.Name)
+				if strings.Contains(p.Reason, "than the gpu's start") {
+					gpuCapable++
+				}
+			}
+			assert.Zero(t, gpu.calls.Load(), "work given to the GPU")
+			if name == "ipc-zstd" {
+				assert.Positive(t, gpu.names.Load(), "a compressed IPC file planned without a calibration")
+				return
+			}
+			assert.Positive(t, gpuCapable, "columns the GPU could take, planned for the file's size")
+			assert.Zero(t, gpu.probes.Load(), "probed for a small file")
+			assert.Zero(t, gpu.names.Load(), "calibrated for a small file")
+		})
 	}
-	assert.Positive(t, paged, "columns the page kernels could take")
-	assert.Zero(t, gpu.probes.Load(), "probed for a small file")
-	assert.Zero(t, gpu.names.Load(), "calibrated for a small file")
-	assert.Zero(t, gpu.calls.Load(), "work given to the GPU")
 }
