@@ -149,15 +149,15 @@ func (s *State) SetSketch(k *Sketch) {
 
 // SeedSketch starts the sketch of s, a state fresh from New that tracks
 // approx_distinct, as k: the sketch of a partial state that s will be
-// merged with (into the same state, in any order), once k has overflowed
-// its exact hashes (else it does nothing). The merge is then the same as
-// without the seed, since sketches merge by the larger register and the
-// union of hashes, and the backends' loops skip the hashes that k's
-// registers already hold (backend/cpu). s alone is no longer the partial
-// state of its own values: finalize it only merged with k's state. k is
-// shared, never written.
+// merged with (into the same state, in any order). The merge is then the
+// same as without the seed, since sketches merge by the larger register and
+// the union of hashes, and the backends' loops skip the hashes that k
+// already holds (backend/cpu: once k has overflowed its exact hashes, those
+// its registers hold; before, a morsel whose hashes k keeps all takes k as
+// its sketch). s alone is no longer the partial state of its own values:
+// finalize it only merged with k's state. k is shared, never written.
 func (s *State) SeedSketch(k *Sketch) {
-	if k != nil && k.overflow && s.Tracks.Has(ApproxDistinct) && s.Sketch == nil {
+	if k != nil && s.Tracks.Has(ApproxDistinct) && s.Sketch == nil {
 		s.Sketch = k
 	}
 }

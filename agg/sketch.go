@@ -95,6 +95,16 @@ func (k *Sketch) Add(h uint64) {
 	k.exact = slices.Insert(k.exact, i, h)
 }
 
+// ExactHashes returns the distinct hashes folded into k, sorted, while
+// there are at most SketchExact of them (nil once k has overflowed them:
+// Overflowed). The caller must not modify them.
+func (k *Sketch) ExactHashes() []uint64 {
+	if k.overflow {
+		return nil
+	}
+	return k.exact
+}
+
 // Overflowed reports whether more than SketchExact distinct hashes were
 // folded into k: its exact hashes are gone, and a hash whose rank is at
 // most its register's changes nothing of k (nor of any merge with k).

@@ -441,7 +441,7 @@ func finalized(s State, set Set) *Final {
 // as the sketch of all the hashes: the clone itself once both overflowed
 // (no copy), a full merge before; a state seeded with an overflowed sketch
 // (SeedSketch) merged with the seed's state is the state of all the values,
-// and a seed that has not overflowed is ignored.
+// its exact hashes too while there are at most SketchExact.
 func TestSketchCloneAndSeed(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{10, SketchExact, 5000} {
@@ -476,10 +476,6 @@ func TestSketchCloneAndSeed(t *testing.T) {
 		seedState.SetSketch(a)
 		s := New(column.FamilySigned, ApproxDistinct)
 		s.SeedSketch(a)
-		if n <= SketchExact {
-			require.Nil(t, s.Sketch, "a seed that has not overflowed is ignored")
-			continue
-		}
 		require.Same(t, a, s.Sketch)
 		part := Signed(int64(len(more)), 0, Int192{}, 0, 0)
 		part.SetSketch(b)
@@ -487,8 +483,9 @@ func TestSketchCloneAndSeed(t *testing.T) {
 		total := New(column.FamilySigned, ApproxDistinct)
 		total.Merge(&seedState)
 		total.Merge(&s)
-		require.Equal(t, whole.Registers, total.Sketch.Registers)
-		require.True(t, total.Sketch.Overflowed())
+		require.Equal(t, whole.Registers, total.Sketch.Registers, "n=%d", n)
+		require.Equal(t, whole.exact, total.Sketch.exact, "n=%d", n)
+		require.Equal(t, whole.overflow, total.Sketch.Overflowed(), "n=%d", n)
 	}
 	big := make([]uint64, 2*SketchExact)
 	for i := range big {

@@ -438,11 +438,12 @@ type pageScratch struct {
 	// keep, with rows, are the rows whose data pages are read (decodeRows).
 	keep []rowRange
 	// sketches: per leaf, the sketch of the last chunk of it this worker
-	// folded (one file's chunks: the scratch is a run's), once it has
-	// overflowed its exact hashes. It seeds the state of the leaf's next
-	// chunk (agg.State.SeedSketch: every chunk of a leaf is merged into the
-	// same state), so that the CPU backend skips the hashes that cannot
-	// raise a register.
+	// folded (one file's chunks: the scratch is a run's). It seeds the
+	// state of the leaf's next chunk (agg.State.SeedSketch: every chunk of
+	// a leaf is merged into the same state), so that the CPU backend skips
+	// the hashes that cannot raise a register, or, before the sketch has
+	// overflowed its exact hashes, takes it as the sketch of a morsel
+	// whose hashes it keeps all.
 	sketches map[*pageLeaf]*agg.Sketch
 }
 
@@ -576,7 +577,7 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	res.state = agg.New(l.kind.Family(), set)
 	res.state.SeedSketch(s.sketches[l])
 	defer func() {
-		if k := res.state.Sketch; err == nil && k != nil && k.Overflowed() {
+		if k := res.state.Sketch; err == nil && k != nil {
 			if s.sketches == nil {
 				s.sketches = make(map[*pageLeaf]*agg.Sketch)
 			}

@@ -245,3 +245,161 @@ func TestSketchMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// Dictionary columns: a morsel whose seed keeps every value of its
+// dictionary takes the seed as its sketch without counting its indices
+// (dictCovered), a morsel whose seed keeps all its hashes takes the seed
+// (exactSet.settle), the others fold the values their indices use. Either
+// way the column's state is the reference's of its values, byte for byte:
+// dictionaries of 1 to 1,025 values (past agg.SketchExact: never covered),
+// int64 and string values, a dictionary with a null value, rows whose
+// first half uses half the dictionary (so that the second half's morsels
+// bring new values after covered ones), in one call or in batches, on one
+// thread or three.
+func TestSketchDictMatchesReference(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	r := rand.New(rand.NewPCG(seed, 9))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	const n = 5*MorselSize + 123
+	for _, size := range []int{1, 300, agg.SketchExact, agg.SketchExact + 1} {
+		for _, str := range []bool{false, true} {
+			for _, nullValue := range []bool{false, true} {
+				msg := fmt.Sprintf("size=%d strings=%v null value=%v seed=%d", size, str, nullValue, seed)
+				var vb array.Builder
+				if str {
+					vb = array.NewBinaryBuilder(mem, arrow.BinaryTypes.Binary)
+				} else {
+					vb = array.NewInt64Builder(mem)
+				}
+				for i := range size {
+					switch b := vb.(type) {
+					case *array.BinaryBuilder:
+						if nullValue && i == size/2 {
+							b.AppendNull()
+						} else {
+							b.Append([]byte(fmt.Sprintf("v%d-%d", i, r.Uint32())))
+						}
+					case *array.Int64Builder:
+						if nullValue && i == size/2 {
+							b.AppendNull()
+						} else {
+							b.Append(int64(r.Uint64()))
+						}
+					}
+				}
+				dict := vb.NewArray()
+				vb.Release()
+				ib := array.NewInt32Builder(mem)
+				for i := range n {
+					if r.IntN(10) == 0 {
+						ib.AppendNull()
+						continue
+					}
+					used := size
+					if i < n/2 {
+						used = (size + 1) / 2
+					}
+					ib.Append(int32(r.IntN(used)))
+				}
+				idx := ib.NewArray()
+				ib.Release()
+				arr := array.NewDictionaryArray(&arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: dict.DataType()}, idx, dict)
+				idx.Release()
+				dict.Release()
+				defer arr.Release()
+				ref, valid := new(agg.Sketch), 0
+				for i := range n {
+					if arr.IsNull(i) || arr.Dictionary().IsNull(arr.GetValueIndex(i)) {
+						continue
+					}
+					valid++
+					switch d := arr.Dictionary().(type) {
+					case *array.Binary:
+						ref.Add(agg.HashBytes(d.Value(arr.GetValueIndex(i))))
+					case *array.Int64:
+						ref.Add(agg.HashInt(uint64(d.Value(arr.GetValueIndex(i)))))
+					}
+				}
+				kind, err := arrow17.KindOf(arr.DataType())
+				require.NoError(t, err, msg)
+				for _, threads := range []int{1, 3} {
+					for _, batches := range []int{1, 4} {
+						got := agg.New(kind.Family(), agg.Default|agg.ApproxDistinct)
+						c := &CPU{Threads: threads}
+						cuts := []int{0, n}
+						for range batches - 1 {
+							cuts = append(cuts, r.IntN(n+1))
+						}
+						slices.Sort(cuts)
+						for k := 0; k+1 < len(cuts); k++ {
+							sl := array.NewSlice(arr, int64(cuts[k]), int64(cuts[k+1]))
+							part, err := arrow17.ViewOf(sl)
+							require.NoError(t, err, msg)
+							views, states := [1]*column.View{&part}, [1]*agg.State{&got}
+							require.NoError(t, c.Update(ctx, views[:], states[:]), msg)
+							sl.Release()
+						}
+						what := fmt.Sprintf("%s: %d threads, %d batches", msg, threads, batches)
+						if valid == 0 {
+							require.Nil(t, got.Sketch, what)
+							continue
+						}
+						require.NotNil(t, got.Sketch, what)
+						require.Equal(t, ref.Registers, got.Sketch.Registers, what)
+						require.Equal(t, ref.ExactHashes(), got.Sketch.ExactHashes(), what)
+						require.Equal(t, ref.Overflowed(), got.Sketch.Overflowed(), what)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Each column's morsels are tested against their own seed's hashes: a
+// column whose values another column's seed keeps, but its own does not,
+// gets them in its sketch (settle never answers from a set built for
+// another seed).
+func TestSketchSeedOfEachColumn(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	column64 := func(lo, hi, n int) arrow.Array {
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for i := range n {
+			b.Append(int64(lo + i%(hi-lo)))
+		}
+		return b.NewArray()
+	}
+	a1, b1 := column64(0, 300, 1000), column64(1000, 1100, 1000)
+	a2, b2 := column64(0, 300, 3*MorselSize), column64(0, 100, 3*MorselSize)
+	defer func() {
+		for _, x := range []arrow.Array{a1, b1, a2, b2} {
+			x.Release()
+		}
+	}()
+	for _, l := range append(simdLevels(), simdNone) {
+		withSIMD(l, func() {
+			c := &CPU{Threads: 1}
+			sa, sb := agg.New(column.FamilySigned, agg.Default|agg.ApproxDistinct), agg.New(column.FamilySigned, agg.Default|agg.ApproxDistinct)
+			for _, pair := range [][2]arrow.Array{{a1, b1}, {a2, b2}} {
+				va, err := arrow17.ViewOf(pair[0])
+				require.NoError(t, err)
+				vb, err := arrow17.ViewOf(pair[1])
+				require.NoError(t, err)
+				require.NoError(t, c.Update(ctx, []*column.View{&va, &vb}, []*agg.State{&sa, &sb}))
+			}
+			ref := new(agg.Sketch)
+			for i := 1000; i < 1100; i++ {
+				ref.Add(agg.HashInt(uint64(i)))
+			}
+			for i := 0; i < 100; i++ {
+				ref.Add(agg.HashInt(uint64(i)))
+			}
+			require.Equal(t, ref.ExactHashes(), sb.Sketch.ExactHashes(), "level %s", l)
+			require.Equal(t, ref.Registers, sb.Sketch.Registers, "level %s", l)
+		})
+	}
+}

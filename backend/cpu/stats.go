@@ -114,7 +114,39 @@ func (m *statsAccs) sketchOf(need statsNeed) (*agg.Sketch, *exactSet) {
 		m.set.full, m.set.floor = true, sketchFloor(&k.Registers)
 		return k, &m.set
 	}
-	return new(agg.Sketch), &m.set
+	m.set.seed = m.seed
+	k := m.set.spare
+	if k == nil {
+		k = new(agg.Sketch)
+	} else {
+		m.set.spare = nil
+		*k = agg.Sketch{}
+	}
+	m.set.cur = k
+	return k, &m.set
+}
+
+// dictCovered reports whether the morsel's seed keeps every value of
+// dictionary d exactly (the seed has not overflowed its exact hashes, and d
+// has no null value): the sketch of a morsel of d's indices, whichever
+// values they use, is then the seed's (exactSet.settle). The dictionary's
+// values are hashed, not its indices counted: where only the sketch is
+// asked for, a morsel of a small dictionary that the seed covers costs
+// d.Len hashes.
+func (m *statsAccs) dictCovered(d *column.View) bool {
+	if m.seed == nil || m.seed.Overflowed() || d.Validity != nil || d.Len > agg.SketchExact {
+		return false
+	}
+	a, err := m.acc(d, statsNeed{sketch: true})
+	if err != nil {
+		return false
+	}
+	for i := 0; i < d.Len; i++ {
+		a.addCount(i, 1)
+	}
+	covered := m.set.covers()
+	m.set.spare, m.set.cur = m.set.cur, nil // (a's sketch: not attached)
+	return covered
 }
 
 // exactSet collects the distinct hashes of a morsel while there are at
@@ -128,13 +160,96 @@ type exactSet struct {
 	// floor: every register of the morsel's sketch is at least floor
 	// (kernelRaises skips the hashes of a rank at most floor).
 	floor uint8
+
+	// seed is the morsel's seed when it has not overflowed its exact
+	// hashes (nil otherwise): when it keeps every hash of the morsel, the
+	// morsel's sketch is the seed (settle). seeds holds its hashes for
+	// the test, built once per seed (seeds are never written again).
+	seed  *agg.Sketch
+	seeds seedSet
+	// cur is the sketch sketchOf handed out for the morsel (a new one, or
+	// spare: the sketch of an earlier morsel that no state holds, settle
+	// having given the seed instead, reused rather than allocated).
+	cur, spare *agg.Sketch
 }
 
 func (e *exactSet) reset() {
 	if len(e.list) > 0 {
 		clear(e.tab[:])
 	}
-	e.list, e.zero, e.full, e.floor = e.list[:0], false, false, 0
+	e.list, e.zero, e.full, e.floor, e.seed, e.cur = e.list[:0], false, false, 0, nil, nil
+}
+
+// covers reports whether the morsel's seed (not overflowed) keeps every
+// hash the morsel collected (while it has at most agg.SketchExact).
+func (e *exactSet) covers() bool {
+	if e.full || e.seed == nil {
+		return false
+	}
+	if e.seeds.of != e.seed {
+		e.seeds.build(e.seed)
+	}
+	for _, h := range e.list {
+		if !e.seeds.has(h) {
+			return false
+		}
+	}
+	return true
+}
+
+// settle returns the sketch of the morsel whose hashes went into k and e:
+// the seed when it keeps them all (the morsel's state is merged with the
+// seed's hashes in every case, so the merged state is the same), k
+// otherwise, with its exact hashes. A k that no state holds is kept for
+// the next morsel (spare).
+func (e *exactSet) settle(k *agg.Sketch) *agg.Sketch {
+	if e.covers() {
+		e.spare, e.cur = k, nil
+		return e.seed
+	}
+	e.finish(k)
+	e.cur = nil
+	return k
+}
+
+// seedSet is a set of a sketch's exact hashes (open addressing; 0 stands
+// apart), built for the sketch of.
+type seedSet struct {
+	of   *agg.Sketch
+	tab  [2 * agg.SketchExact]uint64
+	zero bool
+}
+
+func (c *seedSet) build(k *agg.Sketch) {
+	clear(c.tab[:])
+	c.of, c.zero = k, false
+	const mask = len(seedSet{}.tab) - 1
+	for _, h := range k.ExactHashes() {
+		if h == 0 {
+			c.zero = true
+			continue
+		}
+		i := int(h) & mask
+		for c.tab[i] != 0 {
+			i = (i + 1) & mask
+		}
+		c.tab[i] = h
+	}
+}
+
+func (c *seedSet) has(h uint64) bool {
+	if h == 0 {
+		return c.zero
+	}
+	const mask = len(seedSet{}.tab) - 1
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		switch c.tab[i] {
+		case h:
+			return true
+		case 0:
+			return false
+		}
+	}
 }
 
 // add records hash h (a no-op once full).
@@ -267,6 +382,10 @@ func (m *morselAccs) foldStats(s *agg.State, v *column.View, lo, hi int) error {
 // count the uses of each value, and each used value is folded once, with
 // its count; otherwise each valid index folds its value.
 func (m *morselAccs) foldDictStats(s *agg.State, v *column.View, lo, hi int) error {
+	if m.need.sketch && !m.need.moments && m.st.dictCovered(v.Dict) {
+		s.SetSketch(m.st.seed)
+		return nil
+	}
 	a, err := m.st.acc(v.Dict, m.need)
 	if err != nil {
 		return err
@@ -708,8 +827,7 @@ func (a *intStats[T]) attach(s *agg.State) {
 		s.SetSquares(a.q.total().Add(a.counted))
 	}
 	if a.sk != nil {
-		a.ex.finish(a.sk)
-		s.SetSketch(a.sk)
+		s.SetSketch(a.ex.settle(a.sk))
 		a.sk = nil
 	}
 }
@@ -873,8 +991,7 @@ func (a *floatStats[T]) attach(s *agg.State) {
 		s.SetFloatSquares(a.l.s[:], a.l.c[:], a.special)
 	}
 	if a.sk != nil {
-		a.ex.finish(a.sk)
-		s.SetSketch(a.sk)
+		s.SetSketch(a.ex.settle(a.sk))
 		a.sk = nil
 	}
 }
@@ -926,8 +1043,7 @@ func (a *decimalStats) attach(s *agg.State) {
 		s.SetSquares(a.sq)
 	}
 	if a.sk != nil {
-		a.ex.finish(a.sk)
-		s.SetSketch(a.sk)
+		s.SetSketch(a.ex.settle(a.sk))
 		a.sk = nil
 	}
 }
@@ -983,8 +1099,7 @@ func (a *bytesStats) sparse(base int, w uint64) {
 
 func (a *bytesStats) attach(s *agg.State) {
 	if a.sk != nil {
-		a.ex.finish(a.sk)
-		s.SetSketch(a.sk)
+		s.SetSketch(a.ex.settle(a.sk))
 		a.sk = nil
 	}
 }
