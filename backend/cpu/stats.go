@@ -132,9 +132,10 @@ func (m *statsAccs) sketchOf(need statsNeed) (*agg.Sketch, *exactSet) {
 // values they use, is then the seed's (exactSet.settle). The dictionary's
 // values are hashed, not its indices counted: where only the sketch is
 // asked for, a morsel of a small dictionary that the seed covers costs
-// d.Len hashes.
-func (m *statsAccs) dictCovered(d *column.View) bool {
-	if m.seed == nil || m.seed.Overflowed() || d.Validity != nil || d.Len > agg.SketchExact {
+// d.Len hashes. Only for a morsel of rows at least a quarter of d.Len (as
+// foldDictStats counts): a few rows fold their own values.
+func (m *statsAccs) dictCovered(d *column.View, rows int) bool {
+	if m.seed == nil || m.seed.Overflowed() || d.Validity != nil || d.Len > agg.SketchExact || d.Len > 4*rows {
 		return false
 	}
 	a, err := m.acc(d, statsNeed{sketch: true})
@@ -382,7 +383,7 @@ func (m *morselAccs) foldStats(s *agg.State, v *column.View, lo, hi int) error {
 // count the uses of each value, and each used value is folded once, with
 // its count; otherwise each valid index folds its value.
 func (m *morselAccs) foldDictStats(s *agg.State, v *column.View, lo, hi int) error {
-	if m.need.sketch && !m.need.moments && m.st.dictCovered(v.Dict) {
+	if m.need.sketch && !m.need.moments && m.st.dictCovered(v.Dict, hi-lo) {
 		s.SetSketch(m.st.seed)
 		return nil
 	}
