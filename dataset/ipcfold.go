@@ -262,30 +262,13 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	return rows, nil
 }
 
-// smallFile reports whether the CPU is estimated to fold every record
-// batch of the file in less than the GPU's start (engine.WithSmallJob):
-// the bytes of its bodies at the Parquet page path's rate (a bound:
-// uncompressed buffers are folded where they lie, faster than pages are
-// decoded), when the file is mapped and its first record batch is not
-// compressed (a compressed file's decoded bytes are known only as its
-// batches are read). A fault of the mapping makes it false: the read that
-// follows reports it.
+// smallFile reports whether the CPU is estimated to read every batch of
+// the file in less than the GPU's start (engine.WithSmallJob): ipcWork's
+// estimate, when the file is mapped. A fault of the mapping, or a batch
+// the estimate cannot read, makes it false: the read that follows reports
+// it.
 func (r *ipcFileRun) smallFile(footer *ipcFooter) (small bool) {
 	if r.data.mapped == nil {
-		return false
-	}
-	var bodies int64
-	first := -1
-	for i, b := range footer.blocks {
-		bodies += b.body
-		if first < 0 && !b.dict {
-			first = i
-		}
-	}
-	if first < 0 {
-		return false
-	}
-	if worth, _ := planner.PagesWorthAsking(planner.PageWork{Decoded: bodies, Threads: r.eng.Threads()}); worth {
 		return false
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -294,13 +277,56 @@ func (r *ipcFileRun) smallFile(footer *ipcFooter) (small bool) {
 			small = false
 		}
 	}()
-	msg, err := r.data.message(footer.blocks[first])
-	if err != nil {
+	w, ok := r.ipcWork(footer)
+	if !ok {
 		return false
 	}
-	defer msg.done()
-	dec, err := newBatchDecoder(msg.hdr, msg.body, r.mem, nil, msg.version)
-	return err == nil && dec.codec < 0
+	worth, _ := planner.PagesWorthAsking(w)
+	return !worth
+}
+
+// ipcWork is what the CPU does to read the file's batches, as the Parquet
+// page path's work (a bound: uncompressed buffers are folded where they
+// lie, faster than pages are decoded): every body's bytes, and besides,
+// the compressed buffers of a compressed batch at the sizes they declare,
+// decompressed by its codec (LZ4 frames at LZ4's rate). It stops once the
+// CPU's time passes the GPU's start (planner.PagesWorthAsking); ok is
+// false for a message it cannot read.
+func (r *ipcFileRun) ipcWork(footer *ipcFooter) (w planner.PageWork, ok bool) {
+	const dictData = 1
+	w.Threads = r.eng.Threads()
+	for _, blk := range footer.blocks {
+		msg, err := r.data.message(blk)
+		if err != nil {
+			return w, false
+		}
+		rb := msg.hdr
+		if blk.dict {
+			at, present, ok := msg.hdr.ref(dictData)
+			if !ok || !present {
+				msg.done()
+				return w, false
+			}
+			rb = fbTable{b: msg.meta, pos: at}
+		}
+		dec, err := newBatchDecoder(rb, msg.body, r.mem, nil, msg.version)
+		if err != nil {
+			msg.done()
+			return w, false
+		}
+		w.Decoded += blk.body
+		switch dec.codec {
+		case 0:
+			w.AddHost("LZ4", blk.body, dec.allocates())
+		case 1:
+			w.AddHost("ZSTD", blk.body, dec.allocates())
+		}
+		msg.done()
+		if worth, _ := planner.PagesWorthAsking(w); worth {
+			break
+		}
+	}
+	return w, true
 }
 
 // ipcFooterMemory is what an IPC file's footer takes per byte of it: its

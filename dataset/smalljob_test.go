@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
@@ -19,6 +21,7 @@ import (
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // lazyPageGPU is a GPU backend that sets its device up lazily
@@ -59,8 +62,8 @@ func (g *lazyPageGPU) UpdatePages(context.Context, *column.Pages, *agg.State) er
 // calibration: the GPU backend is neither probed nor named nor given work,
 // though its windows are larger than tiny views (planner.TinyBytes), which
 // would each ask for one. The results are the CPU's, and the plans say
-// why. An IPC file whose batches are compressed is not sized (its decoded
-// bytes are known only as they are read): the engine calibrates as before.
+// why. A compressed IPC file is sized by what its buffers declare
+// (TestIPCWorkCountsDecompressedBytes).
 func TestSmallFileOpensNoGPU(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -100,13 +103,52 @@ func TestSmallFileOpensNoGPU(t *testing.T) {
 				}
 			}
 			assert.Zero(t, gpu.calls.Load(), "work given to the GPU")
-			if name == "ipc-zstd" {
-				assert.Positive(t, gpu.names.Load(), "a compressed IPC file planned without a calibration")
-				return
-			}
 			assert.Positive(t, gpuCapable, "columns the GPU could take, planned for the file's size")
 			assert.Zero(t, gpu.probes.Load(), "probed for a small file")
 			assert.Zero(t, gpu.names.Load(), "calibrated for a small file")
 		})
 	}
+}
+
+// ipcWork counts a compressed IPC file's batches at the sizes their
+// buffers declare, decompressed, not at their stored bytes: a file of
+// zeros, which zstd stores in a few kB, is sized by its 8 MB of values.
+func TestIPCWorkCountsDecompressedBytes(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	b := array.NewInt64Builder(mem)
+	b.AppendValues(make([]int64, 1<<20), nil)
+	arr := b.NewArray()
+	b.Release()
+	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "z", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{arr}, 1<<20)
+	arr.Release()
+	plain, packed := filepath.Join(dir, "zeros.arrow"), filepath.Join(dir, "zeros-zstd.arrow")
+	writeIPC(t, plain, rec)
+	writeCompressedIPC(t, packed, rec, 1<<18)
+	rec.Release()
+	eng, err := engine.New(engine.WithThreads(2), engine.WithAllocator(mem))
+	require.NoError(t, err)
+	defer eng.Close()
+	work := func(path string) planner.PageWork {
+		srcs, err := Expand([]string{path})
+		require.NoError(t, err)
+		data, err := openIPCData(srcs[0], mem)
+		require.NoError(t, err)
+		defer data.close() //nolint:errcheck
+		footer, err := readIPCFooter(data.f, data.size)
+		require.NoError(t, err)
+		r := &ipcFileRun{eng: eng, mem: mem, data: data}
+		w, ok := r.ipcWork(footer)
+		require.True(t, ok)
+		return w
+	}
+	w := work(plain)
+	assert.GreaterOrEqual(t, w.Decoded, int64(8<<20))
+	assert.Empty(t, w.Host)
+	w = work(packed)
+	require.Len(t, w.Host, 1)
+	assert.Equal(t, planner.Codec("ZSTD"), w.Host[0].Codec)
+	assert.Equal(t, int64(8<<20), w.Host[0].Decoded, "the declared sizes of the compressed buffers")
+	assert.Less(t, w.Host[0].Stored, int64(1<<20), "zeros stored in far less")
 }
