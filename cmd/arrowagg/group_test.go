@@ -120,7 +120,7 @@ func TestGroupByErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--where", "i64 >"}, `--where: where: at offset 5`},
+		{[]string{"--where", "i64 >"}, `--where: at offset 5 at the end of the input`},
 		{[]string{"--where", "word > 3"}, `column "word"`},
 		{[]string{"--where", "nope = 1"}, `unknown column "nope"`},
 		{[]string{"--group-by", "nope"}, `unknown column "nope"`},

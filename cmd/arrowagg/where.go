@@ -1,13 +1,18 @@
 package main
 
-import "github.com/arrowagg/arrowagg/engine"
+import (
+	"strings"
+
+	"github.com/arrowagg/arrowagg/engine"
+)
 
 // parseWhere parses the predicate of --where; a syntax error is a usage
-// error pointing at the offending token.
+// error pointing at the offending token ("--where: at offset 5 near ...":
+// the flag names the predicate, where the library's error says "where").
 func parseWhere(src string) (engine.RowFilter, error) {
 	f, err := engine.Where(src)
 	if err != nil {
-		return nil, usagef("--where: %w", err)
+		return nil, usagef("--where: %s", strings.TrimPrefix(err.Error(), "where: "))
 	}
 	return f, nil
 }
