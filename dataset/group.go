@@ -380,7 +380,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 		}
 		test, err := engine.Pruner(f, fl)
 		if err != nil {
-			return 0, &groupingError{fmt.Errorf("filter: %w", err)}
+			return 0, &groupingError{err} // (the filter's errors say "where:")
 		}
 		states := make([]agg.State, len(cols))
 		ptrs := make([]*agg.State, len(cols))

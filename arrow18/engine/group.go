@@ -143,7 +143,7 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 		}
 		creq.Filters = coreColumns(g.fils)
 		if creq.Filter, err = req.Filter.Bind(creq.Filters); err != nil {
-			return nil, fmt.Errorf("filter: %w", err)
+			return nil, err // (the filter's errors say "where:")
 		}
 	}
 	if g.c, err = e.Engine.NewGrouper(creq); err != nil {

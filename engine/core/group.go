@@ -407,7 +407,7 @@ func (g *Grouper) localMorsels(ctx context.Context, n, size int, keys, vals, fil
 		if g.req.Filter != nil {
 			sc.sel = slices.Grow(sc.sel[:0], (cnt+63)/64)[:(cnt+63)/64]
 			if _, err := g.req.Filter.Select(filters, lo, hi, sc.sel); err != nil {
-				return fmt.Errorf("filter: %w", err)
+				return err // (the filter's errors say "where:")
 			}
 			for i := range cnt {
 				if sc.sel[i>>6]&(1<<(i&63)) != 0 {
@@ -703,7 +703,7 @@ func (g *Grouper) selectMorsel(keys, filters []*column.View, lo, hi int, mr *mor
 		sc.sel = slices.Grow(sc.sel[:0], (n+63)/64)[:(n+63)/64]
 		k, err := g.req.Filter.Select(filters, lo, hi, sc.sel)
 		if err != nil {
-			return 0, fmt.Errorf("filter: %w", err)
+			return 0, err // (the filter's errors say "where:")
 		}
 		kept, sel = k, sc.sel
 	}
