@@ -206,7 +206,34 @@ func FuzzIPCFile(f *testing.F) {
 			fuzzAggregate(t, Source{Path: path, Format: IPCFile, Size: int64(len(data))}, nil)
 		}
 		useMmap = true
+		fuzzIPCWork(t, Source{Path: path, Format: IPCFile, Size: int64(len(data))})
 	})
+}
+
+// fuzzIPCWork sizes the IPC file src as --device auto does before reading
+// it (ipcFileRun.ipcWork), without the recovery smallFile wraps it in: a
+// panic is the fuzzer's to see.
+func fuzzIPCWork(t *testing.T, src Source) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(1))
+	require.NoError(t, err)
+	defer eng.Close()
+	data, err := openIPCData(src, mem)
+	if err != nil {
+		return
+	}
+	defer data.close() //nolint:errcheck
+	start, err := ipcFooterStart(data.f, data.size)
+	if err != nil || start < 0 {
+		return
+	}
+	footer, err := readIPCFooter(data.f, data.size)
+	if err != nil {
+		return
+	}
+	r := &ipcFileRun{eng: eng, mem: mem, data: data}
+	r.ipcWork(footer) //nolint:errcheck // (no panic, no read outside the file: what is checked)
 }
 
 // FuzzIPCStream reads arbitrary bytes as an Arrow IPC stream on standard

@@ -164,8 +164,8 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok 
 // (engine.WithSmallJob). An encrypted file is never small (its chunks'
 // metadata may need keys to be read).
 func (r *parquetRun) smallJob() bool {
-	if r.pqf.crypt.encrypted {
-		return false
+	if r.pqf.crypt.encrypted || !r.eng.HasGPU() || r.eng.Device() != engine.DeviceAuto {
+		return false // (no calibration to spare)
 	}
 	w := planner.PageWork{Threads: r.eng.Threads()}
 	for i := range r.leaves {
