@@ -268,8 +268,8 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 // the estimate cannot read, makes it false: the read that follows reports
 // it.
 func (r *ipcFileRun) smallFile(footer *ipcFooter) (small bool) {
-	if r.data.mapped == nil || !r.eng.HasGPU() || r.eng.Device() != engine.DeviceAuto {
-		return false // (no calibration to spare)
+	if r.data.mapped == nil || !r.eng.WantsJobSize() {
+		return false
 	}
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {

@@ -144,7 +144,9 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok 
 			return w, false
 		}
 		c := cc.Compression()
-		stored, decoded := max(cc.TotalCompressedSize(), 0), max(cc.TotalUncompressedSize(), 0)
+		// (A footer's sizes are the file's to claim: capped, so that no sum
+		// of them wraps.)
+		stored, decoded := min(max(cc.TotalCompressedSize(), 0), 1<<40), min(max(cc.TotalUncompressedSize(), 0), 1<<40)
 		switch {
 		case c == compress.Codecs.Snappy || c == compress.Codecs.Uncompressed:
 			w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
@@ -164,8 +166,8 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok 
 // (engine.WithSmallJob). An encrypted file is never small (its chunks'
 // metadata may need keys to be read).
 func (r *parquetRun) smallJob() bool {
-	if r.pqf.crypt.encrypted || !r.eng.HasGPU() || r.eng.Device() != engine.DeviceAuto {
-		return false // (no calibration to spare)
+	if r.pqf.crypt.encrypted || !r.eng.WantsJobSize() {
+		return false
 	}
 	w := planner.PageWork{Threads: r.eng.Threads()}
 	for i := range r.leaves {
@@ -174,9 +176,11 @@ func (r *parquetRun) smallJob() bool {
 			return false
 		}
 		w.Add(mine)
+		if worth, _ := planner.PagesWorthAsking(w); worth {
+			return false
+		}
 	}
-	worth, _ := planner.PagesWorthAsking(w)
-	return !worth
+	return true
 }
 
 // planGPU picks the leaves whose pages go to the GPU and records their

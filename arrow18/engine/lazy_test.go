@@ -96,6 +96,7 @@ func TestSmallJobTouchesNoGPU(t *testing.T) {
 	e, err := New(WithGPU(g), WithThreads(2))
 	require.NoError(t, err)
 	defer e.Close()
+	assert.True(t, e.WantsJobSize(), "a GPU under DeviceAuto, not calibrated")
 	rec := lazyRecord(t, 100_000) // 800 kB: worth planning but for the mark
 	defer rec.Release()
 	acc, err := e.NewAccumulator(rec.Schema(), Request{})
@@ -118,6 +119,7 @@ func TestSmallJobTouchesNoGPU(t *testing.T) {
 	// mark no longer decides.
 	require.NoError(t, e.UpdateView(context.Background(), v, &s))
 	assert.EqualValues(t, 1, g.names.Load(), "no calibration for a view of 800 kB")
+	assert.False(t, e.WantsJobSize(), "calibrated")
 	acc, err = e.NewAccumulator(rec.Schema(), Request{})
 	require.NoError(t, err)
 	require.NoError(t, acc.Add(small, rec))
@@ -129,6 +131,7 @@ func TestSmallJobTouchesNoGPU(t *testing.T) {
 	e2, err := New(WithGPU(g2), WithThreads(2), WithDevice(DeviceGPU))
 	require.NoError(t, err)
 	defer e2.Close()
+	assert.False(t, e2.WantsJobSize(), "DeviceGPU")
 	s2 := agg.New(column.FamilySigned, 0)
 	require.NoError(t, e2.UpdateView(small, v, &s2))
 	assert.EqualValues(t, 1, g2.calls.Load())

@@ -118,6 +118,11 @@ func WithSmallJob(ctx context.Context) context.Context {
 	return context.WithValue(ctx, smallJobKey{}, true)
 }
 
+// WantsJobSize reports whether a small job's mark (WithSmallJob) would
+// change the engine's plans now: it has a GPU backend, under DeviceAuto,
+// and no calibration yet. A caller sizes its job only then.
+func (e *Engine) WantsJobSize() bool { return e.gpu != nil && e.uncalibrated() }
+
 // smallJobFirst reports that work under ctx goes to the CPU without a
 // calibration: it is part of a small job (WithSmallJob), and the engine has
 // none yet (uncalibrated).
