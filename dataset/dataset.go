@@ -725,6 +725,10 @@ func (p *partial) nullRest(present []arrow17.Leaf) {
 // aggregateBatches folds the leaves of IPC source i (as the source has them;
 // none: rows only) into src, batch by batch, and returns the source's rows.
 func (d *Dataset) aggregateBatches(ctx context.Context, eng *engine.Engine, i int, leaves []arrow17.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
+	if s := d.sources[i]; s.Format == IPCStream && smallStream(s, eng, d.opts.Mem) {
+		// (Under --device auto, no calibration, no driver for this file.)
+		ctx = engine.WithSmallJob(ctx)
+	}
 	names := make([]string, len(leaves))
 	for k, l := range leaves {
 		names[k] = l.Name

@@ -20,6 +20,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // The fuzz targets feed arbitrary bytes to format detection and to the
@@ -243,6 +244,30 @@ func FuzzIPCStream(f *testing.F) {
 	f.Add(unionSeed(f, false))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzAggregate(t, Source{Path: Stdin, Format: IPCStream, Size: -1}, data)
+		fuzzStreamWork(t, Source{Path: writeInput(t, "input.arrows", data), Format: IPCStream, Size: int64(len(data))})
+	})
+}
+
+// fuzzStreamWork sizes the IPC stream file src as --device auto does
+// before reading it (streamBlocks, blockWork), without the recovery
+// smallStream wraps them in: a panic, or a block past the file, is the
+// fuzzer's to see.
+func fuzzStreamWork(t *testing.T, src Source) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	data, err := openIPCData(src, mem)
+	if err != nil {
+		return
+	}
+	defer data.close() //nolint:errcheck
+	if data.mapped == nil {
+		return
+	}
+	w := planner.PageWork{Threads: 1}
+	streamBlocks(data.mapped, func(b ipcBlock) bool {
+		require.LessOrEqual(t, b.offset+b.meta+b.body, int64(len(data.mapped)))
+		blockWork(&w, data, b, mem)
+		return true
 	})
 }
 

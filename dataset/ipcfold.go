@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"runtime/debug"
@@ -285,48 +286,137 @@ func (r *ipcFileRun) smallFile(footer *ipcFooter) (small bool) {
 	return !worth
 }
 
-// ipcWork is what the CPU does to read the file's batches, as the Parquet
-// page path's work (a bound: uncompressed buffers are folded where they
-// lie, faster than pages are decoded): every body's bytes, and besides,
-// the compressed buffers of a compressed batch at the sizes they declare,
-// decompressed by its codec (LZ4 frames at LZ4's rate). It stops once the
-// CPU's time passes the GPU's start (planner.PagesWorthAsking); ok is
-// false for a message it cannot read.
+// ipcWork is what the CPU does to read the file's batches (blockWork),
+// until it passes the GPU's start (planner.PagesWorthAsking); ok is false
+// for a message it cannot read.
 func (r *ipcFileRun) ipcWork(footer *ipcFooter) (w planner.PageWork, ok bool) {
-	const dictData = 1
 	w.Threads = r.eng.Threads()
 	for _, blk := range footer.blocks {
-		msg, err := r.data.message(blk)
-		if err != nil {
+		if !blockWork(&w, r.data, blk, r.mem) {
 			return w, false
 		}
-		rb := msg.hdr
-		if blk.dict {
-			at, present, ok := msg.hdr.ref(dictData)
-			if !ok || !present {
-				msg.done()
-				return w, false
-			}
-			rb = fbTable{b: msg.meta, pos: at}
-		}
-		dec, err := newBatchDecoder(rb, msg.body, r.mem, nil, msg.version)
-		if err != nil {
-			msg.done()
-			return w, false
-		}
-		w.Decoded += blk.body
-		switch dec.codec {
-		case 0:
-			w.AddHost("LZ4", blk.body, dec.allocates())
-		case 1:
-			w.AddHost("ZSTD", blk.body, dec.allocates())
-		}
-		msg.done()
 		if worth, _ := planner.PagesWorthAsking(w); worth {
 			break
 		}
 	}
 	return w, true
+}
+
+// blockWork adds to w what the CPU does to read block blk of data, as the
+// Parquet page path's work (a bound: uncompressed buffers are folded where
+// they lie, faster than pages are decoded): the body's bytes, and besides,
+// a compressed batch's compressed buffers at the sizes they declare,
+// decompressed by its codec (LZ4 frames at LZ4's rate). It reads the
+// block's header, not its values; false for a message it cannot read.
+func blockWork(w *planner.PageWork, data *ipcData, blk ipcBlock, mem memory.Allocator) bool {
+	const dictData = 1
+	msg, err := data.message(blk)
+	if err != nil {
+		return false
+	}
+	defer msg.done()
+	rb := msg.hdr
+	if blk.dict {
+		at, present, ok := msg.hdr.ref(dictData)
+		if !ok || !present {
+			return false
+		}
+		rb = fbTable{b: msg.meta, pos: at}
+	}
+	dec, err := newBatchDecoder(rb, msg.body, mem, nil, msg.version)
+	if err != nil {
+		return false
+	}
+	w.Decoded += blk.body
+	switch dec.codec {
+	case 0:
+		w.AddHost("LZ4", blk.body, dec.allocates())
+	case 1:
+		w.AddHost("ZSTD", blk.body, dec.allocates())
+	}
+	return true
+}
+
+// smallStream reports whether the CPU is estimated to read every batch of
+// the IPC stream file s in less than the GPU's start (engine.WithSmallJob),
+// its messages walked in place (streamBlocks) and sized as a file's
+// (blockWork). False when the engine has no use for it
+// (Engine.WantsJobSize), for standard input, and for a stream it cannot
+// walk (the read that follows reports what is wrong).
+func smallStream(s Source, eng *engine.Engine, mem memory.Allocator) (small bool) {
+	if s.Path == Stdin || !eng.WantsJobSize() {
+		return false
+	}
+	data, err := openIPCData(s, mem)
+	if err != nil {
+		return false
+	}
+	defer data.close() //nolint:errcheck // (read only)
+	if data.mapped == nil {
+		return false
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil {
+			small = false
+		}
+	}()
+	w := planner.PageWork{Threads: eng.Threads()}
+	sized := true
+	walked := streamBlocks(data.mapped, func(blk ipcBlock) bool {
+		if sized = blockWork(&w, data, blk, mem); !sized {
+			return false
+		}
+		worth, _ := planner.PagesWorthAsking(w)
+		return !worth
+	})
+	worth, _ := planner.PagesWorthAsking(w)
+	return walked && sized && !worth
+}
+
+// streamBlocks walks the messages of the IPC stream b from its start (a
+// continuation marker and a length, or the bare length of the pre-1.0
+// format; then the metadata and the body), calling f with each dictionary
+// and record batch as a block, until f returns false or the stream ends
+// (its end marker, or its last byte). False for framing it cannot read.
+func streamBlocks(b []byte, f func(ipcBlock) bool) bool {
+	const msgHeaderType, msgBodyLength = 1, 3
+	size := int64(len(b))
+	for o := int64(0); o < size; {
+		if size-o < 4 {
+			return false
+		}
+		framing := int64(4)
+		n := int64(int32(binary.LittleEndian.Uint32(b[o:])))
+		if uint32(n) == continuation {
+			if size-o < 8 {
+				return false
+			}
+			framing, n = 8, int64(int32(binary.LittleEndian.Uint32(b[o+4:])))
+		}
+		if n == 0 {
+			return true // the end marker
+		}
+		if n < 0 || n > size-o-framing {
+			return false
+		}
+		msg, ok := fbRoot(b[o+framing : o+framing+n])
+		if !ok {
+			return false
+		}
+		body, ok1 := msg.scalar(msgBodyLength, 8)
+		kind, ok2 := msg.scalar(msgHeaderType, 1)
+		if !ok1 || !ok2 || int64(body) < 0 || int64(body) > size-o-framing-n {
+			return false
+		}
+		if kind == headerRecordBatch || kind == headerDictionaryBatch {
+			if !f(ipcBlock{offset: o, meta: framing + n, body: int64(body), dict: kind == headerDictionaryBatch}) {
+				return true
+			}
+		}
+		o += framing + n + int64(body)
+	}
+	return true
 }
 
 // ipcFooterMemory is what an IPC file's footer takes per byte of it: its

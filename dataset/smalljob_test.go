@@ -3,6 +3,7 @@ package dataset
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
@@ -63,18 +65,22 @@ func (g *lazyPageGPU) UpdatePages(context.Context, *column.Pages, *agg.State) er
 // though its windows are larger than tiny views (planner.TinyBytes), which
 // would each ask for one. The results are the CPU's, and the plans say
 // why. A compressed IPC file is sized by what its buffers declare
-// (TestIPCWorkCountsDecompressedBytes).
+// (TestIPCWorkCountsDecompressedBytes); an IPC stream file by its messages
+// walked in place (streamBlocks).
 func TestSmallFileOpensNoGPU(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	dir := t.TempDir()
 	rec := pqRecord(mem, pqCols()[:12], 200_000, 5)
 	files := map[string]string{"parquet": filepath.Join(dir, "small.parquet"), "ipc": filepath.Join(dir, "small.arrow"),
-		"ipc-zstd": filepath.Join(dir, "small-zstd.arrow")}
+		"ipc-zstd": filepath.Join(dir, "small-zstd.arrow"), "ipc-stream": filepath.Join(dir, "small.arrows"),
+		"ipc-stream-lz4": filepath.Join(dir, "small-lz4.arrows")}
 	writePQ(t, files["parquet"], rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithMaxRowGroupLength(70_000)}})
 	writeIPC(t, files["ipc"], rec)
 	writeCompressedIPC(t, files["ipc-zstd"], rec, 70_000)
+	writeIPCAs(t, files["ipc-stream"], rec, false)
+	writeIPCBatchesOf(t, files["ipc-stream-lz4"], rec, 70_000, ipc.WithLZ4())
 	rec.Release()
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {
@@ -151,4 +157,66 @@ func TestIPCWorkCountsDecompressedBytes(t *testing.T) {
 	assert.Equal(t, planner.Codec("ZSTD"), w.Host[0].Codec)
 	assert.Equal(t, int64(8<<20), w.Host[0].Decoded, "the declared sizes of the compressed buffers")
 	assert.Less(t, w.Host[0].Stored, int64(1<<20), "zeros stored in far less")
+}
+
+// writeIPCBatchesOf writes rec to path as an IPC stream of batches of
+// batch rows.
+func writeIPCBatchesOf(t *testing.T, path string, rec arrow.Record, batch int64, opts ...ipc.Option) {
+	t.Helper()
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	w := ipc.NewWriter(f, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
+	for lo := int64(0); lo < rec.NumRows(); lo += batch {
+		s := rec.NewSlice(lo, min(lo+batch, rec.NumRows()))
+		require.NoError(t, w.Write(s))
+		s.Release()
+	}
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+}
+
+// streamBlocks walks an IPC stream's messages: every dictionary and record
+// batch, in order, with the framing of the format since 1.0 and of the one
+// before, and stops at the end marker; framing that runs past the bytes is
+// not walked.
+func TestStreamBlocks(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := pqRecord(mem, pqCols()[:4], 1000, 3)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "s.arrows")
+	writeIPCBatchesOf(t, path, rec, 300)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var blocks []ipcBlock
+	require.True(t, streamBlocks(data, func(b ipcBlock) bool { blocks = append(blocks, b); return true }))
+	require.Len(t, blocks, 4, "batches of 300, 300, 300 and 100 rows")
+	var rows int64
+	for _, b := range blocks {
+		m, err := parseIPCMessage(data[b.offset:b.offset+b.meta+b.body], ipcBlock{offset: b.offset, meta: b.meta, body: b.body}, false)
+		require.NoError(t, err)
+		length, ok := m.hdr.scalar(0, 8)
+		require.True(t, ok)
+		rows += int64(length)
+	}
+	assert.Equal(t, int64(1000), rows)
+	n := 0
+	require.True(t, streamBlocks(data, func(ipcBlock) bool { n++; return n < 2 }), "stopped by f")
+	assert.Equal(t, 2, n)
+	// Cut anywhere: no block past the bytes, and the walk says it reached
+	// the end only where the cut falls between two messages.
+	ends := map[int64]bool{blocks[0].offset: true}
+	for _, b := range blocks {
+		ends[b.offset+b.meta+b.body] = true
+	}
+	for cut := int64(1); cut < int64(len(data)); cut++ {
+		var got []ipcBlock
+		ok := streamBlocks(data[:cut], func(b ipcBlock) bool { got = append(got, b); return true })
+		for _, b := range got {
+			require.LessOrEqual(t, b.offset+b.meta+b.body, cut, "a block past the bytes at cut %d", cut)
+		}
+		if len(got) < len(blocks) {
+			require.Equal(t, ends[cut], ok, "a stream cut at %d", cut)
+		}
+	}
 }
