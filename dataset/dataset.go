@@ -681,11 +681,12 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		src.rows = run.rows
 		prog.finish()
 	} else {
-		// IPC files are read in place from their footer; streams, and
+		// IPC files are read in place from their footer, and stream
+		// files from their messages walked in place; standard input, and
 		// files of types the in-place decoder does not lay out, batch by
 		// batch as a stream.
 		rows, err := int64(0), errNotInPlace
-		if s.Format == IPCFile && s.Path != Stdin && fi.stream == nil {
+		if s.Path != Stdin && fi.stream == nil {
 			rows, err = d.aggregateIPCFile(ctx, eng, i, present, aggs, src, byName, prog)
 		}
 		if errors.Is(err, errNotInPlace) {

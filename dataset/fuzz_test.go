@@ -238,13 +238,15 @@ func fuzzIPCWork(t *testing.T, src Source) {
 }
 
 // FuzzIPCStream reads arbitrary bytes as an Arrow IPC stream on standard
-// input.
+// input, and as a stream file (read in place).
 func FuzzIPCStream(f *testing.F) {
 	addSeeds(f, "sample.arrows")
 	f.Add(unionSeed(f, false))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fuzzAggregate(t, Source{Path: Stdin, Format: IPCStream, Size: -1}, data)
-		fuzzStreamWork(t, Source{Path: writeInput(t, "input.arrows", data), Format: IPCStream, Size: int64(len(data))})
+		file := Source{Path: writeInput(t, "input.arrows", data), Format: IPCStream, Size: int64(len(data))}
+		fuzzAggregate(t, file, nil) // (mapped: its messages walked in place)
+		fuzzStreamWork(t, file)
 	})
 }
 

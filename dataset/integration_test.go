@@ -302,3 +302,38 @@ func TestAsIPCFile(t *testing.T) {
 	assert.Same(t, other, asIPCFile(other))
 	assert.NoError(t, asIPCFile(nil))
 }
+
+// Every stream of arrow-testing's integration corpus, read as a file (its
+// messages walked in place where it can be, by the stream reader where not:
+// the other byte order), gives what the stream reader gives it on standard
+// input, to the last bit, or fails as it does.
+func TestIntegrationStreamsInPlace(t *testing.T) {
+	root := filepath.Join(corpusDir, "arrow-testing", "data", "arrow-ipc-stream", "integration")
+	if _, err := os.Stat(root); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("the conformance corpus is missing in CI: %v", err)
+		}
+		t.Skipf("no conformance corpus: %v", err)
+	}
+	files, err := filepath.Glob(filepath.Join(root, "*", "*.stream"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	walked := 0
+	for _, path := range files {
+		name, _ := filepath.Rel(root, path)
+		want, werr := aggregateIPCReader(t, path, orderedAggs, 2)
+		got, gerr := aggregateIPCWith(t, path, orderedAggs, 2, nil)
+		if werr != nil {
+			require.Error(t, gerr, name)
+			assert.Equal(t, werr.Error(), strings.ReplaceAll(gerr.Error(), path+": ", "<stdin>: "), name)
+			continue
+		}
+		require.NoError(t, gerr, name)
+		assert.Equal(t, want, got, name)
+		if inPlace(t, path) == nil {
+			walked++
+		}
+	}
+	t.Logf("%d of %d streams walked in place", walked, len(files))
+	assert.Greater(t, walked, len(files)/2, "streams walked in place, of %d", len(files))
+}

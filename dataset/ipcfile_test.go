@@ -186,6 +186,33 @@ func aggregateIPCWith(t *testing.T, path string, aggs agg.Set, threads int, prog
 	return jsonOf(t, sum.Rows, sum.Files, sum.Results), nil
 }
 
+// aggregateIPCReader aggregates the IPC stream held by file path as read
+// from standard input: through the stream reader, never in place.
+func aggregateIPCReader(t *testing.T, path string, aggs agg.Set, threads int) (string, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(threads))
+	require.NoError(t, err)
+	defer eng.Close()
+	srcs, err := Expand([]string{"-"})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{Mem: mem, Stdin: bytes.NewReader(data)})
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	sel, err := d.Select(nil)
+	require.NoError(t, err)
+	sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{Aggs: aggs})
+	if err != nil {
+		return "", err
+	}
+	return jsonOf(t, sum.Rows, 1, sum.Results), nil
+}
+
 // inPlace reads IPC file path through the in-place reader (not the stream
 // it holds) and returns its error.
 func inPlace(t *testing.T, path string) error {
@@ -224,10 +251,11 @@ func embeddedStream(t *testing.T, path string) string {
 
 const orderedAggs = agg.Default | agg.First | agg.Last | agg.ArgMin | agg.ArgMax
 
-// IPC files read in place give what the stream path gives for the same
-// batches, to the last bit, mapped or read with ReadAt, compressed or not,
-// for every thread count, ordered aggregates included; and progress adds up
-// to the file's size.
+// IPC files read in place give what the stream reader gives for the same
+// batches (their stream on standard input), to the last bit, mapped or read
+// with ReadAt, compressed or not, for every thread count, ordered
+// aggregates included, and so does the stream as a file (walked in place
+// when mapped); and progress adds up to the file's size.
 func TestIPCFileInPlaceMatchesStream(t *testing.T) {
 	dir := t.TempDir()
 	sizes := []int{70_000, 1, 0, 140_000, 65_536}
@@ -242,10 +270,18 @@ func TestIPCFileInPlaceMatchesStream(t *testing.T) {
 			for _, mapped := range []bool{true, false} {
 				withMmap(t, mapped, func(t *testing.T) {
 					require.NoError(t, inPlace(t, path))
+					if mapped {
+						require.NoError(t, inPlace(t, stream), "a stream file walked in place")
+					} else {
+						require.ErrorIs(t, inPlace(t, stream), errNotInPlace, "a stream not mapped: the stream reader")
+					}
 					for _, aggs := range []agg.Set{agg.Default, orderedAggs} {
 						for _, threads := range raceSubset([]int{5, 1, 2}) {
-							want, err := aggregateIPCWith(t, stream, aggs, threads, nil)
+							want, err := aggregateIPCReader(t, stream, aggs, threads)
 							require.NoError(t, err)
+							inStream, err := aggregateIPCWith(t, stream, aggs, threads, nil)
+							require.NoError(t, err)
+							assert.Equal(t, want, inStream, "the stream file in place, aggs %v, %d threads", aggs, threads)
 							var done atomic.Int64
 							got, err := aggregateIPCWith(t, path, aggs, threads, func(n int64) { done.Add(n) })
 							require.NoError(t, err)
@@ -269,7 +305,7 @@ func TestIPCFileSampleInPlace(t *testing.T) {
 		withMmap(t, mapped, func(t *testing.T) {
 			require.NoError(t, inPlace(t, path))
 			for _, aggs := range []agg.Set{agg.Default, orderedAggs} {
-				want, err := aggregateIPCWith(t, embeddedStream(t, path), aggs, 2, nil)
+				want, err := aggregateIPCReader(t, embeddedStream(t, path), aggs, 2)
 				require.NoError(t, err)
 				got, err := aggregateIPCWith(t, path, aggs, 2, nil)
 				require.NoError(t, err)

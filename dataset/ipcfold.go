@@ -199,12 +199,17 @@ type ipcFileRun struct {
 }
 
 // aggregateIPCFile aggregates the leaves of IPC file source i (as the file
-// has them) into src and returns its rows. errNotInPlace, before anything
-// is read, says that the file is to be read as a stream (so are the files
-// of which element columns are selected: the accumulator views the
-// elements that exist, batch by batch).
+// has them) into src and returns its rows; an IPC stream file too, its
+// messages walked in place (streamFooter), its errors worded as the
+// stream's. errNotInPlace, before anything is read, says that the file is
+// to be read as a stream by the stream reader (so are the files of which
+// element columns are selected: the accumulator views the elements that
+// exist, batch by batch).
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []arrow17.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
 	s, fi := d.sources[i], &d.files[i]
+	if s.Format == IPCStream {
+		defer func() { err = asIPCStream(err) }()
+	}
 	for _, l := range leaves {
 		if l.Repeated > 0 { // element columns: the engine's accumulator over the stream's batches
 			return 0, errNotInPlace
@@ -219,20 +224,33 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 			err = cerr
 		}
 	}()
-	// The footer, read and its blocks listed: charged while the file is
-	// read (ipcFooterMemory times its bytes).
-	start, err := ipcFooterStart(data.f, data.size)
-	if err != nil {
-		return 0, err
-	}
-	footerCharge := ipcFooterMemory * (data.size - ipcFileTrailer - start)
-	if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC file footer", footerCharge); err != nil {
-		return 0, err
-	}
-	defer d.opts.Budget.Release(footerCharge)
-	footer, err := readIPCFooter(data.f, data.size)
-	if err != nil {
-		return 0, err
+	var footer *ipcFooter
+	if s.Format == IPCStream {
+		// A stream's messages walked in place, listed as a footer would
+		// list them: charged while the file is read.
+		if footer, err = streamFooter(data); err != nil {
+			return 0, err
+		}
+		charge := int64(len(footer.schema.b)) + streamBlockMemory*int64(len(footer.blocks))
+		if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC stream's messages listed", charge); err != nil {
+			return 0, err
+		}
+		defer d.opts.Budget.Release(charge)
+	} else {
+		// The footer, read and its blocks listed: charged while the file
+		// is read (ipcFooterMemory times its bytes).
+		start, err := ipcFooterStart(data.f, data.size)
+		if err != nil {
+			return 0, err
+		}
+		footerCharge := ipcFooterMemory * (data.size - ipcFileTrailer - start)
+		if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC file footer", footerCharge); err != nil {
+			return 0, err
+		}
+		defer d.opts.Budget.Release(footerCharge)
+		if footer, err = readIPCFooter(data.f, data.size); err != nil {
+			return 0, err
+		}
 	}
 	// The file's own schema says its byte order (the schema probed through
 	// Arrow's reader is already the native one: that reader swaps the bytes).
@@ -378,50 +396,123 @@ func smallStream(s Source, eng *engine.Engine, mem memory.Allocator) (small bool
 // continuation marker and a length, or the bare length of the pre-1.0
 // format; then the metadata and the body), calling f with each dictionary
 // and record batch as a block, until f returns false or the stream ends
-// (its end marker, or its last byte). False for framing it cannot read.
+// (its end marker, or its last byte). False for framing it cannot read, a
+// first message that is not a schema, or another message that is not a
+// batch.
 func streamBlocks(b []byte, f func(ipcBlock) bool) bool {
-	const msgHeaderType, msgBodyLength = 1, 3
-	size := int64(len(b))
-	for o := int64(0); o < size; {
-		if size-o < 4 {
+	for o, first := int64(0), true; o < int64(len(b)); first = false {
+		m, ok := streamMessage(b, o)
+		switch {
+		case !ok:
 			return false
-		}
-		framing := int64(4)
-		n := int64(int32(binary.LittleEndian.Uint32(b[o:])))
-		if uint32(n) == continuation {
-			if size-o < 8 {
-				return false
-			}
-			framing, n = 8, int64(int32(binary.LittleEndian.Uint32(b[o+4:])))
-		}
-		if n == 0 {
-			return true // the end marker
-		}
-		if n < 0 || n > size-o-framing {
+		case m.end:
+			return true
+		case first != (m.kind == headerSchema):
 			return false
-		}
-		msg, ok := fbRoot(b[o+framing : o+framing+n])
-		if !ok {
-			return false
-		}
-		body, ok1 := msg.scalar(msgBodyLength, 8)
-		kind, ok2 := msg.scalar(msgHeaderType, 1)
-		if !ok1 || !ok2 || int64(body) < 0 || int64(body) > size-o-framing-n {
-			return false
-		}
-		if kind == headerRecordBatch || kind == headerDictionaryBatch {
-			if !f(ipcBlock{offset: o, meta: framing + n, body: int64(body), dict: kind == headerDictionaryBatch}) {
+		case m.kind == headerRecordBatch || m.kind == headerDictionaryBatch:
+			if !f(m.block) {
 				return true
 			}
+		case !first:
+			return false
 		}
-		o += framing + n + int64(body)
+		o = m.block.offset + m.block.meta + m.block.body
 	}
 	return true
+}
+
+// streamMsg is a message of an IPC stream found in place (streamMessage).
+type streamMsg struct {
+	block ipcBlock // where it lies (dict: a dictionary batch)
+	meta  []byte   // its metadata, in the stream's bytes
+	kind  uint64   // its header's type
+	end   bool     // the end marker: no message
+}
+
+// streamMessage reads the framing and the metadata's type and body length
+// of the message of stream b at offset o; ok is false when they do not
+// lie within b.
+func streamMessage(b []byte, o int64) (m streamMsg, ok bool) {
+	const msgHeaderType, msgBodyLength = 1, 3
+	size := int64(len(b))
+	if size-o < 4 {
+		return m, false
+	}
+	framing := int64(4)
+	n := int64(int32(binary.LittleEndian.Uint32(b[o:])))
+	if uint32(n) == continuation {
+		if size-o < 8 {
+			return m, false
+		}
+		framing, n = 8, int64(int32(binary.LittleEndian.Uint32(b[o+4:])))
+	}
+	if n == 0 {
+		m.end = true
+		return m, true
+	}
+	if n < 0 || n > size-o-framing {
+		return m, false
+	}
+	m.meta = b[o+framing : o+framing+n]
+	msg, ok := fbRoot(m.meta)
+	if !ok {
+		return m, false
+	}
+	body, ok1 := msg.scalar(msgBodyLength, 8)
+	kind, ok2 := msg.scalar(msgHeaderType, 1)
+	if !ok1 || !ok2 || int64(body) < 0 || int64(body) > size-o-framing-n {
+		return m, false
+	}
+	m.kind = kind
+	m.block = ipcBlock{offset: o, meta: framing + n, body: int64(body), dict: kind == headerDictionaryBatch}
+	return m, true
+}
+
+// streamFooter is what a footer would say of the IPC stream in data,
+// found by walking its messages in place (streamBlocks): its schema (the
+// first message's, copied) and its dictionary and record batches in
+// order, ending with the stream. errNotInPlace when the stream is not
+// mapped, or not walked to its end (the stream reader then reads it, and
+// says what is wrong).
+func streamFooter(data *ipcData) (ft *ipcFooter, err error) {
+	b := data.mapped
+	if b == nil {
+		return nil, errNotInPlace
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if recover() != nil { // (a fault: the file changed; the reader says so)
+			ft, err = nil, errNotInPlace
+		}
+	}()
+	const msgHeader = 2
+	first, ok := streamMessage(b, 0)
+	if !ok || first.end || first.kind != headerSchema {
+		return nil, errNotInPlace
+	}
+	meta := append([]byte(nil), first.meta...)
+	msg, _ := fbRoot(meta)
+	at, present, ok := msg.ref(msgHeader)
+	if !ok || !present {
+		return nil, errNotInPlace
+	}
+	budget := int64(len(meta)) / 4
+	if checkSchema(fbTable{b: meta, pos: at}, &budget) != nil {
+		return nil, errNotInPlace
+	}
+	ft = &ipcFooter{end: int64(len(b)), schema: fbTable{b: meta, pos: at}}
+	if !streamBlocks(b, func(blk ipcBlock) bool { ft.blocks = append(ft.blocks, blk); return true }) {
+		return nil, errNotInPlace
+	}
+	return ft, nil
 }
 
 // ipcFooterMemory is what an IPC file's footer takes per byte of it: its
 // bytes, and its blocks listed (40 bytes for the 24 of each block).
 const ipcFooterMemory = 3
+
+// streamBlockMemory is what a stream's block takes listed (an ipcBlock).
+const streamBlockMemory = 40
 
 // run reads the blocks in order, a few record batches ahead, and merges
 // their states in order. The calling goroutine reads the mapped file too

@@ -331,6 +331,25 @@ func (e *ipcFileError) Error() string {
 }
 func (e *ipcFileError) Unwrap() error { return e.err }
 
+// asIPCStream words err, met reading an IPC stream file in place with the
+// file's decoder (aggregateIPCFile), as the stream's: "corrupt Arrow IPC
+// stream: ...", as the stream reader says. errors.Is and errors.As see err.
+func asIPCStream(err error) error {
+	if err == nil || !strings.Contains(err.Error(), "Arrow IPC file") {
+		return err
+	}
+	return &ipcStreamError{err}
+}
+
+// ipcStreamError is an error of the file decoder said of a stream
+// (asIPCStream).
+type ipcStreamError struct{ err error }
+
+func (e *ipcStreamError) Error() string {
+	return strings.ReplaceAll(e.err.Error(), "Arrow IPC file", ipcStreamWords)
+}
+func (e *ipcStreamError) Unwrap() error { return e.err }
+
 // --- Arrow IPC stream -----------------------------------------------------
 
 // maxRead is the most bytes one read of an IPC input asks for: the IPC
