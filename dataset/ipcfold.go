@@ -228,14 +228,18 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	if s.Format == IPCStream {
 		// A stream's messages walked in place, listed as a footer would
 		// list them: charged while the file is read.
-		if footer, err = streamFooter(data); err != nil {
+		var charged int64
+		defer func() { d.opts.Budget.Release(charged) }()
+		footer, err = streamFooter(data, func(n int64) error {
+			if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC stream's messages listed", n); err != nil {
+				return err
+			}
+			charged = n
+			return nil
+		})
+		if err != nil {
 			return 0, err
 		}
-		charge := int64(len(footer.schema.b)) + streamBlockMemory*int64(len(footer.blocks))
-		if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC stream's messages listed", charge); err != nil {
-			return 0, err
-		}
-		defer d.opts.Budget.Release(charge)
 	} else {
 		// The footer, read and its blocks listed: charged while the file
 		// is read (ipcFooterMemory times its bytes).
@@ -471,10 +475,11 @@ func streamMessage(b []byte, o int64) (m streamMsg, ok bool) {
 // streamFooter is what a footer would say of the IPC stream in data,
 // found by walking its messages in place (streamBlocks): its schema (the
 // first message's, copied) and its dictionary and record batches in
-// order, ending with the stream. errNotInPlace when the stream is not
-// mapped, or not walked to its end (the stream reader then reads it, and
-// says what is wrong).
-func streamFooter(data *ipcData) (ft *ipcFooter, err error) {
+// order, ending with the stream. What the list takes is charged (charge)
+// before it is made. errNotInPlace when the stream is not mapped, or not
+// walked to its end (the stream reader then reads it, and says what is
+// wrong).
+func streamFooter(data *ipcData, charge func(int64) error) (ft *ipcFooter, err error) {
 	b := data.mapped
 	if b == nil {
 		return nil, errNotInPlace
@@ -500,10 +505,17 @@ func streamFooter(data *ipcData) (ft *ipcFooter, err error) {
 	if checkSchema(fbTable{b: meta, pos: at}, &budget) != nil {
 		return nil, errNotInPlace
 	}
-	ft = &ipcFooter{end: int64(len(b)), schema: fbTable{b: meta, pos: at}}
-	if !streamBlocks(b, func(blk ipcBlock) bool { ft.blocks = append(ft.blocks, blk); return true }) {
+	// Counted first, then charged, then listed: a stream of many tiny
+	// messages cannot make the list outgrow the budget.
+	n := 0
+	if !streamBlocks(b, func(ipcBlock) bool { n++; return true }) {
 		return nil, errNotInPlace
 	}
+	if err := charge(int64(len(meta)) + streamBlockMemory*int64(n)); err != nil {
+		return nil, err
+	}
+	ft = &ipcFooter{end: int64(len(b)), schema: fbTable{b: meta, pos: at}, blocks: make([]ipcBlock, 0, n)}
+	streamBlocks(b, func(blk ipcBlock) bool { ft.blocks = append(ft.blocks, blk); return true })
 	return ft, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/planner"
@@ -219,4 +220,63 @@ func TestStreamBlocks(t *testing.T) {
 			require.Equal(t, ends[cut], ok, "a stream cut at %d", cut)
 		}
 	}
+}
+
+// A stream file of many tiny messages has its list of messages charged to
+// the memory budget before it is made: with a budget smaller than the
+// list, the read is refused, saying what did not fit, instead of growing
+// past it.
+func TestStreamListCharged(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	path := filepath.Join(t.TempDir(), "tiny.arrows")
+	f, err := os.Create(path)
+	require.NoError(t, err)
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	w := ipc.NewWriter(f, ipc.WithSchema(schema))
+	b := array.NewInt64Builder(mem)
+	arr := b.NewArray()
+	b.Release()
+	empty := array.NewRecord(schema, []arrow.Array{arr}, 0)
+	arr.Release()
+	const batches = 50_000
+	for range batches {
+		require.NoError(t, w.Write(empty))
+	}
+	empty.Release()
+	require.NoError(t, w.Close())
+	require.NoError(t, f.Close())
+
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{Mem: mem, Budget: budget.New(1<<20, "--memory")})
+	require.NoError(t, err)
+	defer d.Close()
+	sel, err := d.Select(nil)
+	require.NoError(t, err)
+	_, err = d.Aggregate(context.Background(), newEngine(t, mem), sel, AggregateOptions{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the Arrow IPC stream's messages listed")
+
+	// With room for the list, the stream is read in place: 0 rows.
+	sum, err := aggregatePathsOpts(t, mem, path, Options{Budget: budget.New(64<<20, "--memory")})
+	require.NoError(t, err)
+	assert.Zero(t, sum.Rows)
+}
+
+// aggregatePathsOpts aggregates path with the default aggregates and opts
+// (its Mem set to mem).
+func aggregatePathsOpts(t *testing.T, mem memory.Allocator, path string, opts Options) (*Summary, error) {
+	t.Helper()
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	opts.Mem = mem
+	d, err := Open(context.Background(), srcs, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	sel, err := d.Select(nil)
+	require.NoError(t, err)
+	return d.Aggregate(context.Background(), newEngine(t, mem), sel, AggregateOptions{})
 }
