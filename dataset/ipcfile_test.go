@@ -163,6 +163,22 @@ func writeIPCBatches(t testing.TB, path string, file, grow bool, sizes []int, op
 // that every allocation is freed.
 func aggregateIPCWith(t *testing.T, path string, aggs agg.Set, threads int, progress func(int64)) (string, error) {
 	t.Helper()
+	return aggregateIPCOpts(t, path, Options{Progress: progress}, aggs, threads)
+}
+
+// aggregateIPCReader aggregates the IPC stream held by file path as read
+// from standard input: through the stream reader, never in place.
+func aggregateIPCReader(t *testing.T, path string, aggs agg.Set, threads int) (string, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return aggregateIPCOpts(t, "-", Options{Stdin: bytes.NewReader(data)}, aggs, threads)
+}
+
+// aggregateIPCOpts aggregates path ("-": opts.Stdin) with opts, on threads
+// goroutines of a CPU engine, as JSON.
+func aggregateIPCOpts(t *testing.T, path string, opts Options, aggs agg.Set, threads int) (string, error) {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(threads))
@@ -172,7 +188,8 @@ func aggregateIPCWith(t *testing.T, path string, aggs agg.Set, threads int, prog
 	if err != nil {
 		return "", err
 	}
-	d, err := Open(context.Background(), srcs, Options{Mem: mem, Progress: progress})
+	opts.Mem = mem
+	d, err := Open(context.Background(), srcs, opts)
 	if err != nil {
 		return "", err
 	}
@@ -184,33 +201,6 @@ func aggregateIPCWith(t *testing.T, path string, aggs agg.Set, threads int, prog
 		return "", err
 	}
 	return jsonOf(t, sum.Rows, sum.Files, sum.Results), nil
-}
-
-// aggregateIPCReader aggregates the IPC stream held by file path as read
-// from standard input: through the stream reader, never in place.
-func aggregateIPCReader(t *testing.T, path string, aggs agg.Set, threads int) (string, error) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(threads))
-	require.NoError(t, err)
-	defer eng.Close()
-	srcs, err := Expand([]string{"-"})
-	require.NoError(t, err)
-	d, err := Open(context.Background(), srcs, Options{Mem: mem, Stdin: bytes.NewReader(data)})
-	if err != nil {
-		return "", err
-	}
-	defer d.Close()
-	sel, err := d.Select(nil)
-	require.NoError(t, err)
-	sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{Aggs: aggs})
-	if err != nil {
-		return "", err
-	}
-	return jsonOf(t, sum.Rows, 1, sum.Results), nil
 }
 
 // inPlace reads IPC file path through the in-place reader (not the stream

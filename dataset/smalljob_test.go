@@ -247,36 +247,12 @@ func TestStreamListCharged(t *testing.T) {
 	require.NoError(t, w.Close())
 	require.NoError(t, f.Close())
 
-	srcs, err := Expand([]string{path})
-	require.NoError(t, err)
-	d, err := Open(context.Background(), srcs, Options{Mem: mem, Budget: budget.New(1<<20, "--memory")})
-	require.NoError(t, err)
-	defer d.Close()
-	sel, err := d.Select(nil)
-	require.NoError(t, err)
-	_, err = d.Aggregate(context.Background(), newEngine(t, mem), sel, AggregateOptions{})
+	_, _, err = aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{Budget: budget.New(1<<20, "--memory")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "the Arrow IPC stream's messages listed")
 
 	// With room for the list, the stream is read in place: 0 rows.
-	sum, err := aggregatePathsOpts(t, mem, path, Options{Budget: budget.New(64<<20, "--memory")})
+	sum, _, err := aggregatePaths(context.Background(), t, mem, []string{path}, nil, Options{Budget: budget.New(64<<20, "--memory")})
 	require.NoError(t, err)
 	assert.Zero(t, sum.Rows)
-}
-
-// aggregatePathsOpts aggregates path with the default aggregates and opts
-// (its Mem set to mem).
-func aggregatePathsOpts(t *testing.T, mem memory.Allocator, path string, opts Options) (*Summary, error) {
-	t.Helper()
-	srcs, err := Expand([]string{path})
-	require.NoError(t, err)
-	opts.Mem = mem
-	d, err := Open(context.Background(), srcs, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	sel, err := d.Select(nil)
-	require.NoError(t, err)
-	return d.Aggregate(context.Background(), newEngine(t, mem), sel, AggregateOptions{})
 }
