@@ -159,7 +159,7 @@ func writeIPCBatches(t testing.TB, path string, file, grow bool, sizes []int, op
 	require.NoError(t, f.Close())
 }
 
-// aggregateWith opens path and aggregates every column with aggs; it checks
+// aggregateIPCWith opens path and aggregates every column with aggs; it checks
 // that every allocation is freed.
 func aggregateIPCWith(t *testing.T, path string, aggs agg.Set, threads int, progress func(int64)) (string, error) {
 	t.Helper()
