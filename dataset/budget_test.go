@@ -111,17 +111,7 @@ func TestBudgetFooter(t *testing.T) {
 // zstd-compressed.
 func writeCompressedIPC(t *testing.T, path string, rec arrow.Record, batch int64) {
 	t.Helper()
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := ipc.NewFileWriter(f, ipc.WithSchema(rec.Schema()), ipc.WithZstd())
-	require.NoError(t, err)
-	for lo := int64(0); lo < rec.NumRows(); lo += batch {
-		s := rec.NewSlice(lo, min(lo+batch, rec.NumRows()))
-		require.NoError(t, w.Write(s))
-		s.Release()
-	}
-	require.NoError(t, w.Close())
-	require.NoError(t, f.Close())
+	writeIPCSlices(t, path, true, rec, batch, ipc.WithZstd())
 }
 
 // The record batches of a compressed IPC file are charged before they are

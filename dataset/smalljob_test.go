@@ -81,7 +81,7 @@ func TestSmallFileOpensNoGPU(t *testing.T) {
 	writeIPC(t, files["ipc"], rec)
 	writeCompressedIPC(t, files["ipc-zstd"], rec, 70_000)
 	writeIPCAs(t, files["ipc-stream"], rec, false)
-	writeIPCBatchesOf(t, files["ipc-stream-lz4"], rec, 70_000, ipc.WithLZ4())
+	writeIPCSlices(t, files["ipc-stream-lz4"], false, rec, 70_000, ipc.WithLZ4())
 	rec.Release()
 	for name, path := range files {
 		t.Run(name, func(t *testing.T) {
@@ -160,13 +160,23 @@ func TestIPCWorkCountsDecompressedBytes(t *testing.T) {
 	assert.Less(t, w.Host[0].Stored, int64(1<<20), "zeros stored in far less")
 }
 
-// writeIPCBatchesOf writes rec to path as an IPC stream of batches of
-// batch rows.
-func writeIPCBatchesOf(t *testing.T, path string, rec arrow.Record, batch int64, opts ...ipc.Option) {
+// writeIPCSlices writes rec to path, an IPC file or (file false) stream,
+// as batches of batch rows.
+func writeIPCSlices(t *testing.T, path string, file bool, rec arrow.Record, batch int64, opts ...ipc.Option) {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
-	w := ipc.NewWriter(f, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
+	opts = append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)
+	var w interface {
+		Write(arrow.Record) error
+		Close() error
+	}
+	if file {
+		w, err = ipc.NewFileWriter(f, opts...)
+		require.NoError(t, err)
+	} else {
+		w = ipc.NewWriter(f, opts...)
+	}
 	for lo := int64(0); lo < rec.NumRows(); lo += batch {
 		s := rec.NewSlice(lo, min(lo+batch, rec.NumRows()))
 		require.NoError(t, w.Write(s))
@@ -186,7 +196,7 @@ func TestStreamBlocks(t *testing.T) {
 	rec := pqRecord(mem, pqCols()[:4], 1000, 3)
 	defer rec.Release()
 	path := filepath.Join(t.TempDir(), "s.arrows")
-	writeIPCBatchesOf(t, path, rec, 300)
+	writeIPCSlices(t, path, false, rec, 300)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var blocks []ipcBlock
