@@ -495,25 +495,25 @@ func streamFooter(data *ipcData, charge func(int64) error) (ft *ipcFooter, err e
 	if !ok || first.end || first.kind != headerSchema {
 		return nil, errNotInPlace
 	}
-	meta := append([]byte(nil), first.meta...)
-	msg, _ := fbRoot(meta)
+	msg, _ := fbRoot(first.meta)
 	at, present, ok := msg.ref(msgHeader)
 	if !ok || !present {
 		return nil, errNotInPlace
 	}
-	budget := int64(len(meta)) / 4
-	if checkSchema(fbTable{b: meta, pos: at}, &budget) != nil {
+	budget := int64(len(first.meta)) / 4
+	if checkSchema(fbTable{b: first.meta, pos: at}, &budget) != nil {
 		return nil, errNotInPlace
 	}
-	// Counted first, then charged, then listed: a stream of many tiny
-	// messages cannot make the list outgrow the budget.
+	// Counted first, then charged, then copied and listed: neither a large
+	// schema nor a stream of many tiny messages goes past the budget.
 	n := 0
 	if !streamBlocks(b, func(ipcBlock) bool { n++; return true }) {
 		return nil, errNotInPlace
 	}
-	if err := charge(int64(len(meta)) + streamBlockMemory*int64(n)); err != nil {
+	if err := charge(int64(len(first.meta)) + streamBlockMemory*int64(n)); err != nil {
 		return nil, err
 	}
+	meta := append([]byte(nil), first.meta...)
 	ft = &ipcFooter{end: int64(len(b)), schema: fbTable{b: meta, pos: at}, blocks: make([]ipcBlock, 0, n)}
 	streamBlocks(b, func(blk ipcBlock) bool { ft.blocks = append(ft.blocks, blk); return true })
 	return ft, nil
