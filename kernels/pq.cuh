@@ -465,15 +465,34 @@ __device__ __forceinline__ void pq_page(const uint8_t* chunk, const uint8_t* scr
 
 }  // namespace arrowagg
 
+// kUnsnapWarpsPerSM is the warps (blocks of one warp) of arrowagg_pq_unsnap
+// that its register budget lets one multiprocessor hold: 28 keeps it at 72
+// registers a thread. Without the bound unsnap_warp takes 80 and 25 warps
+// fit: on a column of 17,500 pages (350M 8-byte integers) that cost the 7%
+// that its 64-byte windows gain where fewer pages leave room to spare
+// (BENCHMARKS.md, "Snappy windows of 64 bytes"). Multiprocessors that hold
+// fewer than 28 blocks (sm_75 and sm_86/87 16, sm_89 24) get their most,
+// which bounds nothing there (ptxas ignores, with a warning, a bound a
+// multiprocessor cannot hold).
+namespace arrowagg {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 750 || __CUDA_ARCH__ == 860 || __CUDA_ARCH__ == 870)
+constexpr int kUnsnapWarpsPerSM = 16;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 890
+constexpr int kUnsnapWarpsPerSM = 24;
+#else
+constexpr int kUnsnapWarpsPerSM = 28;
+#endif
+}  // namespace arrowagg
+
 // arrowagg_pq_unsnap: warp w of the grid decompresses page w when it is a
 // snappy page (the others are read in place). Parameters: the chunk and
 // scratch buffers, the page table and its length, status (a word per page,
-// zeroed: a page whose snappy stream is corrupt gets its code). Any block
-// of whole warps up to kBlockThreads; the host launches blocks of one warp,
+// zeroed: a page whose snappy stream is corrupt gets its code). Blocks of
+// one warp (the launch bounds say so),
 // which the block scheduler spreads over the multiprocessors more evenly
 // than blocks of eight (2,500 pages on 132 multiprocessors: 19 warps on
 // the busiest, not 24), the pages' time being the busiest one's.
-extern "C" __global__ void __launch_bounds__(arrowagg::kBlockThreads)
+extern "C" __global__ void __launch_bounds__(arrowagg::kWarpThreads, arrowagg::kUnsnapWarpsPerSM)
     arrowagg_pq_unsnap(const uint8_t* chunk, uint8_t* scratch, const arrowagg::PageDesc* pages,
                        unsigned long long npages, unsigned int* status) {
   using namespace arrowagg;

@@ -21,13 +21,20 @@
 //   tag, spends a chain of dependent instructions on each (65 instructions
 //   and about 580 cycles a tag on an H200, for the short tags of 8-byte
 //   integers of 37 significant bits: 30 GB/s of output over 2,500 pages).
-//   So the warp takes a window of 32 input bytes at once: lane i decodes the
-//   tag that would start at byte i (two aligned word loads, no dependence on
-//   the other lanes), and the real tags are the chain from the window's
-//   first byte, followed two tags a shuffle. A prefix sum of their lengths
-//   gives each real tag its output position. A window that is one long
-//   literal (values that do not compress: a few such literals a page) is
-//   copied before any of this.
+//   So the warp takes a window of 64 input bytes at once: lane i decodes the
+//   tags that would start at bytes 2i and 2i + 1 (three aligned word loads,
+//   no dependence on the other lanes; a tag takes at least two bytes, so at
+//   most one of the two is real), and the real tags are the chain from the
+//   window's first byte, followed two tags a shuffle. A prefix sum of their
+//   lengths gives each real tag its output position. Windows of 32 bytes, a
+//   candidate a lane, took 7% longer on those integers' pages: the chain,
+//   the prefix sum, the ballots and the round of writes are paid a window,
+//   and 64 bytes hold about nine such tags, not four or five. (Four
+//   candidates a lane, 128 bytes, took 60% longer in a general form of this
+//   code: four tags' registers, sixteen shuffles for the chain's pairs, two
+//   tags a lane to write.) A
+//   window that is one long literal (values that do not compress: a few
+//   such literals a page) is copied before any of this.
 // - The window's tags are then written together, a lane each for tags of
 //   at most kLaneTag bytes. A copy reads output that earlier tags wrote,
 //   maybe tags of the same window: the tags go in rounds, each round the
@@ -227,12 +234,37 @@ __device__ __forceinline__ void prefetch_ahead(const uint8_t* in, uint32_t in_le
 #endif
 }
 
+// A window is 64 input bytes, two a lane: lane i decodes the tags that would
+// start at bytes 2i and 2i + 1 (a tag takes at least 2 bytes, so at most
+// one of them is real). One window's chain, prefix sum, ballots and round
+// of writes serve twice the tags of a window of 32 bytes.
+constexpr uint32_t kWindow = 2 * kWarp;
+
+// headers returns header(in, in_len, at) and header(in, in_len, at + 1)
+// (0 past the input), from the three aligned words that hold both when
+// they lie within the input.
+__device__ __forceinline__ void headers(const uint8_t* in, uint32_t in_len, uint64_t at, uint64_t& h0, uint64_t& h1) {
+  const uintptr_t p = (uintptr_t)in + (uintptr_t)(at < in_len ? at : 0);
+  const uintptr_t a = p & ~(uintptr_t)3;
+  if (at < in_len && a >= (uintptr_t)in && a + 12 <= (uintptr_t)in + in_len) {
+    UNSNAP_CHECK_READ((const uint8_t*)a, 12);
+    const uint32_t* w = (const uint32_t*)a;
+    const uint64_t x0 = __ldg(w), x1 = __ldg(w + 1), x2 = __ldg(w + 2);
+    const uint32_t sh = (uint32_t)(p & 3) * 8;
+    h0 = (x1 << 32 | x0) >> sh;                                  // bytes sh/8 .. sh/8 + 7
+    h1 = sh == 24 ? (x2 << 32 | x1) : (x1 << 32 | x0) >> (sh + 8);  // one byte on: >= 5 bytes either way
+    return;
+  }
+  h0 = at < in_len ? header(in, in_len, (uint32_t)at) : 0;
+  h1 = at + 1 < in_len ? header(in, in_len, (uint32_t)(at + 1)) : 0;
+}
+
 // Tag is the tag that would start at some input position, as one lane
 // decodes it: its bytes in the input (step: the header's, and a literal's
 // data), its output length n and a copy's offset o (0: a literal). ok is
 // false when its header or a literal's data run past the input, or a copy's
-// offset is 0; such a tag ends the window's chain of tags (step 32), and is
-// an error if the chain reaches it.
+// offset is 0; such a tag ends the window's chain of tags (step kWindow),
+// and is an error if the chain reaches it.
 struct Tag {
   uint32_t step;
   uint32_t need;  // the header's bytes
@@ -243,9 +275,8 @@ struct Tag {
 // decode_tag decodes the tag at in[at] with no branch on its kind: the
 // lanes of a window hold tags of every kind, and a switch would run each
 // kind's path one after the other.
-__device__ __forceinline__ Tag decode_tag(const uint8_t* in, uint32_t in_len, uint64_t at) {
-  if (at >= in_len) return Tag{32, 1, 0, 0, false};
-  const uint64_t h = header(in, in_len, (uint32_t)at);
+__device__ __forceinline__ Tag decode_tag(uint64_t h, uint32_t in_len, uint64_t at) {
+  if (at >= in_len) return Tag{kWindow, 1, 0, 0, false};
   const uint32_t tag = (uint32_t)h & 0xff, kind = tag & 3, x = tag >> 2;
   const uint32_t after = (uint32_t)(h >> 8);   // the 4 bytes after the tag
   const uint32_t left = in_len - (uint32_t)at;  // >= 1
@@ -267,7 +298,7 @@ __device__ __forceinline__ Tag decode_tag(const uint8_t* in, uint32_t in_len, ui
     t.ok = left >= t.need && t.o != 0;  // (offset 0 is corrupt, and o == 0 marks a literal)
     t.step = t.need;
   }
-  if (!t.ok) t.step = 32;
+  if (!t.ok) t.step = kWindow;
   return t;
 }
 
@@ -280,9 +311,10 @@ __device__ __forceinline__ Tag decode_tag(const uint8_t* in, uint32_t in_len, ui
 // [0, out_len), whatever the input. On return the output is visible to every
 // lane of the warp (on an error, out holds whatever was decoded before it).
 //
-// The tags go a window of 32 input bytes at a time: lane i decodes the tag
-// that would start at byte i of the window; the chain of tags from the
-// window's first byte (two tags a shuffle) says which lanes hold real tags; a
+// The tags go a window of 64 input bytes at a time: lane i decodes the tags
+// that would start at bytes 2i and 2i + 1 of the window; the chain of tags
+// from the window's first byte (two tags a shuffle) says which lanes hold a
+// real tag; a
 // prefix sum of their lengths gives each its output position; then the
 // lanes write their tags together, in rounds: a copy waits for the round
 // after the tags whose bytes it reads.
@@ -319,19 +351,21 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
       prefetch_ahead(in, in_len, s, lane);
       fetched = s + kPrefetchStep;
     }
-    const uint64_t at = (uint64_t)s + lane;
-    const Tag t = decode_tag(in, in_len, at);
+    const uint64_t at2 = (uint64_t)s + 2 * lane;  // this lane's first candidate
+    uint64_t h0, h1;
+    headers(in, in_len, at2, h0, h1);
+    const Tag t0 = decode_tag(h0, in_len, at2), t1 = decode_tag(h1, in_len, at2 + 1);
     // A window whose first tag takes 32 input bytes or more holds that tag
     // alone: a literal of 27 bytes or more (copies take at most 5 bytes),
     // or a tag that is not valid. The literal is copied here, outside the
     // rounds: values that do not compress are a few such literals a page,
     // and with the rounds' registers live around it, the word loop's loads
     // were issued two groups apart, each waited for.
-    const uint32_t step0 = __shfl_sync(kWarpMask, t.step, 0);
+    const uint32_t step0 = __shfl_sync(kWarpMask, t0.step, 0);
     if (step0 >= 32) {
-      const uint32_t n0 = __shfl_sync(kWarpMask, t.n, 0);
-      const uint32_t need0 = __shfl_sync(kWarpMask, t.need, 0);
-      if (!__shfl_sync(kWarpMask, (int)t.ok, 0) || __shfl_sync(kWarpMask, t.o, 0) != 0 || n0 > out_len - d) {
+      const uint32_t n0 = __shfl_sync(kWarpMask, t0.n, 0);
+      const uint32_t need0 = __shfl_sync(kWarpMask, t0.need, 0);
+      if (!__shfl_sync(kWarpMask, (int)t0.ok, 0) || __shfl_sync(kWarpMask, t0.o, 0) != 0 || n0 > out_len - d) {
         err = kUnsnapCorrupt;
         break;
       }
@@ -341,30 +375,42 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
       d += n0;
       continue;
     }
-    // The chain: the window's real tags, starting at its first byte.
-    // Two tags a step: step2 is the bytes of this lane's tag and the next.
-    const uint32_t step = t.step < 32 ? t.step : 32;
-    const uint32_t next = lane + step;  // < 64
-    const uint32_t step2 = step + __shfl_sync(kWarpMask, step, (int)(next & kLaneMask)) * (next < 32);
-    const uint32_t lim = in_len - s < 32 ? in_len - s : 32;  // the window's input bytes
-    uint32_t starts = 0, p = 0, last = 0;
+    // The chain: the window's real tags, starting at its first byte, two
+    // tags a step. sa, sb: the input bytes of the lane's candidates' tags (at
+    // most the window); sa2, sb2: those of each and the tag after it.
+    const uint32_t sa = t0.step < kWindow ? t0.step : kWindow, sb = t1.step < kWindow ? t1.step : kWindow;
+    const uint32_t na = 2 * lane + sa, nb = 2 * lane + 1 + sb;  // < 2 * kWindow
+    const uint32_t na0 = __shfl_sync(kWarpMask, sa, (int)((na / 2) & kLaneMask));
+    const uint32_t na1 = __shfl_sync(kWarpMask, sb, (int)((na / 2) & kLaneMask));
+    const uint32_t nb0 = __shfl_sync(kWarpMask, sa, (int)((nb / 2) & kLaneMask));
+    const uint32_t nb1 = __shfl_sync(kWarpMask, sb, (int)((nb / 2) & kLaneMask));
+    const uint32_t sa2 = sa + (na < kWindow ? (na & 1 ? na1 : na0) : 0);
+    const uint32_t sb2 = sb + (nb < kWindow ? (nb & 1 ? nb1 : nb0) : 0);
+    const uint32_t lim = in_len - s < kWindow ? in_len - s : kWindow;  // the window's input bytes
+    uint64_t starts = 0;
+    uint32_t p = 0, last = 0;
     while (p < lim) {
-      starts |= 1u << p;
+      starts |= 1ull << p;
       last = p;
-      const uint32_t q = p + __shfl_sync(kWarpMask, step, (int)p);
-      const uint32_t r = p + __shfl_sync(kWarpMask, step2, (int)p);
+      const uint32_t q = p + __shfl_sync(kWarpMask, p & 1 ? sb : sa, (int)(p / 2));
+      const uint32_t r = p + __shfl_sync(kWarpMask, p & 1 ? sb2 : sa2, (int)(p / 2));
       if (q < lim) {
-        starts |= 1u << q;
+        starts |= 1ull << q;
         last = q;
         p = r;
       } else {
         p = q;
       }
     }
-    const bool mine = (starts >> lane) & 1;
+    // The lane's real tag, if any: at most one of its two candidates.
+    const uint32_t two = (uint32_t)(starts >> (2 * lane)) & 3;
+    const bool mine = two != 0;
+    const Tag t = two & 1 ? t0 : t1;
+    const uint64_t at = at2 + (two & 1 ? 0 : 1);
     // Output positions: an exclusive prefix sum of the tags' lengths. Only
-    // the window's last tag can be longer than 64 bytes (a longer one takes
-    // 32 input bytes or more), so the sums before any tag fit 32 bits; a
+    // the window's last tag can be longer than 64 bytes (a copy writes at
+    // most 64, a literal fewer than the input it takes), so the sums before
+    // any tag fit 32 bits; a
     // lane's sum past the last tag may wrap, and is not used.
     const uint32_t len = mine ? t.n : 0;
     uint32_t incl = len;
@@ -395,7 +441,7 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
     } else {
       // Rounds: the first tag not yet written and every short tag whose
       // bytes lie before it.
-      uint32_t todo = starts;
+      uint32_t todo = __ballot_sync(kWarpMask, mine);
       const uint32_t longs = __ballot_sync(kWarpMask, mine && is_long);  // the tags the whole warp writes
       while (todo != 0) {
         const int first = __ffs((int)todo) - 1;
@@ -415,8 +461,8 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
         __syncwarp();
       }
     }
-    s += last + __shfl_sync(kWarpMask, t.step, (int)last);  // (a real tag's step fits the input)
-    d = __shfl_sync(kWarpMask, dst + t.n, (int)last);  // (the last tag fits the output)
+    s += last + __shfl_sync(kWarpMask, t.step, (int)(last / 2));  // (a real tag's step fits the input)
+    d = __shfl_sync(kWarpMask, dst + t.n, (int)(last / 2));  // (the last tag fits the output)
   }
   if (err == kUnsnapOK && d != out_len) err = kUnsnapCorrupt;
   __syncwarp();

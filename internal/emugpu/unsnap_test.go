@@ -208,6 +208,17 @@ func crafted() map[string]*stream {
 	s.copy(4, 1, 64)
 	out["tag limits"] = s
 
+	// copy-4 tags whose offsets need their fourth byte (a header's fifth),
+	// after short literals of every length, so that they start at every
+	// byte of a window and at every alignment of the input
+	s = &stream{}
+	s.literal(randBytes(r, 1<<24+4096), 4)
+	for len(s.out) < 1<<24+32<<10 {
+		s.copy(4, 1<<24+r.IntN(4096), 1+r.IntN(64))
+		s.literal(randBytes(r, 1+r.IntN(5)), 0)
+	}
+	out["copy-4 past 16 MiB"] = s
+
 	// short tags whose copies read the bytes of the tags just before them
 	// (in the same batch of lanes) and far back, in every proportion
 	s = &stream{}
