@@ -332,11 +332,16 @@ func (r *ipcFileRun) ipcWork(footer *ipcFooter) (w planner.PageWork, ok bool) {
 // block's header, not its values; false for a message it cannot read.
 func blockWork(w *planner.PageWork, data *ipcData, blk ipcBlock, mem memory.Allocator) bool {
 	const dictData = 1
-	msg, err := data.message(blk)
+	// The header is read where it lies, without ipcData.message's copy of
+	// it (which the reads charge to the budget): the mapped file's callers
+	// recover a panic, should the file change under them.
+	if data.mapped == nil {
+		return false
+	}
+	msg, err := parseIPCMessage(data.mapped[blk.offset:blk.offset+blk.meta+blk.body], blk, false)
 	if err != nil {
 		return false
 	}
-	defer msg.done()
 	rb := msg.hdr
 	if blk.dict {
 		at, present, ok := msg.hdr.ref(dictData)
@@ -726,20 +731,21 @@ func (r *ipcFileRun) dictionary(ctx context.Context, blk ipcBlock, dicts map[int
 	return nil
 }
 
-// readMessage reads block blk, charging first the memory a read takes when
-// the file is not mapped.
+// readMessage reads block blk, charging first the memory the read takes:
+// the block's buffer when the file is not mapped, the copy of its metadata
+// when it is (ipcData.message).
 // It returns what it charged, also on an error.
 func (r *ipcFileRun) readMessage(blk ipcBlock, what string, charge func(string, int64) error) (*ipcMessage, int64, error) {
-	var charged int64
+	n := blk.meta
 	if r.data.mapped == nil {
-		n := blk.meta + blk.body
-		if err := charge(what, n+n/8); err != nil { // (see ipcData.read)
-			return nil, 0, err
-		}
-		charged = n + n/8
+		n = blk.meta + blk.body
+		n += n / 8 // (see ipcData.read)
+	}
+	if err := charge(what, n); err != nil {
+		return nil, 0, err
 	}
 	msg, err := r.data.message(blk)
-	return msg, charged, err
+	return msg, n, err
 }
 
 // charge reads batch b's message and charges what decoding it allocates,

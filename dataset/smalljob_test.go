@@ -160,6 +160,51 @@ func TestIPCWorkCountsDecompressedBytes(t *testing.T) {
 	assert.Less(t, w.Host[0].Stored, int64(1<<20), "zeros stored in far less")
 }
 
+// TestMappedMetadataCharged: a mapped IPC file's batches are read in place,
+// but each message's metadata is copied for the decoders: the copy is
+// charged to the budget before it is made, as an unmapped file's whole
+// read is.
+func TestMappedMetadataCharged(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	b := array.NewInt64Builder(mem)
+	b.AppendValues(make([]int64, 1000), nil)
+	arr := b.NewArray()
+	b.Release()
+	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "z", Type: arrow.PrimitiveTypes.Int64}}, nil), []arrow.Array{arr}, 1000)
+	arr.Release()
+	path := filepath.Join(t.TempDir(), "z.arrow")
+	writeIPC(t, path, rec)
+	rec.Release()
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	data, err := openIPCData(srcs[0], mem)
+	require.NoError(t, err)
+	defer data.close() //nolint:errcheck
+	require.NotNil(t, data.mapped)
+	footer, err := readIPCFooter(data.f, data.size)
+	require.NoError(t, err)
+	require.NotEmpty(t, footer.blocks)
+	blk := footer.blocks[0]
+	var asked int64
+	r := &ipcFileRun{data: data}
+	msg, charged, err := r.readMessage(blk, "a record batch read", func(_ string, n int64) error {
+		asked += n
+		return nil
+	})
+	require.NoError(t, err)
+	defer msg.done()
+	assert.Equal(t, asked, charged)
+	assert.Equal(t, blk.meta, charged, "the metadata's copy, not the mapped body")
+	assert.LessOrEqual(t, int64(len(msg.meta)), charged)
+
+	// refused, it reads nothing
+	refused := errors.New("over the budget")
+	_, charged, err = r.readMessage(blk, "a record batch read", func(string, int64) error { return refused })
+	require.ErrorIs(t, err, refused)
+	assert.Zero(t, charged)
+}
+
 // writeIPCSlices writes rec to path, an IPC file or (file false) stream,
 // as batches of batch rows.
 func writeIPCSlices(t *testing.T, path string, file bool, rec arrow.Record, batch int64, opts ...ipc.Option) {
