@@ -29,7 +29,7 @@
 //   lengths gives each real tag its output position. Windows of 32 bytes, a
 //   candidate a lane, took 7% longer on those integers' pages: the chain,
 //   the prefix sum, the ballots and the round of writes are paid a window,
-//   and 64 bytes hold about nine such tags, not four or five. (Four
+//   and 64 bytes hold about eighteen such tags, not nine. (Four
 //   candidates a lane, 128 bytes, took 60% longer in a general form of this
 //   code: four tags' registers, sixteen shuffles for the chain's pairs, two
 //   tags a lane to write.) A
@@ -431,12 +431,46 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
     const uint32_t dst = (uint32_t)at_out;  // <= out_len
     const bool is_long = t.n > kLaneTag;
     // a copy reads out[dst - o, dst - o + min(n, o)); a literal reads none
-    const uint32_t src_end = t.o == 0 ? 0 : dst - t.o + (t.n < t.o ? t.n : t.o);
-    const uint32_t src = t.o == 0 ? (uint32_t)at + t.need : dst - t.o;
+    uint32_t o = t.o;
+    uint32_t src_end = o == 0 ? 0 : dst - o + (t.n < o ? t.n : o);
+    uint32_t src = o == 0 ? (uint32_t)at + t.need : dst - o;
+    // A copy that reads what a tag A of this window writes (the high bytes
+    // of 8-byte integers, copied from the value before: the rounds in most
+    // windows) reads those bytes where A reads them: A's literal bytes in the
+    // input (when the copy does not overlap its own output), or, A being a
+    // copy, o_A bytes further back (out[x] = out[x - o_A] for every x of A's
+    // output, overlapping or not). That source may still lie in the window
+    // (A read it): the rounds below then order them as before. A is the last
+    // lane whose output starts at or before the copy's source: the lanes'
+    // output positions do not decrease (a lane without a tag holds the
+    // position after the tags before it, and none passes out_len), and that
+    // lane holds a tag (lane 0 does; a lane without one starts where the
+    // next tag does, or past every tag's output).
+    if (__ballot_sync(kWarpMask, mine && o != 0 && src_end > d) != 0) {
+      uint32_t a = 0;
+#pragma unroll
+      for (unsigned k = kWarp / 2; k > 0; k >>= 1)
+        if (__shfl_sync(kWarpMask, dst, (int)(a + k)) <= src) a += k;
+      const uint32_t a_dst = __shfl_sync(kWarpMask, dst, (int)a);
+      const uint32_t a_n = __shfl_sync(kWarpMask, t.n, (int)a);
+      const uint32_t a_o = __shfl_sync(kWarpMask, o, (int)a);
+      const uint32_t a_src = __shfl_sync(kWarpMask, src, (int)a);
+      const uint32_t span = t.n < o ? t.n : o;  // the bytes the copy reads
+      if (mine && o != 0 && src_end > d && a_dst <= src && src + span <= a_dst + a_n) {
+        if (a_o != 0) {
+          src -= a_o;  // (>= 0: a_o <= a_dst <= src)
+          src_end -= a_o;
+        } else if (o >= t.n) {
+          src = a_src + (src - a_dst);
+          o = 0;
+          src_end = 0;
+        }
+      }
+    }
     if (__ballot_sync(kWarpMask, mine && (is_long || src_end > d)) == 0) {
       // Every tag is short and reads only what the windows before wrote
       // (most windows): one round, without the rounds' bookkeeping.
-      if (mine) lane_tag(in, out, src, dst, t.n, t.o);
+      if (mine) lane_tag(in, out, src, dst, t.n, o);
       __syncwarp();
     } else {
       // Rounds: the first tag not yet written and every short tag whose
@@ -447,12 +481,12 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
         const int first = __ffs((int)todo) - 1;
         const uint32_t frontier = __shfl_sync(kWarpMask, dst, first);
         const bool ready = ((todo >> lane) & 1) && !is_long && src_end <= frontier;
-        if (ready) lane_tag(in, out, src, dst, t.n, t.o);
+        if (ready) lane_tag(in, out, src, dst, t.n, o);
         uint32_t done = __ballot_sync(kWarpMask, ready);
         if ((longs >> first) & 1) {  // the first tag is long: the warp writes it
           const uint32_t fsrc = __shfl_sync(kWarpMask, src, first);
           const uint32_t fn = __shfl_sync(kWarpMask, t.n, first);
-          const uint32_t fo = __shfl_sync(kWarpMask, t.o, first);
+          const uint32_t fo = __shfl_sync(kWarpMask, o, first);  // (copy_back reads o back: written)
           if (fo == 0) copy_literal(in + fsrc, out + frontier, fn, lane);
           else copy_back(out, frontier, fn, fo, lane);
           done |= 1u << first;
