@@ -43,7 +43,10 @@
 //   copy's source is read by all its lane's loads at once, and by all the
 //   round's lanes together: one trip to memory for the round, not one a tag.
 //   A window whose copies all read what earlier windows wrote (most windows)
-//   is one round, with none of the rounds' bookkeeping.
+//   is one round, with none of the rounds' bookkeeping. A copy that reads
+//   what a tag A of its window writes reads first where A's bytes come from
+//   (A's source, or A's literal bytes in the input), which takes most such
+//   windows out of the rounds.
 // - Longer tags are written by the whole warp, when they come first in a
 //   round. Long literals (incompressible data: tags of up to 64 KiB and
 //   more) move as 4-byte words aligned to the output: each lane loads the
