@@ -29,12 +29,11 @@
 //   lengths gives each real tag its output position. Windows of 32 bytes, a
 //   candidate a lane, took 7% longer on those integers' pages: the chain,
 //   the prefix sum, the ballots and the round of writes are paid a window,
-//   and 64 bytes hold about eighteen such tags, not nine. (Four
-//   candidates a lane, 128 bytes, took 60% longer in a general form of this
-//   code: four tags' registers, sixteen shuffles for the chain's pairs, two
-//   tags a lane to write.) A
-//   window that is one long literal (values that do not compress: a few
-//   such literals a page) is copied before any of this.
+//   and 64 bytes hold about eighteen such tags, not nine. (Four candidates
+//   a lane, 128 bytes, took 60% longer in a general form of this code: four
+//   tags' registers, sixteen shuffles for the chain's pairs, two tags a lane
+//   to write.) A window that is one long literal (values that do not
+//   compress: a few such literals a page) is copied before any of this.
 // - The window's tags are then written together, a lane each for tags of
 //   at most kLaneTag bytes. A copy reads output that earlier tags wrote,
 //   maybe tags of the same window: the tags go in rounds, each round the
@@ -317,10 +316,9 @@ __device__ __forceinline__ Tag decode_tag(uint64_t h, uint32_t in_len, uint64_t 
 // The tags go a window of 64 input bytes at a time: lane i decodes the tags
 // that would start at bytes 2i and 2i + 1 of the window; the chain of tags
 // from the window's first byte (two tags a shuffle) says which lanes hold a
-// real tag; a
-// prefix sum of their lengths gives each its output position; then the
-// lanes write their tags together, in rounds: a copy waits for the round
-// after the tags whose bytes it reads.
+// real tag; a prefix sum of their lengths gives each its output position;
+// then the lanes write their tags together, in rounds: a copy waits for the
+// round after the tags whose bytes it reads.
 __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_len, uint8_t* __restrict__ out,
                                   uint32_t out_len) {
   using namespace unsnap_detail;
@@ -413,8 +411,8 @@ __device__ inline int unsnap_warp(const uint8_t* __restrict__ in, uint32_t in_le
     // Output positions: an exclusive prefix sum of the tags' lengths. Only
     // the window's last tag can be longer than 64 bytes (a copy writes at
     // most 64, a literal fewer than the input it takes), so the sums before
-    // any tag fit 32 bits; a
-    // lane's sum past the last tag may wrap, and is not used.
+    // any tag fit 32 bits; a lane's sum past the last tag wraps only when
+    // the last tag runs past out_len, an error (below) before it is used.
     const uint32_t len = mine ? t.n : 0;
     uint32_t incl = len;
 #pragma unroll
