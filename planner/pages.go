@@ -22,10 +22,10 @@ const (
 	PageUploadRate = 11e9
 	// PageDeviceRate is the page kernels' rate, decompression included, in
 	// stored bytes per second: the slowest column measured (snappy int64
-	// pages of short copies, 1.07 GB in 19.5–19.9 ms on the H200 host with
-	// the window kernel's first form, 4% more with its last; BENCHMARKS.md,
-	// "Snappy pages on the GPU: a window of tags a warp").
-	PageDeviceRate = 52e9
+	// pages of short copies: pyarrow's 350M-row file's, 2.54 GB in
+	// 33.8–33.9 ms on the H200 host; BENCHMARKS.md, "Snappy windows of 64
+	// bytes").
+	PageDeviceRate = 75e9
 	// DeviceStart is what a process pays on the GPU page route beyond the
 	// pages' copies and kernels when the GPU is not open yet: the driver's
 	// initialization, the primary context and the module (the pages' walk
