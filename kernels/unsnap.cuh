@@ -29,7 +29,7 @@
 //   lengths gives each real tag its output position. Windows of 32 bytes, a
 //   candidate a lane, took 7% longer on those integers' pages: the chain,
 //   the prefix sum, the ballots and the round of writes are paid a window,
-//   and 64 bytes hold about eighteen such tags, not nine. (Four candidates
+//   and 64 bytes hold about nineteen such tags, not ten. (Four candidates
 //   a lane, 128 bytes, took 60% longer in a general form of this code: four
 //   tags' registers, sixteen shuffles for the chain's pairs, two tags a lane
 //   to write.) A window that is one long literal (values that do not
