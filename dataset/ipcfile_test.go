@@ -139,17 +139,7 @@ func writeIPCBatches(t testing.TB, path string, file, grow bool, sizes []int, op
 	f, err := os.Create(path)
 	require.NoError(t, err)
 	defer f.Close()
-	opts = append([]ipc.Option{ipc.WithSchema(ipcSchema)}, opts...)
-	var w interface {
-		Write(arrow.Record) error
-		Close() error
-	}
-	if file {
-		w, err = ipc.NewFileWriter(f, opts...)
-		require.NoError(t, err)
-	} else {
-		w = ipc.NewWriter(f, opts...)
-	}
+	w := newIPCWriter(t, f, file, append([]ipc.Option{ipc.WithSchema(ipcSchema)}, opts...)...)
 	for k, n := range sizes {
 		rec := ipcRecord(memory.DefaultAllocator, k, n, grow)
 		require.NoError(t, w.Write(rec))

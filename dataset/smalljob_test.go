@@ -138,13 +138,7 @@ func TestIPCWorkCountsDecompressedBytes(t *testing.T) {
 	require.NoError(t, err)
 	defer eng.Close()
 	work := func(path string) planner.PageWork {
-		srcs, err := Expand([]string{path})
-		require.NoError(t, err)
-		data, err := openIPCData(srcs[0], mem)
-		require.NoError(t, err)
-		defer data.close() //nolint:errcheck
-		footer, err := readIPCFooter(data.f, data.size)
-		require.NoError(t, err)
+		data, footer := openIPCFooter(t, path, mem)
 		r := &ipcFileRun{eng: eng, mem: mem, data: data}
 		w, ok := r.ipcWork(footer)
 		require.True(t, ok)
@@ -176,14 +170,8 @@ func TestMappedMetadataCharged(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "z.arrow")
 	writeIPC(t, path, rec)
 	rec.Release()
-	srcs, err := Expand([]string{path})
-	require.NoError(t, err)
-	data, err := openIPCData(srcs[0], mem)
-	require.NoError(t, err)
-	defer data.close() //nolint:errcheck
+	data, footer := openIPCFooter(t, path, mem)
 	require.NotNil(t, data.mapped)
-	footer, err := readIPCFooter(data.f, data.size)
-	require.NoError(t, err)
 	require.NotEmpty(t, footer.blocks)
 	blk := footer.blocks[0]
 	var asked int64
@@ -205,23 +193,45 @@ func TestMappedMetadataCharged(t *testing.T) {
 	assert.Zero(t, charged)
 }
 
+// openIPCFooter opens the IPC file at path as the file path reads it
+// (mapped when it can be) and reads its footer; the data is closed when
+// the test ends.
+func openIPCFooter(t *testing.T, path string, mem memory.Allocator) (*ipcData, *ipcFooter) {
+	t.Helper()
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	data, err := openIPCData(srcs[0], mem)
+	require.NoError(t, err)
+	t.Cleanup(func() { data.close() }) //nolint:errcheck
+	footer, err := readIPCFooter(data.f, data.size)
+	require.NoError(t, err)
+	return data, footer
+}
+
+// ipcWriter is an IPC file or stream writer.
+type ipcWriter interface {
+	Write(arrow.Record) error
+	Close() error
+}
+
+// newIPCWriter writes f as an IPC file or (file false) stream, with opts.
+func newIPCWriter(t testing.TB, f *os.File, file bool, opts ...ipc.Option) ipcWriter {
+	t.Helper()
+	if !file {
+		return ipc.NewWriter(f, opts...)
+	}
+	w, err := ipc.NewFileWriter(f, opts...)
+	require.NoError(t, err)
+	return w
+}
+
 // writeIPCSlices writes rec to path, an IPC file or (file false) stream,
 // as batches of batch rows.
 func writeIPCSlices(t *testing.T, path string, file bool, rec arrow.Record, batch int64, opts ...ipc.Option) {
 	t.Helper()
 	f, err := os.Create(path)
 	require.NoError(t, err)
-	opts = append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)
-	var w interface {
-		Write(arrow.Record) error
-		Close() error
-	}
-	if file {
-		w, err = ipc.NewFileWriter(f, opts...)
-		require.NoError(t, err)
-	} else {
-		w = ipc.NewWriter(f, opts...)
-	}
+	w := newIPCWriter(t, f, file, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
 	for lo := int64(0); lo < rec.NumRows(); lo += batch {
 		s := rec.NewSlice(lo, min(lo+batch, rec.NumRows()))
 		require.NoError(t, w.Write(s))
