@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow/go/v17/parquet"
 	"github.com/apache/arrow/go/v17/parquet/compress"
+	"github.com/apache/arrow/go/v17/parquet/metadata"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
@@ -149,7 +150,7 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok 
 		stored, decoded := min(max(cc.TotalCompressedSize(), 0), 1<<40), min(max(cc.TotalUncompressedSize(), 0), 1<<40)
 		switch {
 		case c == compress.Codecs.Snappy || c == compress.Codecs.Uncompressed:
-			w.Stored, w.Decoded = w.Stored+stored, w.Decoded+decoded
+			w.AddKernel(planner.ClassOf(c == compress.Codecs.Snappy, dictionaryPages(cc)), stored, decoded)
 		case hostCodec(c) || anyCodec:
 			w.AddHost(planner.Codec(c.String()), stored, decoded)
 		default:
@@ -158,6 +159,24 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok 
 	}
 	w.PageTasks = len(md.RowGroups)
 	return w, true
+}
+
+// dictionaryPages says whether the data pages of chunk cc hold dictionary
+// indices: it has a dictionary, and its encoding statistics, where the
+// writer gave them, name no data page of another encoding (a writer falls
+// back to PLAIN pages when the dictionary grows too large; such a chunk,
+// whose statistics do not count its pages, is taken as of PLAIN pages).
+func dictionaryPages(cc *metadata.ColumnChunkMetaData) bool {
+	if !cc.HasDictionaryPage() {
+		return false
+	}
+	for _, s := range cc.EncodingStats() {
+		if t := s.PageType.String(); (t == "DATA_PAGE" || t == "DATA_PAGE_V2") &&
+			s.Encoding != parquet.Encodings.RLEDict && s.Encoding != parquet.Encodings.PlainDict {
+			return false
+		}
+	}
+	return true
 }
 
 // smallJob reports whether the CPU is estimated to read every chunk of the

@@ -55,6 +55,9 @@ type Calibration struct {
 	// Launch is a kernel launch plus reading its result back, for a small
 	// column.
 	Launch time.Duration `json:"launch,omitempty"`
+	// PageRates are the Parquet page kernels' rates by class, on pages
+	// resident on the device (0: not measured; PageRate stands in).
+	PageRates PageRates `json:"page_rates,omitzero"`
 
 	MeasuredAt time.Time `json:"measured_at"`
 }
@@ -62,8 +65,9 @@ type Calibration struct {
 // Version is the current layout of Calibration, and of what its figures
 // measure (4: uploads from ordinary memory through the staging ring, much
 // faster than the figures of 3, and the fan-out measured back to back; 5:
-// the ring's slots filled by demoted vector stores, faster again).
-const Version = 5
+// the ring's slots filled by demoted vector stores, faster again; 6: the
+// page kernels' rates).
+const Version = 6
 
 // cpuRateOf is the CPU's rate on col with threads goroutines: CPURate, or
 // for floats, whose compensated sums cost more per value, what their

@@ -11,7 +11,10 @@
 //   - Calibration is the machine: host-to-device bandwidths, the GPU's read
 //     bandwidth, the latency of a launch plus reading its result back, and
 //     the CPU's fused-pass throughput by goroutine count, with its estimates
-//     (CPUTime, CPUCertainBytes, CPUWherever) (calibration.go). Defaults
+//     (CPUTime, CPUCertainBytes, CPUWherever) (calibration.go), and the
+//     Parquet page kernels' rates by PageClass (codec and encoding), which
+//     with the page path's constants decide where a file's pages are
+//     decoded (PagesOnGPU, PagesWorthAsking: pages.go). Defaults
 //     gives conservative figures for a CPU-only host until a measurement
 //     exists; Load and Save keep a measured one in the user's cache
 //     directory (CachePath), versioned by Version. FewWorkers and the CPU

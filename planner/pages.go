@@ -7,9 +7,10 @@ import (
 )
 
 // The costs of Parquet pages, which the page path decodes on the CPU and the
-// GPU's page kernels on the device. They are constants measured on the GPU
-// hosts (BENCHMARKS.md, "Parquet pages decoded on the GPU" on the H100, the
-// page kernels' rate again on the H200), not yet part of the calibration.
+// GPU's page kernels on the device. The page kernels' rates are calibrated
+// (Calibration.PageRates); the rest are constants measured on the GPU
+// hosts (BENCHMARKS.md, "Parquet pages decoded on the GPU" on the H100, and
+// later sections on the H200).
 const (
 	// PageCPURate is the CPU page path's rate per goroutine on snappy
 	// Parquet, in bytes of decompressed pages per second (16 goroutines
@@ -20,12 +21,6 @@ const (
 	// ring to the device (8.5 GB from the end of the pages' walk to the last
 	// launch in 0.77 s on the H100 host).
 	PageUploadRate = 11e9
-	// PageDeviceRate is the page kernels' rate, decompression included, in
-	// stored bytes per second: the slowest column measured (snappy int64
-	// pages of short copies: pyarrow's 350M-row file's, 2.54 GB in
-	// 33.8–33.9 ms on the H200 host; BENCHMARKS.md, "Snappy windows of 64
-	// bytes").
-	PageDeviceRate = 75e9
 	// DeviceStart is what a process pays on the GPU page route beyond the
 	// pages' copies and kernels when the GPU is not open yet: the driver's
 	// initialization, the primary context and the module (the pages' walk
@@ -37,6 +32,70 @@ const (
 	DeviceStart = 450 * time.Millisecond
 )
 
+// PageClass is a class of the pages the GPU's page kernels decode, by what
+// their cost depends on: their codec (snappy, or stored as they are) and
+// their values' encoding (PLAIN, or dictionary indices).
+type PageClass int
+
+// The page classes.
+const (
+	PagesPlain      PageClass = iota // stored as they are, PLAIN values
+	PagesSnappy                      // snappy-compressed, PLAIN values
+	PagesDict                        // stored as they are, dictionary indices
+	PagesSnappyDict                  // snappy-compressed, dictionary indices
+	NumPageClasses
+)
+
+// ClassOf is the class of pages snappy-compressed or not, of dictionary
+// indices or not.
+func ClassOf(snappy, dictionary bool) PageClass {
+	c := PagesPlain
+	if snappy {
+		c |= PagesSnappy
+	}
+	if dictionary {
+		c |= PagesDict
+	}
+	return c
+}
+
+// Snappy and Dictionary say what the pages of c are.
+func (c PageClass) Snappy() bool     { return c&PagesSnappy != 0 }
+func (c PageClass) Dictionary() bool { return c&PagesDict != 0 }
+
+func (c PageClass) String() string {
+	codec, enc := "uncompressed", "plain"
+	if c.Snappy() {
+		codec = "snappy"
+	}
+	if c.Dictionary() {
+		enc = "dictionary"
+	}
+	return codec + " " + enc
+}
+
+// PageRates are the page kernels' rates by class, in bytes of decompressed
+// pages per second.
+type PageRates [NumPageClasses]float64
+
+// DefaultPageRates stand in for a calibration without page rates: what
+// the calibration measured on the H200 host (2026-11-30; BENCHMARKS.md,
+// "The page kernels' rates calibrated"). The sample's snappy pages are of
+// the slowest kind measured (int64 values in short copies): other columns'
+// run several times faster (float64 values, mostly literals: 250 GB/s).
+// Its pages have no nulls: a column's scattered nulls (bit-packed
+// definition levels) cost more (float64 uncompressed, 5% nulls: 315 GB/s).
+var DefaultPageRates = PageRates{PagesPlain: 3.1e12, PagesSnappy: 73e9, PagesDict: 293e9, PagesSnappyDict: 226e9}
+
+// PageRate is the page kernels' rate on pages of class c: the calibrated
+// one, else DefaultPageRates's.
+func (cal Calibration) PageRate(c PageClass) float64 {
+	if c >= 0 && c < NumPageClasses && cal.PageRates[c] > 0 {
+		return cal.PageRates[c]
+	}
+	return DefaultPageRates[c]
+}
+
 // PageWork is what the CPU does instead of the GPU's page kernels on the
 // Parquet pages of a file's columns that the GPU could read.
 type PageWork struct {
@@ -47,6 +106,9 @@ type PageWork struct {
 	// chunks, when fewer (a chunk is one goroutine's; 0: not known).
 	Stored, Decoded    int64
 	Threads, PageTasks int
+	// Kernel is Decoded by the pages' class (AddKernel); the part of
+	// Decoded not classed here is taken at the slowest class's rate.
+	Kernel [NumPageClasses]int64
 	// Host is the pages of the codecs that the host decompresses on
 	// either route (HostCodecRates), a total per codec.
 	Host []CodecWork
@@ -60,6 +122,14 @@ type Codec string
 type CodecWork struct {
 	Codec           Codec
 	Stored, Decoded int64
+}
+
+// AddKernel adds to w pages of class c that the kernels decompress
+// themselves: their bytes as stored and decompressed.
+func (w *PageWork) AddKernel(c PageClass, stored, decoded int64) {
+	w.Stored += stored
+	w.Decoded += decoded
+	w.Kernel[c] += decoded
 }
 
 // AddHost adds to w pages of codec c that the host decompresses.
@@ -79,6 +149,9 @@ func (w *PageWork) Add(o PageWork) {
 	w.Stored += o.Stored
 	w.Decoded += o.Decoded
 	w.PageTasks += o.PageTasks
+	for c, n := range o.Kernel {
+		w.Kernel[c] += n
+	}
 	for _, h := range o.Host {
 		w.AddHost(h.Codec, h.Stored, h.Decoded)
 	}
@@ -134,11 +207,6 @@ func hostRate(c Codec) float64 {
 // no staged upload rate.
 const PageHostUploadRate = 20e9
 
-// PagePlainDeviceRate is the page kernels' rate on uncompressed pages, in
-// bytes per second (the decoded int64 and float64 values' rate, which the
-// host's pages are: BENCHMARKS.md, "Parquet pages decoded on the GPU").
-const PagePlainDeviceRate = 250e9
-
 // cpuTime is the CPU's time for w.
 func (w PageWork) cpuTime() time.Duration {
 	t := pageCPUTime(w.Decoded, w.threads())
@@ -149,20 +217,33 @@ func (w PageWork) cpuTime() time.Duration {
 	return t
 }
 
-// gpuTime is the GPU route's time for w, the device started, where the
-// host's staged uploads run at staged (0: not known): the kernels' pages
-// copied and decoded; the host codecs' pages decompressed by w's
-// goroutines while the GPU takes the pieces decompressed before, one at a
-// time (the slower of the two).
-func (w PageWork) gpuTime(staged float64) time.Duration {
-	t := rateTime(w.Stored, PageUploadRate) + rateTime(w.Stored, PageDeviceRate)
+// gpuTime is the GPU route's time for w on the GPU of cal, the device
+// started: the kernels' pages copied and decoded (each class at its rate);
+// the host codecs' pages decompressed by w's goroutines while the GPU
+// takes the pieces decompressed before, one at a time (the slower of the
+// two), those pieces uploaded at cal's staged rate and decoded at the
+// uncompressed pages' (the slower of PLAIN and dictionary: their encoding
+// is not known here).
+func (w PageWork) gpuTime(cal Calibration) time.Duration {
+	t := rateTime(w.Stored, PageUploadRate)
+	slowest, classed := math.Inf(1), int64(0)
+	for c, n := range w.Kernel {
+		r := cal.PageRate(PageClass(c))
+		t += rateTime(n, r)
+		slowest, classed = min(slowest, r), classed+n
+	}
+	if rest := w.Decoded - classed; rest > 0 {
+		t += rateTime(rest, slowest)
+	}
+	staged := cal.HostStaged
 	if staged <= 0 {
 		staged = PageHostUploadRate
 	}
+	plain := min(cal.PageRate(PagesPlain), cal.PageRate(PagesDict))
 	for _, h := range w.Host {
 		inflate := rateTime(h.Decoded, hostRate(h.Codec)*float64(w.threads()))
 		pieces := time.Duration((h.Decoded + PageHostPieceBytes - 1) / PageHostPieceBytes)
-		device := rateTime(h.Decoded, staged) + rateTime(h.Decoded, PagePlainDeviceRate) + pieces*PageHostCallCost
+		device := rateTime(h.Decoded, staged) + rateTime(h.Decoded, plain) + pieces*PageHostCallCost
 		t += max(inflate, device)
 	}
 	return t
@@ -190,7 +271,7 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 		return false, "no GPU calibration"
 	}
 	cpu := w.cpuTime()
-	gpu := w.gpuTime(cal.HostStaged)
+	gpu := w.gpuTime(cal)
 	if !started {
 		gpu += DeviceStart
 	}

@@ -75,3 +75,34 @@ func TestPagesOnGPUHostCodecs(t *testing.T) {
 	assert.False(t, ok, why)
 	assert.Equal(t, hostRate("BROTLI"), hostRate("LZO"), "a codec not measured: the slowest rate")
 }
+
+// TestPagesOnGPUCalibratedRates: the kernels' pages cost by class, at the
+// calibrated rates (DefaultPageRates's where none is measured); pages not
+// classed cost as the slowest class.
+func TestPagesOnGPUCalibratedRates(t *testing.T) {
+	cal := Defaults(2)
+	cal.GPU = "H200"
+	cal.H2DPinned, cal.HostStaged, cal.DeviceRead = 50e9, 45e9, 4e12
+	var w PageWork
+	w.Threads = 2
+	w.AddKernel(PagesSnappy, 2<<30, 4<<30)
+	w.Add(PageWork{PageTasks: 3})
+	assert.Equal(t, PageWork{Stored: 2 << 30, Decoded: 4 << 30, Threads: 2, PageTasks: 3,
+		Kernel: [NumPageClasses]int64{PagesSnappy: 4 << 30}}, w)
+	ok, why := cal.PagesOnGPU(w, false)
+	assert.True(t, ok, "at the default rates: %s", why)
+	cal.PageRates[PagesSnappy] = 1e9 // (4 GiB: 4.29 s, the copies 0.20, the start 0.45)
+	ok, why = cal.PagesOnGPU(w, false)
+	assert.False(t, ok, why)
+	assert.Equal(t, "parquet pages decoded on the cpu: 2.147s estimated, 4.94s on the gpu", why)
+	cal.PageRates[PagesPlain] = 1e12 // (another class's rate changes nothing)
+	_, why2 := cal.PagesOnGPU(w, false)
+	assert.Equal(t, why, why2)
+
+	// The same bytes not classed: at the slowest class's rate.
+	ok, why2 = cal.PagesOnGPU(PageWork{Stored: 2 << 30, Decoded: 4 << 30, Threads: 2, PageTasks: 3}, false)
+	assert.False(t, ok)
+	assert.Equal(t, why, why2)
+	assert.Equal(t, PagesSnappyDict, ClassOf(true, true))
+	assert.Equal(t, "uncompressed dictionary", ClassOf(false, true).String())
+}

@@ -12,7 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/pqdev"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // v1Page is the body of a data page v1 of a flat optional int32 column:
@@ -254,4 +257,29 @@ func FuzzPageKernels(f *testing.F) {
 			require.True(t, s.Sum.FitsUint64() && s.Sum[0] <= uint64(s.Count), "no more true values than values")
 		}
 	})
+}
+
+// TestPagesKernelsSample runs the kernels on the calibration's sample pages
+// (pqdev.Sample, pages that share their bytes) of every class: the state
+// is the CPU backend's over the values the pages hold.
+func TestPagesKernelsSample(t *testing.T) {
+	for c := range planner.NumPageClasses {
+		c := planner.PageClass(c)
+		t.Run(c.String(), func(t *testing.T) {
+			p, err := pqdev.Sample(c.Snappy(), c.Dictionary(), 3, 2)
+			require.NoError(t, err)
+			got := agg.New(column.FamilySigned, agg.Default)
+			require.NoError(t, (&Backend{}).UpdatePages(context.Background(), p, &got))
+			vals := pqdev.SampleValues(c.Dictionary(), 3, 2)
+			buf := make([]byte, 8*len(vals))
+			for i, v := range vals {
+				binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
+			}
+			v := &column.View{Type: column.TypeName("int64"), Kind: column.Int64, Len: len(vals), Values: buf}
+			want := agg.New(column.FamilySigned, agg.Default)
+			require.NoError(t, (&cpu.CPU{Threads: 1}).Update(context.Background(), []*column.View{v}, []*agg.State{&want}))
+			assert.Equal(t, want, got)
+			assert.Equal(t, int64(3*pqdev.SampleRows), got.Count)
+		})
+	}
 }

@@ -118,6 +118,28 @@ func (l *Layout) Fill(p *column.Pages, buf, dict []byte) {
 	}
 }
 
+// Move is a copy of Len bytes from offset From of a chunk buffer to offset
+// To of another.
+type Move struct{ From, To, Len int64 }
+
+// Spread gives each page of p, as l lays it out, its own copy of its
+// stored bytes, in a chunk buffer of dataBytes (padded as DataBytes is),
+// each page's from a 16-byte boundary, in the pages' order: the moves copy
+// them there from l's chunk buffer, and l's page table is rewritten to read
+// them there. For pages that share their bytes (Sample's), so that the
+// kernels read each from memory of its own, as they would a file's.
+func (l *Layout) Spread(p *column.Pages) (moves []Move, dataBytes int64) {
+	at := int64(0)
+	for i := range p.Pages {
+		pg := &p.Pages[i]
+		from := l.ChunkAt[pg.Chunk] + (pg.Offset - p.Chunks[pg.Chunk].Off)
+		moves = append(moves, Move{From: from, To: Pad + at, Len: int64(pg.Stored)})
+		binary.LittleEndian.PutUint64(l.Table[i*PageBytes:], uint64(at))
+		at = align16(at + int64(pg.Stored))
+	}
+	return moves, Pad + at + Pad
+}
+
 // StatusError turns the kernels' status words (one per page) into the error
 // of the first page that has one, naming the page; nil when none has.
 func StatusError(p *column.Pages, status []uint32) error {
