@@ -16,6 +16,8 @@ import (
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/internal/cudrv"
+	"github.com/arrowagg/arrowagg/internal/pqdev"
+	"github.com/arrowagg/arrowagg/kernels"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -139,10 +141,137 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 	if err != nil {
 		return fmt.Errorf("cuda: calibrating: %w", err)
 	}
+	pages, err := b.calibratePages(ctx, calibrationSnappyPages, calibrationPlainBytes)
+	if err != nil {
+		return fmt.Errorf("cuda: calibrating the page kernels: %w", err)
+	}
 	cal.GPU = b.d.info.Name
 	cal.H2DPinned, cal.H2DPageable, cal.HostStaged = pinnedRate, pageable, rate(staged)
 	cal.DeviceRead, cal.Launch = read, launch
+	cal.PageRates = pages
 	return nil
+}
+
+// The page kernels' calibration decodes pqdev's sample pages (pyarrow's
+// pages of 20,000 int64 values): calibrationSnappyPages snappy pages, about
+// as many as a large file's batch gives the kernels (a warp decompresses a
+// page, so fewer pages leave more of the multiprocessors idle and run
+// slower a byte), their stored bytes shared; and uncompressed pages of
+// calibrationPlainBytes, each page's bytes its own, more than the device's
+// caches hold (those kernels read the pages where they lie).
+const (
+	calibrationSnappyPages = 4096
+	calibrationPlainBytes  = 256 << 20
+)
+
+// timePages uploads q as l lays it out (spread: each page's bytes a copy
+// of their own, spreadPages) and times its kernels' launch with CUDA
+// events: the best of three after one, in seconds; s is the state they
+// give.
+func (b *Backend) timePages(ctx context.Context, q *column.Pages, l *pqdev.Layout, spread bool) (s agg.State, t float64, err error) {
+	words, status := make([]uint64, pqdev.Words(q.Kind)), make([]uint32, len(q.Pages))
+	err = b.d.do(func() error {
+		pb, err := b.uploadPages(ctx, q, l)
+		defer pb.release(b.d)
+		if err == nil && spread {
+			err = b.spreadPages(q, l, pb)
+		}
+		if err == nil {
+			t, err = fastest(b.up, 3, func() error { return pb.launch(b.up) })
+		}
+		if err == nil {
+			err = pb.readBack(b.d, b.up, words, status)
+		}
+		return b.settle(err)
+	})
+	if err == nil {
+		err = pqdev.StatusError(q, status)
+	}
+	if err != nil {
+		return s, 0, err
+	}
+	return kernels.State(q.Kind, q.Rows, words), t, nil
+}
+
+// spreadPages gives each of pb's pages its own copy of its stored bytes in
+// a chunk buffer of their own (pqdev.Layout.Spread), so that the kernels
+// read them from the device's memory and not from its caches, as they
+// would a file's pages; device thread.
+func (b *Backend) spreadPages(q *column.Pages, l *pqdev.Layout, pb *devicePages) error {
+	d, st := b.d, b.up
+	moves, n := l.Spread(q)
+	data, err := d.pool.alloc(n)
+	if err != nil {
+		return err
+	}
+	old := pb.data
+	pb.data = data // (pb's to release from here on)
+	if err := cudrv.MemsetD8Async(data.ptr, 0, n, st); err != nil {
+		return fmt.Errorf("zeroing the chunk buffer: %w", err)
+	}
+	for _, m := range moves {
+		if err := cudrv.MemcpyDtoDAsync(data.ptr+cudrv.DevicePtr(m.To), old.ptr+cudrv.DevicePtr(m.From), m.Len, st); err != nil {
+			d.pool.release(&old) // (settle waits for the copies queued before its reuse)
+			return fmt.Errorf("copying a page: %w", err)
+		}
+	}
+	if err := d.copyHtoD(pb.table.ptr, unsafe.Pointer(&l.Table[0]), int64(len(l.Table)), st); err != nil {
+		d.pool.release(&old)
+		return fmt.Errorf("copying the page table: %w", err)
+	}
+	err = d.syncStream(st)
+	d.pool.release(&old)
+	if err != nil {
+		return fmt.Errorf("waiting for the pages' copies: %w", err)
+	}
+	return nil
+}
+
+// calibratePages measures the page kernels' rate on each class of pages
+// (planner.PageClass), in bytes of decompressed pages a second: pqdev's
+// sample pages (snappy: snappyPages of them; uncompressed: plainBytes of
+// them) resident on the device, their kernels' launches timed with CUDA
+// events (the best of three after one), the answers checked (every page's
+// status clear, every row counted). Under WithMemoryLimit they are fewer:
+// their bytes decompressed a quarter of the cap at most.
+func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainBytes int64) (planner.PageRates, error) {
+	var rates planner.PageRates
+	for c := range planner.NumPageClasses {
+		c := planner.PageClass(c)
+		one, err := pqdev.Sample(c.Snappy(), c.Dictionary(), 1, 1)
+		if err != nil {
+			return rates, err
+		}
+		pages := int64(snappyPages)
+		if !c.Snappy() {
+			pages = plainBytes / int64(one.Pages[0].Body)
+		}
+		if b.opts.memLimit > 0 {
+			pages = min(pages, b.opts.memLimit/4/int64(one.Pages[0].Body))
+		}
+		pages = max(pages, 8)
+		q, err := pqdev.Sample(c.Snappy(), c.Dictionary(), int(pages), int(min(4, pages)))
+		if err != nil {
+			return rates, err
+		}
+		l, err := pqdev.Plan(q)
+		if err != nil {
+			return rates, err
+		}
+		var body int64
+		for _, pg := range q.Pages {
+			body += int64(pg.Body)
+		}
+		s, t, err := b.timePages(ctx, q, &l, !c.Snappy())
+		if err == nil && s.Count != q.Rows {
+			err = fmt.Errorf("%d values counted of %d", s.Count, q.Rows)
+		}
+		if err != nil {
+			return rates, fmt.Errorf("%v pages: %w", c, err)
+		}
+		rates[c] = float64(body) / t
+	}
+	return rates, nil
 }
 
 // eventTimes runs op warm+runs times on stream st, each timed with CUDA

@@ -57,95 +57,63 @@ func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State
 // state's words in words and the pages' status in status; device thread.
 func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) (err error) {
 	d := b.d
-	name := pqdev.Kernel(q.Kind)
-	fn, _, err := d.lazyKernel(name)
-	if err != nil {
-		return err
-	}
-	var unsnap cudrv.Function
-	if l.Snappy > 0 {
-		if unsnap, _, err = d.lazyKernel("arrowagg_pq_unsnap"); err != nil {
-			return err
-		}
-	}
 	np := int64(len(q.Pages))
-	var data, scratch, table, dict, stat, partials, ticket, out devBuf
-	bufs := []*devBuf{&data, &scratch, &table, &dict, &stat, &partials, &ticket, &out}
-	defer func() {
-		if err != nil {
-			err = b.settle(err)
-		}
-		for _, x := range bufs {
-			if x.ptr != 0 {
-				d.pool.release(x)
-			}
-		}
-	}()
-	sizes := []int64{l.DataBytes, l.ScratchBytes, int64(len(l.Table)), l.DictBytes + 16, 4 * np,
-		np * stateWords * 8, 4, stateWords * 8}
-	for i, x := range bufs {
-		if *x, err = d.pool.alloc(sizes[i]); err != nil {
-			return err
-		}
+	pb, err := b.uploadPages(ctx, q, l)
+	defer pb.release(d) // (after settle: the streams waited for)
+	if err != nil {
+		return b.settle(err)
 	}
 	st := b.up
-	if err := cudrv.MemsetD8Async(data.ptr, 0, l.DataBytes, st); err != nil {
-		return fmt.Errorf("zeroing the chunk buffer: %w", err)
-	}
-	if err := cudrv.MemsetD32Async(stat.ptr, 0, np, st); err != nil {
-		return fmt.Errorf("zeroing the pages' status: %w", err)
-	}
-	if err := cudrv.MemsetD32Async(ticket.ptr, 0, 1, st); err != nil {
-		return fmt.Errorf("zeroing the launch ticket: %w", err)
-	}
-	if err := b.copyChunks(ctx, q, l, data.ptr, dict.ptr, st); err != nil {
-		return err
-	}
-	if err := d.copyHtoD(table.ptr, unsafe.Pointer(&l.Table[0]), int64(len(l.Table)), st); err != nil {
-		return fmt.Errorf("copying the page table: %w", err)
-	}
-	chunk, scr := data.ptr+pqdev.Pad, scratch.ptr+pqdev.Pad
 	var kstart time.Time
 	if startup.Enabled() { // the kernels' time alone, after the copies
 		if err := d.syncStream(st); err != nil {
-			return fmt.Errorf("waiting for the copies: %w", err)
+			return b.settle(fmt.Errorf("waiting for the copies: %w", err))
 		}
 		kstart = time.Now()
 	}
-	if l.Snappy > 0 {
-		var args cudrv.Params
-		args.Ptr(chunk).Ptr(scr).Ptr(table.ptr).U64(uint64(np)).Ptr(stat.ptr)
-		// A block a page (one warp): the pages spread over the
-		// multiprocessors more evenly than in blocks of eight warps.
-		if err := unsnap.Launch(int(np), 1, 1, kernels.AggWarpThreads, 1, 1, 0, st, &args); err != nil {
-			return fmt.Errorf("launching arrowagg_pq_unsnap on %d pages: %w", np, err)
-		}
-		launches.Add(1)
+	if err := pb.launch(st); err != nil {
+		return b.settle(err)
 	}
-	maxdef := uint64(0)
-	if q.Nullable {
-		maxdef = 1
-	}
-	var args cudrv.Params
-	args.Ptr(chunk).Ptr(scr).Ptr(table.ptr).Ptr(dict.ptr).U64(maxdef).Ptr(partials.ptr).Ptr(ticket.ptr).
-		Ptr(out.ptr).Ptr(stat.ptr)
-	if err := fn.Launch(int(np), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
-		return fmt.Errorf("launching %s on %d pages: %w", name, np, err)
-	}
-	launches.Add(1)
-	hw := make([]byte, stateWords*8+4*np)
-	if err := d.copyDtoH(unsafe.Pointer(&hw[0]), out.ptr, stateWords*8, st); err != nil {
-		return fmt.Errorf("copying the state back: %w", err)
-	}
-	if err := d.copyDtoH(unsafe.Pointer(&hw[stateWords*8]), stat.ptr, 4*np, st); err != nil {
-		return fmt.Errorf("copying the pages' status back: %w", err)
-	}
-	if err := d.syncStream(st); err != nil {
-		return fmt.Errorf("waiting for the page kernels: %w", err)
+	if err := pb.readBack(d, st, words, status); err != nil {
+		return b.settle(err)
 	}
 	if startup.Enabled() {
 		startup.Trace(fmt.Sprintf("page kernels: %d pages, %d values of %d bytes, %d stored bytes", np, q.Rows,
 			q.Kind.Width(), l.DataBytes), kstart, nil)
+	}
+	return nil
+}
+
+// devicePages is a batch of pages on the device, as uploadPages lays it
+// out: the chunks, the scratch of the snappy bodies, the page table, the
+// dictionaries, the pages' status, the blocks' partial states, the launch's
+// ticket and its state; and the kernels that decode it.
+type devicePages struct {
+	data, scratch, table, dict, stat, partials, ticket, out devBuf
+	fn, unsnap                                              cudrv.Function
+	snappy                                                  bool // (unsnap loaded)
+	name                                                    string
+	np                                                      int64
+	maxdef                                                  uint64
+}
+
+func (pb *devicePages) bufs() []*devBuf {
+	return []*devBuf{&pb.data, &pb.scratch, &pb.table, &pb.dict, &pb.stat, &pb.partials, &pb.ticket, &pb.out}
+}
+
+// readBack copies the state's words and the pages' status of pb's launch
+// (on st) into words and status and waits for them; device thread.
+func (pb *devicePages) readBack(d *device, st cudrv.Stream, words []uint64, status []uint32) error {
+	np := pb.np
+	hw := make([]byte, stateWords*8+4*np)
+	if err := d.copyDtoH(unsafe.Pointer(&hw[0]), pb.out.ptr, stateWords*8, st); err != nil {
+		return fmt.Errorf("copying the state back: %w", err)
+	}
+	if err := d.copyDtoH(unsafe.Pointer(&hw[stateWords*8]), pb.stat.ptr, 4*np, st); err != nil {
+		return fmt.Errorf("copying the pages' status back: %w", err)
+	}
+	if err := d.syncStream(st); err != nil {
+		return fmt.Errorf("waiting for the page kernels: %w", err)
 	}
 	for i := range words {
 		words[i] = binary.LittleEndian.Uint64(hw[8*i:])
@@ -153,6 +121,87 @@ func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 	for i := range status {
 		status[i] = binary.LittleEndian.Uint32(hw[stateWords*8+4*i:])
 	}
+	return nil
+}
+
+// release gives pb's buffers back to d's pool; device thread.
+func (pb *devicePages) release(d *device) {
+	for _, x := range pb.bufs() {
+		if x.ptr != 0 {
+			d.pool.release(x)
+		}
+	}
+}
+
+// uploadPages allocates the device's buffers of q as l lays it out and
+// copies its chunks, dictionaries and page table there, on the upload
+// stream; device thread. The caller releases what it returns, an error or
+// not, once the streams are waited for (settle).
+func (b *Backend) uploadPages(ctx context.Context, q *column.Pages, l *pqdev.Layout) (_ *devicePages, err error) {
+	d := b.d
+	pb := &devicePages{name: pqdev.Kernel(q.Kind), np: int64(len(q.Pages))}
+	if q.Nullable {
+		pb.maxdef = 1
+	}
+	if pb.fn, _, err = d.lazyKernel(pb.name); err != nil {
+		return pb, err
+	}
+	if l.Snappy > 0 {
+		if pb.unsnap, _, err = d.lazyKernel("arrowagg_pq_unsnap"); err != nil {
+			return pb, err
+		}
+		pb.snappy = true
+	}
+	np := pb.np
+	sizes := []int64{l.DataBytes, l.ScratchBytes, int64(len(l.Table)), l.DictBytes + 16, 4 * np,
+		np * stateWords * 8, 4, stateWords * 8}
+	for i, x := range pb.bufs() {
+		if *x, err = d.pool.alloc(sizes[i]); err != nil {
+			return pb, err
+		}
+	}
+	st := b.up
+	if err := cudrv.MemsetD8Async(pb.data.ptr, 0, l.DataBytes, st); err != nil {
+		return pb, fmt.Errorf("zeroing the chunk buffer: %w", err)
+	}
+	if err := b.copyChunks(ctx, q, l, pb.data.ptr, pb.dict.ptr, st); err != nil {
+		return pb, err
+	}
+	if err := d.copyHtoD(pb.table.ptr, unsafe.Pointer(&l.Table[0]), int64(len(l.Table)), st); err != nil {
+		return pb, fmt.Errorf("copying the page table: %w", err)
+	}
+	return pb, nil
+}
+
+// launch zeroes pb's status and ticket and launches its kernels on st: the
+// snappy bodies' decompression (when there are any), then the pages'
+// decoding and aggregation into pb.out; device thread.
+func (pb *devicePages) launch(st cudrv.Stream) error {
+	np := pb.np
+	if err := cudrv.MemsetD32Async(pb.stat.ptr, 0, np, st); err != nil {
+		return fmt.Errorf("zeroing the pages' status: %w", err)
+	}
+	if err := cudrv.MemsetD32Async(pb.ticket.ptr, 0, 1, st); err != nil {
+		return fmt.Errorf("zeroing the launch ticket: %w", err)
+	}
+	chunk, scr := pb.data.ptr+pqdev.Pad, pb.scratch.ptr+pqdev.Pad
+	if pb.snappy {
+		var args cudrv.Params
+		args.Ptr(chunk).Ptr(scr).Ptr(pb.table.ptr).U64(uint64(np)).Ptr(pb.stat.ptr)
+		// A block a page (one warp): the pages spread over the
+		// multiprocessors more evenly than in blocks of eight warps.
+		if err := pb.unsnap.Launch(int(np), 1, 1, kernels.AggWarpThreads, 1, 1, 0, st, &args); err != nil {
+			return fmt.Errorf("launching arrowagg_pq_unsnap on %d pages: %w", np, err)
+		}
+		launches.Add(1)
+	}
+	var args cudrv.Params
+	args.Ptr(chunk).Ptr(scr).Ptr(pb.table.ptr).Ptr(pb.dict.ptr).U64(pb.maxdef).Ptr(pb.partials.ptr).Ptr(pb.ticket.ptr).
+		Ptr(pb.out.ptr).Ptr(pb.stat.ptr)
+	if err := pb.fn.Launch(int(np), 1, 1, blockThreads, 1, 1, 0, st, &args); err != nil {
+		return fmt.Errorf("launching %s on %d pages: %w", pb.name, np, err)
+	}
+	launches.Add(1)
 	return nil
 }
 

@@ -1,0 +1,106 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/pqdev"
+	"github.com/arrowagg/arrowagg/planner"
+)
+
+// TestPagesSample runs the page kernels on the calibration's sample pages
+// of every class (pages that share their stored bytes): the state is the
+// CPU backend's over the values they hold.
+func TestPagesSample(t *testing.T) {
+	for c := range planner.NumPageClasses {
+		c := planner.PageClass(c)
+		t.Run(c.String(), func(t *testing.T) {
+			p, err := pqdev.Sample(c.Snappy(), c.Dictionary(), 40, 3)
+			require.NoError(t, err)
+			got := agg.New(column.FamilySigned, agg.Default)
+			require.NoError(t, testBackend.UpdatePages(context.Background(), p, &got))
+			vals := pqdev.SampleValues(c.Dictionary(), 40, 3)
+			buf := make([]byte, 8*len(vals))
+			for i, v := range vals {
+				binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
+			}
+			v := &column.View{Type: column.TypeName("int64"), Kind: column.Int64, Len: len(vals), Values: buf}
+			want := agg.New(column.FamilySigned, agg.Default)
+			require.NoError(t, (&cpu.CPU{Threads: 1}).Update(context.Background(), []*column.View{v}, []*agg.State{&want}))
+			assert.Equal(t, want, got)
+		})
+	}
+}
+
+// TestTimePagesSpread: the calibration's launches on sample pages, their
+// bytes shared or spread (each page's a copy of its own), give the state
+// UpdatePages gives.
+func TestTimePagesSpread(t *testing.T) {
+	for c := range planner.NumPageClasses {
+		c := planner.PageClass(c)
+		t.Run(c.String(), func(t *testing.T) {
+			p, err := pqdev.Sample(c.Snappy(), c.Dictionary(), 40, 3)
+			require.NoError(t, err)
+			want := agg.New(column.FamilySigned, agg.Default)
+			require.NoError(t, testBackend.UpdatePages(context.Background(), p, &want))
+			for _, spread := range []bool{false, true} {
+				l, err := pqdev.Plan(p)
+				require.NoError(t, err)
+				s, secs, err := testBackend.timePages(context.Background(), p, &l, spread)
+				require.NoError(t, err)
+				assert.Positive(t, secs)
+				got := agg.New(column.FamilySigned, agg.Default)
+				got.Merge(&s)
+				assert.Equal(t, want, got, "spread %v", spread)
+			}
+		})
+	}
+}
+
+// TestCalibrateGPU measures this GPU's figures, the page kernels' rates by
+// class among them: every one measured and valid.
+func TestCalibrateGPU(t *testing.T) {
+	cal := planner.Defaults(4)
+	require.NoError(t, testBackend.CalibrateGPU(context.Background(), &cal))
+	require.NoError(t, cal.Validate())
+	assert.True(t, cal.HasGPU())
+	for c, r := range cal.PageRates {
+		assert.Greater(t, r, 1e9, "%v pages", planner.PageClass(c))
+		t.Logf("%v pages: %.1f GB/s", planner.PageClass(c), r/1e9)
+	}
+	t.Logf("staged upload %.1f GB/s, resident read %.0f GB/s, launch %v", cal.HostStaged/1e9, cal.DeviceRead/1e9, cal.Launch)
+}
+
+// BenchmarkPageRates is the page kernels' calibration (calibratePages)
+// with several numbers of snappy pages and bytes of uncompressed ones: how
+// far the rates depend on them. The rates are reported in GB/s of
+// decompressed pages by class.
+func BenchmarkPageRates(b *testing.B) {
+	for _, n := range []struct {
+		snappy int
+		plain  int64
+	}{{1024, 64 << 20}, {2048, 128 << 20}, {4096, 256 << 20}, {8192, 512 << 20}} {
+		b.Run(fmt.Sprintf("snappy=%d/plain=%dMiB", n.snappy, n.plain>>20), func(b *testing.B) {
+			var r planner.PageRates
+			for b.Loop() {
+				var err error
+				if r, err = testBackend.calibratePages(context.Background(), n.snappy, n.plain); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for c, x := range r {
+				b.ReportMetric(x/1e9, "GB/s-"+[...]string{"plain", "snappy", "dict", "snappy-dict"}[c])
+			}
+		})
+	}
+}
