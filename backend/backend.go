@@ -167,6 +167,14 @@ type NameHinter interface {
 	NameHint() (name string, ok bool)
 }
 
+// DeviceOpener is implemented by GPU backends that open their device
+// lazily: DeviceOpen reports, without opening it, whether the device is
+// open already, so that the planner no longer counts its start (the
+// driver, the context, the kernels) against work that would use it.
+type DeviceOpener interface {
+	DeviceOpen() bool
+}
+
 // ErrNoGPU is returned when a GPU is required and no GPU backend is
 // available (a build without the cuda tag, or no GPU visible).
 var ErrNoGPU = errors.New("no GPU backend")

@@ -25,6 +25,12 @@ var _ backend.PageGPU = (*Backend)(nil)
 // the aggregates of tracks (pqdev.Handles).
 func (b *Backend) HandlesPages(k column.Kind, tracks agg.Set) bool { return pqdev.Handles(k, tracks) }
 
+var _ backend.DeviceOpener = (*Backend)(nil)
+
+// DeviceOpen reports whether the device is open (its context and module
+// set up), without opening it.
+func (b *Backend) DeviceOpen() bool { return b.d.opened() != nil }
+
 // Warm opens the device (its context and module) if it is not open yet:
 // a caller that knows it will need the GPU soon starts it meanwhile.
 func (b *Backend) Warm() error { return b.d.do(func() error { return nil }) }

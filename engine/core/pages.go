@@ -16,7 +16,8 @@ import (
 // (backend.PageGPU): always under DeviceGPU when the backend takes them,
 // under DeviceAuto when the calibration says the GPU is faster than the
 // CPU's work w (its Threads the engine's; never for a small job,
-// WithSmallJob, before the engine has a calibration),
+// WithSmallJob, before the engine has a calibration; the device's start
+// counted unless it is open already, backend.DeviceOpener),
 // all the file's columns that could go together. When it
 // says yes, plan is the columns' plan (its reason why; its bytes and time
 // the caller's to add).
@@ -34,21 +35,33 @@ func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, 
 		return true, plan
 	}
 	w.Threads = e.threads
-	if worth, why := planner.PagesWorthAsking(w); !worth {
-		plan.Reason = why
-		return false, plan
-	}
-	if e.smallJobFirst(ctx) {
-		plan.Reason = fmt.Sprintf("parquet pages decoded on the cpu: the file is estimated to take less there than the gpu's start (%v)", planner.DeviceStart)
-		return false, plan
+	if !e.deviceOpen() {
+		if worth, why := planner.PagesWorthAsking(w); !worth {
+			plan.Reason = why
+			return false, plan
+		}
+		if e.smallJobFirst(ctx) {
+			plan.Reason = fmt.Sprintf("parquet pages decoded on the cpu: the file is estimated to take less there than the gpu's start (%v)", planner.DeviceStart)
+			return false, plan
+		}
 	}
 	cal := e.calibration(ctx)
 	if e.gpuFailed.Load() {
 		plan.Reason = "parquet pages decoded on the cpu: the gpu failed"
 		return false, plan
 	}
-	ok, plan.Reason = cal.PagesOnGPU(w, false)
+	// (A calibration measured just now opened the device: its start is
+	// paid either way.)
+	ok, plan.Reason = cal.PagesOnGPU(w, e.deviceOpen())
 	return ok, plan
+}
+
+// deviceOpen reports whether the GPU backend's device is open already
+// (backend.DeviceOpener): then a route that uses it pays no start. A
+// backend that does not say is taken as not open.
+func (e *Engine) deviceOpen() bool {
+	o, ok := e.gpu.(backend.DeviceOpener)
+	return ok && o.DeviceOpen()
 }
 
 // WarmPages opens the GPU of the page kernels in the background, while the
