@@ -233,7 +233,8 @@ func (b *Backend) spreadPages(q *column.Pages, l *pqdev.Layout, pb *devicePages)
 // them) resident on the device, their kernels' launches timed with CUDA
 // events (the best of three after one), the answers checked (every page's
 // status clear, every row counted). Under WithMemoryLimit they are fewer:
-// their bytes decompressed a quarter of the cap at most.
+// their bytes decompressed a quarter of the cap at most. The pool's
+// cached blocks are freed when it is done.
 func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainBytes int64) (planner.PageRates, error) {
 	var rates planner.PageRates
 	for c := range planner.NumPageClasses {
@@ -270,6 +271,11 @@ func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainByte
 			return rates, fmt.Errorf("%v pages: %w", c, err)
 		}
 		rates[c] = float64(body) / t
+	}
+	// The pool would keep the samples' buffers (about a GB); calls after
+	// a calibration need blocks of other sizes.
+	if err := b.d.do(b.d.pool.trim); err != nil {
+		return rates, fmt.Errorf("freeing the sample pages' device memory: %w", err)
 	}
 	return rates, nil
 }

@@ -68,12 +68,16 @@ func TestTimePagesSpread(t *testing.T) {
 }
 
 // TestCalibrateGPU measures this GPU's figures, the page kernels' rates by
-// class among them: every one measured and valid.
+// class among them: every one measured and valid, and the device memory it
+// used not kept.
 func TestCalibrateGPU(t *testing.T) {
 	cal := planner.Defaults(4)
 	require.NoError(t, testBackend.CalibrateGPU(context.Background(), &cal))
 	require.NoError(t, cal.Validate())
 	assert.True(t, cal.HasGPU())
+	var cached int64
+	require.NoError(t, testBackend.d.do(func() error { cached = testBackend.d.pool.cached; return nil }))
+	assert.Zero(t, cached, "the calibration's device memory freed")
 	for c, r := range cal.PageRates {
 		assert.Greater(t, r, 1e9, "%v pages", planner.PageClass(c))
 		t.Logf("%v pages: %.1f GB/s", planner.PageClass(c), r/1e9)
