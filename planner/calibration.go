@@ -58,6 +58,10 @@ type Calibration struct {
 	// PageRates are the Parquet page kernels' rates by class, on pages
 	// resident on the device (0: not measured; PageRate stands in).
 	PageRates PageRates `json:"page_rates,omitzero"`
+	// PageError is why the page kernels could not be measured (they failed
+	// on this GPU, or found no memory): the planner then keeps pages off
+	// them. Empty when they were measured, or not tried.
+	PageError string `json:"page_error,omitempty"`
 
 	MeasuredAt time.Time `json:"measured_at"`
 }

@@ -270,6 +270,9 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 	if !cal.HasGPU() {
 		return false, "no GPU calibration"
 	}
+	if cal.PageError != "" {
+		return false, "parquet pages decoded on the cpu: the gpu's page kernels failed their calibration: " + cal.PageError
+	}
 	cpu := w.cpuTime()
 	gpu := w.gpuTime(cal)
 	if !started {

@@ -78,6 +78,7 @@ func TestCalibrateGPU(t *testing.T) {
 	var cached int64
 	require.NoError(t, testBackend.d.do(func() error { cached = testBackend.d.pool.cached; return nil }))
 	assert.Zero(t, cached, "the calibration's device memory freed")
+	assert.Empty(t, cal.PageError)
 	for c, r := range cal.PageRates {
 		assert.Greater(t, r, 1e9, "%v pages", planner.PageClass(c))
 		t.Logf("%v pages: %.1f GB/s", planner.PageClass(c), r/1e9)
