@@ -143,12 +143,18 @@ func (b *Backend) CalibrateGPU(ctx context.Context, cal *planner.Calibration) er
 	if err != nil {
 		return fmt.Errorf("cuda: calibrating: %w", err)
 	}
+	col.Free()
 	// The page kernels' failure keeps pages off them, not the GPU's other
 	// work (a cut-short measurement is not cached: Calibrate).
 	pages, err := b.calibratePages(ctx, calibrationSnappyPages, calibrationPlainBytes)
 	cal.PageRates, cal.PageError = pages, ""
 	if err != nil {
 		cal.PageRates, cal.PageError = planner.PageRates{}, err.Error()
+	}
+	// The pool would keep the calibration's blocks (about a GB with the
+	// sample pages'), of sizes later calls do not ask for.
+	if err := b.d.do(b.d.pool.trim); err != nil {
+		return fmt.Errorf("cuda: freeing the calibration's device memory: %w", err)
 	}
 	cal.GPU = b.d.info.Name
 	cal.H2DPinned, cal.H2DPageable, cal.HostStaged = pinnedRate, pageable, rate(staged)
@@ -237,8 +243,7 @@ func (b *Backend) spreadPages(q *column.Pages, l *pqdev.Layout, pb *devicePages)
 // them) resident on the device, their kernels' launches timed with CUDA
 // events (the best of three after one), the answers checked (every page's
 // status clear, every row counted). Under WithMemoryLimit they are fewer:
-// their bytes decompressed a quarter of the cap at most. The pool's
-// cached blocks are freed when it is done.
+// their bytes decompressed a quarter of the cap at most.
 func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainBytes int64) (planner.PageRates, error) {
 	var rates planner.PageRates
 	for c := range planner.NumPageClasses {
@@ -275,11 +280,6 @@ func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainByte
 			return rates, fmt.Errorf("%v pages: %w", c, err)
 		}
 		rates[c] = float64(body) / t
-	}
-	// The pool would keep the samples' buffers (about a GB); calls after
-	// a calibration need blocks of other sizes.
-	if err := b.d.do(b.d.pool.trim); err != nil {
-		return rates, fmt.Errorf("freeing the sample pages' device memory: %w", err)
 	}
 	return rates, nil
 }
