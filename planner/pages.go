@@ -90,8 +90,8 @@ var DefaultPageRates = PageRates{PagesPlain: 3.1e12, PagesSnappy: 73e9, PagesDic
 // PageRate is the page kernels' rate on pages of class c: the calibrated
 // one, else DefaultPageRates's.
 func (cal Calibration) PageRate(c PageClass) float64 {
-	if c >= 0 && c < NumPageClasses && cal.PageRates[c] > 0 {
-		return cal.PageRates[c]
+	if r := cal.PageRates[c]; r > 0 {
+		return r
 	}
 	return DefaultPageRates[c]
 }

@@ -216,22 +216,22 @@ func (b *Backend) spreadPages(q *column.Pages, l *pqdev.Layout, pb *devicePages)
 	}
 	old := pb.data
 	pb.data = data // (pb's to release from here on)
+	// (old goes back to the pool once the copies from it are waited for
+	// below; after an error, before the caller's settle waits for them,
+	// with nothing allocated in between.)
+	defer d.pool.release(&old)
 	if err := cudrv.MemsetD8Async(data.ptr, 0, n, st); err != nil {
 		return fmt.Errorf("zeroing the chunk buffer: %w", err)
 	}
 	for _, m := range moves {
 		if err := cudrv.MemcpyDtoDAsync(data.ptr+cudrv.DevicePtr(m.To), old.ptr+cudrv.DevicePtr(m.From), m.Len, st); err != nil {
-			d.pool.release(&old) // (settle waits for the copies queued before its reuse)
 			return fmt.Errorf("copying a page: %w", err)
 		}
 	}
 	if err := d.copyHtoD(pb.table.ptr, unsafe.Pointer(&l.Table[0]), int64(len(l.Table)), st); err != nil {
-		d.pool.release(&old)
 		return fmt.Errorf("copying the page table: %w", err)
 	}
-	err = d.syncStream(st)
-	d.pool.release(&old)
-	if err != nil {
+	if err := d.syncStream(st); err != nil {
 		return fmt.Errorf("waiting for the pages' copies: %w", err)
 	}
 	return nil
