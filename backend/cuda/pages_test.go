@@ -4,7 +4,6 @@ package cuda
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"testing"
 
@@ -29,12 +28,7 @@ func TestPagesSample(t *testing.T) {
 			require.NoError(t, err)
 			got := agg.New(column.FamilySigned, agg.Default)
 			require.NoError(t, testBackend.UpdatePages(context.Background(), p, &got))
-			vals := pqdev.SampleValues(c.Dictionary(), 40, 3)
-			buf := make([]byte, 8*len(vals))
-			for i, v := range vals {
-				binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
-			}
-			v := &column.View{Type: column.TypeName("int64"), Kind: column.Int64, Len: len(vals), Values: buf}
+			v := pqdev.SampleView(c.Dictionary(), 40, 3)
 			want := agg.New(column.FamilySigned, agg.Default)
 			require.NoError(t, (&cpu.CPU{Threads: 1}).Update(context.Background(), []*column.View{v}, []*agg.State{&want}))
 			assert.Equal(t, want, got)

@@ -270,12 +270,7 @@ func TestPagesKernelsSample(t *testing.T) {
 			require.NoError(t, err)
 			got := agg.New(column.FamilySigned, agg.Default)
 			require.NoError(t, (&Backend{}).UpdatePages(context.Background(), p, &got))
-			vals := pqdev.SampleValues(c.Dictionary(), 3, 2)
-			buf := make([]byte, 8*len(vals))
-			for i, v := range vals {
-				binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
-			}
-			v := &column.View{Type: column.TypeName("int64"), Kind: column.Int64, Len: len(vals), Values: buf}
+			v := pqdev.SampleView(c.Dictionary(), 3, 2)
 			want := agg.New(column.FamilySigned, agg.Default)
 			require.NoError(t, (&cpu.CPU{Threads: 1}).Update(context.Background(), []*column.View{v}, []*agg.State{&want}))
 			assert.Equal(t, want, got)

@@ -108,10 +108,11 @@ func sampleBody(dictionary bool, first uint64) []byte {
 	return b // (rows*width is a whole number of bytes)
 }
 
-// SampleValues is the values of the rows of Sample(_, dictionary, pages,
-// distinct), in order: what its pages decode to.
-func SampleValues(dictionary bool, pages, distinct int) []int64 {
-	out := make([]int64, 0, pages*SampleRows)
+// SampleView is the values of the rows of Sample(_, dictionary, pages,
+// distinct), in order, as an int64 column: what its pages decode to.
+func SampleView(dictionary bool, pages, distinct int) *column.View {
+	n := pages * SampleRows
+	buf := make([]byte, 0, 8*n)
 	for k := range pages {
 		first := uint64(k%distinct) * SampleRows
 		for j := range uint64(SampleRows) {
@@ -119,8 +120,8 @@ func SampleValues(dictionary bool, pages, distinct int) []int64 {
 			if dictionary {
 				v = SampleValue(1<<40 + uint64(v)&(1<<SampleIndexBits-1))
 			}
-			out = append(out, v)
+			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
 		}
 	}
-	return out
+	return &column.View{Type: column.TypeName("int64"), Kind: column.Int64, Len: n, Values: buf}
 }
