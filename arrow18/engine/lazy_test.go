@@ -5,6 +5,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -252,4 +253,38 @@ func TestCachedCalibrationByName(t *testing.T) {
 	none := &hintedGPU{lazyGPU: lazyGPU{devName: "hinted"}}
 	run(none)
 	assert.Equal(t, int64(1), none.probes.Load(), "no hint: probe as before")
+}
+
+// openPagesGPU has page kernels, measures GPU figures and reports whether
+// its device is open (backend.DeviceOpener).
+type openPagesGPU struct {
+	lazyPagesGPU
+	open bool
+}
+
+func (g *openPagesGPU) CalibrateGPU(ctx context.Context, cal *planner.Calibration) error {
+	return (&calibratingGPU{}).CalibrateGPU(ctx, cal)
+}
+func (g *openPagesGPU) DeviceOpen() bool { return g.open }
+
+// TestPagesOnGPUDeviceOpen: the page route pays the device's start only
+// when the device is not open yet. A GiB of snappy pages on 2 threads
+// takes the CPU 0.54 s, the GPU route 0.11 s and the start 0.45 s.
+func TestPagesOnGPUDeviceOpen(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	var w planner.PageWork
+	w.AddKernel(planner.PagesSnappy, 1<<30, 1<<30)
+	for _, open := range []bool{false, true} {
+		g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: fmt.Sprint("pages-", open)}}, open: open}
+		e, err := New(WithGPU(g), WithThreads(2))
+		require.NoError(t, err)
+		ok, plan := e.PagesOnGPU(context.Background(), column.Int64, 0, w)
+		assert.Equal(t, open, ok, plan.Reason)
+		if open {
+			assert.Equal(t, "parquet pages decoded on the gpu: 112ms estimated there, 537ms on 2 cpu threads", plan.Reason)
+		} else {
+			assert.Equal(t, "parquet pages decoded on the cpu: 537ms estimated, 562ms on the gpu", plan.Reason)
+		}
+		require.NoError(t, e.Close())
+	}
 }
