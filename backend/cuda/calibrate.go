@@ -248,16 +248,13 @@ func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainByte
 	var rates planner.PageRates
 	for c := range planner.NumPageClasses {
 		c := planner.PageClass(c)
-		one, err := pqdev.Sample(c.Snappy(), c.Dictionary(), 1, 1)
-		if err != nil {
-			return rates, err
-		}
+		body := int64(pqdev.SampleBody(c.Dictionary()))
 		pages := int64(snappyPages)
 		if !c.Snappy() {
-			pages = plainBytes / int64(one.Pages[0].Body)
+			pages = plainBytes / body
 		}
 		if b.opts.memLimit > 0 {
-			pages = min(pages, b.opts.memLimit/4/int64(one.Pages[0].Body))
+			pages = min(pages, b.opts.memLimit/4/body)
 		}
 		pages = max(pages, 8)
 		q, err := pqdev.Sample(c.Snappy(), c.Dictionary(), int(pages), int(min(4, pages)))
@@ -268,10 +265,6 @@ func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainByte
 		if err != nil {
 			return rates, err
 		}
-		var body int64
-		for _, pg := range q.Pages {
-			body += int64(pg.Body)
-		}
 		s, t, err := b.timePages(ctx, q, &l, !c.Snappy())
 		if err == nil && s.Count != q.Rows {
 			err = fmt.Errorf("%d values counted of %d", s.Count, q.Rows)
@@ -279,7 +272,7 @@ func (b *Backend) calibratePages(ctx context.Context, snappyPages int, plainByte
 		if err != nil {
 			return rates, fmt.Errorf("%v pages: %w", c, err)
 		}
-		rates[c] = float64(body) / t
+		rates[c] = float64(body*pages) / t
 	}
 	return rates, nil
 }

@@ -96,8 +96,7 @@ func (b *Backend) decodePages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 // ticket and its state; and the kernels that decode it.
 type devicePages struct {
 	data, scratch, table, dict, stat, partials, ticket, out devBuf
-	fn, unsnap                                              cudrv.Function
-	snappy                                                  bool // (unsnap loaded)
+	fn, unsnap                                              cudrv.Function // (unsnap: zero when no page is snappy)
 	name                                                    string
 	np                                                      int64
 	maxdef                                                  uint64
@@ -156,7 +155,6 @@ func (b *Backend) uploadPages(ctx context.Context, q *column.Pages, l *pqdev.Lay
 		if pb.unsnap, _, err = d.lazyKernel("arrowagg_pq_unsnap"); err != nil {
 			return pb, err
 		}
-		pb.snappy = true
 	}
 	np := pb.np
 	sizes := []int64{l.DataBytes, l.ScratchBytes, int64(len(l.Table)), l.DictBytes + 16, 4 * np,
@@ -191,7 +189,7 @@ func (pb *devicePages) launch(st cudrv.Stream) error {
 		return fmt.Errorf("zeroing the launch ticket: %w", err)
 	}
 	chunk, scr := pb.data.ptr+pqdev.Pad, pb.scratch.ptr+pqdev.Pad
-	if pb.snappy {
+	if pb.unsnap != (cudrv.Function{}) {
 		var args cudrv.Params
 		args.Ptr(chunk).Ptr(scr).Ptr(pb.table.ptr).U64(uint64(np)).Ptr(pb.stat.ptr)
 		// A block a page (one warp): the pages spread over the

@@ -108,6 +108,10 @@ func sampleBody(dictionary bool, first uint64) []byte {
 	return b // (rows*width is a whole number of bytes)
 }
 
+// SampleBody is the size of a sample page's body (dictionary: of
+// dictionary indices), decompressed.
+func SampleBody(dictionary bool) int { return len(sampleBody(dictionary, 0)) }
+
 // SampleView is the values of the rows of Sample(_, dictionary, pages,
 // distinct), in order, as an int64 column: what its pages decode to.
 func SampleView(dictionary bool, pages, distinct int) *column.View {

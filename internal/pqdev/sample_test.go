@@ -43,6 +43,7 @@ func TestSamplePages(t *testing.T) {
 					require.NoError(t, err)
 				}
 				require.Len(t, body, pg.Body)
+				require.Equal(t, SampleBody(c.dict), pg.Body)
 				n := binary.LittleEndian.Uint32(body)
 				run, m := binary.Uvarint(body[4:])
 				assert.Equal(t, uint64(SampleRows<<1), run, "an RLE run of every row")
