@@ -50,7 +50,7 @@ func Sample(snappyPages, dictionary bool, pages, distinct int) (*column.Pages, e
 	if dictionary {
 		dict := make([]byte, 8<<SampleIndexBits)
 		for i := range 1 << SampleIndexBits {
-			binary.LittleEndian.PutUint64(dict[8*i:], uint64(SampleValue(1<<40+uint64(i))))
+			binary.LittleEndian.PutUint64(dict[8*i:], uint64(sampleDictValue(uint64(i))))
 		}
 		p.Dicts[0] = dict
 	}
@@ -76,6 +76,9 @@ func Sample(snappyPages, dictionary bool, pages, distinct int) (*column.Pages, e
 	}
 	return p, nil
 }
+
+// sampleDictValue is the sample dictionary's value i.
+func sampleDictValue(i uint64) int64 { return SampleValue(1<<40 + i) }
 
 // sampleBody is a page v1's body of SampleRows rows from value first: the
 // definition levels (every row valid: one RLE run of ones, bit width 1),
@@ -122,7 +125,7 @@ func SampleView(dictionary bool, pages, distinct int) *column.View {
 		for j := range uint64(SampleRows) {
 			v := SampleValue(first + j)
 			if dictionary {
-				v = SampleValue(1<<40 + uint64(v)&(1<<SampleIndexBits-1))
+				v = sampleDictValue(uint64(v) & (1<<SampleIndexBits - 1))
 			}
 			buf = binary.LittleEndian.AppendUint64(buf, uint64(v))
 		}
