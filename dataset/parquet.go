@@ -69,12 +69,16 @@ type parquetLeaf struct {
 	// values are the elements of lists; its states count elements, not
 	// rows (pqlist.go).
 	elem bool
-	// gpu: the GPU decodes its pages, every row group's at once
-	// (pqgpu.go); its tasks have nothing to do. gpuWhy is why the planner
-	// left its pages to the CPU, when it weighed the GPU.
-	gpu    bool
-	gpuWhy string
+	// gpu says, per row group, whether the GPU decodes its chunk's pages
+	// there, every such chunk's at once (pqgpu.go); their tasks have
+	// nothing to do. nil: none. cpuWhy, per row group, is why the planner
+	// left the chunk's pages to the CPU, when it weighed the GPU for it.
+	gpu    []bool
+	cpuWhy []string
 }
+
+// onGPU reports whether the GPU decodes l's chunk in row group rg.
+func (l *parquetLeaf) onGPU(rg int) bool { return l.gpu != nil && l.gpu[rg] }
 
 // chunkResult is the partial aggregate of one column chunk.
 type chunkResult struct {
@@ -270,7 +274,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	defer gcancel()
 	if len(gl) > 0 {
 		for _, g := range gl {
-			g.leaf.gpu = true
+			g.leaf.gpu = g.rgs
 		}
 		go r.runGPU(gctx, gl, gpuDone)
 	} else {
@@ -293,12 +297,14 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 			err = g.err
 		}
 		if err == nil {
-			src.add(g.leaf.out, g.state, 0, g.plan)
+			src.add(g.leaf.out, g.state, 0, g.leaf.splitPlan(g.plan))
 		}
 	}
 	for i := range r.leaves {
-		if l := &r.leaves[i]; err == nil && l.gpuWhy != "" && src.plans[l.out].Reason == pageReason {
-			src.plans[l.out].Reason += " (" + l.gpuWhy + ")"
+		if l := &r.leaves[i]; err == nil && l.gpu == nil && src.plans[l.out].Reason == pageReason {
+			if why := l.cpuReasons(); why != "" {
+				src.plans[l.out].Reason += " (" + why + ")"
+			}
 		}
 	}
 	startup.Trace("chunks folded", folding, err)
@@ -446,7 +452,7 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 				wk.meta = fr.ParquetReader().MetaData()
 			}
 		}
-		if l.gpu { // (runGPU aggregates its chunks)
+		if l.onGPU(rg) { // (runGPU aggregates its chunks)
 			d.res.state = agg.New(l.page.kind.Family(), agg.Default)
 		} else if frErr != nil {
 			d.err = frErr

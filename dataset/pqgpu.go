@@ -27,13 +27,16 @@ import (
 // decode (column.Pages: flat integers, floats and decimals stored as
 // integers, pages v1 or v2, PLAIN or dictionary-encoded, uncompressed or
 // snappy; flat booleans, PLAIN or RLE) go to the device as the file
-// stores them, each column's chunks of every row group in one call
-// (engine.UpdatePages), when the engine says the GPU is faster for them
-// (engine.PagesOnGPU: always under --device gpu). The walk of each chunk's
-// page headers (pqwalk.go) checks them and records the pages; a chunk
-// with a page the kernels do not decode (another encoding, levels
-// BIT_PACKED) leaves its column to the CPU page path, whole. The other
-// columns' chunks are tasks of the workers meanwhile.
+// stores them, the chunks of a column that the engine says the GPU reads
+// faster in one call (engine.UpdatePages). The engine decides chunk by
+// chunk (engine.PagesOnGPU: by each chunk's codec, encoding and ratio of
+// compression; every chunk under --device gpu), so a column may be read
+// by both routes, its plan naming the row groups of each and why. The
+// walk of each chunk's page headers (pqwalk.go) checks them and records
+// the pages; a chunk with a page the kernels do not decode (another
+// encoding, levels BIT_PACKED) goes back to the CPU page path, the plan
+// saying why. The chunks that the GPU does not read are tasks of the
+// workers meanwhile.
 //
 // Chunks of the codecs the kernels do not decompress (zstd, gzip, brotli,
 // LZ4: hostCodec) go up decompressed: their pages are cut into pieces of
@@ -58,9 +61,13 @@ func (l *pageLeaf) pagesKind() column.Kind {
 	return column.Unsupported
 }
 
-// gpuLeaf is a leaf whose pages the GPU decodes.
+// gpuLeaf is a leaf some of whose chunks' pages the GPU decodes.
 type gpuLeaf struct {
 	leaf *parquetLeaf
+	// rgs says, per row group, whether the GPU decodes the leaf's chunk
+	// there (the planner's choice; a chunk whose walk finds a page the
+	// kernels do not decode goes back to the CPU).
+	rgs []bool
 	// pages: the chunks as stored, when the kernels decompress all of
 	// them; else pieces, each decompressed by the host first where its
 	// codec is the host's.
@@ -116,49 +123,45 @@ type storedPage struct {
 // kernels'.
 var errNotGPUPage = errors.New("not a page of the GPU page kernels")
 
-// gpuCandidate says whether leaf l's pages could go to the page kernels,
-// whatever its chunks hold, and adds to w what the CPU does instead with
-// its chunks.
-func (r *parquetRun) gpuCandidate(l *parquetLeaf, w *planner.PageWork) bool {
+// gpuCandidate returns the page work of leaf l's chunks, one per row group,
+// when its pages could go to the page kernels, whatever its chunks hold.
+func (r *parquetRun) gpuCandidate(l *parquetLeaf) ([]planner.PageWork, bool) {
 	p := l.page
 	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.int96 ||
 		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) ||
 		!column.PageKind(p.pagesKind()) {
-		return false
+		return nil, false
 	}
-	mine, ok := r.chunksWork(l.col, false)
-	if !ok {
-		return false
-	}
-	w.Add(mine)
-	return true
+	return r.chunksWork(l.col, false)
 }
 
-// chunksWork is the page work of column col's chunks in every row group,
-// one task each; ok is false when a chunk is encrypted, or, unless anyCodec,
-// of a codec that neither route's page kernels nor the host take.
-func (r *parquetRun) chunksWork(col int, anyCodec bool) (w planner.PageWork, ok bool) {
+// chunksWork is the page work of column col's chunks, one per row group;
+// ok is false when a chunk is encrypted, or, unless anyCodec, of a codec
+// that neither route's page kernels nor the host take.
+func (r *parquetRun) chunksWork(col int, anyCodec bool) (ws []planner.PageWork, ok bool) {
 	md := r.pqf.meta
+	ws = make([]planner.PageWork, len(md.RowGroups))
 	for rg := range md.RowGroups {
 		cc, err := md.RowGroup(rg).ColumnChunk(col)
 		if err != nil || cc.CryptoMetadata() != nil {
-			return w, false
+			return nil, false
 		}
 		c := cc.Compression()
 		// (A footer's sizes are the file's to claim: capped, so that no sum
 		// of them wraps.)
 		stored, decoded := min(max(cc.TotalCompressedSize(), 0), 1<<40), min(max(cc.TotalUncompressedSize(), 0), 1<<40)
+		w := &ws[rg]
+		w.PageTasks = 1
 		switch {
 		case c == compress.Codecs.Snappy || c == compress.Codecs.Uncompressed:
 			w.AddKernel(planner.ClassOf(c == compress.Codecs.Snappy, dictionaryPages(cc)), stored, decoded)
 		case hostCodec(c) || anyCodec:
 			w.AddHost(planner.Codec(c.String()), stored, decoded)
 		default:
-			return w, false
+			return nil, false
 		}
 	}
-	w.PageTasks = len(md.RowGroups)
-	return w, true
+	return ws, true
 }
 
 // dictionaryPages says whether the data pages of chunk cc hold dictionary
@@ -190,11 +193,13 @@ func (r *parquetRun) smallJob() bool {
 	}
 	w := planner.PageWork{Threads: r.eng.Threads()}
 	for i := range r.leaves {
-		mine, ok := r.chunksWork(r.leaves[i].col, true)
+		chunks, ok := r.chunksWork(r.leaves[i].col, true)
 		if !ok {
 			return false
 		}
-		w.Add(mine)
+		for _, c := range chunks {
+			w.Add(c)
+		}
 		if worth, _ := planner.PagesWorthAsking(w); worth {
 			return false
 		}
@@ -202,28 +207,32 @@ func (r *parquetRun) smallJob() bool {
 	return true
 }
 
-// planGPU picks the leaves whose pages go to the GPU and records their
-// pages; nil when none do.
+// planGPU picks the chunks whose pages go to the GPU, and records their
+// pages; nil when none do. The leaves' cpuWhy say why the planner left
+// their other chunks to the CPU, where it weighed the GPU for them.
 func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]*gpuLeaf, error) {
 	if r.eng == nil {
 		return nil, nil
 	}
 	var cands []*parquetLeaf
-	var w planner.PageWork // (its Threads the engine's)
+	var cols []engine.PageColumn
+	tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
 	for i := range r.leaves {
 		l := &r.leaves[i]
-		if r.gpuCandidate(l, &w) {
+		if chunks, ok := r.gpuCandidate(l); ok {
 			cands = append(cands, l)
+			cols = append(cols, engine.PageColumn{Kind: l.page.pagesKind(), Tracks: tracks, Chunks: chunks})
 		}
 	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
 	var out []*gpuLeaf
-	for _, l := range cands {
-		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
-		ok, plan := r.eng.PagesOnGPU(ctx, l.page.pagesKind(), tracks, w)
-		if ok {
-			out = append(out, &gpuLeaf{leaf: l, plan: plan})
-		} else {
-			l.gpuWhy = plan.Reason // (the CPU's plan says it)
+	for k, route := range r.eng.PagesOnGPU(ctx, cols) {
+		l := cands[k]
+		l.cpuWhy = route.CPUWhy // (the CPU's plan says it)
+		if route.OnGPU() {
+			out = append(out, &gpuLeaf{leaf: l, rgs: route.GPU, plan: route.Plan})
 		}
 	}
 	if len(out) == 0 {
@@ -238,7 +247,7 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 	}
 	kept := out[:0]
 	for _, g := range out {
-		if g.err == nil { // (else a page the kernels do not decode: the CPU page path reads the column)
+		if g.err == nil { // (else no chunk left that the kernels decode: the CPU page path reads the column)
 			if c := g.hostCodecs(); c != "" {
 				g.plan.Reason += "; its " + c + " pages decompressed on the cpu first"
 			}
@@ -260,11 +269,12 @@ func (g *gpuLeaf) hostCodecs() string {
 	return strings.Join(names, "/")
 }
 
-// gatherPages walks the chunks of the leaves of gl in every row group, on
-// r.workers goroutines, and records each leaf's data pages in its Pages,
-// their dictionaries decompressed into its Dicts. A leaf with a page the
-// kernels do not decode gets errNotGPUPage as its err; any other failure
-// is the error of the earliest chunk.
+// gatherPages walks the chunks of the leaves of gl in the row groups of
+// their rgs, on r.workers goroutines, and records each leaf's data pages in
+// its Pages (or pieces), their dictionaries decompressed into its Dicts. A
+// chunk with a page the kernels do not decode goes back to the CPU, its
+// leaf's cpuWhy saying why; a leaf left with none gets errNotGPUPage as its
+// err. Any other failure is the error of the earliest chunk.
 func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64, gl []*gpuLeaf) error {
 	md := r.pqf.meta
 	nrg := len(md.RowGroups)
@@ -294,7 +304,9 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 		if ctx.Err() != nil {
 			break
 		}
-		jobs <- j
+		if gl[j/nrg].rgs[j%nrg] {
+			jobs <- j
+		}
 	}
 	close(jobs)
 	wg.Wait()
@@ -304,25 +316,34 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 	for i, g := range gl {
 		pl := g.leaf.page
 		g.pages = column.Pages{Type: g.leaf.typ, Kind: pl.pagesKind(), Nullable: pl.maxDef > 0, Data: r.mapped}
-		host := false
+		host, some := false, false
 		for rg := 0; rg < nrg; rg++ {
 			j := i*nrg + rg
-			if errs[j] != nil {
-				if errors.Is(errs[j], errNotGPUPage) {
-					g.err = errs[j]
-					break
-				}
-				return errs[j]
+			if !g.rgs[rg] {
+				continue
 			}
+			if errs[j] != nil {
+				if !errors.Is(errs[j], errNotGPUPage) {
+					return errs[j]
+				}
+				g.rgs[rg] = false
+				g.leaf.cpuWhy[rg] = "parquet pages decoded on the cpu: " + errs[j].Error()
+				continue
+			}
+			some = true
 			host = host || srcs[j] != nil
 			g.spans = append(g.spans, parts[j].Chunks...)
 		}
-		if g.err != nil {
+		if !some {
+			g.err = errNotGPUPage
 			continue
 		}
 		var cut pieceCutter
 		for rg := 0; rg < nrg; rg++ {
 			j := i*nrg + rg
+			if !g.rgs[rg] {
+				continue
+			}
 			q := &parts[j]
 			q.Type, q.Kind, q.Nullable = g.pages.Type, g.pages.Kind, g.pages.Nullable
 			if host {
@@ -716,4 +737,83 @@ func inflatePiece(ctx context.Context, p *hostPiece, zd *zstdDecoder, buf, mappe
 		}
 	}
 	return nil
+}
+
+// splitPlan is the plan of leaf l from the plan gp of its chunks the GPU
+// decoded: gp when the GPU decoded every chunk; else the plan of both
+// backends, its reason saying which row groups took which route, and why.
+func (l *parquetLeaf) splitPlan(gp engine.ColumnPlan) engine.ColumnPlan {
+	if !slices.Contains(l.gpu, false) {
+		return gp
+	}
+	gp.Backend = planner.Split
+	gp.Reason = "row groups " + rowGroups(l.gpu) + ": " + gp.Reason + "; " + l.cpuReasons()
+	return gp
+}
+
+// cpuReasons says why l's chunks that the GPU does not decode stay on the
+// CPU: the reason alone when they all have one and the GPU decodes none of
+// l's chunks; else the row groups of each reason (the CPU page path's name
+// for those the GPU was not weighed for). "" when the GPU was weighed for
+// none of them.
+func (l *parquetLeaf) cpuReasons() string {
+	var whys []string
+	blank := false
+	for rg, why := range l.cpuWhy {
+		switch {
+		case l.onGPU(rg):
+		case why == "":
+			blank = true
+		case !slices.Contains(whys, why):
+			whys = append(whys, why)
+		}
+	}
+	switch {
+	case len(whys) == 0 && l.gpu == nil:
+		return ""
+	case len(whys) == 1 && !blank && l.gpu == nil:
+		return whys[0]
+	}
+	var parts []string
+	if blank {
+		parts = append(parts, "row groups "+l.cpuRowGroups("")+": "+pageReason)
+	}
+	for _, why := range whys {
+		parts = append(parts, "row groups "+l.cpuRowGroups(why)+": "+why)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// cpuRowGroups lists the row groups whose chunk of l the CPU reads with
+// reason why ("": none given).
+func (l *parquetLeaf) cpuRowGroups(why string) string {
+	sel := make([]bool, len(l.cpuWhy))
+	for rg := range sel {
+		sel[rg] = !l.onGPU(rg) && l.cpuWhy[rg] == why
+	}
+	return rowGroups(sel)
+}
+
+// rowGroups lists the row groups selected in sel as ranges: "0-3, 7".
+func rowGroups(sel []bool) string {
+	var b strings.Builder
+	for rg := 0; rg < len(sel); rg++ {
+		if !sel[rg] {
+			continue
+		}
+		end := rg
+		for end+1 < len(sel) && sel[end+1] {
+			end++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if end > rg {
+			fmt.Fprintf(&b, "%d-%d", rg, end)
+		} else {
+			fmt.Fprintf(&b, "%d", rg)
+		}
+		rg = end
+	}
+	return b.String()
 }

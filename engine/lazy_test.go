@@ -142,12 +142,12 @@ func TestSmallJobTouchesNoGPU(t *testing.T) {
 	e3, err := New(WithGPU(g3), WithThreads(2))
 	require.NoError(t, err)
 	defer e3.Close()
-	big := planner.PageWork{Stored: 1 << 40, Decoded: 1 << 40}
-	ok, plan := e3.PagesOnGPU(small, column.Int64, 0, big)
-	assert.False(t, ok)
-	assert.Contains(t, plan.Reason, "less there than the gpu's start")
+	big := []PageColumn{{Kind: column.Int64, Chunks: []planner.PageWork{{Stored: 1 << 40, Decoded: 1 << 40}}}}
+	route := e3.PagesOnGPU(small, big)[0]
+	assert.False(t, route.OnGPU())
+	assert.Contains(t, route.CPUWhy[0], "less there than the gpu's start")
 	assert.Zero(t, g3.names.Load(), "calibrated for a small job's pages")
-	_, _ = e3.PagesOnGPU(context.Background(), column.Int64, 0, big)
+	_ = e3.PagesOnGPU(context.Background(), big)
 	assert.EqualValues(t, 1, g3.names.Load(), "no calibration for a terabyte of pages")
 }
 
@@ -271,18 +271,27 @@ func (g *openPagesGPU) DeviceOpen() bool { return g.open }
 // walk 0.05 of it), and the start 0.45 s.
 func TestPagesOnGPUDeviceOpen(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	w := planner.PageWork{PageTasks: 16}
-	w.AddKernel(planner.PagesSnappy, 1<<30, 9<<30)
+	col := PageColumn{Kind: column.Int64}
+	for range 16 {
+		var w planner.PageWork
+		w.AddKernel(planner.PagesSnappy, 1<<26, 9<<26)
+		col.Chunks = append(col.Chunks, w)
+	}
 	for _, open := range []bool{false, true} {
 		g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: fmt.Sprint("pages-", open)}}, open: open}
 		e, err := New(WithGPU(g), WithThreads(16))
 		require.NoError(t, err)
-		ok, plan := e.PagesOnGPU(context.Background(), column.Int64, 0, w)
-		assert.Equal(t, open, ok, plan.Reason)
+		route := e.PagesOnGPU(context.Background(), []PageColumn{col})[0]
+		for i := range route.GPU {
+			assert.Equal(t, open, route.GPU[i], "chunk %d", i)
+			if open {
+				assert.Empty(t, route.CPUWhy[i])
+			} else {
+				assert.Equal(t, "parquet pages decoded on the cpu: 604ms estimated, 680ms on the gpu", route.CPUWhy[i])
+			}
+		}
 		if open {
-			assert.Equal(t, "parquet pages decoded on the gpu: 280ms estimated there, 604ms on 16 cpu threads", plan.Reason)
-		} else {
-			assert.Equal(t, "parquet pages decoded on the cpu: 604ms estimated, 680ms on the gpu", plan.Reason)
+			assert.Equal(t, "parquet pages decoded on the gpu: 280ms estimated there, 604ms on 16 cpu threads", route.Plan.Reason)
 		}
 		require.NoError(t, e.Close())
 	}

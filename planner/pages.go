@@ -249,8 +249,8 @@ func (w PageWork) gpuTime(cal Calibration) time.Duration {
 	plain := min(cal.PageRate(PagesPlain), cal.PageRate(PagesDict))
 	for _, h := range w.Host {
 		inflate := rateTime(h.Decoded, hostRate(h.Codec)*float64(w.threads()))
-		pieces := time.Duration((h.Decoded + PageHostPieceBytes - 1) / PageHostPieceBytes)
-		device := rateTime(h.Decoded, staged) + rateTime(h.Decoded, plain) + pieces*PageHostCallCost
+		pieces := float64(h.Decoded) / PageHostPieceBytes // (pieces run across chunks: a chunk's share)
+		device := rateTime(h.Decoded, staged) + rateTime(h.Decoded, plain) + time.Duration(pieces*float64(PageHostCallCost))
 		t += max(inflate, device)
 	}
 	return t
@@ -264,6 +264,15 @@ func (w PageWork) walkTime() time.Duration {
 		stored += h.Stored
 	}
 	return rateTime(stored, PageWalkRate*float64(w.threads()))
+}
+
+// shown is d as the page plans' reasons give it: to the millisecond, or
+// to the microsecond below one.
+func shown(d time.Duration) time.Duration {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond)
+	}
+	return d.Round(time.Millisecond)
 }
 
 // rateTime is the time of n bytes at rate bytes per second.
@@ -298,9 +307,124 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 		gpu += max(DeviceStart, walk)
 	}
 	if gpu < cpu {
-		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", gpu.Round(time.Millisecond), cpu.Round(time.Millisecond), w.threads())
+		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", shown(gpu), shown(cpu), w.threads())
 	}
-	return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", cpu.Round(time.Millisecond), gpu.Round(time.Millisecond))
+	return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", shown(cpu), shown(gpu))
+}
+
+// PageSplit is where SplitPages sends chunks of Parquet pages.
+type PageSplit struct {
+	// GPU says, chunk by chunk, whether its pages go to the GPU's page
+	// kernels.
+	GPU []bool
+	// GPUWhy is why the chunks that go to the GPU do; CPUWhy, per chunk,
+	// why one that stays on the CPU does ("" for the others).
+	GPUWhy string
+	CPUWhy []string
+}
+
+// SplitPages decides, chunk by chunk, which of chunks (each the pages of
+// one column chunk: a PageWork whose Threads and PageTasks are ignored) the
+// GPU's page kernels decode; the CPU page path reads the others, on
+// threads goroutines; started: the device is open already.
+//
+// A chunk is the GPU's when its pages cost the GPU route less than the
+// CPU, both at the rates they would run at on the whole file (the CPU on
+// as many goroutines as the file's chunks keep busy; the GPU its walk, copy
+// and kernels): what decides is its codec, its encoding and how much its
+// pages compress (the route's walk and copies cost stored bytes, the CPU
+// decompressed ones). Those chunks then go to the GPU together only if,
+// with the device's start counted, they beat the CPU (PagesOnGPU); no
+// other set of the chunks could, when they do not.
+func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) PageSplit {
+	s := PageSplit{GPU: make([]bool, len(chunks)), CPUWhy: make([]string, len(chunks))}
+	all := PageWork{Threads: threads}
+	for _, c := range chunks {
+		c.PageTasks = 1
+		all.Add(c)
+	}
+	why := func(ok bool, reason string) {
+		for i := range chunks {
+			if s.GPU[i] = ok; !ok {
+				s.CPUWhy[i] = reason
+			}
+		}
+		if ok {
+			s.GPUWhy = reason
+		}
+	}
+	if !cal.HasGPU() || cal.PageError != "" {
+		why(cal.PagesOnGPU(all, started))
+		return s
+	}
+	// Each chunk's marginal times, at the rates of the whole file's.
+	busy := all.threads()
+	var mine PageWork
+	mine.Threads = threads
+	losers := map[string]*[2]time.Duration{} // per kind of pages, their times on the cpu and the gpu
+	var kinds []string
+	var empty []int // (chunks of no pages: they follow the others)
+	for i, c := range chunks {
+		if c.Decoded == 0 && len(c.Host) == 0 {
+			empty = append(empty, i)
+			continue
+		}
+		c.Threads, c.PageTasks = busy, 0
+		cpu, gpu := c.cpuTime(), c.gpuTime(cal)+c.walkTime()
+		if gpu < cpu {
+			s.GPU[i] = true
+			c.Threads, c.PageTasks = threads, 1
+			mine.Add(c)
+			continue
+		}
+		k := c.kind()
+		if losers[k] == nil {
+			losers[k] = new([2]time.Duration)
+			kinds = append(kinds, k)
+		}
+		losers[k][0] += cpu
+		losers[k][1] += gpu
+	}
+	for _, i := range empty {
+		s.GPU[i] = mine.PageTasks > 0
+	}
+	if mine.PageTasks == 0 || len(kinds) == 0 {
+		// (All or none: the whole file's comparison says why.)
+		why(cal.PagesOnGPU(all, started))
+		return s
+	}
+	ok, reason := cal.PagesOnGPU(mine, started)
+	if !ok {
+		why(false, reason)
+		return s
+	}
+	s.GPUWhy = reason
+	per := map[string]string{}
+	for _, k := range kinds {
+		t := losers[k]
+		per[k] = fmt.Sprintf("parquet pages decoded on the cpu: its %s pages %v estimated, %v on the gpu", k,
+			shown(t[0]), shown(t[1]))
+	}
+	for i, c := range chunks {
+		if !s.GPU[i] {
+			s.CPUWhy[i] = per[c.kind()]
+		}
+	}
+	return s
+}
+
+// kind names the pages of w, one chunk's: their class, or the codec the
+// host decompresses them with.
+func (w PageWork) kind() string {
+	if len(w.Host) > 0 {
+		return string(w.Host[0].Codec)
+	}
+	for c, n := range w.Kernel {
+		if n > 0 {
+			return PageClass(c).String()
+		}
+	}
+	return "stored"
 }
 
 // PagesWorthAsking says whether the CPU takes long enough on w that the
@@ -309,7 +433,7 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 func PagesWorthAsking(w PageWork) (bool, string) {
 	if t := w.cpuTime(); t <= DeviceStart {
 		return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, less than the gpu's start (%v)",
-			t.Round(time.Millisecond), DeviceStart)
+			shown(t), DeviceStart)
 	}
 	return true, ""
 }

@@ -118,3 +118,86 @@ func TestPagesOnGPUCalibratedRates(t *testing.T) {
 	assert.Equal(t, PagesSnappyDict, ClassOf(true, true))
 	assert.Equal(t, "uncompressed dictionary", ClassOf(false, true).String())
 }
+
+// TestSplitPages: chunks go to the GPU by their own costs. On 16 threads
+// of the H200 host, snappy chunks that compress tenfold are the GPU's (the
+// route's walk and copies cost their stored bytes), uncompressed ones the
+// CPU's; the GPU's chunks pay for the device's start together.
+func TestSplitPages(t *testing.T) {
+	cal := Defaults(16)
+	cal.GPU = "H200"
+	cal.H2DPinned, cal.HostStaged, cal.DeviceRead = 50e9, 45e9, 4e12
+	chunk := func(c PageClass, stored, decoded int64) PageWork {
+		var w PageWork
+		w.AddKernel(c, stored, decoded)
+		return w
+	}
+	var chunks []PageWork
+	for i := 0; i < 4; i++ {
+		chunks = append(chunks, chunk(PagesSnappy, 100<<20, 1<<30), chunk(PagesPlain, 1<<30, 1<<30))
+	}
+	chunks = append(chunks, PageWork{}) // (a chunk of no pages)
+	for _, started := range []bool{false, true} {
+		s := cal.SplitPages(chunks, 16, started)
+		for i := 0; i < 8; i++ {
+			assert.Equal(t, i%2 == 0, s.GPU[i], "chunk %d", i)
+			if i%2 == 0 {
+				assert.Empty(t, s.CPUWhy[i])
+			} else {
+				assert.Equal(t, "parquet pages decoded on the cpu: its uncompressed plain pages 477ms estimated, 748ms on the gpu", s.CPUWhy[i])
+			}
+		}
+		assert.True(t, s.GPU[8], "an empty chunk goes with the others to the GPU")
+		// 4 GiB on 4 threads, against their walk on 4 goroutines, copies and
+		// kernels (and the start).
+		want := "parquet pages decoded on the gpu: 175ms estimated there, 1.074s on 4 cpu threads"
+		if !started {
+			want = "parquet pages decoded on the gpu: 547ms estimated there, 1.074s on 4 cpu threads"
+		}
+		assert.Equal(t, want, s.GPUWhy)
+	}
+
+	// One such chunk of 64 MiB cannot pay for the start: every chunk stays
+	// on the CPU, the reason the GPU's chunks'. With the device open, it
+	// goes.
+	small := []PageWork{chunk(PagesSnappy, 6<<20, 64<<20)}
+	for i := 0; i < 16; i++ {
+		small = append(small, chunk(PagesPlain, 64<<20, 64<<20))
+	}
+	s := cal.SplitPages(small, 16, false)
+	assert.NotContains(t, s.GPU, true)
+	for _, why := range s.CPUWhy {
+		assert.Equal(t, "parquet pages decoded on the cpu: 67ms estimated, 451ms on the gpu", why)
+	}
+	s = cal.SplitPages(small, 16, true)
+	assert.Equal(t, []bool{true}, s.GPU[:1])
+	assert.NotContains(t, s.GPU[1:], true)
+	assert.Equal(t, "parquet pages decoded on the gpu: 6ms estimated there, 67ms on 1 cpu threads", s.GPUWhy)
+	assert.Contains(t, s.CPUWhy[16], "its uncompressed plain pages")
+
+	// On 2 threads the same uncompressed chunks are the GPU's too.
+	s = cal.SplitPages(small[:2], 2, true)
+	assert.Equal(t, []bool{true, true}, s.GPU)
+
+	// Chunks alike: the whole file's comparison, as PagesOnGPU gives it.
+	var like []PageWork
+	for i := 0; i < 16; i++ {
+		like = append(like, PageWork{Host: []CodecWork{{Codec: "ZSTD", Stored: 256 << 20, Decoded: 640 << 20}}})
+	}
+	s = cal.SplitPages(like, 16, true)
+	assert.NotContains(t, s.GPU, true)
+	assert.Equal(t, "parquet pages decoded on the cpu: 1.53s estimated, 1.628s on the gpu", s.CPUWhy[15])
+	var w PageWork
+	w.Threads = 16
+	for _, c := range like {
+		c.PageTasks = 1
+		w.Add(c)
+	}
+	_, why := cal.PagesOnGPU(w, true)
+	assert.Equal(t, why, s.CPUWhy[0])
+
+	// No GPU in the calibration: none, and why.
+	s = Defaults(16).SplitPages(chunks, 16, true)
+	assert.NotContains(t, s.GPU, true)
+	assert.Equal(t, "no GPU calibration", s.CPUWhy[3])
+}

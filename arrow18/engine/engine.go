@@ -36,11 +36,14 @@ type Engine struct {
 // Option configures an Engine (the core engine's options).
 type Option = core.Option
 
-// The device policy, and how a column was aggregated (the core's).
+// The device policy, how a column was aggregated, and the routes of
+// Parquet chunks (the core's).
 type (
 	Device     = core.Device
 	ColumnPlan = core.ColumnPlan
 	Source     = core.Source
+	PageColumn = core.PageColumn
+	PageRoute  = core.PageRoute
 )
 
 // The sources of a ColumnPlan.

@@ -11,49 +11,124 @@ import (
 	"github.com/arrowagg/arrowagg/planner"
 )
 
-// PagesOnGPU says whether the engine aggregates Parquet pages of kind k,
-// for states that track tracks, with the GPU's page kernels
-// (backend.PageGPU): always under DeviceGPU when the backend takes them,
-// under DeviceAuto when the calibration says the GPU is faster than the
-// CPU's work w (its Threads the engine's; never for a small job,
-// WithSmallJob, before the engine has a calibration; the device's start
-// counted unless it is open already, backend.DeviceOpener),
-// all the file's columns that could go together. When it
-// says yes, plan is the columns' plan (its reason why; its bytes and time
-// the caller's to add).
-func (e *Engine) PagesOnGPU(ctx context.Context, k column.Kind, tracks agg.Set, w planner.PageWork) (ok bool, plan ColumnPlan) {
+// PageColumn is a column whose Parquet chunks the GPU's page kernels could
+// decode (PagesOnGPU): the kind of its pages' values, the aggregates its
+// states track, and each chunk's pages (their bytes and class; Threads and
+// PageTasks are the engine's to set).
+type PageColumn struct {
+	Kind   column.Kind
+	Tracks agg.Set
+	Chunks []planner.PageWork
+}
+
+// PageRoute is where PagesOnGPU sends a column's chunks: GPU says, chunk by
+// chunk, whether the GPU's page kernels decode it; Plan is the plan of
+// those chunks (its reason why; its bytes and time the caller's to add);
+// CPUWhy, per chunk, why one that stays on the CPU does, when the GPU was
+// weighed for it ("" otherwise).
+type PageRoute struct {
+	GPU    []bool
+	Plan   ColumnPlan
+	CPUWhy []string
+}
+
+// OnGPU reports whether any of the column's chunks go to the GPU.
+func (r *PageRoute) OnGPU() bool {
+	for _, g := range r.GPU {
+		if g {
+			return true
+		}
+	}
+	return false
+}
+
+// PagesOnGPU decides, chunk by chunk, which Parquet chunks of the columns
+// cols the engine aggregates with the GPU's page kernels
+// (backend.PageGPU): under DeviceGPU every chunk of a column whose kind
+// and aggregates the backend takes; under DeviceAuto those that the
+// calibration says the GPU reads faster than the CPU, the device's start
+// counted once for them all unless it is open already
+// (backend.DeviceOpener; planner.Calibration.SplitPages). A small job
+// (WithSmallJob) asks no calibration and keeps every chunk on the CPU; so
+// does a file whose chunks the CPU reads before the GPU could start
+// (planner.PagesWorthAsking).
+func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute {
+	routes := make([]PageRoute, len(cols))
+	for i, c := range cols {
+		routes[i] = PageRoute{GPU: make([]bool, len(c.Chunks)), CPUWhy: make([]string, len(c.Chunks))}
+	}
 	if e.gpu == nil || e.device == DeviceCPU || e.gpuFailed.Load() {
-		return false, plan
+		return routes
 	}
 	pg, ok := e.gpu.(backend.PageGPU)
-	if !ok || !pg.HandlesPages(k, tracks) {
-		return false, plan
+	if !ok {
+		return routes
 	}
-	plan = ColumnPlan{Source: SourcePages, Backend: planner.GPU, Location: planner.Host,
-		Reason: "parquet pages decoded and aggregated on the gpu (--device gpu)"}
+	var mine []int // the columns the kernels take
+	var chunks []planner.PageWork
+	for i, c := range cols {
+		if pg.HandlesPages(c.Kind, c.Tracks) {
+			mine = append(mine, i)
+			chunks = append(chunks, c.Chunks...)
+		}
+	}
+	if len(mine) == 0 {
+		return routes
+	}
+	plan := ColumnPlan{Source: SourcePages, Backend: planner.GPU, Location: planner.Host}
+	// decide routes the chunks of mine as split says, in their order.
+	decide := func(split planner.PageSplit) {
+		k := 0
+		for _, i := range mine {
+			r := &routes[i]
+			r.Plan = plan
+			r.Plan.Reason = split.GPUWhy
+			n := len(r.GPU)
+			copy(r.GPU, split.GPU[k:k+n])
+			copy(r.CPUWhy, split.CPUWhy[k:k+n])
+			k += n
+		}
+	}
+	every := func(gpu bool, why string) planner.PageSplit {
+		s := planner.PageSplit{GPU: make([]bool, len(chunks)), CPUWhy: make([]string, len(chunks))}
+		for i := range chunks {
+			if s.GPU[i] = gpu; !gpu {
+				s.CPUWhy[i] = why
+			}
+		}
+		if gpu {
+			s.GPUWhy = why
+		}
+		return s
+	}
 	if e.device == DeviceGPU {
-		return true, plan
+		decide(every(true, "parquet pages decoded and aggregated on the gpu (--device gpu)"))
+		return routes
 	}
-	w.Threads = e.threads
 	if !e.deviceOpen() {
+		w := planner.PageWork{Threads: e.threads}
+		for _, c := range chunks {
+			c.PageTasks = 1
+			w.Add(c)
+		}
 		if worth, why := planner.PagesWorthAsking(w); !worth {
-			plan.Reason = why
-			return false, plan
+			decide(every(false, why))
+			return routes
 		}
 		if e.smallJobFirst(ctx) {
-			plan.Reason = fmt.Sprintf("parquet pages decoded on the cpu: the file is estimated to take less there than the gpu's start (%v)", planner.DeviceStart)
-			return false, plan
+			decide(every(false, fmt.Sprintf("parquet pages decoded on the cpu: the file is estimated to take less there than the gpu's start (%v)", planner.DeviceStart)))
+			return routes
 		}
 	}
 	cal := e.calibration(ctx)
 	if e.gpuFailed.Load() {
-		plan.Reason = "parquet pages decoded on the cpu: the gpu failed"
-		return false, plan
+		decide(every(false, "parquet pages decoded on the cpu: the gpu failed"))
+		return routes
 	}
 	// (A calibration measured just now opened the device: its start is
 	// paid either way.)
-	ok, plan.Reason = cal.PagesOnGPU(w, e.deviceOpen())
-	return ok, plan
+	decide(cal.SplitPages(chunks, e.threads, e.deviceOpen()))
+	return routes
 }
 
 // deviceOpen reports whether the GPU backend's device is open already
