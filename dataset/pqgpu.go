@@ -74,9 +74,13 @@ type gpuLeaf struct {
 	pages  column.Pages
 	pieces []hostPiece
 	spans  []column.Span // the chunks in the file
-	state  agg.State
-	plan   engine.ColumnPlan
-	err    error
+	// decoded is the bytes of its pages decompressed, dictionaries included,
+	// as the CPU page path counts them (a column's plan has the same bytes
+	// whichever route reads its chunks).
+	decoded int64
+	state   agg.State
+	plan    engine.ColumnPlan
+	err     error
 }
 
 // hostCodec says whether chunks of codec c go to the page kernels
@@ -333,6 +337,12 @@ func (r *parquetRun) gatherPages(ctx context.Context, f io.ReaderAt, size int64,
 			some = true
 			host = host || srcs[j] != nil
 			g.spans = append(g.spans, parts[j].Chunks...)
+			for _, d := range parts[j].Dicts {
+				g.decoded += int64(len(d))
+			}
+			for _, pg := range parts[j].Pages {
+				g.decoded += int64(pg.Levels + pg.Body)
+			}
 		}
 		if !some {
 			g.err = errNotGPUPage
@@ -597,11 +607,12 @@ func (r *parquetRun) runGPU(ctx context.Context, gl []*gpuLeaf, done chan<- stru
 	}
 }
 
-// gpuDone ends leaf g on the GPU: its chunks' bytes counted and their
-// mapped pages released; its error named by its column, and returned.
+// gpuDone ends leaf g on the GPU: its pages' bytes counted and their
+// chunks' mapped pages released; its error named by its column, and
+// returned.
 func (r *parquetRun) gpuDone(g *gpuLeaf) error {
+	g.plan.Bytes += g.decoded
 	for _, s := range g.spans {
-		g.plan.Bytes += s.Len
 		releaseMapped(r.mapped, s.Off, s.Len)
 	}
 	if g.err != nil {

@@ -158,6 +158,7 @@ func checkGPUPages(t *testing.T, gpu backend.GPUBackend) {
 					for i, c := range cpu.Results {
 						g := gpu.Results[i]
 						assert.Equal(t, "gpu", gpu.Plan[i].BackendName(), "%s: the GPU page route", c.Name)
+						assert.Equal(t, cpu.Plan[i].Bytes, gpu.Plan[i].Bytes, "%s: the pages' bytes decompressed", c.Name)
 						if hostCodec(codec) {
 							assert.Contains(t, gpu.Plan[i].Reason, "its "+codec.String()+" pages decompressed on the cpu first", c.Name)
 						} else {

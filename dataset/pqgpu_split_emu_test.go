@@ -105,12 +105,9 @@ func TestGPUPagesSplitByChunk(t *testing.T) {
 		`row groups 1, 3, 5, 7: parquet pages decoded on the cpu: its snappy plain pages \S+ estimated, \S+ on the gpu$`, mixed.Reason)
 	assert.Equal(t, "cpu", random.BackendName())
 	assert.Regexp(t, `^parquet pages aggregated in place on the cpu \(parquet pages decoded on the cpu: its snappy plain pages \S+ estimated, \S+ on the gpu\)$`, random.Reason)
-	var all int64
-	for _, p := range sum.Plan {
-		all += p.Bytes
+	for i, p := range cpu.Plan { // (the pages' bytes decompressed, whichever route read them)
+		assert.Equal(t, p.Bytes, sum.Plan[i].Bytes, p.Name)
 	}
-	assert.Positive(t, mixed.Bytes)
-	assert.Equal(t, all, mixed.Bytes+random.Bytes)
 
 	// Under --device gpu every chunk goes.
 	gpu.rows.Store(0)

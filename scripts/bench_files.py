@@ -6,6 +6,9 @@ benchmark, runs pyarrow's side of it, times a child process when
   bench_files.py write DIR ROWS     pyarrow files (needs pyarrow, numpy)
   bench_files.py kinds DIR ROWS     pyarrow's files of booleans and decimals
                                     for the GPU page route (pa-kinds-v1 and -v2)
+  bench_files.py split DIR ROWS     pa-split.parquet: row groups of random and
+                                    of compressible values, for the GPU page
+                                    route's chunk-by-chunk planning
   bench_files.py query FILE         pyarrow's answer as JSON (needs pyarrow)
   bench_files.py exec STATS -- CMD  run CMD, write "wall_s maxrss_kb" to STATS
   bench_files.py report LOGS        check the answers, print the markdown table
@@ -403,6 +406,40 @@ def report(logs):
         sys.exit(1)
 
 
+def split(d, rows):
+    """pa-split.parquet: one int64 column "i64", snappy, no dictionary, 1 MiB
+    pages, row groups of GPU_GROUP batches that alternate: the file
+    benchmark's i64 values (random: snappy keeps 7 bytes of 8) in the even
+    ones, runs of 4096 alike, (i >> 12), in the odd ones (snappy keeps about
+    a twentieth)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, "pa-split.parquet")
+    if os.path.exists(path):
+        print(f"bench_files: {path} exists, kept", file=sys.stderr)
+        return
+    schema = pa.schema([("i64", pa.int64())])
+    w = pq.ParquetWriter(path + ".tmp", schema, compression="snappy", use_dictionary=False,
+                         data_page_size=1 << 20, write_statistics=False)
+    group = GPU_GROUP * CHUNK
+    for g, lo in enumerate(range(0, rows, group)):
+        i = np.arange(lo, min(lo + group, rows), dtype=np.uint64)
+        if g % 2 == 0:
+            v = mix_np(np, i * np.uint64(4) + np.uint64(1)).view(np.int64) >> np.int64(27)
+        else:
+            v = (i >> np.uint64(12)).astype(np.int64)
+        w.write_batch(pa.record_batch([pa.array(v)], schema=schema), row_group_size=group)
+    w.close()
+    os.replace(path + ".tmp", path)
+    md = pq.ParquetFile(path).metadata
+    print(f"bench_files: wrote {path} ({rows} rows, {md.num_row_groups} row groups):",
+          ", ".join(f"{g}: {md.row_group(g).column(0).total_compressed_size}/{md.row_group(g).column(0).total_uncompressed_size}"
+                    for g in range(min(md.num_row_groups, 2))), file=sys.stderr)
+
+
 def main():
     args = sys.argv[1:]
     if not args:
@@ -412,6 +449,8 @@ def main():
         write(args[1], int(args[2]), tuple(args[3:]))  # then the files to write (default: all)
     elif cmd == "kinds" and len(args) == 3:
         kinds(args[1], int(args[2]))
+    elif cmd == "split" and len(args) == 3:
+        split(args[1], int(args[2]))
     elif cmd == "query" and len(args) == 2:
         query(args[1])
     elif cmd == "exec" and len(args) >= 4 and args[2] == "--":
