@@ -27,11 +27,12 @@ import (
 // decode (column.Pages: flat integers, floats and decimals stored as
 // integers, pages v1 or v2, PLAIN or dictionary-encoded, uncompressed or
 // snappy; flat booleans, PLAIN or RLE) go to the device as the file
-// stores them, the chunks of a column that the engine says the GPU reads
-// faster in one call (engine.UpdatePages). The engine decides chunk by
+// stores them, the chunks of a column that the engine gives the GPU in one
+// call (engine.UpdatePages). The engine decides chunk by
 // chunk (engine.PagesOnGPU: by each chunk's codec, encoding and ratio of
-// compression; every chunk under --device gpu), so a column may be read
-// by both routes, its plan naming the row groups of each and why. The
+// compression, the CPU reading the others at the same time; every chunk
+// under --device gpu), so a column may be read by both routes, its plan
+// naming the row groups of each and why. The
 // walk of each chunk's page headers (pqwalk.go) checks them and records
 // the pages; a chunk with a page the kernels do not decode (another
 // encoding, levels BIT_PACKED) goes back to the CPU page path, the plan

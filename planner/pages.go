@@ -3,6 +3,8 @@ package planner
 import (
 	"fmt"
 	"math"
+	"slices"
+	"sort"
 	"time"
 )
 
@@ -290,8 +292,8 @@ func (w PageWork) threads() int {
 
 // PagesOnGPU says whether the Parquet pages of w are aggregated faster by
 // the GPU's page kernels (uploaded as stored, decoded on the device) than
-// by the CPU; started: the device is open already. The reason says why,
-// for the plan.
+// by the CPU, by at least PageGPUGain of the CPU's time; started: the
+// device is open already. The reason says why, for the plan.
 func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 	if !cal.HasGPU() {
 		return false, "no GPU calibration"
@@ -300,16 +302,39 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 		return false, "parquet pages decoded on the cpu: the gpu's page kernels failed their calibration: " + cal.PageError
 	}
 	cpu := w.cpuTime()
-	gpu := w.gpuTime(cal)
-	if walk := w.walkTime(); started {
-		gpu += walk
-	} else {
-		gpu += max(DeviceStart, walk)
-	}
-	if gpu < cpu {
+	gpu := cal.splitTime(w, PageWork{}, started)
+	if gains(gpu, cpu) {
 		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", shown(gpu), shown(cpu), w.threads())
 	}
 	return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", shown(cpu), shown(gpu))
+}
+
+// PageGPUGain is the share of the CPU's time that the GPU page route must
+// save for the planner to take it: less is within the estimates' error
+// (the page path's rates are constants measured on pyarrow's files, off by
+// up to half on others), and not worth the device.
+const PageGPUGain = 0.1
+
+// gains says whether t saves PageGPUGain of cpu at least.
+func gains(t, cpu time.Duration) bool {
+	return float64(t) <= float64(cpu)*(1-PageGPUGain)
+}
+
+// splitTime is the time of a file's pages with those of g on the GPU route
+// and those of c on the CPU page path: the route walks its chunks first
+// (on the goroutines the CPU then reads with), then the device (what is
+// left of its start after the walk, unless started) copies and decodes
+// them while the CPU reads the others.
+func (cal Calibration) splitTime(g, c PageWork, started bool) time.Duration {
+	if g.Decoded == 0 && len(g.Host) == 0 {
+		return c.cpuTime()
+	}
+	walk := g.walkTime()
+	dev := g.gpuTime(cal)
+	if !started {
+		dev += max(0, DeviceStart-walk)
+	}
+	return walk + max(dev, c.cpuTime())
 }
 
 // PageSplit is where SplitPages sends chunks of Parquet pages.
@@ -325,25 +350,26 @@ type PageSplit struct {
 
 // SplitPages decides, chunk by chunk, which of chunks (each the pages of
 // one column chunk: a PageWork whose Threads and PageTasks are ignored) the
-// GPU's page kernels decode; the CPU page path reads the others, on
-// threads goroutines; started: the device is open already.
+// GPU's page kernels decode; the CPU page path reads the others at the
+// same time, on threads goroutines; started: the device is open already.
 //
-// A chunk is the GPU's when its pages cost the GPU route less than the
-// CPU, both at the rates they would run at on the whole file (the CPU on
-// as many goroutines as the file's chunks keep busy; the GPU its walk, copy
-// and kernels): what decides is its codec, its encoding and how much its
-// pages compress (the route's walk and copies cost stored bytes, the CPU
-// decompressed ones). Those chunks then go to the GPU together only if,
-// with the device's start counted, they beat the CPU (PagesOnGPU); no
-// other set of the chunks could, when they do not.
+// The chunks are ranked by what the GPU route costs for each against what
+// the CPU does, at the rates they would run at on the whole file (the CPU
+// on as many goroutines as the file's chunks keep busy; the route's walk
+// and copies cost a chunk's stored bytes, the kernels and the CPU its
+// decompressed ones): a chunk that compresses well, or of a class the
+// kernels decode fast, ranks first. The GPU takes the prefix of that
+// ranking that ends the file first (splitTime: the two routes run at
+// once), if it saves PageGPUGain of the CPU's time alone; else none.
 func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) PageSplit {
-	s := PageSplit{GPU: make([]bool, len(chunks)), CPUWhy: make([]string, len(chunks))}
+	n := len(chunks)
+	s := PageSplit{GPU: make([]bool, n), CPUWhy: make([]string, n)}
 	all := PageWork{Threads: threads}
 	for _, c := range chunks {
 		c.PageTasks = 1
 		all.Add(c)
 	}
-	why := func(ok bool, reason string) {
+	every := func(ok bool, reason string) PageSplit {
 		for i := range chunks {
 			if s.GPU[i] = ok; !ok {
 				s.CPUWhy[i] = reason
@@ -352,79 +378,73 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 		if ok {
 			s.GPUWhy = reason
 		}
-	}
-	if !cal.HasGPU() || cal.PageError != "" {
-		why(cal.PagesOnGPU(all, started))
 		return s
 	}
-	// Each chunk's marginal times, at the rates of the whole file's.
+	if !cal.HasGPU() || cal.PageError != "" || n == 0 {
+		return every(cal.PagesOnGPU(all, started))
+	}
+	// The ranking: each chunk's GPU time over its CPU time, on the whole
+	// file's goroutines.
 	busy := all.threads()
-	var mine PageWork
-	mine.Threads = threads
-	losers := map[string]*[2]time.Duration{} // per kind of pages, their times on the cpu and the gpu
-	var kinds []string
-	var empty []int // (chunks of no pages: they follow the others)
+	ratio := make([]float64, n)
+	order := make([]int, n)
 	for i, c := range chunks {
-		if c.Decoded == 0 && len(c.Host) == 0 {
-			empty = append(empty, i)
-			continue
-		}
+		order[i] = i
 		c.Threads, c.PageTasks = busy, 0
-		cpu, gpu := c.cpuTime(), c.gpuTime(cal)+c.walkTime()
-		if gpu < cpu {
-			s.GPU[i] = true
-			c.Threads, c.PageTasks = threads, 1
-			mine.Add(c)
-			continue
+		if cpu := c.cpuTime(); cpu > 0 {
+			ratio[i] = float64(c.gpuTime(cal)+c.walkTime()) / float64(cpu)
 		}
-		k := c.kind()
-		if losers[k] == nil {
-			losers[k] = new([2]time.Duration)
-			kinds = append(kinds, k)
+	}
+	sort.SliceStable(order, func(a, b int) bool { return ratio[order[a]] < ratio[order[b]] })
+	// rest[k]: the chunks from the k-th of the ranking on, the CPU's when
+	// the GPU takes the k before them.
+	rest := make([]PageWork, n+1)
+	rest[n] = PageWork{Threads: threads}
+	for k := n - 1; k >= 0; k-- {
+		rest[k] = rest[k+1].clone()
+		c := chunks[order[k]]
+		c.PageTasks = 1
+		rest[k].Add(c)
+	}
+	cpu := all.cpuTime()
+	best, bestT, allT := 0, cpu, time.Duration(0)
+	g := PageWork{Threads: threads}
+	for k := 1; k <= n; k++ {
+		c := chunks[order[k-1]]
+		c.PageTasks = 1
+		g.Add(c)
+		t := cal.splitTime(g, rest[k], started)
+		if t < bestT {
+			best, bestT = k, t
 		}
-		losers[k][0] += cpu
-		losers[k][1] += gpu
+		allT = t
 	}
-	for _, i := range empty {
-		s.GPU[i] = mine.PageTasks > 0
+	switch {
+	case best == n && gains(bestT, cpu):
+		return every(cal.PagesOnGPU(all, started))
+	case best == 0 || !gains(bestT, cpu):
+		why := fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", shown(cpu), shown(allT))
+		if best > 0 && best < n {
+			why += fmt.Sprintf(", %v with the gpu decoding some of the chunks", shown(bestT))
+		}
+		return every(false, why)
 	}
-	if mine.PageTasks == 0 || len(kinds) == 0 {
-		// (All or none: the whole file's comparison says why.)
-		why(cal.PagesOnGPU(all, started))
-		return s
-	}
-	ok, reason := cal.PagesOnGPU(mine, started)
-	if !ok {
-		why(false, reason)
-		return s
-	}
-	s.GPUWhy = reason
-	per := map[string]string{}
-	for _, k := range kinds {
-		t := losers[k]
-		per[k] = fmt.Sprintf("parquet pages decoded on the cpu: its %s pages %v estimated, %v on the gpu", k,
-			shown(t[0]), shown(t[1]))
-	}
-	for i, c := range chunks {
-		if !s.GPU[i] {
-			s.CPUWhy[i] = per[c.kind()]
+	s.GPUWhy = fmt.Sprintf("parquet pages decoded on the gpu, the cpu reading the other chunks at once: %v estimated, %v on %d cpu threads alone",
+		shown(bestT), shown(cpu), busy)
+	why := fmt.Sprintf("parquet pages decoded on the cpu, the gpu decoding the other chunks at once: %v estimated, %v on the cpu alone",
+		shown(bestT), shown(cpu))
+	for k, i := range order {
+		if s.GPU[i] = k < best; !s.GPU[i] {
+			s.CPUWhy[i] = why
 		}
 	}
 	return s
 }
 
-// kind names the pages of w, one chunk's: their class, or the codec the
-// host decompresses them with.
-func (w PageWork) kind() string {
-	if len(w.Host) > 0 {
-		return string(w.Host[0].Codec)
-	}
-	for c, n := range w.Kernel {
-		if n > 0 {
-			return PageClass(c).String()
-		}
-	}
-	return "stored"
+// clone is w with a Host of its own (Add appends to it).
+func (w PageWork) clone() PageWork {
+	w.Host = slices.Clone(w.Host)
+	return w
 }
 
 // PagesWorthAsking says whether the CPU takes long enough on w that the

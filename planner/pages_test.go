@@ -119,10 +119,14 @@ func TestPagesOnGPUCalibratedRates(t *testing.T) {
 	assert.Equal(t, "uncompressed dictionary", ClassOf(false, true).String())
 }
 
-// TestSplitPages: chunks go to the GPU by their own costs. On 16 threads
-// of the H200 host, snappy chunks that compress tenfold are the GPU's (the
-// route's walk and copies cost their stored bytes), uncompressed ones the
-// CPU's; the GPU's chunks pay for the device's start together.
+// TestSplitPages: the GPU takes the chunks that cost it least against the
+// CPU, as many as end the file first with the CPU reading the others at
+// once. On 16 threads of the H200 host, 32 snappy chunks that compress
+// tenfold and 32 uncompressed ones, 64 MiB decompressed each: the CPU alone
+// 268 ms; with the device open the GPU takes the snappy ones (their walk
+// and copies cost a tenth of their bytes) and 8 of the others, and the CPU
+// reads the other 24 meanwhile: 136 ms. Not open, the device's start
+// (450 ms) costs more than the CPU's whole read.
 func TestSplitPages(t *testing.T) {
 	cal := Defaults(16)
 	cal.GPU = "H200"
@@ -133,51 +137,40 @@ func TestSplitPages(t *testing.T) {
 		return w
 	}
 	var chunks []PageWork
-	for i := 0; i < 4; i++ {
-		chunks = append(chunks, chunk(PagesSnappy, 100<<20, 1<<30), chunk(PagesPlain, 1<<30, 1<<30))
+	for i := 0; i < 32; i++ {
+		chunks = append(chunks, chunk(PagesPlain, 64<<20, 64<<20), chunk(PagesSnappy, 64<<20/10, 64<<20))
 	}
 	chunks = append(chunks, PageWork{}) // (a chunk of no pages)
-	for _, started := range []bool{false, true} {
-		s := cal.SplitPages(chunks, 16, started)
-		for i := 0; i < 8; i++ {
-			assert.Equal(t, i%2 == 0, s.GPU[i], "chunk %d", i)
-			if i%2 == 0 {
-				assert.Empty(t, s.CPUWhy[i])
-			} else {
-				assert.Equal(t, "parquet pages decoded on the cpu: its uncompressed plain pages 477ms estimated, 748ms on the gpu", s.CPUWhy[i])
-			}
+	s := cal.SplitPages(chunks, 16, true)
+	plain := 0
+	for i := 0; i < 64; i++ {
+		if i%2 == 1 {
+			assert.True(t, s.GPU[i], "snappy chunk %d", i)
+			continue
 		}
-		assert.True(t, s.GPU[8], "an empty chunk goes with the others to the GPU")
-		// 4 GiB on 4 threads, against their walk on 4 goroutines, copies and
-		// kernels (and the start).
-		want := "parquet pages decoded on the gpu: 175ms estimated there, 1.074s on 4 cpu threads"
-		if !started {
-			want = "parquet pages decoded on the gpu: 547ms estimated there, 1.074s on 4 cpu threads"
+		if s.GPU[i] {
+			plain++
+			continue
 		}
-		assert.Equal(t, want, s.GPUWhy)
+		assert.Equal(t, "parquet pages decoded on the cpu, the gpu decoding the other chunks at once: 136ms estimated, 268ms on the cpu alone", s.CPUWhy[i])
 	}
+	assert.Equal(t, 8, plain, "uncompressed chunks on the GPU")
+	assert.True(t, s.GPU[64], "an empty chunk ranks first")
+	assert.Equal(t, "parquet pages decoded on the gpu, the cpu reading the other chunks at once: 136ms estimated, 268ms on 16 cpu threads alone", s.GPUWhy)
 
-	// One such chunk of 64 MiB cannot pay for the start: every chunk stays
-	// on the CPU, the reason the GPU's chunks'. With the device open, it
-	// goes.
-	small := []PageWork{chunk(PagesSnappy, 6<<20, 64<<20)}
-	for i := 0; i < 16; i++ {
-		small = append(small, chunk(PagesPlain, 64<<20, 64<<20))
-	}
-	s := cal.SplitPages(small, 16, false)
+	s = cal.SplitPages(chunks, 16, false)
 	assert.NotContains(t, s.GPU, true)
-	for _, why := range s.CPUWhy {
-		assert.Equal(t, "parquet pages decoded on the cpu: 67ms estimated, 451ms on the gpu", why)
-	}
-	s = cal.SplitPages(small, 16, true)
-	assert.Equal(t, []bool{true}, s.GPU[:1])
-	assert.NotContains(t, s.GPU[1:], true)
-	assert.Equal(t, "parquet pages decoded on the gpu: 6ms estimated there, 67ms on 1 cpu threads", s.GPUWhy)
-	assert.Contains(t, s.CPUWhy[16], "its uncompressed plain pages")
+	assert.Equal(t, "parquet pages decoded on the cpu: 268ms estimated, 695ms on the gpu", s.CPUWhy[0])
 
-	// On 2 threads the same uncompressed chunks are the GPU's too.
-	s = cal.SplitPages(small[:2], 2, true)
-	assert.Equal(t, []bool{true, true}, s.GPU)
+	// Four of each of 1 GiB: the CPU reads a chunk on one goroutine, so
+	// the eight keep only eight busy (1.07 s); the GPU takes them all.
+	var big []PageWork
+	for i := 0; i < 4; i++ {
+		big = append(big, chunk(PagesPlain, 1<<30, 1<<30), chunk(PagesSnappy, 100<<20, 1<<30))
+	}
+	s = cal.SplitPages(big, 16, true)
+	assert.NotContains(t, s.GPU, false)
+	assert.Equal(t, "parquet pages decoded on the gpu: 929ms estimated there, 1.074s on 8 cpu threads", s.GPUWhy)
 
 	// Chunks alike: the whole file's comparison, as PagesOnGPU gives it.
 	var like []PageWork
@@ -186,7 +179,6 @@ func TestSplitPages(t *testing.T) {
 	}
 	s = cal.SplitPages(like, 16, true)
 	assert.NotContains(t, s.GPU, true)
-	assert.Equal(t, "parquet pages decoded on the cpu: 1.53s estimated, 1.628s on the gpu", s.CPUWhy[15])
 	var w PageWork
 	w.Threads = 16
 	for _, c := range like {
@@ -194,7 +186,14 @@ func TestSplitPages(t *testing.T) {
 		w.Add(c)
 	}
 	_, why := cal.PagesOnGPU(w, true)
+	assert.Equal(t, "parquet pages decoded on the cpu: 1.53s estimated, 1.628s on the gpu", why)
 	assert.Equal(t, why, s.CPUWhy[0])
+	assert.Equal(t, []CodecWork{{Codec: "ZSTD", Stored: 256 << 20, Decoded: 640 << 20}}, like[0].Host, "the chunks left as they were")
+
+	// On 2 threads the uncompressed chunks are the GPU's too, all of them.
+	s = cal.SplitPages(chunks[:4], 2, true)
+	assert.Equal(t, []bool{true, true, true, true}, s.GPU)
+	assert.Contains(t, s.GPUWhy, "parquet pages decoded on the gpu: ")
 
 	// No GPU in the calibration: none, and why.
 	s = Defaults(16).SplitPages(chunks, 16, true)

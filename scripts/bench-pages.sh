@@ -17,9 +17,11 @@
 #      CPU build (which decodes these columns through pqarrow) beside the
 #      cuda build under --device gpu and auto, whole processes, REPS runs
 #      each, their answers compared.
-#   5. split (not by default): pyarrow's pa-split.parquet of ROWS_SPLIT
-#      rows (bench_files.py split: row groups of random and of compressible
-#      int64 values alternate) read by the CPU build (when GPU_BIN has it)
+#   5. split (not by default): the files of SPLIT_FILES (NAME:ROWS ...,
+#      default pa-split.parquet:320000000; pa-split.parquet is
+#      bench_files.py split's, row groups of random and of compressible
+#      int64 values alternating, the others bench_files.py write's), written
+#      to DATA_SPLIT/ROWS and read by the CPU build (when GPU_BIN has it)
 #      and by the cuda build
 #      under --device cpu, gpu, auto with no calibration cached (the run
 #      calibrates, which opens the device: the planner then routes chunk by
@@ -43,7 +45,7 @@ ROWS_LARGE="${ROWS_LARGE:-350000000}"
 REPS="${REPS:-5}"
 DATA_SMALL="${DATA_SMALL:-/tmp/pages-small}"
 DATA_LARGE="${DATA_LARGE:-/tmp/pages-large}"
-ROWS_SPLIT="${ROWS_SPLIT:-320000000}"
+SPLIT_FILES="${SPLIT_FILES:-pa-split.parquet:320000000}"
 DATA_SPLIT="${DATA_SPLIT:-/tmp/pages-split}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
@@ -104,39 +106,58 @@ if has kinds; then
   [ "${PIPESTATUS[0]}" = 0 ] || rc=1
 fi
 if has split; then
-  echo "== $(date -u +%H:%M:%S) pages: chunks routed one by one, $ROWS_SPLIT rows"
-  python3 scripts/bench_files.py split "$DATA_SPLIT" "$ROWS_SPLIT" || rc=1
-  f="$DATA_SPLIT/pa-split.parquet"
-  cache="$(mktemp -d)"
   bad=0
-  modes="cpu gpu auto-first auto"
-  [ -x "$BIN/arrowagg" ] && modes="cpu-build $modes"
-  first="${modes%% *}"
-  for mode in $modes; do
-    for r in $(seq "$REPS"); do
-      exe="$BIN/arrowagg-cuda"
-      dev="${mode%-first}"
-      case "$mode" in
-        cpu-build) exe="$BIN/arrowagg" dev=cpu ;;
-        auto-first) rm -rf "$cache" && mkdir -p "$cache" ;;
-      esac
-      XDG_CACHE_HOME="$cache" ARROWAGG_TRACE_STARTUP=1 python3 scripts/bench_files.py exec "$OUT/split.stats" -- \
-        "$exe" --device "$dev" --explain -a count,sum,min,max -f json --progress never "$f" >"$OUT/split.out" 2>"$OUT/split.err" || {
-        echo "split $mode: failed"; cat "$OUT/split.err"; bad=1; continue; }
-      read -r wall rss <"$OUT/split.stats"
-      fold=$(grep -o 'chunks folded *[0-9.]* ms' "$OUT/split.err" | grep -o '[0-9.]* ms')
-      echo "split $mode run $r: wall $wall s, peak RSS $((rss / 1024)) MiB, fold $fold"
-      grep -E '^i64 ' "$OUT/split.err" | sed 's/  */ /g; s/^/  /'
-      if [ "$mode" = "$first" ] && [ "$r" = 1 ]; then
-        cp "$OUT/split.out" "$OUT/split.want"
-      elif ! python3 -c 'import json, sys; a, b = (json.load(open(p))["columns"] for p in sys.argv[1:]); sys.exit(a != b)' \
-        "$OUT/split.want" "$OUT/split.out"; then
-        echo "split $mode run $r: answers differ from the $first run's"; diff "$OUT/split.want" "$OUT/split.out" | head; bad=1
-      fi
-    done
-  done > >(tee "$OUT/split.txt")
-  wait
+  for spec in $SPLIT_FILES; do
+    name="${spec%%:*}" rows="${spec#*:}"
+    dir="$DATA_SPLIT/$rows"
+    echo "== $(date -u +%H:%M:%S) pages: chunks routed one by one, $name of $rows rows"
+    if [ "$name" = pa-split.parquet ]; then
+      python3 scripts/bench_files.py split "$dir" "$rows" || bad=1
+    else
+      python3 scripts/bench_files.py write "$dir" "$rows" "$name" || bad=1
+    fi
+    f="$dir/$name"
+    cache="$(mktemp -d)"
+    modes="cpu gpu auto-first auto"
+    [ -x "$BIN/arrowagg" ] && modes="cpu-build $modes"
+    first="${modes%% *}"
+    for mode in $modes; do
+      for r in $(seq "$REPS"); do
+        exe="$BIN/arrowagg-cuda"
+        dev="${mode%-first}"
+        case "$mode" in
+          cpu-build) exe="$BIN/arrowagg" dev=cpu ;;
+          auto-first) rm -rf "$cache" && mkdir -p "$cache" ;;
+        esac
+        XDG_CACHE_HOME="$cache" ARROWAGG_TRACE_STARTUP=1 python3 scripts/bench_files.py exec "$OUT/split.stats" -- \
+          "$exe" --device "$dev" --explain -a count,sum,min,max -f json --progress never "$f" >"$OUT/split.out" 2>"$OUT/split.err" || {
+          echo "$name $mode: failed"; cat "$OUT/split.err"; bad=1; continue; }
+        read -r wall rss <"$OUT/split.stats"
+        fold=$(grep -o 'chunks folded *[0-9.]* ms' "$OUT/split.err" | grep -o '[0-9.]* ms')
+        echo "$name $mode run $r: wall $wall s, peak RSS $((rss / 1024)) MiB, fold $fold"
+        grep -E '^(i32|i64|f64|f32) ' "$OUT/split.err" | sed 's/  */ /g; s/^/  /'
+        if [ "$mode" = "$first" ] && [ "$r" = 1 ]; then
+          cp "$OUT/split.out" "$OUT/split.want"
+        elif ! python3 - "$OUT/split.want" "$OUT/split.out" <<'PY'; then
+import json, math, sys
+a, b = (json.load(open(p))["columns"] for p in sys.argv[1:])
+def same(x, y):
+    if isinstance(x, float) and isinstance(y, float):
+        return math.isclose(x, y, rel_tol=1e-9)
+    if isinstance(x, dict) and isinstance(y, dict):
+        return x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+    if isinstance(x, list) and isinstance(y, list):
+        return len(x) == len(y) and all(same(p, q) for p, q in zip(x, y))
+    return x == y
+sys.exit(not same(a, b))
+PY
+          echo "$name $mode run $r: answers differ from the $first run's"; diff "$OUT/split.want" "$OUT/split.out" | head; bad=1
+        fi
+      done
+    done > >(tee -a "$OUT/split.txt")
+    wait
+    rm -rf "$cache"
+  done
   [ "$bad" = 0 ] || rc=1
-  rm -rf "$cache"
 fi
 exit $rc

@@ -46,8 +46,8 @@ func (r *PageRoute) OnGPU() bool {
 // cols the engine aggregates with the GPU's page kernels
 // (backend.PageGPU): under DeviceGPU every chunk of a column whose kind
 // and aggregates the backend takes; under DeviceAuto those that the
-// calibration says the GPU reads faster than the CPU, the device's start
-// counted once for them all unless it is open already
+// calibration says end the file first on the GPU while the CPU reads the
+// others, the device's start counted unless it is open already
 // (backend.DeviceOpener; planner.Calibration.SplitPages). A small job
 // (WithSmallJob) asks no calibration and keeps every chunk on the CPU; so
 // does a file whose chunks the CPU reads before the GPU could start
