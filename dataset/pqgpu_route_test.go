@@ -115,13 +115,15 @@ func gpuPagesFile(t testing.TB, dir string, v parquet.DataPageVersion, codec com
 }
 
 // aggregateOn aggregates every column of path with an engine of device d
-// (and GPU backend gpu; nil: the one the engine opens).
-func aggregateOn(t *testing.T, ctx context.Context, path string, d engine.Device, gpu backend.GPUBackend) *Summary {
+// (and GPU backend gpu; nil: the one the engine opens), 2 threads, and
+// the options more (after those).
+func aggregateOn(t *testing.T, ctx context.Context, path string, d engine.Device, gpu backend.GPUBackend, more ...engine.Option) *Summary {
 	t.Helper()
 	opts := []engine.Option{engine.WithDevice(d), engine.WithThreads(2)}
 	if gpu != nil {
 		opts = append(opts, engine.WithGPU(gpu))
 	}
+	opts = append(opts, more...)
 	eng, err := engine.New(opts...)
 	require.NoError(t, err)
 	defer eng.Close()

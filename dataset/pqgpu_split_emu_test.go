@@ -84,18 +84,7 @@ func TestGPUPagesSplitByChunk(t *testing.T) {
 	cal.GPU = "H200"
 	cal.H2DPinned, cal.HostStaged, cal.DeviceRead = 50e9, 45e9, 4e12
 	gpu := &openEmu{}
-	eng, err := engine.New(engine.WithGPU(gpu), engine.WithThreads(8), engine.WithCalibration(cal))
-	require.NoError(t, err)
-	defer eng.Close()
-	srcs, err := Expand([]string{path})
-	require.NoError(t, err)
-	ds, err := Open(ctx, srcs, Options{})
-	require.NoError(t, err)
-	defer ds.Close()
-	sel, err := ds.Select(nil)
-	require.NoError(t, err)
-	sum, err := ds.Aggregate(ctx, eng, sel, AggregateOptions{})
-	require.NoError(t, err)
+	sum := aggregateOn(t, ctx, path, engine.DeviceAuto, gpu, engine.WithThreads(8), engine.WithCalibration(cal))
 
 	assertSameColumn(t, "mixed", cpu.Results[0], sum.Results[0])
 	p := sum.Plan[0]
