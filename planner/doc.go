@@ -14,8 +14,8 @@
 //     (CPUTime, CPUCertainBytes, CPUWherever) (calibration.go), and the
 //     Parquet page kernels' rates by PageClass (codec and encoding), which
 //     with the page path's constants decide where a file's pages are
-//     decoded, chunk by chunk (SplitPages, PagesOnGPU, PagesWorthAsking:
-//     pages.go). Defaults
+//     decoded, chunk by chunk (SplitPages, PagesOnGPU, PagesWorthAsking,
+//     and PageStandIn before a calibration exists: pages.go). Defaults
 //     gives conservative figures for a CPU-only host until a measurement
 //     exists; Load and Save keep a measured one in the user's cache
 //     directory (CachePath), versioned by Version. FewWorkers and the CPU

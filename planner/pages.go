@@ -447,6 +447,21 @@ func (w PageWork) clone() PageWork {
 	return w
 }
 
+// PageStandIn is the calibration the GPU page route is weighed with before
+// one is measured (the engine measures one only when these figures give
+// the GPU some of a file's chunks: measuring takes about a second, longer
+// than a whole file that the CPU would read anyway): Defaults, with the
+// page kernels' DefaultPageRates and the staged upload's
+// PageHostUploadRate; the GPU's read rate is the H200 host's device copy
+// (4.2 TB/s), which the page route's costs do not use.
+func PageStandIn(threads int) Calibration {
+	cal := Defaults(threads)
+	cal.GPU = "default rates"
+	cal.HostStaged = PageHostUploadRate
+	cal.DeviceRead = 4.2e12
+	return cal
+}
+
 // PagesWorthAsking says whether the CPU takes long enough on w that the
 // GPU might win even from its start: if not, the CPU is certain and no
 // calibration (which opens the driver) is needed, and the reason says why.

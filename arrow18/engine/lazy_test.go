@@ -270,7 +270,9 @@ func (g *openPagesGPU) DeviceOpen() bool { return g.open }
 // TestPagesOnGPUDeviceOpen: the page route pays the device's start only
 // when the device is not open yet. 1 GiB of chunks holding 9 GiB of snappy
 // pages, 16 chunks on 16 threads: the CPU 0.60 s; the GPU route 0.28 s (the
-// walk 0.05 of it), and the start 0.45 s.
+// walk 0.05 of it), and the start 0.45 s. Not open, with no calibration
+// cached, the route is weighed at the default rates, which keep it on the
+// CPU: no calibration is measured; one given decides the same.
 func TestPagesOnGPUDeviceOpen(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	col := PageColumn{Kind: column.Int64}
@@ -279,6 +281,7 @@ func TestPagesOnGPUDeviceOpen(t *testing.T) {
 		w.AddKernel(planner.PagesSnappy, 1<<26, 9<<26)
 		col.Chunks = append(col.Chunks, w)
 	}
+	const cpuWhy = "parquet pages decoded on the cpu: 604ms estimated, 680ms on the gpu"
 	for _, open := range []bool{false, true} {
 		g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: fmt.Sprint("pages-", open)}}, open: open}
 		e, err := New(WithGPU(g), WithThreads(16))
@@ -289,12 +292,45 @@ func TestPagesOnGPUDeviceOpen(t *testing.T) {
 			if open {
 				assert.Empty(t, route.CPUWhy[i])
 			} else {
-				assert.Equal(t, "parquet pages decoded on the cpu: 604ms estimated, 680ms on the gpu", route.CPUWhy[i])
+				assert.Equal(t, cpuWhy+" (at the default rates: no calibration yet)", route.CPUWhy[i])
 			}
 		}
 		if open {
 			assert.Equal(t, "parquet pages decoded on the gpu: 280ms estimated there, 604ms on 16 cpu threads", route.Plan.Reason)
+			assert.EqualValues(t, 1, g.names.Load(), "calibrated")
+		} else {
+			assert.Zero(t, g.names.Load(), "calibrated for pages the default rates keep on the CPU")
 		}
 		require.NoError(t, e.Close())
 	}
+	cal := planner.PageStandIn(16)
+	cal.GPU = "given"
+	g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: "pages-given"}}}
+	e, err := New(WithGPU(g), WithThreads(16), WithCalibration(cal))
+	require.NoError(t, err)
+	defer e.Close()
+	route := e.PagesOnGPU(context.Background(), []PageColumn{col})[0]
+	assert.False(t, route.OnGPU())
+	assert.Equal(t, cpuWhy, route.CPUWhy[0])
+}
+
+// TestPagesOnGPUStandIn: with no calibration, pages that the default rates
+// give the GPU (9 GiB that compress ninefold on 2 threads: 4.8 s on the
+// CPU) have a calibration measured, which decides.
+func TestPagesOnGPUStandIn(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	col := PageColumn{Kind: column.Int64}
+	for range 16 {
+		var w planner.PageWork
+		w.AddKernel(planner.PagesSnappy, 1<<26, 9<<26)
+		col.Chunks = append(col.Chunks, w)
+	}
+	g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: "pages-standin"}}}
+	e, err := New(WithGPU(g), WithThreads(2))
+	require.NoError(t, err)
+	defer e.Close()
+	route := e.PagesOnGPU(context.Background(), []PageColumn{col})[0]
+	assert.EqualValues(t, 1, g.names.Load(), "a calibration measured")
+	assert.True(t, route.OnGPU(), route.Plan.Reason)
+	assert.NotContains(t, route.Plan.Reason, "default rates")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
@@ -51,7 +52,9 @@ func (r *PageRoute) OnGPU() bool {
 // (backend.DeviceOpener; planner.Calibration.SplitPages). A small job
 // (WithSmallJob) asks no calibration and keeps every chunk on the CPU; so
 // does a file whose chunks the CPU reads before the GPU could start
-// (planner.PagesWorthAsking).
+// (planner.PagesWorthAsking), and, while the engine has no calibration and
+// none is cached, a file that the stand-in's figures
+// (planner.PageStandIn) keep on the CPU.
 func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute {
 	routes := make([]PageRoute, len(cols))
 	for i, c := range cols {
@@ -118,6 +121,20 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 		if e.smallJobFirst(ctx) {
 			decide(every(false, fmt.Sprintf("parquet pages decoded on the cpu: the file is estimated to take less there than the gpu's start (%v)", planner.DeviceStart)))
 			return routes
+		}
+		if e.uncalibrated() {
+			if _, cached := e.cachedCalibration(); !cached {
+				// (None to read: weighed with the stand-in's figures first,
+				// a calibration measured only if they give the GPU chunks.)
+				split := planner.PageStandIn(e.threads).SplitPages(chunks, e.threads, false)
+				if !slices.Contains(split.GPU, true) {
+					for i := range split.CPUWhy {
+						split.CPUWhy[i] += " (at the default rates: no calibration yet)"
+					}
+					decide(split)
+					return routes
+				}
+			}
 		}
 	}
 	cal := e.calibration(ctx)
