@@ -297,7 +297,9 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 			err = g.err
 		}
 		if err == nil {
-			src.add(g.leaf.out, g.state, 0, g.leaf.splitPlan(g.plan))
+			p := g.leaf.splitPlan(g.plan)
+			p.GPUFraction = r.gpuShare(g.leaf)
+			src.add(g.leaf.out, g.state, 0, p)
 		}
 	}
 	for i := range r.leaves {

@@ -763,6 +763,26 @@ func (l *parquetLeaf) splitPlan(gp engine.ColumnPlan) engine.ColumnPlan {
 	return gp
 }
 
+// gpuShare is the GPU's share of leaf l's chunks, in decompressed bytes as
+// the footer gives them: a plan's GPUFraction (1 when the GPU decoded every
+// chunk).
+func (r *parquetRun) gpuShare(l *parquetLeaf) float64 {
+	var mine, all int64
+	for rg, on := range l.gpu {
+		if cc, err := r.pqf.meta.RowGroup(rg).ColumnChunk(l.col); err == nil {
+			n := min(max(cc.TotalUncompressedSize(), 0), 1<<40) // (as chunksWork caps it)
+			all += n
+			if on {
+				mine += n
+			}
+		}
+	}
+	if all == 0 {
+		return 1
+	}
+	return float64(mine) / float64(all)
+}
+
 // cpuReasons says why l's chunks that the GPU does not decode stay on the
 // CPU: the reason alone when they all have one and the GPU decodes none of
 // l's chunks; else the row groups of each reason (the CPU page path's name

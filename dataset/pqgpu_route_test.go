@@ -161,6 +161,7 @@ func checkGPUPages(t *testing.T, gpu backend.GPUBackend) {
 						g := gpu.Results[i]
 						assert.Equal(t, "gpu", gpu.Plan[i].BackendName(), "%s: the GPU page route", c.Name)
 						assert.Equal(t, cpu.Plan[i].Bytes, gpu.Plan[i].Bytes, "%s: the pages' bytes decompressed", c.Name)
+						assert.Equal(t, 1.0, gpu.Plan[i].GPUFraction, c.Name)
 						if hostCodec(codec) {
 							assert.Contains(t, gpu.Plan[i].Reason, "its "+codec.String()+" pages decompressed on the cpu first", c.Name)
 						} else {

@@ -116,6 +116,7 @@ func TestGPUPagesSplitByChunk(t *testing.T) {
 		}
 	}
 	assert.Less(t, random, groups/2, "some random row groups left to the CPU")
+	assert.InDelta(t, float64(groups/2+random)/groups, p.GPUFraction, 0.01, "the GPU's share of the bytes")
 	assert.EqualValues(t, (groups/2+random)*rows, gpu.rows.Load(), "the rows the GPU decoded")
 	var cpuOnly []bool
 	for g := range on {
@@ -129,6 +130,7 @@ func TestGPUPagesSplitByChunk(t *testing.T) {
 	assert.EqualValues(t, groups*rows, gpu.rows.Load())
 	assertSameColumn(t, "mixed", cpu.Results[0], forced.Results[0])
 	assert.Equal(t, "gpu", forced.Plan[0].BackendName())
+	assert.Equal(t, 1.0, forced.Plan[0].GPUFraction)
 }
 
 // TestGPUPagesRefusedChunks: under --device gpu, the columns whose pages
