@@ -264,9 +264,15 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	gl, err := r.planGPU(ctx, f, f.Size())
+	gl, weighed, err := r.planGPU(ctx, f, f.Size())
 	if err != nil {
 		return err
+	}
+	if weighed && len(gl) == 0 && r.eng.WantsJobSize() {
+		// (The planner kept every page chunk on the CPU without a
+		// calibration, at the default rates: their views need none either,
+		// nor the driver.)
+		ctx = engine.WithSmallJob(ctx)
 	}
 	gpuDone := make(chan struct{})
 	// (The GPU's own context: schedule cancels ctx when it is done.)

@@ -213,11 +213,12 @@ func (r *parquetRun) smallJob() bool {
 }
 
 // planGPU picks the chunks whose pages go to the GPU, and records their
-// pages; nil when none do. The leaves' cpuWhy say why the planner left
-// their other chunks to the CPU, where it weighed the GPU for them.
-func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]*gpuLeaf, error) {
+// pages; nil when none do. weighed: the engine was asked about some. The
+// leaves' cpuWhy say why the planner left their other chunks to the CPU,
+// where it weighed the GPU for them.
+func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl []*gpuLeaf, weighed bool, err error) {
 	if r.eng == nil {
-		return nil, nil
+		return nil, false, nil
 	}
 	var cands []*parquetLeaf
 	var cols []engine.PageColumn
@@ -230,7 +231,7 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 		}
 	}
 	if len(cands) == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	var out []*gpuLeaf
 	for k, route := range r.eng.PagesOnGPU(ctx, cols) {
@@ -241,14 +242,14 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 		}
 	}
 	if len(out) == 0 {
-		return nil, nil
+		return nil, true, nil
 	}
 	r.eng.WarmPages() // (the device opens while the pages are walked)
 	walk := time.Now()
-	err := r.gatherPages(ctx, f, size, out)
+	err = r.gatherPages(ctx, f, size, out)
 	startup.Trace("pages walked for the gpu", walk, err)
 	if err != nil {
-		return nil, err
+		return nil, true, err
 	}
 	kept := out[:0]
 	for _, g := range out {
@@ -259,7 +260,7 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) ([]
 			kept = append(kept, g)
 		}
 	}
-	return kept, nil
+	return kept, true, nil
 }
 
 // hostCodecs names the codecs of g's pages that the host decompresses,
