@@ -63,9 +63,9 @@ func BenchmarkPagesDeviceOpen(b *testing.B) {
 	require.NoError(b, w.Close())
 	decoded := decompressedBytes(b, path)
 	ctx := context.Background()
-	b.Setenv("XDG_CACHE_HOME", b.TempDir()) // (no calibration cached: the auto engine's is measured, which opens its device)
 	for _, dev := range []engine.Device{engine.DeviceCPU, engine.DeviceAuto} {
 		b.Run(dev.String(), func(b *testing.B) {
+			b.Setenv("XDG_CACHE_HOME", b.TempDir()) // (no calibration cached: the auto engine's is measured, which opens its device)
 			eng, err := engine.New(engine.WithDevice(dev))
 			require.NoError(b, err)
 			defer eng.Close()
