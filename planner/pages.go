@@ -348,6 +348,21 @@ type PageSplit struct {
 	CPUWhy []string
 }
 
+// SplitAll is the split of n chunks that sends them all to the GPU (gpu)
+// or all to the CPU, for the reason why.
+func SplitAll(n int, gpu bool, why string) PageSplit {
+	s := PageSplit{GPU: make([]bool, n), CPUWhy: make([]string, n)}
+	for i := range s.GPU {
+		if s.GPU[i] = gpu; !gpu {
+			s.CPUWhy[i] = why
+		}
+	}
+	if gpu {
+		s.GPUWhy = why
+	}
+	return s
+}
+
 // SplitPages decides, chunk by chunk, which of chunks (each the pages of
 // one column chunk: a PageWork whose Threads and PageTasks are ignored) the
 // GPU's page kernels decode; the CPU page path reads the others at the
@@ -363,23 +378,12 @@ type PageSplit struct {
 // once), if it saves PageGPUGain of the CPU's time alone; else none.
 func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) PageSplit {
 	n := len(chunks)
-	s := PageSplit{GPU: make([]bool, n), CPUWhy: make([]string, n)}
 	all := PageWork{Threads: threads}
 	for _, c := range chunks {
 		c.PageTasks = 1
 		all.Add(c)
 	}
-	every := func(ok bool, reason string) PageSplit {
-		for i := range chunks {
-			if s.GPU[i] = ok; !ok {
-				s.CPUWhy[i] = reason
-			}
-		}
-		if ok {
-			s.GPUWhy = reason
-		}
-		return s
-	}
+	every := func(ok bool, reason string) PageSplit { return SplitAll(n, ok, reason) }
 	if !cal.HasGPU() || cal.PageError != "" || n == 0 {
 		return every(cal.PagesOnGPU(all, started))
 	}
@@ -429,6 +433,7 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 		}
 		return every(false, why)
 	}
+	s := PageSplit{GPU: make([]bool, n), CPUWhy: make([]string, n)}
 	s.GPUWhy = fmt.Sprintf("parquet pages decoded on the gpu, the cpu reading the other chunks at once: %v estimated, %v on %d cpu threads alone",
 		shown(bestT), shown(cpu), busy)
 	why := fmt.Sprintf("parquet pages decoded on the cpu, the gpu decoding the other chunks at once: %v estimated, %v on the cpu alone",

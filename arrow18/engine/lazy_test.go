@@ -267,6 +267,18 @@ func (g *openPagesGPU) CalibrateGPU(ctx context.Context, cal *planner.Calibratio
 }
 func (g *openPagesGPU) DeviceOpen() bool { return g.open }
 
+// snappyChunks is a column of 16 chunks of 64 MiB each holding 576 MiB of
+// snappy pages.
+func snappyChunks() PageColumn {
+	col := PageColumn{Kind: column.Int64}
+	for range 16 {
+		var w planner.PageWork
+		w.AddKernel(planner.PagesSnappy, 1<<26, 9<<26)
+		col.Chunks = append(col.Chunks, w)
+	}
+	return col
+}
+
 // TestPagesOnGPUDeviceOpen: the page route pays the device's start only
 // when the device is not open yet. 1 GiB of chunks holding 9 GiB of snappy
 // pages, 16 chunks on 16 threads: the CPU 0.60 s; the GPU route 0.28 s (the
@@ -275,12 +287,7 @@ func (g *openPagesGPU) DeviceOpen() bool { return g.open }
 // CPU: no calibration is measured; one given decides the same.
 func TestPagesOnGPUDeviceOpen(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	col := PageColumn{Kind: column.Int64}
-	for range 16 {
-		var w planner.PageWork
-		w.AddKernel(planner.PagesSnappy, 1<<26, 9<<26)
-		col.Chunks = append(col.Chunks, w)
-	}
+	col := snappyChunks()
 	const cpuWhy = "parquet pages decoded on the cpu: 604ms estimated, 680ms on the gpu"
 	for _, open := range []bool{false, true} {
 		g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: fmt.Sprint("pages-", open)}}, open: open}
@@ -319,12 +326,7 @@ func TestPagesOnGPUDeviceOpen(t *testing.T) {
 // CPU) have a calibration measured, which decides.
 func TestPagesOnGPUStandIn(t *testing.T) {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
-	col := PageColumn{Kind: column.Int64}
-	for range 16 {
-		var w planner.PageWork
-		w.AddKernel(planner.PagesSnappy, 1<<26, 9<<26)
-		col.Chunks = append(col.Chunks, w)
-	}
+	col := snappyChunks()
 	g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: "pages-standin"}}}
 	e, err := New(WithGPU(g), WithThreads(2))
 	require.NoError(t, err)

@@ -92,18 +92,7 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 			k += n
 		}
 	}
-	every := func(gpu bool, why string) planner.PageSplit {
-		s := planner.PageSplit{GPU: make([]bool, len(chunks)), CPUWhy: make([]string, len(chunks))}
-		for i := range chunks {
-			if s.GPU[i] = gpu; !gpu {
-				s.CPUWhy[i] = why
-			}
-		}
-		if gpu {
-			s.GPUWhy = why
-		}
-		return s
-	}
+	every := func(gpu bool, why string) planner.PageSplit { return planner.SplitAll(len(chunks), gpu, why) }
 	if e.device == DeviceGPU {
 		decide(every(true, "parquet pages decoded and aggregated on the gpu (--device gpu)"))
 		return routes
