@@ -400,24 +400,16 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 		}
 	}
 	sort.SliceStable(order, func(a, b int) bool { return ratio[order[a]] < ratio[order[b]] })
-	// rest[k]: the chunks from the k-th of the ranking on, the CPU's when
-	// the GPU takes the k before them.
-	rest := make([]PageWork, n+1)
-	rest[n] = PageWork{Threads: threads}
-	for k := n - 1; k >= 0; k-- {
-		rest[k] = rest[k+1].clone()
-		c := chunks[order[k]]
-		c.PageTasks = 1
-		rest[k].Add(c)
-	}
 	cpu := all.cpuTime()
 	best, bestT, allT := 0, cpu, time.Duration(0)
-	g := PageWork{Threads: threads}
+	// g: the first k chunks of the ranking, the GPU's; rest: the others.
+	g, rest := PageWork{Threads: threads}, all.clone()
 	for k := 1; k <= n; k++ {
 		c := chunks[order[k-1]]
 		c.PageTasks = 1
 		g.Add(c)
-		t := cal.splitTime(g, rest[k], started)
+		rest.remove(c)
+		t := cal.splitTime(g, rest, started)
 		if t < bestT {
 			best, bestT = k, t
 		}
@@ -446,10 +438,28 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 	return s
 }
 
-// clone is w with a Host of its own (Add appends to it).
+// clone is w with a Host of its own (Add and remove change it).
 func (w PageWork) clone() PageWork {
 	w.Host = slices.Clone(w.Host)
 	return w
+}
+
+// remove takes o's pages and chunks, added to w before, out of w.
+func (w *PageWork) remove(o PageWork) {
+	w.Stored -= o.Stored
+	w.Decoded -= o.Decoded
+	w.PageTasks -= o.PageTasks
+	for c, n := range o.Kernel {
+		w.Kernel[c] -= n
+	}
+	for _, h := range o.Host {
+		for i := range w.Host {
+			if w.Host[i].Codec == h.Codec {
+				w.Host[i].Stored -= h.Stored
+				w.Host[i].Decoded -= h.Decoded
+			}
+		}
+	}
 }
 
 // PageStandIn is the calibration the GPU page route is weighed with before

@@ -200,3 +200,22 @@ func TestSplitPages(t *testing.T) {
 	assert.NotContains(t, s.GPU, true)
 	assert.Equal(t, "no GPU calibration", s.CPUWhy[3])
 }
+
+// BenchmarkSplitPages: the planner's choice for a file of 100,000 chunks
+// (the most a footer of a few MB lists), alternating two classes.
+func BenchmarkSplitPages(b *testing.B) {
+	cal := Defaults(16)
+	cal.GPU = "H200"
+	cal.H2DPinned, cal.HostStaged, cal.DeviceRead = 50e9, 45e9, 4e12
+	chunks := make([]PageWork, 100_000)
+	for i := range chunks {
+		if i%2 == 0 {
+			chunks[i].AddKernel(PagesSnappy, 1<<20, 8<<20)
+		} else {
+			chunks[i].AddHost("ZSTD", 3<<20, 8<<20)
+		}
+	}
+	for b.Loop() {
+		cal.SplitPages(chunks, 16, true)
+	}
+}
