@@ -297,7 +297,7 @@ func TestPagesOnGPUDeviceOpen(t *testing.T) {
 			if open {
 				assert.Empty(t, route.CPUWhy[i])
 			} else {
-				assert.Equal(t, cpuWhy+" (at the default rates: no calibration yet)", route.CPUWhy[i])
+				assert.Equal(t, cpuWhy+"; at the default rates, with no calibration yet", route.CPUWhy[i])
 			}
 		}
 		if open {

@@ -118,7 +118,7 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 				split := planner.PageStandIn(e.threads).SplitPages(chunks, e.threads, false)
 				if !slices.Contains(split.GPU, true) {
 					for i := range split.CPUWhy {
-						split.CPUWhy[i] += " (at the default rates: no calibration yet)"
+						split.CPUWhy[i] += "; at the default rates, with no calibration yet"
 					}
 					decide(split)
 					return routes
