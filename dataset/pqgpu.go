@@ -213,9 +213,10 @@ func (r *parquetRun) smallJob() bool {
 }
 
 // planGPU picks the chunks whose pages go to the GPU, and records their
-// pages; nil when none do. weighed: the engine was asked about some. The
-// leaves' cpuWhy say why the planner left their other chunks to the CPU,
-// where it weighed the GPU for them.
+// pages; nil when none do. weighed: the engine weighed the GPU for some
+// (a kind and aggregates its page kernels take). The leaves' cpuWhy say
+// why the planner left their other chunks to the CPU, where it weighed the
+// GPU for them.
 func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl []*gpuLeaf, weighed bool, err error) {
 	if r.eng == nil {
 		return nil, false, nil
@@ -237,12 +238,13 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl
 	for k, route := range r.eng.PagesOnGPU(ctx, cols) {
 		l := cands[k]
 		l.cpuWhy = route.CPUWhy // (the CPU's plan says it)
+		weighed = weighed || route.OnGPU() || slices.ContainsFunc(route.CPUWhy, func(why string) bool { return why != "" })
 		if route.OnGPU() {
 			out = append(out, &gpuLeaf{leaf: l, rgs: route.GPU, plan: route.Plan})
 		}
 	}
 	if len(out) == 0 {
-		return nil, true, nil
+		return nil, weighed, nil
 	}
 	r.eng.WarmPages() // (the device opens while the pages are walked)
 	walk := time.Now()
