@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // bigRecord is rows rows of an int64 column (i % 1000) and a float64 one
@@ -214,4 +216,52 @@ func TestBudgetIPCOwnValidity(t *testing.T) {
 	assert.Equal(t, int64(rows), sum.Rows)
 	assert.GreaterOrEqual(t, b.Peak(), int64(rows/8))
 	assert.Zero(t, b.Used())
+}
+
+// The plan of a Parquet file's GPU page route is charged while it is made
+// (planChunkBytes a column chunk): a file of 4,000 row groups whose plan
+// does not fit beside its pinned footer is refused, naming it; with room
+// for it, the answer is the CPU's and the budget comes back whole.
+func TestBudgetPagePlan(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := bigRecord(mem, 40_000)
+	defer rec.Release()
+	path := filepath.Join(t.TempDir(), "groups.parquet")
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(10)}})
+	want, _ := aggregateFile(t, mem, []string{path}, Options{}, agg.Default)
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	probe := budget.New(1<<40, "")
+	d, err := Open(context.Background(), srcs, Options{Budget: probe, Mem: mem})
+	require.NoError(t, err)
+	footer := probe.Used()
+	require.NoError(t, d.Close())
+	plan := int64(4000 * 2 * planChunkBytes) // (two leaves)
+	for _, room := range []int64{plan / 2, 2 * plan} {
+		t.Setenv("XDG_CACHE_HOME", t.TempDir())
+		b := budget.New(footer+room, "--memory")
+		gpu := &lazyPageGPU{cpu: cpu.CPU{Threads: 1}}
+		eng, err := engine.New(engine.WithGPU(gpu), engine.WithThreads(2), engine.WithAllocator(mem))
+		require.NoError(t, err)
+		d, err := Open(context.Background(), srcs, Options{Budget: b, Mem: mem})
+		require.NoError(t, err)
+		sel, err := d.Select(nil)
+		require.NoError(t, err)
+		sum, err := d.Aggregate(context.Background(), eng, sel, AggregateOptions{})
+		if room < plan {
+			var be *budget.Error
+			require.ErrorAs(t, err, &be)
+			assert.ErrorContains(t, err, "the plan of the file's chunks")
+		} else {
+			require.NoError(t, err)
+			for i, r := range sum.Results {
+				assert.Equal(t, want[i], render(r))
+			}
+			assert.GreaterOrEqual(t, b.Peak(), footer+plan, "the plan charged")
+		}
+		require.NoError(t, d.Close())
+		require.NoError(t, eng.Close())
+		assert.Zero(t, b.Used())
+	}
 }

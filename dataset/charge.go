@@ -15,6 +15,8 @@ import "github.com/arrowagg/arrowagg/budget"
 //     decompressed, and its dictionary as the decoders hold it; for an
 //     encrypted chunk, twice its bytes more: read whole and its page
 //     headers unpadded, pqpadded.go).
+//   - The plan of a Parquet file's GPU page route, planChunkBytes for each
+//     column chunk of the selected leaves, while it is made (planGPU).
 //   - An IPC file's record batches are charged, in file order, with what
 //     decoding them allocates (compressed buffers decompressed, misaligned
 //     ones copied, the whole body when the file is not mapped, the bitmaps

@@ -212,6 +212,13 @@ func (r *parquetRun) smallJob() bool {
 	return true
 }
 
+// planChunkBytes bounds what planning one column chunk's route holds: its
+// page work in the dataset's columns and the engine's copy (88 bytes each,
+// and a host codec's entry), the planner's ranking and the routes' flags
+// and reasons (about 350 bytes in all). A footer may list millions of
+// chunks: their plan is charged to the budget while it is made.
+const planChunkBytes = 512
+
 // planGPU picks the chunks whose pages go to the GPU, and records their
 // pages; nil when none do. weighed: the engine weighed the GPU for some
 // (a kind and aggregates its page kernels take). The leaves' cpuWhy say
@@ -222,20 +229,32 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl
 		return nil, false, nil
 	}
 	var cands []*parquetLeaf
-	var cols []engine.PageColumn
-	tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
-	for i := range r.leaves {
-		l := &r.leaves[i]
-		if chunks, ok := r.gpuCandidate(l); ok {
-			cands = append(cands, l)
-			cols = append(cols, engine.PageColumn{Kind: l.page.pagesKind(), Tracks: tracks, Chunks: chunks})
+	var routes []engine.PageRoute
+	plan := int64(len(r.pqf.meta.RowGroups)) * int64(len(r.leaves)) * planChunkBytes
+	err = r.budget.Run(ctx, "the plan of the file's chunks", func(c *budget.Charge) error {
+		if err := c.Grow("the plan of the file's chunks", plan); err != nil {
+			return err
 		}
-	}
-	if len(cands) == 0 {
-		return nil, false, nil
+		var cols []engine.PageColumn
+		cands = nil
+		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
+		for i := range r.leaves {
+			l := &r.leaves[i]
+			if chunks, ok := r.gpuCandidate(l); ok {
+				cands = append(cands, l)
+				cols = append(cols, engine.PageColumn{Kind: l.page.pagesKind(), Tracks: tracks, Chunks: chunks})
+			}
+		}
+		if len(cands) > 0 {
+			routes = r.eng.PagesOnGPU(ctx, cols)
+		}
+		return nil
+	})
+	if err != nil || len(cands) == 0 {
+		return nil, false, err
 	}
 	var out []*gpuLeaf
-	for k, route := range r.eng.PagesOnGPU(ctx, cols) {
+	for k, route := range routes {
 		l := cands[k]
 		l.cpuWhy = route.CPUWhy // (the CPU's plan says it)
 		weighed = weighed || route.OnGPU() || slices.ContainsFunc(route.CPUWhy, func(why string) bool { return why != "" })
