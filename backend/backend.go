@@ -94,7 +94,10 @@ type PageGPU interface {
 	// HandlesPages reports whether UpdatePages takes pages of kind k for
 	// a state that tracks tracks.
 	HandlesPages(k column.Kind, tracks agg.Set) bool
-	// UpdatePages folds p into s; s is left untouched when it fails.
+	// UpdatePages folds p into s; s is left untouched when it fails. When
+	// the device has too little memory for even the smallest batch of
+	// p's chunks, the error matches ErrDeviceMemory: the caller may read
+	// the pages another way.
 	UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error
 	// Warm opens the device now (its driver, context and kernels), so
 	// that the caller's host work overlaps it.
@@ -178,6 +181,12 @@ type DeviceOpener interface {
 // ErrNoGPU is returned when a GPU is required and no GPU backend is
 // available (a build without the cuda tag, or no GPU visible).
 var ErrNoGPU = errors.New("no GPU backend")
+
+// ErrDeviceMemory is matched (errors.Is) by the errors of a GPU backend's
+// calls that found too little free device memory (or too little under the
+// backend's memory limit) for the work at its smallest size: no fault of
+// the data or of the device, so the caller may do the work on the CPU.
+var ErrDeviceMemory = errors.New("too little device memory")
 
 // GPUConfig is what an engine asks of the GPU backend it opens.
 type GPUConfig struct {

@@ -669,13 +669,36 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 		prog = &tracker{report: d.opts.Progress, size: s.Size}
 	}
 	if fi.parquet != nil {
-		leaves, err := parquetLeaves(fi.parquet, present, outIdx, !d.opts.ArrowDecode)
+		// newRun is a read of the file that leaves to the CPU the chunks
+		// of the columns in short.
+		newRun := func(short map[int]bool) (*parquetRun, error) {
+			leaves, err := parquetLeaves(fi.parquet, present, outIdx, !d.opts.ArrowDecode)
+			if err != nil {
+				return nil, err
+			}
+			return &parquetRun{src: s, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng, aggs: aggs,
+				workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget, useStats: useStats,
+				shortOfDevice: short}, nil
+		}
+		run, err := newRun(nil)
 		if err != nil {
 			return nil, err
 		}
-		run := &parquetRun{src: s, pqf: fi.parquet, leaves: leaves, mem: d.opts.Mem, eng: eng,
-			aggs: aggs, workers: d.opts.Workers, decodeBytes: d.opts.DecodeBytes, budget: d.opts.Budget, useStats: useStats}
-		if err := run.run(ctx, src, prog); err != nil {
+		err = run.run(ctx, src, prog)
+		for short := 0; errors.Is(err, engine.ErrDeviceMemory) && len(run.shortOfDevice) > short && ctx.Err() == nil; {
+			// The GPU had too little memory for a column's pages, even a
+			// chunk at a time (the backend warned): the file is read
+			// again, the CPU reading that column's chunks, as its plan
+			// says (deviceShortReason). Each try leaves one more column
+			// to the CPU.
+			short = len(run.shortOfDevice)
+			if run, err = newRun(run.shortOfDevice); err != nil {
+				return nil, err
+			}
+			src = newPartial(sel.Leaves, aggs)
+			err = run.run(ctx, src, prog)
+		}
+		if err != nil {
 			return nil, err
 		}
 		src.rows = run.rows

@@ -206,7 +206,16 @@ type parquetRun struct {
 	// pages, when grouping with a filter, tests the pages of the filter's
 	// columns by their column indexes (pageindex.go); nil: no filter.
 	pages *pageFilter
+	// shortOfDevice holds the columns (leaf indexes in the file's schema)
+	// whose pages the GPU had too little memory for, even a chunk at a
+	// time: the page route leaves them to the CPU (planGPU), and run adds
+	// those it meets failing so (the caller reads the file again then).
+	shortOfDevice map[int]bool
 }
+
+// deviceShortReason is the plan's reason for the chunks that the GPU had
+// too little memory for.
+const deviceShortReason = "the GPU had too little free memory for its pages, even a chunk at a time"
 
 // worker is what one worker reuses from task to task.
 type worker struct {
@@ -299,6 +308,12 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 	}
 	<-gpuDone
 	for _, g := range gl {
+		if errors.Is(g.err, engine.ErrDeviceMemory) {
+			if r.shortOfDevice == nil {
+				r.shortOfDevice = make(map[int]bool)
+			}
+			r.shortOfDevice[g.leaf.col] = true
+		}
 		if err == nil && g.err != nil {
 			err = g.err
 		}

@@ -248,6 +248,16 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl
 		if len(cands) > 0 {
 			routes = r.eng.PagesOnGPU(ctx, cols)
 		}
+		for k := range routes {
+			if !r.shortOfDevice[cands[k].col] {
+				continue
+			}
+			for rg, on := range routes[k].GPU { // (a try before this one: the CPU reads them)
+				if on {
+					routes[k].GPU[rg], routes[k].CPUWhy[rg] = false, deviceShortReason
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil || len(cands) == 0 {
@@ -616,8 +626,8 @@ func (r *parquetRun) runGPU(ctx context.Context, gl []*gpuLeaf, done chan<- stru
 		start := time.Now()
 		g.err = r.eng.UpdatePages(ctx, &g.pages, &g.state)
 		g.plan.Measured = time.Since(start)
-		if r.gpuDone(g) != nil {
-			return
+		if r.gpuDone(g) != nil && !errors.Is(g.err, engine.ErrDeviceMemory) {
+			return // (too little device memory: the next leaves are tried, so that a read again knows them all)
 		}
 	}
 	if len(hosted) > 0 {

@@ -120,6 +120,11 @@ type Request struct {
 // ErrUnknownColumn is wrapped by errors for requested columns the schema lacks.
 var ErrUnknownColumn = errors.New("unknown column")
 
+// ErrDeviceMemory is matched by the errors of GPU work that found too
+// little device memory at its smallest size (Engine.UpdatePages): no fault
+// of the data, which can be read on the CPU instead.
+var ErrDeviceMemory = core.ErrDeviceMemory
+
 // Resolve returns the leaves of schema that req selects, in request order (in
 // schema order when req names none, unsupported leaves included with their
 // Err). A named leaf that is unsupported is an error: its Err, which wraps

@@ -94,7 +94,10 @@
 // # Failures
 //
 // Out of memory at any allocation shrinks the chunks, then falls back to the
-// CPU with a warning. A failed launch, copy or wait is returned, wrapped
+// CPU with a warning. UpdatePages shrinks its batches of Parquet chunks to
+// a chunk, then warns and fails with an error matching
+// backend.ErrDeviceMemory (it has no CPU decoder of pages): the dataset then
+// reads those chunks on the CPU. A failed launch, copy or wait is returned, wrapped
 // with what was being done, with the states untouched; the lanes are then
 // drained and their launch tickets zeroed (settle), so the next call starts
 // clean. faults.go injects each of these failures in tests.

@@ -21,7 +21,9 @@ import (
 //
 //   - Out of memory at any allocation of the stream buffers: Update halves
 //     its chunks until they fit, then warns and aggregates on the CPU; the
-//     result is the same. Upload fails with an error matching
+//     result is the same. Out of memory for a batch of Parquet pages:
+//     UpdatePages halves its batches down to a chunk, then warns and fails
+//     with an error matching backend.ErrDeviceMemory, the state untouched. Upload fails with an error matching
 //     ErrOutOfMemory and keeps no memory.
 //   - A failed launch, copy or synchronization: Update and DeviceColumn.Update
 //     return the driver's error (errors.Is matches the cu error code),

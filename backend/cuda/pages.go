@@ -44,19 +44,29 @@ const pageBatchBytes = 1 << 30
 // the chunks are uploaded as stored, snappy bodies decompressed by one
 // launch and the pages decoded and aggregated by another (kernels/pq.cuh),
 // a batch of chunks at a time. A page whose bytes the kernels find corrupt
-// fails the call, naming the page; s is left untouched then.
+// fails the call, naming the page; s is left untouched then. Out of device
+// memory (or of WithMemoryLimit's), the batches are halved and the call
+// starts again, down to a chunk a batch (pqdev.AggregateFitting); if even
+// that does not fit, it warns and fails with an error matching
+// backend.ErrDeviceMemory, which the caller may answer by reading the pages
+// on the CPU.
 func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {
 	batch := int64(pageBatchBytes)
 	if b.opts.memLimit > 0 { // (the chunks, their bodies decompressed, the dictionaries: a quarter each at most)
 		batch = max(1, min(batch, b.opts.memLimit/4))
 	}
-	err := pqdev.Aggregate(ctx, p, s, batch, func(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
+	err := pqdev.AggregateFitting(ctx, p, s, batch, func(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
 		return b.d.do(func() error { return b.decodePages(ctx, q, l, words, status) })
-	})
-	if err != nil {
-		return fmt.Errorf("cuda: %s pages: %w", p.Type, err)
+	}, isOOM)
+	switch {
+	case err == nil:
+		return nil
+	case isOOM(err):
+		b.opts.warn(fmt.Sprintf("GPU %s: too little free device memory for the %s pages of a column chunk, one at a time: %v",
+			b.d.info.Name, p.Type, err))
+		return fmt.Errorf("cuda: %s pages: %w: %w", p.Type, backend.ErrDeviceMemory, err)
 	}
-	return nil
+	return fmt.Errorf("cuda: %s pages: %w", p.Type, err)
 }
 
 // decodePages runs the page kernels over q as l lays it out, leaving the

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/internal/pqdev"
@@ -102,4 +103,66 @@ func BenchmarkPageRates(b *testing.B) {
 			}
 		})
 	}
+}
+
+// chunksOf is k chunks, each a copy of p's one chunk (its pages and
+// dictionary), one after the other in a buffer of their own.
+func chunksOf(p *column.Pages, k int) *column.Pages {
+	q := &column.Pages{Type: p.Type, Kind: p.Kind, Nullable: p.Nullable, Rows: int64(k) * p.Rows}
+	for c := range k {
+		at := int64(len(q.Data))
+		q.Data = append(q.Data, p.Data...)
+		q.Chunks = append(q.Chunks, column.Span{Off: at, Len: int64(len(p.Data))})
+		q.Dicts = append(q.Dicts, p.Dicts[0])
+		for _, pg := range p.Pages {
+			pg.Chunk, pg.Offset, pg.RowGroup = c, pg.Offset+at, c
+			q.Pages = append(q.Pages, pg)
+		}
+	}
+	return q
+}
+
+// TestPagesShortOfMemory: pages that the device has no room for at once go
+// up in smaller batches, the same state; pages it has no room for even a
+// chunk at a time fail with an error matching backend.ErrDeviceMemory,
+// the state untouched and a warning given, and the backend works on.
+func TestPagesShortOfMemory(t *testing.T) {
+	sample, err := pqdev.Sample(true, true, 40, 3)
+	require.NoError(t, err)
+	p := chunksOf(sample, 8)
+	require.NoError(t, p.Check())
+	want := agg.New(column.FamilySigned, agg.Default)
+	require.NoError(t, testBackend.UpdatePages(t.Context(), p, &want))
+	require.Equal(t, p.Rows, want.Count)
+
+	var warnings []string
+	b, err := Open(WithWarnings(func(m string) { warnings = append(warnings, m) }))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, b.Close()) }()
+
+	// The first allocation of the device fails (nothing cached to free):
+	// the 8 chunks go up again as two batches.
+	once := &faults{point: faultDeviceAlloc, nth: 1}
+	got := agg.New(column.FamilySigned, agg.Default)
+	_, err = withFaults(t, b, once, func() (struct{}, error) { return struct{}{}, b.UpdatePages(t.Context(), p, &got) })
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "the state of smaller batches")
+	assert.Equal(t, 1, once.injected)
+	assert.Empty(t, warnings)
+
+	// Every allocation fails: the batches shrink to a chunk, then the call
+	// fails.
+	always := &faults{point: faultDeviceAlloc, nth: 1, sticky: true}
+	got = agg.New(column.FamilySigned, agg.Default)
+	_, err = withFaults(t, b, always, func() (struct{}, error) { return struct{}{}, b.UpdatePages(t.Context(), p, &got) })
+	require.ErrorIs(t, err, backend.ErrDeviceMemory)
+	require.ErrorIs(t, err, ErrOutOfMemory)
+	assert.Equal(t, agg.New(column.FamilySigned, agg.Default), got, "the state is untouched")
+	assert.GreaterOrEqual(t, always.injected, 3, "tries: all 8 chunks, 4, 2, then 1")
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "too little free device memory")
+
+	got = agg.New(column.FamilySigned, agg.Default)
+	require.NoError(t, b.UpdatePages(t.Context(), p, &got), "after the faults")
+	assert.Equal(t, want, got)
 }

@@ -154,8 +154,15 @@ func (e *Engine) WarmPages() {
 	}
 }
 
+// ErrDeviceMemory is matched by the error of an UpdatePages that found
+// too little device memory for even the smallest batch of its chunks
+// (backend.ErrDeviceMemory): s is untouched, and the pages can be read on
+// the CPU instead.
+var ErrDeviceMemory = backend.ErrDeviceMemory
+
 // UpdatePages folds Parquet pages into s with the GPU's page kernels; the
-// caller asked PagesOnGPU first.
+// caller asked PagesOnGPU first. An error matching ErrDeviceMemory leaves s
+// untouched and says that the device had too little memory for them.
 func (e *Engine) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State) error {
 	pg, ok := e.gpu.(backend.PageGPU)
 	if !ok || e.gpuFailed.Load() {

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -60,8 +61,16 @@ type Backend struct {
 	// Batch is the stored bytes of a batch of chunks (pqdev.Aggregate);
 	// 0: all at once.
 	Batch int64
-	cpu   cpu.CPU
+	// DeviceBytes, when not 0, is the emulated device's memory: a batch
+	// whose buffers (pqdev.Layout.Bytes) exceed it fails as out of memory
+	// (pqdev.AggregateFitting halves the batches then), as the CUDA
+	// backend's allocations do.
+	DeviceBytes int64
+	cpu         cpu.CPU
 }
+
+// errOutOfMemory is the emulated device's allocation failure.
+var errOutOfMemory = errors.New("emulated device: out of memory")
 
 var (
 	_ backend.GPUBackend = (*Backend)(nil)
@@ -89,5 +98,19 @@ func (b *Backend) UpdatePages(ctx context.Context, p *column.Pages, s *agg.State
 	if batch <= 0 {
 		batch = 1 << 62
 	}
-	return pqdev.Aggregate(ctx, p, s, batch, RunPages)
+	run := RunPages
+	if b.DeviceBytes > 0 {
+		run = func(q *column.Pages, l *pqdev.Layout, words []uint64, status []uint32) error {
+			if l.Bytes() > b.DeviceBytes {
+				return fmt.Errorf("%d bytes of buffers: %w", l.Bytes(), errOutOfMemory)
+			}
+			return RunPages(q, l, words, status)
+		}
+	}
+	oom := func(err error) bool { return errors.Is(err, errOutOfMemory) }
+	err := pqdev.AggregateFitting(ctx, p, s, batch, run, oom)
+	if oom(err) {
+		return fmt.Errorf("%s pages: %w: %w", p.Type, backend.ErrDeviceMemory, err)
+	}
+	return err
 }

@@ -47,6 +47,12 @@ type Layout struct {
 	DictBytes int64
 }
 
+// Bytes is the device memory of the buffers that l lays out: the chunks,
+// the snappy bodies' scratch, the dictionaries and the page table.
+func (l *Layout) Bytes() int64 {
+	return l.DataBytes + l.ScratchBytes + l.DictBytes + int64(len(l.Table))
+}
+
 // Plan lays p out; p must pass Check.
 func Plan(p *column.Pages) (Layout, error) {
 	if err := p.Check(); err != nil {
@@ -244,6 +250,32 @@ func Words(k column.Kind) int {
 // leaving the state's Words(q.Kind) words in words and a status word per
 // page in status.
 type Run func(q *column.Pages, l *Layout, words []uint64, status []uint32) error
+
+// AggregateFitting is Aggregate with smaller batches while run fails for
+// want of device memory (tooBig): after a batch of several chunks fails so,
+// the call starts again with batches of at most half its stored bytes; a
+// batch of one chunk that fails so (a chunk is not cut) ends it, with that
+// error. s is left untouched when it fails.
+func AggregateFitting(ctx context.Context, p *column.Pages, s *agg.State, batch int64, run Run, tooBig func(error) bool) error {
+	for {
+		var failed *column.Pages
+		err := Aggregate(ctx, p, s, batch, func(q *column.Pages, l *Layout, words []uint64, status []uint32) error {
+			err := run(q, l, words, status)
+			if err != nil {
+				failed = q
+			}
+			return err
+		})
+		if err == nil || !tooBig(err) || failed == nil || len(failed.Chunks) < 2 {
+			return err
+		}
+		var stored int64
+		for _, c := range failed.Chunks {
+			stored += c.Len
+		}
+		batch = max(1, stored/2)
+	}
+}
 
 // Aggregate folds p into s a batch of at most batch stored bytes at a time,
 // each batch aggregated by run: the one sequence of the CUDA backend and of

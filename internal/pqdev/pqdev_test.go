@@ -3,6 +3,8 @@ package pqdev
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -115,4 +117,60 @@ func TestAggregateStatus(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "row group 1: page 1: corrupt: a dictionary index outside the dictionary")
 	assert.Equal(t, int64(0), s.Count+s.NullCount, "the state is untouched")
+}
+
+// TestAggregateFitting makes the batches smaller while a run is short of
+// memory: the fake device takes at most limit bytes of buffers, and each
+// batch's state counts its rows (a sum of one a row).
+func TestAggregateFitting(t *testing.T) {
+	errShort := errors.New("short of memory")
+	short := func(err error) bool { return errors.Is(err, errShort) }
+	p := threeChunks() // (300 stored bytes: batches of 150 are a chunk each)
+	var chunk int64    // the most buffer bytes of a chunk alone
+	for _, q := range Batches(p, 1) {
+		l, err := Plan(q)
+		require.NoError(t, err)
+		chunk = max(chunk, l.Bytes())
+	}
+	for _, c := range []struct {
+		name  string
+		limit int64
+		tries int // runs
+		fails bool
+	}{
+		{"room for all", 1 << 20, 1, false},
+		{"room for a chunk", chunk, 4, false}, // all three, then each alone
+		{"room for none", chunk / 4, 2, true}, // all three, then the first alone
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := agg.New(column.FamilySigned, agg.Default)
+			tries := 0
+			err := AggregateFitting(context.Background(), p, &s, 1<<20, func(q *column.Pages, l *Layout, words []uint64, status []uint32) error {
+				tries++
+				if l.Bytes() > c.limit {
+					return fmt.Errorf("%d bytes: %w", l.Bytes(), errShort)
+				}
+				words[0], words[2], words[3], words[4] = uint64(q.Rows), 1, 1, uint64(q.Rows)
+				return nil
+			}, short)
+			assert.Equal(t, c.tries, tries)
+			if c.fails {
+				require.ErrorIs(t, err, errShort)
+				assert.Equal(t, int64(0), s.Count+s.NullCount, "the state is untouched")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, p.Rows, s.Count)
+			assert.Equal(t, uint64(p.Rows), s.Sum[0], "each row counted once, in the try that succeeded")
+		})
+	}
+	s := agg.New(column.FamilySigned, agg.Default)
+	tries := 0
+	other := errors.New("a launch failed")
+	err := AggregateFitting(context.Background(), p, &s, 1<<20, func(*column.Pages, *Layout, []uint64, []uint32) error {
+		tries++
+		return other
+	}, short)
+	require.ErrorIs(t, err, other)
+	assert.Equal(t, 1, tries, "other errors are not retried")
 }
