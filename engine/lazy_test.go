@@ -334,3 +334,26 @@ func TestPagesOnGPUStandIn(t *testing.T) {
 	assert.True(t, route.OnGPU(), route.Plan.Reason)
 	assert.NotContains(t, route.Plan.Reason, "default rates")
 }
+
+// TestPagesOnGPUMemoryLimit: under a GPU memory limit, the chunks whose
+// pages alone need more device memory than it stay on the CPU, the others
+// go to the GPU (--device gpu); with no limit all go.
+func TestPagesOnGPUMemoryLimit(t *testing.T) {
+	col := PageColumn{Kind: column.Int64}
+	for _, stored := range []int64{1 << 20, 8 << 20, 1 << 20} { // (as many bytes decompressed: 2.5, 20 and 2.5 MiB with the pool's quarter)
+		var w planner.PageWork
+		w.AddKernel(planner.PagesSnappy, stored, stored)
+		col.Chunks = append(col.Chunks, w)
+	}
+	for _, limit := range []int64{0, 4 << 20} {
+		g := &openPagesGPU{lazyPagesGPU: lazyPagesGPU{lazyGPU{devName: fmt.Sprint("limit-", limit)}}, open: true}
+		e, err := New(WithGPU(g), WithDevice(DeviceGPU), WithGPUMemoryLimit(limit))
+		require.NoError(t, err)
+		route := e.PagesOnGPU(context.Background(), []PageColumn{col})[0]
+		assert.Equal(t, []bool{true, limit == 0, true}, route.GPU, "limit %d", limit)
+		if limit > 0 {
+			assert.Equal(t, "parquet pages decoded on the cpu: a chunk's pages need about 20.0 MiB of device memory, more than the GPU's limit of 4.0 MiB", route.CPUWhy[1])
+		}
+		require.NoError(t, e.Close())
+	}
+}

@@ -133,6 +133,19 @@ type CodecWork struct {
 	Stored, Decoded int64
 }
 
+// DeviceBytes estimates the device memory that the page route needs for
+// w alone (a chunk in a batch of its own): its pages as stored, with their
+// bodies decompressed beside them (counted whole, though only snappy
+// bodies are: the estimate errs on the side of room), and of the pages
+// that the host decompresses, a piece at most (PageHostPieceBytes).
+func (w PageWork) DeviceBytes() int64 {
+	var host int64
+	for _, h := range w.Host {
+		host += h.Decoded
+	}
+	return w.Stored + w.Decoded + min(host, PageHostPieceBytes)
+}
+
 // AddKernel adds to w pages of class c that the kernels decompress
 // themselves: their bytes as stored and decompressed.
 func (w *PageWork) AddKernel(c PageClass, stored, decoded int64) {

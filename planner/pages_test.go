@@ -219,3 +219,15 @@ func BenchmarkSplitPages(b *testing.B) {
 		cal.SplitPages(chunks, 16, true)
 	}
 }
+
+// TestPageWorkDeviceBytes: a chunk's stored pages and their bodies, and of
+// the host's codecs a piece at most.
+func TestPageWorkDeviceBytes(t *testing.T) {
+	var w PageWork
+	w.AddKernel(PagesSnappy, 3<<20, 9<<20)
+	assert.Equal(t, int64(12<<20), w.DeviceBytes())
+	w.Host = []CodecWork{{Codec: "ZSTD", Stored: 2 << 20, Decoded: 5 << 20}}
+	assert.Equal(t, int64(17<<20), w.DeviceBytes())
+	w.Host = append(w.Host, CodecWork{Codec: "GZIP", Stored: 40 << 20, Decoded: 100 << 20})
+	assert.Equal(t, int64(12<<20+PageHostPieceBytes), w.DeviceBytes())
+}

@@ -95,6 +95,7 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 	every := func(gpu bool, why string) planner.PageSplit { return planner.SplitAll(len(chunks), gpu, why) }
 	if e.device == DeviceGPU {
 		decide(every(true, "parquet pages decoded and aggregated on the gpu (--device gpu)"))
+		e.fitPages(routes, cols, mine)
 		return routes
 	}
 	if !e.deviceOpen() {
@@ -134,8 +135,34 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 	// (A calibration measured just now opened the device: its start is
 	// paid either way.)
 	decide(cal.SplitPages(chunks, e.threads, e.deviceOpen()))
+	e.fitPages(routes, cols, mine)
 	return routes
 }
+
+// fitPages leaves to the CPU the chunks of the columns mine that routes
+// give the GPU but whose pages alone need more device memory than the
+// GPU's limit (WithGPUMemoryLimit; planner.PageWork.DeviceBytes, a
+// quarter more for the device pool's rounding): UpdatePages would find no
+// room for them.
+func (e *Engine) fitPages(routes []PageRoute, cols []PageColumn, mine []int) {
+	limit := e.gpuCfg.MemoryLimit
+	if limit <= 0 {
+		return
+	}
+	for _, i := range mine {
+		r := &routes[i]
+		for k, w := range cols[i].Chunks {
+			if need := w.DeviceBytes() / 4 * 5; r.GPU[k] && need > limit {
+				r.GPU[k] = false
+				r.CPUWhy[k] = fmt.Sprintf("parquet pages decoded on the cpu: a chunk's pages need about %s of device memory, more than the GPU's limit of %s",
+					mebibytes(need), mebibytes(limit))
+			}
+		}
+	}
+}
+
+// mebibytes is n bytes in MiB, to a tenth.
+func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // deviceOpen reports whether the GPU backend's device is open already
 // (backend.DeviceOpener): then a route that uses it pays no start. A
