@@ -324,12 +324,12 @@ func (r *ipcFileRun) ipcWork(footer *ipcFooter) (w planner.PageWork, ok bool) {
 	return w, true
 }
 
-// blockWork adds to w what the CPU does to read block blk of data, as the
-// Parquet page path's work (a bound: uncompressed buffers are folded where
-// they lie, faster than pages are decoded): the body's bytes, and besides,
-// a compressed batch's compressed buffers at the sizes they declare,
-// decompressed by its codec (LZ4 frames at LZ4's rate). It reads the
-// block's header, not its values; false for a message it cannot read.
+// blockWork adds to w what the CPU does to read block blk of data: an
+// uncompressed body's bytes as views (folded where they lie); a compressed
+// one's as the Parquet page path's work (a bound), and besides, its
+// compressed buffers at the sizes they declare, decompressed by its codec
+// (LZ4 frames at LZ4's rate). It reads the block's header, not its values;
+// false for a message it cannot read.
 func blockWork(w *planner.PageWork, data *ipcData, blk ipcBlock, mem memory.Allocator) bool {
 	const dictData = 1
 	// The header is read where it lies, without ipcData.message's copy of
@@ -354,12 +354,15 @@ func blockWork(w *planner.PageWork, data *ipcData, blk ipcBlock, mem memory.Allo
 	if err != nil {
 		return false
 	}
-	w.Decoded += blk.body
 	switch dec.codec {
 	case 0:
+		w.Decoded += blk.body
 		w.AddHost("LZ4", blk.body, dec.allocates())
 	case 1:
+		w.Decoded += blk.body
 		w.AddHost("ZSTD", blk.body, dec.allocates())
+	default: // (folded where it lies)
+		w.Views += blk.body
 	}
 	return true
 }

@@ -32,6 +32,17 @@ const (
 	// 586 MB of pages, 0.36–0.39 s on one of 134 KB; the CPU build read the
 	// last in 0.07–0.11 s.
 	DeviceStart = 450 * time.Millisecond
+	// ViewFoldRate and ViewFoldMax are what PagesWorthAsking takes the
+	// CPU backend's fused pass over Arrow buffers in memory to reach, a
+	// goroutine and in all, before a calibration measures it: about half
+	// of what it measured on the H100 and H200 hosts (6–7.7 GB/s a
+	// goroutine, 94–123 GB/s on 16), and a total that a host of two
+	// memory channels reaches.
+	ViewFoldRate = 3e9
+	ViewFoldMax  = 40e9
+	// HostLinkRate bounds any upload from host memory to a GPU: PCIe 5.0
+	// x16's raw rate (the H200 host's pinned copies: 55 GB/s).
+	HostLinkRate = 64e9
 	// PageWalkRate is one goroutine's rate of the GPU page route's walk,
 	// in stored bytes per second: every chunk's page headers read and its
 	// mapped pages populated for the copies (pyarrow's 8.5 GB snappy file
@@ -121,6 +132,11 @@ type PageWork struct {
 	// Host is the pages of the codecs that the host decompresses on
 	// either route (HostCodecRates), a total per codec.
 	Host []CodecWork
+	// Views is the bytes of Arrow buffers that the CPU folds where they
+	// lie (an IPC file's uncompressed bodies), at ViewFoldRate a goroutine
+	// up to ViewFoldMax; a GPU would upload them over the host's link
+	// first, at HostLinkRate at best.
+	Views int64
 }
 
 // Codec is a Parquet codec, named as the format's thrift enum names it
@@ -170,6 +186,7 @@ func (w *PageWork) AddHost(c Codec, stored, decoded int64) {
 func (w *PageWork) Add(o PageWork) {
 	w.Stored += o.Stored
 	w.Decoded += o.Decoded
+	w.Views += o.Views
 	w.PageTasks += o.PageTasks
 	for c, n := range o.Kernel {
 		w.Kernel[c] += n
@@ -233,6 +250,7 @@ const PageHostUploadRate = 20e9
 func (w PageWork) cpuTime() time.Duration {
 	t := pageCPUTime(w.Decoded, w.threads())
 	n := float64(w.threads())
+	t += rateTime(w.Views, min(ViewFoldRate*n, ViewFoldMax))
 	for _, h := range w.Host {
 		t += rateTime(h.Decoded, hostRate(h.Codec)*n) + rateTime(h.Decoded, PageFoldRate*n)
 	}
@@ -461,6 +479,7 @@ func (w PageWork) clone() PageWork {
 func (w *PageWork) remove(o PageWork) {
 	w.Stored -= o.Stored
 	w.Decoded -= o.Decoded
+	w.Views -= o.Views
 	w.PageTasks -= o.PageTasks
 	for c, n := range o.Kernel {
 		w.Kernel[c] -= n
@@ -491,10 +510,16 @@ func PageStandIn(threads int) Calibration {
 }
 
 // PagesWorthAsking says whether the CPU takes long enough on w that the
-// GPU might win even from its start: if not, the CPU is certain and no
-// calibration (which opens the driver) is needed, and the reason says why.
+// GPU might win even from its start (and the upload of w's views, which
+// no GPU makes faster than HostLinkRate): if not, the CPU is certain and
+// no calibration (which opens the driver) is needed, and the reason says
+// why.
 func PagesWorthAsking(w PageWork) (bool, string) {
-	if t := w.cpuTime(); t <= DeviceStart {
+	if t := w.cpuTime(); t <= DeviceStart+rateTime(w.Views, HostLinkRate) {
+		if w.Views > 0 {
+			return false, fmt.Sprintf("on the cpu: %v estimated, less than the gpu's start (%v) and the upload",
+				shown(t), DeviceStart)
+		}
 		return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, less than the gpu's start (%v)",
 			shown(t), DeviceStart)
 	}
