@@ -858,9 +858,13 @@ func (l *parquetLeaf) cpuRowGroups(why string) string {
 	return rowGroups(sel)
 }
 
-// rowGroups lists the row groups selected in sel as ranges: "0-3, 7".
+// rowGroups lists the row groups selected in sel as ranges: "0-3, 7". Past
+// maxRanges ranges it lists the first ones, an ellipsis and the last, and
+// how many row groups of how many are selected: a plan's reason stays a
+// line long however the file's row groups alternate.
 func rowGroups(sel []bool) string {
-	var b strings.Builder
+	var ranges []string
+	count := 0
 	for rg := 0; rg < len(sel); rg++ {
 		if !sel[rg] {
 			continue
@@ -869,15 +873,20 @@ func rowGroups(sel []bool) string {
 		for end+1 < len(sel) && sel[end+1] {
 			end++
 		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
+		count += end - rg + 1
 		if end > rg {
-			fmt.Fprintf(&b, "%d-%d", rg, end)
+			ranges = append(ranges, fmt.Sprintf("%d-%d", rg, end))
 		} else {
-			fmt.Fprintf(&b, "%d", rg)
+			ranges = append(ranges, fmt.Sprint(rg))
 		}
 		rg = end
 	}
-	return b.String()
+	if len(ranges) <= maxRanges {
+		return strings.Join(ranges, ", ")
+	}
+	return fmt.Sprintf("%s, …, %s (%d of %d)", strings.Join(ranges[:maxRanges-1], ", "), ranges[len(ranges)-1], count, len(sel))
 }
+
+// maxRanges is the most ranges of row groups that rowGroups lists (a
+// variable for the tests that read a whole list).
+var maxRanges = 8

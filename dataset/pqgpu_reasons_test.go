@@ -30,4 +30,11 @@ func TestRowGroups(t *testing.T) {
 	assert.Equal(t, "", rowGroups(nil))
 	assert.Equal(t, "0-2, 4, 6-7", rowGroups([]bool{true, true, true, false, true, false, true, true}))
 	assert.Equal(t, "1", rowGroups([]bool{false, true, false}))
+	alternate := make([]bool, 334)
+	for i := range alternate {
+		alternate[i] = i%2 == 0 || i == 301
+	}
+	assert.Equal(t, "0, 2, 4, 6, 8, 10, 12, …, 332 (168 of 334)", rowGroups(alternate))
+	eight := []bool{true, false, true, false, true, false, true, false, true, false, true, false, true, false, true}
+	assert.Equal(t, "0, 2, 4, 6, 8, 10, 12, 14", rowGroups(eight), "eight ranges are all listed")
 }

@@ -78,6 +78,8 @@ func TestGPUPagesSplitByChunk(t *testing.T) {
 	}
 	require.NoError(t, w.Close())
 
+	defer func(n int) { maxRanges = n }(maxRanges)
+	maxRanges = groups // (the plan's lists whole: read below)
 	ctx := context.Background()
 	cpu := aggregateOn(t, ctx, path, engine.DeviceCPU, nil)
 	cal := planner.Defaults(8)
