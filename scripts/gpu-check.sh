@@ -139,7 +139,7 @@ for name, other in (("gpu", gpu), ("gpu --gpu-memory 1MiB", short)):
             if not same:
                 bad += 1
                 print(f"{name}: column {c['name']} {k}: {a!r}, cpu {b!r}")
-fell = why.count("too little free memory for its pages") + why.count("of device memory, more than the GPU's limit")
+fell = why.count("too little free memory for its pages") + why.count("more device memory than the GPU's limit")
 print(f"cli: --gpu-memory 1MiB: {fell} columns' pages left to the cpu for want of device memory")
 if fell == 0:
     bad += 1

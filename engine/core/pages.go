@@ -154,8 +154,8 @@ func (e *Engine) fitPages(routes []PageRoute, cols []PageColumn, mine []int) {
 		for k, w := range cols[i].Chunks {
 			if need := w.DeviceBytes() / 4 * 5; r.GPU[k] && need > limit {
 				r.GPU[k] = false
-				r.CPUWhy[k] = fmt.Sprintf("parquet pages decoded on the cpu: a chunk's pages need about %s of device memory, more than the GPU's limit of %s",
-					mebibytes(need), mebibytes(limit))
+				r.CPUWhy[k] = fmt.Sprintf("parquet pages decoded on the cpu: their chunk needs more device memory than the GPU's limit (%s)",
+					mebibytes(limit)) // (the same words for every such chunk: one reason for the column)
 			}
 		}
 	}
