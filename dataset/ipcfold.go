@@ -324,12 +324,12 @@ func (r *ipcFileRun) ipcWork(footer *ipcFooter) (w planner.PageWork, ok bool) {
 	return w, true
 }
 
-// blockWork adds to w what the CPU does to read block blk of data: an
-// uncompressed body's bytes as views (folded where they lie); a compressed
-// one's as the Parquet page path's work (a bound), and besides, its
-// compressed buffers at the sizes they declare, decompressed by its codec
-// (LZ4 frames at LZ4's rate). It reads the block's header, not its values;
-// false for a message it cannot read.
+// blockWork adds to w the views the CPU folds to read block blk of data:
+// an uncompressed body's bytes, folded where they lie; a compressed body's
+// buffers at the sizes they declare, decompressed (the host decompresses
+// them whichever backend folds them, so only their fold is weighed
+// against the GPU). It reads the block's header, not its values; false
+// for a message it cannot read.
 func blockWork(w *planner.PageWork, data *ipcData, blk ipcBlock, mem memory.Allocator) bool {
 	const dictData = 1
 	// The header is read where it lies, without ipcData.message's copy of
@@ -354,14 +354,11 @@ func blockWork(w *planner.PageWork, data *ipcData, blk ipcBlock, mem memory.Allo
 	if err != nil {
 		return false
 	}
-	switch dec.codec {
-	case 0:
-		w.Decoded += blk.body
-		w.AddHost("LZ4", blk.body, dec.allocates())
-	case 1:
-		w.Decoded += blk.body
-		w.AddHost("ZSTD", blk.body, dec.allocates())
-	default: // (folded where it lies)
+	if dec.codec >= 0 {
+		// (Decompressed on the host whichever backend folds the buffers:
+		// what the GPU could save is their fold.)
+		w.Views += dec.allocates()
+	} else {
 		w.Views += blk.body
 	}
 	return true
