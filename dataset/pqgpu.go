@@ -863,8 +863,9 @@ func (l *parquetLeaf) cpuRowGroups(why string) string {
 // how many row groups of how many are selected: a plan's reason stays a
 // line long however the file's row groups alternate.
 func rowGroups(sel []bool) string {
-	var ranges []string
-	count := 0
+	var first []string // the first maxRanges ranges
+	last := ""
+	ranges, count := 0, 0
 	for rg := 0; rg < len(sel); rg++ {
 		if !sel[rg] {
 			continue
@@ -874,17 +875,20 @@ func rowGroups(sel []bool) string {
 			end++
 		}
 		count += end - rg + 1
+		last = fmt.Sprint(rg)
 		if end > rg {
-			ranges = append(ranges, fmt.Sprintf("%d-%d", rg, end))
-		} else {
-			ranges = append(ranges, fmt.Sprint(rg))
+			last = fmt.Sprintf("%d-%d", rg, end)
 		}
+		if ranges < maxRanges {
+			first = append(first, last)
+		}
+		ranges++
 		rg = end
 	}
-	if len(ranges) <= maxRanges {
-		return strings.Join(ranges, ", ")
+	if ranges <= maxRanges {
+		return strings.Join(first, ", ")
 	}
-	return fmt.Sprintf("%s, …, %s (%d of %d)", strings.Join(ranges[:maxRanges-1], ", "), ranges[len(ranges)-1], count, len(sel))
+	return fmt.Sprintf("%s, …, %s (%d of %d)", strings.Join(first[:maxRanges-1], ", "), last, count, len(sel))
 }
 
 // maxRanges is the most ranges of row groups that rowGroups lists (a
