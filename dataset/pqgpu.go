@@ -131,13 +131,38 @@ var errNotGPUPage = errors.New("not a page of the GPU page kernels")
 // gpuCandidate returns the page work of leaf l's chunks, one per row group,
 // when its pages could go to the page kernels, whatever its chunks hold.
 func (r *parquetRun) gpuCandidate(l *parquetLeaf) ([]planner.PageWork, bool) {
-	p := l.page
-	if p == nil || l.elem || l.list != nil || p.maxRep != 0 || p.maxDef > 1 || p.int96 ||
-		p.exists != 0 || r.mapped == nil || r.pqf.crypt.encrypted || (l.stats != nil && l.stats.n > 0) ||
-		!column.PageKind(p.pagesKind()) {
+	if l.page == nil || r.gpuRefused(l) != "" || (l.stats != nil && l.stats.n > 0) {
 		return nil, false
 	}
 	return r.chunksWork(l.col, false)
+}
+
+// gpuRefused says why the CPU page path's leaf l cannot go to the page
+// kernels, whatever the planner would say: what its plan tells when the
+// engine has a page GPU it could have used (engine.PageColumn.Refused).
+// "" for a leaf the kernels could take, and for one the page path does
+// not read.
+func (r *parquetRun) gpuRefused(l *parquetLeaf) string {
+	p := l.page
+	switch {
+	case p == nil:
+		return ""
+	case l.elem || l.list != nil || p.maxRep != 0 || p.exists != 0:
+		return "the elements of a repeated column"
+	case p.maxDef > 1:
+		return "a column nested in optional groups (definition levels above 1)"
+	case p.int96:
+		return "INT96 timestamps"
+	case r.pqf.crypt.encrypted:
+		return "an encrypted file"
+	case r.mapped == nil:
+		return "a file not mapped into memory"
+	case !column.PageKind(p.pagesKind()) && p.flba > 0:
+		return fmt.Sprintf("decimals stored as FIXED_LEN_BYTE_ARRAY of %d bytes", p.flba)
+	case !column.PageKind(p.pagesKind()):
+		return p.kind.String() + " values"
+	}
+	return ""
 }
 
 // chunksWork is the page work of column col's chunks, one per row group;
@@ -235,7 +260,8 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl
 		if err := c.Grow("the plan of the file's chunks", plan); err != nil {
 			return err
 		}
-		var cols []engine.PageColumn
+		var cols, refusedCols []engine.PageColumn
+		var refused []*parquetLeaf
 		cands = nil
 		tracks := r.aggs & (agg.Ordered | agg.Moments | agg.ApproxDistinct)
 		for i := range r.leaves {
@@ -243,11 +269,19 @@ func (r *parquetRun) planGPU(ctx context.Context, f io.ReaderAt, size int64) (gl
 			if chunks, ok := r.gpuCandidate(l); ok {
 				cands = append(cands, l)
 				cols = append(cols, engine.PageColumn{Kind: l.page.pagesKind(), Tracks: tracks, Chunks: chunks})
+			} else if why := r.gpuRefused(l); why != "" {
+				refused = append(refused, l)
+				refusedCols = append(refusedCols, engine.PageColumn{Kind: l.page.kind, Tracks: tracks,
+					Chunks: make([]planner.PageWork, len(r.pqf.meta.RowGroups)), Refused: why})
 			}
 		}
-		if len(cands) > 0 {
-			routes = r.eng.PagesOnGPU(ctx, cols)
+		if len(cands)+len(refused) > 0 {
+			routes = r.eng.PagesOnGPU(ctx, append(cols, refusedCols...))
 		}
+		for k, l := range refused { // (their plans say why when the engine could have used a GPU)
+			l.cpuWhy = routes[len(cands)+k].CPUWhy
+		}
+		routes = routes[:min(len(routes), len(cands))]
 		for k := range routes {
 			if !r.shortOfDevice[cands[k].col] {
 				continue

@@ -20,6 +20,11 @@ type PageColumn struct {
 	Kind   column.Kind
 	Tracks agg.Set
 	Chunks []planner.PageWork
+	// Refused, when not "", says why the source cannot give this column's
+	// pages to the GPU's page kernels (its chunks' work is then only
+	// counted): the column is not weighed, and its chunks' CPUWhy say so
+	// when the engine has a page GPU it could otherwise have used.
+	Refused string
 }
 
 // PageRoute is where PagesOnGPU sends a column's chunks: GPU says, chunk by
@@ -70,6 +75,12 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 	var mine []int // the columns the kernels take
 	var chunks []planner.PageWork
 	for i, c := range cols {
+		if c.Refused != "" {
+			for k := range routes[i].CPUWhy {
+				routes[i].CPUWhy[k] = "not for the gpu's page kernels: " + c.Refused
+			}
+			continue
+		}
 		if pg.HandlesPages(c.Kind, c.Tracks) {
 			mine = append(mine, i)
 			chunks = append(chunks, c.Chunks...)
