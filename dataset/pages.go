@@ -45,6 +45,13 @@ const pageWindow = engine.MorselSize
 // (decompression included).
 const pageReason = "parquet pages aggregated in place on the cpu"
 
+// pageGPUReason and pageSplitReason are the plan's reason when the engine
+// gave the GPU the values that the CPU page path decoded, all or some.
+const (
+	pageGPUReason   = "parquet pages decoded on the cpu, their values aggregated on the gpu"
+	pageSplitReason = "parquet pages decoded on the cpu, their values aggregated on the cpu and the gpu"
+)
+
 // pageLeaf is how a leaf is aggregated from its Parquet pages.
 type pageLeaf struct {
 	col    int // Parquet leaf column
@@ -567,7 +574,10 @@ func checkDictPage(p *chunkPage, read int, hasDict bool, data []byte, width int)
 // them as the walk of g checks them: one page header read per page.
 func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
-	defer func() { res.plan.Measured = time.Since(start) }()
+	defer func() {
+		res.plan.Measured = time.Since(start)
+		res.onDevice(pageGPUReason, pageSplitReason)
+	}()
 	// The default aggregates always (the pages are read anyway), and the
 	// ordered ones and the statistics (s.stats) when asked for.
 	set := agg.Default | s.stats&(agg.Moments|agg.ApproxDistinct)
@@ -984,7 +994,7 @@ func (s *pageScratch) aggregatePage(ctx context.Context, eng *engine.Engine, l *
 			copy(s.values, v.Values)
 			v.Values = s.values
 		}
-		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
+		if err := res.foldView(ctx, eng, &v); err != nil {
 			return 0, err
 		}
 	}
@@ -1045,7 +1055,7 @@ func (s *pageScratch) countPage(ctx context.Context, eng *engine.Engine, l *page
 			}
 		}
 		lo += m
-		if err := eng.UpdateView(ctx, &v, &res.state); err != nil {
+		if err := res.foldView(ctx, eng, &v); err != nil {
 			return err
 		}
 	}

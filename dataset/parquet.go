@@ -8,6 +8,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
@@ -20,9 +21,11 @@ import (
 
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
 	"github.com/arrowagg/arrowagg/internal/startup"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // A Parquet file is aggregated a column chunk at a time: each (row group,
@@ -84,6 +87,35 @@ func (l *parquetLeaf) onGPU(rg int) bool { return l.gpu != nil && l.gpu[rg] }
 type chunkResult struct {
 	state agg.State
 	plan  engine.ColumnPlan
+	// viewBytes and gpuBytes, of a chunk the CPU page path decodes: the
+	// bytes of the views it handed the engine, and the share of them the
+	// engine gave the GPU (foldView).
+	viewBytes, gpuBytes float64
+}
+
+// foldView folds view v of the chunk of res with eng, counting where the
+// engine put it.
+func (res *chunkResult) foldView(ctx context.Context, eng *engine.Engine, v *column.View) error {
+	d, err := eng.FoldView(ctx, v, &res.state)
+	n := float64(v.ByteSize())
+	res.viewBytes += n
+	res.gpuBytes += n * d.GPUFraction
+	return err
+}
+
+// onDevice makes the plan of a chunk whose views the dataset made say so
+// when the engine aggregated them on the GPU, in whole or in part (under
+// --device gpu, or as the planner chose): its backend, its GPU share, and
+// the reason gpuWhy or splitWhy.
+func (res *chunkResult) onDevice(gpuWhy, splitWhy string) {
+	if res.gpuBytes <= 0 {
+		return
+	}
+	res.plan.GPUFraction = res.gpuBytes / res.viewBytes
+	res.plan.Backend, res.plan.Reason = planner.GPU, gpuWhy
+	if res.plan.GPUFraction < 1 {
+		res.plan.Backend, res.plan.Reason = planner.Split, splitWhy
+	}
 }
 
 // parquetLeaves resolves the leaves (as the file's schema has them, with
@@ -324,7 +356,7 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 		}
 	}
 	for i := range r.leaves {
-		if l := &r.leaves[i]; err == nil && l.gpu == nil && src.plans[l.out].Reason == pageReason {
+		if l := &r.leaves[i]; err == nil && l.gpu == nil && slices.Contains([]string{pageReason, pageGPUReason, pageSplitReason}, src.plans[l.out].Reason) {
 			if why := l.cpuReasons(); why != "" {
 				src.plans[l.out].Reason += " (" + why + ")"
 			}

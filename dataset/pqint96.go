@@ -256,6 +256,13 @@ func abs64(v int64) int64 {
 // chunks.
 const int96Reason = "encrypted INT96 values decoded by arrow-go's column reader, converted and aggregated on the cpu"
 
+// int96GPUReason and int96SplitReason: int96Reason's values aggregated on
+// the GPU, all or some.
+const (
+	int96GPUReason   = "encrypted INT96 values decoded by arrow-go's column reader and converted on the cpu, aggregated on the gpu"
+	int96SplitReason = "encrypted INT96 values decoded by arrow-go's column reader and converted on the cpu, aggregated on the cpu and the gpu"
+)
+
 // encryptedInt96 aggregates the INT96 values of the encrypted chunk of leaf
 // l in row group rg in unit: arrow-go's column reader of pf (the worker's own) decrypts and
 // decodes them, a batch at a time, and int96Convert converts them (an
@@ -321,12 +328,13 @@ func (r *parquetRun) encryptedInt96(ctx context.Context, pf *file.Reader, rg int
 		if nulls > 0 {
 			v.Validity = valid
 		}
-		if err := r.eng.UpdateView(ctx, &v, &res.state); err != nil {
+		if err := res.foldView(ctx, r.eng, &v); err != nil {
 			return chunkResult{}, err
 		}
 		res.plan.Bytes += v.ByteSize()
 		row += levels
 	}
 	res.plan.Measured = time.Since(start)
+	res.onDevice(int96GPUReason, int96SplitReason)
 	return res, nil
 }

@@ -18,6 +18,13 @@ import (
 // counted from their levels.
 const listReason = "parquet list levels counted on the cpu"
 
+// listGPUReason and listSplitReason: listReason's counts taken on the GPU,
+// all or some.
+const (
+	listGPUReason   = "parquet list levels read on the cpu, counted on the gpu"
+	listSplitReason = "parquet list levels read on the cpu, counted on the cpu and the gpu"
+)
+
 // listChunk counts the lists (or maps) of leaf l in row group rg: a row's
 // list is null where its definition level says that it, or a struct
 // around it, is null, which the levels of any Parquet leaf column under
@@ -82,7 +89,7 @@ func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg i
 		if v.NullCount > 0 {
 			v.Validity = valid
 		}
-		if err := r.eng.UpdateView(ctx, &v, &res.state); err != nil {
+		if err := res.foldView(ctx, r.eng, &v); err != nil {
 			return chunkResult{}, err
 		}
 		res.plan.Bytes += v.ByteSize()
@@ -90,5 +97,6 @@ func (r *parquetRun) listChunk(ctx context.Context, fr *pqarrow.FileReader, rg i
 		done += read
 	}
 	res.plan.Measured = time.Since(start)
+	res.onDevice(listGPUReason, listSplitReason)
 	return res, nil
 }

@@ -49,7 +49,7 @@ kernels/emu/run.sh "$tmp/emu"
 echo "ci-cuda: running the kernels' device functions on the CPU from Go tests (internal/emugpu)"
 go test -tags emu -count=1 ./internal/emugpu
 echo "ci-cuda: the GPU page route with the page kernels emulated, on generated files, corrupted ones, its fuzz seeds, the parquet-testing corpus, chunks routed one by one and a device short of memory (dataset, -tags emu)"
-go test -tags emu -count=1 -run '^(TestGPUPagesEmulated(Corpus)?|TestGPUPagesHostCorrupt|FuzzGPURoute|TestGPUPagesSplitByChunk|TestGPUPagesRefusedChunks|TestGPUPagesRefusedColumns|TestGPUPagesShortOfDevice)$' ./dataset
+go test -tags emu -count=1 -run '^(TestGPUPagesEmulated(Corpus)?|TestGPUPagesHostCorrupt|FuzzGPURoute|TestGPUPagesSplitByChunk|TestGPUPagesRefusedChunks|TestGPUPagesRefusedColumns|TestPageViewsOnGPU|TestGPUPagesShortOfDevice)$' ./dataset
 
 echo "ci-cuda: building with -tags cuda"
 go vet -tags cuda ./backend/cuda ./internal/cudadev ./kernels ./ladder ./cmd/arrowagg ./cmd/arrowagg-ladder ./dataset

@@ -187,15 +187,24 @@ func (e *Engine) Device() Device { return e.device }
 // (CPU, GPU or both). Without a GPU it is the CPU backend's allocation-free
 // core under every other entry point.
 func (e *Engine) UpdateView(ctx context.Context, v *column.View, s *agg.State) error {
+	_, err := e.FoldView(ctx, v, s)
+	return err
+}
+
+// FoldView is UpdateView, and says where v went: the planner's decision,
+// or the CPU (a zero Decision) where the engine did not ask the planner
+// (no GPU, or the CPU certain), so that a caller that plans its own
+// source's reading can tell which backend aggregated it.
+func (e *Engine) FoldView(ctx context.Context, v *column.View, s *agg.State) (planner.Decision, error) {
 	if e.gpu == nil || (e.device == DeviceAuto && (e.tinyFirst(v) || e.smallJobFirst(ctx) || e.cpuCertain(ctx, v) ||
 		e.cal.CPUWherever(planner.ColumnOf(v), e.threads, e.minSplit))) {
 		views, states := [1]*column.View{v}, [1]*agg.State{s} // on the stack
-		return e.cpu.Update(ctx, views[:], states[:])
+		return planner.Decision{}, e.cpu.Update(ctx, views[:], states[:])
 	}
 	views, states := []*column.View{v}, []*agg.State{s}
 	plan := e.planBatch(ctx, views, states)
 	took := make([]time.Duration, 1)
-	return e.execute(ctx, views, states, plan, took)
+	return plan[0], e.execute(ctx, views, states, plan, took)
 }
 
 // PlanView is the planner's decision for aggregating v into a state like s,
