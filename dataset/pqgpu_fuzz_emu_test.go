@@ -20,11 +20,12 @@ import (
 )
 
 // FuzzGPURoute reads arbitrary bytes as a Parquet file through the GPU page
-// route, its kernels emulated, and on the CPU page path: neither panics,
-// and both give the same answers or both fail. The seeds are small files
-// of every kind the route decodes, in pages v1 and v2, snappy (which the
-// kernels decompress) and zstd (which the host does), with and without
-// dictionaries, and cuts of them.
+// route, its kernels emulated, on a device of ample memory and on one of
+// none (every column short of it: the file read again on the CPU), and on
+// the CPU page path: none panics, and all give the same answers or all
+// fail. The seeds are small files of every kind the route decodes, in
+// pages v1 and v2, snappy (which the kernels decompress) and zstd (which
+// the host does), with and without dictionaries, and cuts of them.
 func FuzzGPURoute(f *testing.F) {
 	dir := f.TempDir()
 	for _, v := range []parquet.DataPageVersion{parquet.DataPageV1, parquet.DataPageV2} {
@@ -43,19 +44,21 @@ func FuzzGPURoute(f *testing.F) {
 		defer cancel()
 		start := time.Now()
 		cpu, cerr := aggregateRoute(ctx, path, engine.DeviceCPU, nil)
-		gpu, gerr := aggregateRoute(ctx, path, engine.DeviceGPU, &emugpu.Backend{})
-		require.Less(t, time.Since(start), fuzzTimeout, "reading took too long")
-		if cerr != nil || gerr != nil {
-			require.Equal(t, cerr != nil, gerr != nil, "cpu: %v; gpu: %v", cerr, gerr)
-			var e *Error
-			if assert.ErrorAs(t, gerr, &e) {
-				assert.Equal(t, path, e.Path, "the error %q does not name the input", gerr)
+		for _, dev := range []*emugpu.Backend{{}, {DeviceBytes: 1}} {
+			gpu, gerr := aggregateRoute(ctx, path, engine.DeviceGPU, dev)
+			require.Less(t, time.Since(start), fuzzTimeout, "reading took too long")
+			if cerr != nil || gerr != nil {
+				require.Equal(t, cerr != nil, gerr != nil, "device of %d bytes: cpu: %v; gpu: %v", dev.DeviceBytes, cerr, gerr)
+				var e *Error
+				if assert.ErrorAs(t, gerr, &e) {
+					assert.Equal(t, path, e.Path, "the error %q does not name the input", gerr)
+				}
+				continue
 			}
-			return
-		}
-		require.Len(t, gpu.Results, len(cpu.Results))
-		for i, c := range cpu.Results {
-			assertSameColumn(t, fmt.Sprintf("%s: %s", filepath.Base(path), c.Name), c, gpu.Results[i])
+			require.Len(t, gpu.Results, len(cpu.Results))
+			for i, c := range cpu.Results {
+				assertSameColumn(t, fmt.Sprintf("%s (device of %d bytes): %s", filepath.Base(path), dev.DeviceBytes, c.Name), c, gpu.Results[i])
+			}
 		}
 	})
 }
