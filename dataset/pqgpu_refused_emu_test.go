@@ -4,7 +4,6 @@ package dataset
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -51,13 +50,8 @@ func TestGPUPagesRefusedColumns(t *testing.T) {
 	rec := b.NewRecord()
 	defer rec.Release()
 	path := filepath.Join(t.TempDir(), "refused.parquet")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Snappy),
-		parquet.WithMaxRowGroupLength(1000)), pqarrow.NewArrowWriterProperties(pqarrow.WithDeprecatedInt96Timestamps(true)))
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithCompression(compress.Codecs.Snappy),
+		parquet.WithMaxRowGroupLength(1000)}, arrow: []pqarrow.WriterOption{pqarrow.WithDeprecatedInt96Timestamps(true)}})
 
 	ctx := context.Background()
 	cpu := aggregateOn(t, ctx, path, engine.DeviceCPU, nil)

@@ -4,7 +4,6 @@ package dataset
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,9 +12,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/decimal128"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 	"github.com/apache/arrow/go/v17/parquet"
-	"github.com/apache/arrow/go/v17/parquet/pqarrow"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/backend/cpu"
 	"github.com/arrowagg/arrowagg/engine"
@@ -42,12 +39,7 @@ func TestPageViewsOnGPU(t *testing.T) {
 	rec := b.NewRecord()
 	defer rec.Release()
 	path := filepath.Join(t.TempDir(), "d.parquet")
-	f, err := os.Create(path)
-	require.NoError(t, err)
-	w, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(parquet.WithMaxRowGroupLength(2000), parquet.WithDictionaryDefault(false)), pqarrow.DefaultWriterProps())
-	require.NoError(t, err)
-	require.NoError(t, w.Write(rec))
-	require.NoError(t, w.Close())
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(2000), parquet.WithDictionaryDefault(false)}})
 
 	ctx := context.Background()
 	want := aggregateOn(t, ctx, path, engine.DeviceCPU, nil)

@@ -9,6 +9,7 @@ import (
 	"github.com/arrowagg/arrowagg/agg"
 	"github.com/arrowagg/arrowagg/backend"
 	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/internal/bytesize"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -166,14 +167,11 @@ func (e *Engine) fitPages(routes []PageRoute, cols []PageColumn, mine []int) {
 			if need := w.DeviceBytes() / 4 * 5; r.GPU[k] && need > limit {
 				r.GPU[k] = false
 				r.CPUWhy[k] = fmt.Sprintf("parquet pages decoded on the cpu: their chunk needs more device memory than the GPU's limit (%s)",
-					mebibytes(limit)) // (the same words for every such chunk: one reason for the column)
+					bytesize.Format(limit)) // (the same words for every such chunk: one reason for the column)
 			}
 		}
 	}
 }
-
-// mebibytes is n bytes in MiB, to a tenth.
-func mebibytes(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
 // deviceOpen reports whether the GPU backend's device is open already
 // (backend.DeviceOpener): then a route that uses it pays no start. A
