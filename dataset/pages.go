@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -30,7 +32,9 @@ import (
 //
 // Column chunks are independent tasks spread over the workers; the state of
 // each chunk is merged into its column's in row group order, so results do
-// not depend on the number of workers or on timing.
+// not depend on the number of workers or on timing. A chunk's data pages
+// are folded a segment at a time (aggregateChunk), which the run's idle
+// workers take: a file of few row groups is read by every core.
 
 // pageWindow is the most values of a page folded at once, and the most rows
 // when the page path needs buffers (dictionary indices, values spread out
@@ -444,6 +448,9 @@ type pageScratch struct {
 	rows *pageRows
 	// keep, with rows, are the rows whose data pages are read (decodeRows).
 	keep []rowRange
+	// helpers, when set, takes the segments of a chunk that idle workers of
+	// the run fold (aggregateChunk).
+	helpers chan<- func(*worker)
 	// sketches: per leaf, the sketch of the last chunk of it this worker
 	// folded (one file's chunks: the scratch is a run's). It seeds the
 	// state of the leaf's next chunk (agg.State.SeedSketch: every chunk of
@@ -572,6 +579,16 @@ func checkDictPage(p *chunkPage, read int, hasDict bool, data []byte, width int)
 
 // aggregateChunk folds the pages of column chunk c, of rows rows, reading
 // them as the walk of g checks them: one page header read per page.
+//
+// The data pages of a chunk of the plain aggregation (eng set, no rows kept,
+// a leaf of the rows) are folded a segment at a time: consecutive pages of
+// at least segmentBytes decompressed (the last segment fewer), each into a
+// state of its own, the states merged in page order. The segments depend on
+// the pages alone, so the answer does not depend on who folds them: each is
+// offered to an idle worker of the run (s.helpers), and folded by the walk's
+// goroutine when none takes it. A chunk's pages are thus read by as many
+// cores as are idle, as at the end of a file, or in a file of few row
+// groups.
 func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, ordered bool) (res chunkResult, err error) {
 	start := time.Now()
 	defer func() {
@@ -584,19 +601,15 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 	if ordered {
 		set |= agg.Ordered
 	}
-	res.state = agg.New(l.kind.Family(), set)
-	res.state.SeedSketch(s.sketches[l])
+	fold := chunkFold{eng: eng, l: l, c: c, set: set, ordered: ordered, stats: s.stats}
+	res.state = fold.newState(s)
 	defer func() {
 		if k := res.state.Sketch; err == nil && k != nil {
-			if s.sketches == nil {
-				s.sketches = make(map[*pageLeaf]*agg.Sketch)
-			}
-			s.sketches[l] = k
+			s.keepSketch(l, k)
 		}
 	}()
 	res.plan = engine.ColumnPlan{Source: engine.SourcePages, Reason: pageReason} // on the CPU, in host memory
-	codec, err := compress.GetCodec(c.codec)
-	if err != nil {
+	if fold.codec, err = compress.GetCodec(c.codec); err != nil {
 		return res, err
 	}
 	width := l.width()
@@ -612,25 +625,53 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		s.dict = dropCharged(c.charge, s.dict)
 		s.levels = dropCharged(c.charge, s.levels)
 	}()
-	var open *pageStream // the stream of a page read as one, until it is finished
-	openAt := 0          // that page's index
-	defer func() {
-		if open == nil {
-			return
-		}
-		// A page read as a stream fails as it would decompressed whole:
-		// with the error of its decompression, if any, first.
-		if err != nil && ctx.Err() == nil {
-			if serr := open.finish(ctx); serr != nil && ctx.Err() == nil {
-				err = fmt.Errorf("page %d: %w", openAt, serr)
+	// The segments (segmented), in page order; helped: those a helper
+	// folds, done when helping is.
+	segmented := eng != nil && s.rows == nil && s.keep == nil && l.exists == 0 && !l.dictKey
+	var (
+		segs    []*chunkSegment
+		cur     *chunkSegment
+		helping sync.WaitGroup
+	)
+	defer helping.Wait()
+	// settle returns the error of the earliest segment that failed, or
+	// else err, once every helper is done: the error of the first page
+	// that fails, as if the pages were folded one after the other.
+	settle := func(err error) error {
+		helping.Wait()
+		for _, seg := range segs {
+			if seg.err != nil {
+				return seg.err
 			}
 		}
-		open.close()
-	}()
+		return err
+	}
+	// dispatch offers segment cur to an idle worker, or folds it.
+	dispatch := func() error {
+		seg := cur
+		cur = nil
+		segs = append(segs, seg)
+		seg.dict, seg.hasDict = dict, hasDict
+		if s.helpers != nil {
+			helping.Add(1)
+			select {
+			case s.helpers <- func(wk *worker) {
+				defer helping.Done()
+				fold.help(ctx, wk, seg)
+			}:
+				return nil
+			default:
+				helping.Done()
+			}
+		}
+		seg.res.state = fold.newState(s)
+		seg.err = s.foldSegment(ctx, g, &fold, seg)
+		return seg.err
+	}
 	for read := 0; ; read++ { // read: the pages read so far
 		p, err := g.next(ctx)
 		if err != nil {
-			return res, err
+			return res, settle(err)
 		}
 		if p == nil {
 			break
@@ -652,186 +693,348 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 				continue
 			}
 		}
-		var (
-			data []byte
-			st   *pageStream // a large PLAIN page read as a stream (data: its v2 levels)
-			size int64       // the page's bytes
-		)
-		if streamedPlain(c.codec, p, g.zstdWindow) && l.kind != column.Bool { // (booleans: a bit a value)
-			if st, data, err = s.openPage(g, p); err != nil {
-				return res, fmt.Errorf("page %d: %w", p.index, err)
+		if p.typ == pageTypeDict {
+			data, err := s.pageData(ctx, g, fold.codec, p)
+			if err != nil {
+				return res, settle(fmt.Errorf("page %d: %w", p.index, err))
 			}
-			open, openAt = st, p.index
-			size = int64(p.uncompressed)
-		} else {
-			if data, err = s.pageData(ctx, g, codec, p); err != nil {
-				return res, fmt.Errorf("page %d: %w", p.index, err)
+			res.plan.Bytes += int64(len(data))
+			if err := s.dictPage(c, l, p, read, hasDict, data, width, &dict); err != nil {
+				return res, settle(err)
 			}
-			size = int64(len(data))
-		}
-		res.plan.Bytes += size
-		var (
-			n    = int(p.numValues) // rows of the page
-			defs hybrid             // its definition levels (when maxDef > 0)
-			vals []byte
-			left = size // the bytes of a stream's values
-			enc  = parquet.Encoding(p.encoding)
-		)
-		w := levelBitWidth(l.maxDef)
-		switch p.typ {
-		case pageTypeDict:
-			if err := checkDictPage(p, read, hasDict, data, width); err != nil {
-				return res, err
-			}
-			ew := width // the bytes of a value of the view
-			if l.flba > 0 {
-				ew = 16
-			}
-			if l.int96 {
-				ew = 8
-			}
-			var err error
-			if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*ew); err != nil {
-				return res, err
-			}
-			if l.dictKey && s.rows == nil {
-				return res, errors.New("a key's dictionary indices, not aggregated")
-			}
-			if l.dictKey && width == 0 { // (BYTE_ARRAY entries)
-				if err := s.rows.setDict(data, n); err != nil {
-					return res, fmt.Errorf("page %d: %w", p.index, err)
-				}
-			} else if l.flba > 0 {
-				l.widen(s.dict, data, n)
-			} else if l.int96 {
-				if err := int96Convert(s.dict, data, n, l.typ.(*arrow.TimestampType).Unit); err != nil {
-					return res, fmt.Errorf("page %d: the dictionary: %w", p.index, err)
-				}
-			} else {
-				copy(s.dict, data[:n*width])
-				if l.dictKey {
-					s.rows.setFixedDict(s.dict[:n*width], n)
-				}
-			}
-			dict = column.View{Type: l.typ, Kind: l.kind, Width: l.viewWidth(), Len: n, Values: s.dict}
 			hasDict = true
 			continue
-		case pageTypeData:
-			vals = data
-			// The repetition levels, before the definition levels, are
-			// not read (repBytes: their bytes in a stream).
-			var repBytes int64
-			if l.maxRep > 0 {
-				var reps hybrid
-				var err error
-				if st != nil {
-					var after int64
-					after, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.repEncoding), n, levelBitWidth(l.maxRep), &reps)
-					repBytes = size - after
-				} else {
-					vals, err = splitV1Levels(vals, parquet.Encoding(p.repEncoding), n, levelBitWidth(l.maxRep), &reps, &s.legacy)
-				}
-				if err != nil {
-					return res, fmt.Errorf("page %d: repetition levels: %w", p.index, err)
-				}
-			}
-			if l.maxDef > 0 {
-				var err error
-				if st != nil {
-					left, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.defEncoding), n, w, &defs)
-					left -= repBytes
-				} else {
-					vals, err = splitV1Levels(vals, parquet.Encoding(p.defEncoding), n, w, &defs, &s.legacy)
-				}
-				if err != nil {
-					return res, fmt.Errorf("page %d: definition levels: %w", p.index, err)
-				}
-			}
-		default: // pageTypeDataV2
-			rl, dl := int(p.repBytes), int(p.defBytes)
-			if rl < 0 || dl < 0 || int64(rl) > size || int64(dl) > size-int64(rl) {
-				return res, fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", p.index, rl, dl, size)
-			}
-			defs.reset(data[rl:rl+dl], w)
-			vals = data[rl+dl:]
-			left = size - int64(rl+dl)
 		}
-		if n < 0 || int64(n) > rows-seen {
-			return res, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, rows-seen)
+		sp := segPage{chunkPage: *p, zstdWindow: g.zstdWindow, base: seen, left: rows - seen}
+		if !segmented {
+			if l.exists > 0 {
+				sp.base = elems
+			}
+			got, err := s.foldPage(ctx, g, &fold, &res, &sp, &dict, hasDict)
+			if err != nil {
+				return res, err
+			}
+			elems += got
+			seen += int64(p.numValues)
+			continue
 		}
-		if l.dictKey && !dictEncoded(enc) {
-			return res, fmt.Errorf("page %d: encoding %s in a column chunk read as dictionary indices", p.index, enc)
+		if cur == nil {
+			cur = &chunkSegment{}
 		}
-		var pv pageValues
-		switch enc {
-		case parquet.Encodings.Plain:
-			if st != nil {
-				pv.stream, pv.left = st, left
-			} else {
-				pv.plain = vals
+		cur.pages = append(cur.pages, sp)
+		cur.bytes += int64(p.uncompressed)
+		seen += int64(p.numValues)
+		if cur.bytes >= segmentBytes {
+			if err := dispatch(); err != nil {
+				return res, settle(err)
 			}
-		case encByteStreamSplit:
-			if width == 0 { // values not read
-				break
-			}
-			if st != nil || len(vals)%width != 0 {
-				return res, fmt.Errorf("page %d: BYTE_STREAM_SPLIT values of %d bytes, not a multiple of %d", p.index, len(vals), width)
-			}
-			pv.split = &byteStreams{b: vals, n: len(vals) / width}
-		case parquet.Encodings.RLE:
-			if l.kind != column.Bool {
-				return res, fmt.Errorf("page %d: RLE values of a %s column", p.index, l.typ)
-			}
-			// A 4-byte length, then the RLE/bit-packed hybrid of bit width
-			// 1 (none: no values to read, or an error when some are).
-			pv.rle = &hybrid{}
-			pv.rle.reset(nil, 1)
-			if len(vals) >= 4 {
-				n := binary.LittleEndian.Uint32(vals)
-				if uint64(n) > uint64(len(vals)-4) {
-					return res, fmt.Errorf("page %d: RLE booleans of %d bytes in %d", p.index, n, len(vals)-4)
-				}
-				pv.rle.reset(vals[4:4+n], 1)
-			}
-		case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
-			if !hasDict {
-				return res, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", p.index)
-			}
-			if l.kind == column.Bool {
-				return res, fmt.Errorf("page %d: %w: dictionary-encoded booleans", p.index, arrow.ErrNotImplemented)
-			}
-			pv.dict = &hybrid{}
-			if n > 0 {
-				if len(vals) == 0 {
-					return res, fmt.Errorf("page %d: no bit width for the dictionary indices", p.index)
-				}
-				pv.dict.reset(vals[1:], int(vals[0]))
-			}
-		default:
-			return res, fmt.Errorf("page %d: encoding %s (the column chunk metadata does not list it)", p.index, enc)
 		}
-		base := seen
-		if l.exists > 0 {
-			base = elems
+	}
+	if cur != nil {
+		if err := dispatch(); err != nil {
+			return res, settle(err)
 		}
-		got, err := s.aggregatePage(ctx, eng, l, &res, &pv, &defs, n, base, &dict, ordered)
-		if err != nil {
-			return res, fmt.Errorf("page %d: %w", p.index, err)
+	}
+	if err := settle(nil); err != nil {
+		return res, err
+	}
+	for i, seg := range segs {
+		if i == 0 {
+			res.state = seg.res.state
+		} else {
+			res.state.Merge(&seg.res.state)
 		}
-		elems += got
-		if st != nil {
-			if err := st.finish(ctx); err != nil {
-				return res, fmt.Errorf("page %d: %w", p.index, err)
-			}
-			st.close()
-			open = nil
-		}
-		seen += int64(n)
+		res.plan.Bytes += seg.res.plan.Bytes
+		res.viewBytes += seg.res.viewBytes
+		res.gpuBytes += seg.res.gpuBytes
 	}
 	if seen != rows {
 		return res, fmt.Errorf("the pages have %d values, the column chunk metadata says %d", seen, rows)
 	}
 	return res, nil
+}
+
+// segmentBytes is the decompressed bytes of the data pages of a segment of
+// a chunk (aggregateChunk), its last pages excepted: about 8 ms of a core's
+// decompressing and folding, and a state merged. (A variable for the
+// tests.)
+var segmentBytes int64 = 8 << 20
+
+// segmentsHelped counts the segments that helpers folded (for the tests).
+var segmentsHelped atomic.Int64
+
+// chunkFold is what folding a chunk's pages needs, shared by the walk's
+// goroutine and the helpers folding its segments.
+type chunkFold struct {
+	eng     *engine.Engine
+	l       *pageLeaf
+	c       *guardChunk
+	codec   compress.Codec
+	set     agg.Set
+	ordered bool
+	stats   agg.Set // the scratch's (pageScratch.stats)
+}
+
+// newState is a fresh state of the chunk, its sketch seeded by scratch s.
+func (f *chunkFold) newState(s *pageScratch) agg.State {
+	st := agg.New(f.l.kind.Family(), f.set)
+	st.SeedSketch(s.sketches[f.l])
+	return st
+}
+
+// keepSketch keeps sketch k, of a state of leaf l, to seed the next.
+func (s *pageScratch) keepSketch(l *pageLeaf, k *agg.Sketch) {
+	if s.sketches == nil {
+		s.sketches = make(map[*pageLeaf]*agg.Sketch)
+	}
+	s.sketches[l] = k
+}
+
+// chunkSegment is consecutive data pages of a chunk folded into a state of
+// their own (aggregateChunk).
+type chunkSegment struct {
+	pages   []segPage
+	bytes   int64       // their decompressed bytes
+	dict    column.View // the chunk's dictionary, when hasDict
+	hasDict bool
+	res     chunkResult
+	err     error
+}
+
+// segPage is a data page as the walk recorded it, with the window its zstd
+// frames need, its first row (element) in the chunk, and the chunk's rows
+// left from it.
+type segPage struct {
+	chunkPage
+	zstdWindow int64
+	base, left int64
+}
+
+// help folds segment seg in worker wk's goroutine, with its scratch and its
+// page guard (a fault of the mapped file is the segment's error).
+func (f *chunkFold) help(ctx context.Context, wk *worker, seg *chunkSegment) {
+	s, g := &wk.pages, &wk.guard
+	defer func() {
+		if p := recover(); p != nil {
+			seg.err = faultError(p)
+		}
+	}()
+	rows, keep, stats, mapped := s.rows, s.keep, s.stats, s.mapped
+	defer func() { s.rows, s.keep, s.stats, s.mapped = rows, keep, stats, mapped }()
+	s.rows, s.keep, s.stats, s.mapped = nil, nil, f.stats, f.c.mapped
+	c := *f.c
+	g.begin(&c)
+	defer g.end()
+	defer func() {
+		s.page = dropCharged(c.charge, s.page)
+		s.levels = dropCharged(c.charge, s.levels)
+	}()
+	seg.res.state = f.newState(s)
+	segmentsHelped.Add(1)
+	if seg.err = s.foldSegment(ctx, g, f, seg); seg.err == nil && seg.res.state.Sketch != nil {
+		s.keepSketch(f.l, seg.res.state.Sketch)
+	}
+}
+
+// foldSegment folds the pages of seg into its result, with scratch s and
+// guard g (begun on the segment's chunk).
+func (s *pageScratch) foldSegment(ctx context.Context, g *pageGuard, f *chunkFold, seg *chunkSegment) error {
+	for i := range seg.pages {
+		if _, err := s.foldPage(ctx, g, f, &seg.res, &seg.pages[i], &seg.dict, seg.hasDict); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// dictPage takes dictionary page p, the read-th page of chunk c of leaf l,
+// whose decompressed bytes are data, as the chunk's dictionary dict.
+func (s *pageScratch) dictPage(c *guardChunk, l *pageLeaf, p *chunkPage, read int, hasDict bool, data []byte, width int, dict *column.View) error {
+	if err := checkDictPage(p, read, hasDict, data, width); err != nil {
+		return err
+	}
+	n := int(p.numValues)
+	ew := width // the bytes of a value of the view
+	if l.flba > 0 {
+		ew = 16
+	}
+	if l.int96 {
+		ew = 8
+	}
+	var err error
+	if s.dict, err = growCharged(c.charge, "a dictionary page", s.dict, n*ew); err != nil {
+		return err
+	}
+	if l.dictKey && s.rows == nil {
+		return errors.New("a key's dictionary indices, not aggregated")
+	}
+	if l.dictKey && width == 0 { // (BYTE_ARRAY entries)
+		if err := s.rows.setDict(data, n); err != nil {
+			return fmt.Errorf("page %d: %w", p.index, err)
+		}
+	} else if l.flba > 0 {
+		l.widen(s.dict, data, n)
+	} else if l.int96 {
+		if err := int96Convert(s.dict, data, n, l.typ.(*arrow.TimestampType).Unit); err != nil {
+			return fmt.Errorf("page %d: the dictionary: %w", p.index, err)
+		}
+	} else {
+		copy(s.dict, data[:n*width])
+		if l.dictKey {
+			s.rows.setFixedDict(s.dict[:n*width], n)
+		}
+	}
+	*dict = column.View{Type: l.typ, Kind: l.kind, Width: l.viewWidth(), Len: n, Values: s.dict}
+	return nil
+}
+
+// foldPage folds data page p into res with scratch s and guard g (on the
+// page's chunk), and returns the elements it folded (its rows, but for an
+// element column). dict is the chunk's dictionary, when hasDict.
+func (s *pageScratch) foldPage(ctx context.Context, g *pageGuard, f *chunkFold, res *chunkResult, p *segPage, dict *column.View, hasDict bool) (got int64, err error) {
+	l, c := f.l, f.c
+	width := l.width()
+	g.zstdWindow = p.zstdWindow // (the walk's, for this page)
+	var (
+		data []byte
+		st   *pageStream // a large PLAIN page read as a stream (data: its v2 levels)
+		size int64       // the page's bytes
+	)
+	if streamedPlain(c.codec, &p.chunkPage, g.zstdWindow) && l.kind != column.Bool { // (booleans: a bit a value)
+		if st, data, err = s.openPage(g, &p.chunkPage); err != nil {
+			return 0, fmt.Errorf("page %d: %w", p.index, err)
+		}
+		defer func() {
+			// A page read as a stream fails as it would decompressed
+			// whole: with the error of its decompression, if any, first.
+			if err != nil && ctx.Err() == nil {
+				if serr := st.finish(ctx); serr != nil && ctx.Err() == nil {
+					err = fmt.Errorf("page %d: %w", p.index, serr)
+				}
+			}
+			st.close()
+		}()
+		size = int64(p.uncompressed)
+	} else {
+		if data, err = s.pageData(ctx, g, f.codec, &p.chunkPage); err != nil {
+			return 0, fmt.Errorf("page %d: %w", p.index, err)
+		}
+		size = int64(len(data))
+	}
+	res.plan.Bytes += size
+	var (
+		n    = int(p.numValues) // rows of the page
+		defs hybrid             // its definition levels (when maxDef > 0)
+		vals []byte
+		left = size // the bytes of a stream's values
+		enc  = parquet.Encoding(p.encoding)
+	)
+	w := levelBitWidth(l.maxDef)
+	switch p.typ {
+	case pageTypeData:
+		vals = data
+		// The repetition levels, before the definition levels, are
+		// not read (repBytes: their bytes in a stream).
+		var repBytes int64
+		if l.maxRep > 0 {
+			var reps hybrid
+			var err error
+			if st != nil {
+				var after int64
+				after, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.repEncoding), n, levelBitWidth(l.maxRep), &reps)
+				repBytes = size - after
+			} else {
+				vals, err = splitV1Levels(vals, parquet.Encoding(p.repEncoding), n, levelBitWidth(l.maxRep), &reps, &s.legacy)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("page %d: repetition levels: %w", p.index, err)
+			}
+		}
+		if l.maxDef > 0 {
+			var err error
+			if st != nil {
+				left, err = s.streamV1Levels(ctx, st, parquet.Encoding(p.defEncoding), n, w, &defs)
+				left -= repBytes
+			} else {
+				vals, err = splitV1Levels(vals, parquet.Encoding(p.defEncoding), n, w, &defs, &s.legacy)
+			}
+			if err != nil {
+				return 0, fmt.Errorf("page %d: definition levels: %w", p.index, err)
+			}
+		}
+	default: // pageTypeDataV2
+		rl, dl := int(p.repBytes), int(p.defBytes)
+		if rl < 0 || dl < 0 || int64(rl) > size || int64(dl) > size-int64(rl) {
+			return 0, fmt.Errorf("page %d: levels of %d+%d bytes in a page of %d", p.index, rl, dl, size)
+		}
+		defs.reset(data[rl:rl+dl], w)
+		vals = data[rl+dl:]
+		left = size - int64(rl+dl)
+	}
+	if n < 0 || int64(n) > p.left {
+		return 0, fmt.Errorf("page %d: %d values, but the column chunk has %d rows left", p.index, n, p.left)
+	}
+	if l.dictKey && !dictEncoded(enc) {
+		return 0, fmt.Errorf("page %d: encoding %s in a column chunk read as dictionary indices", p.index, enc)
+	}
+	var pv pageValues
+	switch enc {
+	case parquet.Encodings.Plain:
+		if st != nil {
+			pv.stream, pv.left = st, left
+		} else {
+			pv.plain = vals
+		}
+	case encByteStreamSplit:
+		if width == 0 { // values not read
+			break
+		}
+		if st != nil || len(vals)%width != 0 {
+			return 0, fmt.Errorf("page %d: BYTE_STREAM_SPLIT values of %d bytes, not a multiple of %d", p.index, len(vals), width)
+		}
+		pv.split = &byteStreams{b: vals, n: len(vals) / width}
+	case parquet.Encodings.RLE:
+		if l.kind != column.Bool {
+			return 0, fmt.Errorf("page %d: RLE values of a %s column", p.index, l.typ)
+		}
+		// A 4-byte length, then the RLE/bit-packed hybrid of bit width
+		// 1 (none: no values to read, or an error when some are).
+		pv.rle = &hybrid{}
+		pv.rle.reset(nil, 1)
+		if len(vals) >= 4 {
+			n := binary.LittleEndian.Uint32(vals)
+			if uint64(n) > uint64(len(vals)-4) {
+				return 0, fmt.Errorf("page %d: RLE booleans of %d bytes in %d", p.index, n, len(vals)-4)
+			}
+			pv.rle.reset(vals[4:4+n], 1)
+		}
+	case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict:
+		if !hasDict {
+			return 0, fmt.Errorf("page %d: dictionary-encoded without a dictionary page", p.index)
+		}
+		if l.kind == column.Bool {
+			return 0, fmt.Errorf("page %d: %w: dictionary-encoded booleans", p.index, arrow.ErrNotImplemented)
+		}
+		pv.dict = &hybrid{}
+		if n > 0 {
+			if len(vals) == 0 {
+				return 0, fmt.Errorf("page %d: no bit width for the dictionary indices", p.index)
+			}
+			pv.dict.reset(vals[1:], int(vals[0]))
+		}
+	default:
+		return 0, fmt.Errorf("page %d: encoding %s (the column chunk metadata does not list it)", p.index, enc)
+	}
+	got, err = s.aggregatePage(ctx, f.eng, l, res, &pv, &defs, n, p.base, dict, f.ordered)
+	if err != nil {
+		return 0, fmt.Errorf("page %d: %w", p.index, err)
+	}
+	if st != nil {
+		if err := st.finish(ctx); err != nil {
+			return 0, fmt.Errorf("page %d: %w", p.index, err)
+		}
+	}
+	return got, nil
 }
 
 // aggregatePage folds the n rows of one data page, whose first row is row

@@ -243,6 +243,9 @@ type parquetRun struct {
 	// time: the page route leaves them to the CPU (planGPU), and run adds
 	// those it meets failing so (the caller reads the file again then).
 	shortOfDevice map[int]bool
+	// helps takes, from the chunks' tasks, the segments of their pages that
+	// idle workers fold (aggregateChunk).
+	helps chan func(*worker)
 }
 
 // deviceShortReason is the plan's reason for the chunks that the GPU had
@@ -328,6 +331,11 @@ func (r *parquetRun) run(ctx context.Context, src *partial, prog *tracker) (err 
 		close(gpuDone)
 	}
 	workers := max(1, min(r.workers, plan.tasks))
+	if r.paged() {
+		// (Workers with no chunk of their own fold segments of others'.)
+		workers = max(1, r.workers)
+		r.helps = make(chan func(*worker))
+	}
 	tasks := make(chan int)
 	results := make(chan taskDone)
 	for w := 0; w < workers; w++ {
@@ -420,6 +428,17 @@ func (r *parquetRun) planTasks() (taskPlan, error) {
 	return p, nil
 }
 
+// paged reports whether a leaf of the run is aggregated from its pages on
+// the CPU (aggregateChunk), in some row group.
+func (r *parquetRun) paged() bool {
+	for _, l := range r.leaves {
+		if l.page != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // task returns the row group and the leaf of task t.
 func (r *parquetRun) task(t int) (int, *parquetLeaf) {
 	return t / len(r.leaves), &r.leaves[t%len(r.leaves)]
@@ -497,7 +516,18 @@ func (r *parquetRun) work(ctx context.Context, f io.ReaderAt, size int64, fr *pq
 	debug.SetPanicOnFault(true) // the mapped file's faults: errors of the chunk (mapped.go)
 	var wk worker
 	var frErr error // (opening this worker's reader of an encrypted file)
-	for t := range tasks {
+	for {
+		var t int
+		select {
+		case next, ok := <-tasks:
+			if !ok {
+				return
+			}
+			t = next
+		case help := <-r.helps: // (nil: none)
+			help(&wk)
+			continue
+		}
 		d := taskDone{t: t}
 		rg, l := r.task(t)
 		var ok bool
@@ -674,6 +704,7 @@ func (r *parquetRun) chunk(ctx context.Context, f io.ReaderAt, size int64, fr *p
 	}
 	c.charge = charge
 	wk.pages.stats = r.aggs & (agg.Moments | agg.ApproxDistinct)
+	wk.pages.helpers = r.helps
 	return wk.pages.aggregateChunk(ctx, r.eng, &wk.guard, &c, l.page, rows, r.aggs&agg.Ordered != 0)
 }
 
