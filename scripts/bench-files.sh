@@ -8,6 +8,8 @@
 #   pa-none.parquet     pyarrow, uncompressed, the same row groups
 #   pa-snappy-gpu.parquet  pyarrow, snappy, "GPU-friendly": row groups of 2^24
 #                       rows, no dictionary, 1 MiB pages (not in FILES by default)
+#   pa-snappy-one.parquet  pyarrow, snappy, one row group of every row (not in
+#                       FILES by default)
 #   pa.arrow            pyarrow, Arrow IPC file, uncompressed
 #   pa-zstd.arrow       pyarrow, Arrow IPC file, zstd bodies
 #   duck-zstd.parquet   DuckDB 1.5.6 as it writes Parquet by default

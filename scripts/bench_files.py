@@ -128,6 +128,9 @@ def write(d, rows, only=()):
         # (the values are random), pages of 1 MiB: many pages per chunk.
         "pa-snappy-gpu.parquet": lambda p: pq.ParquetWriter(p, schema, compression="snappy", use_dictionary=False,
                                                             data_page_size=1 << 20, write_statistics=False),
+        # One row group of every row (pyarrow's defaults otherwise): a file
+        # whose chunks are as many as its columns.
+        "pa-snappy-one.parquet": lambda p: pq.ParquetWriter(p, schema, compression="snappy"),
         # The codecs the host decompresses (pyarrow's defaults otherwise).
         "pa-zstd.parquet": lambda p: pq.ParquetWriter(p, schema, compression="zstd"),
         "pa-gzip.parquet": lambda p: pq.ParquetWriter(p, schema, compression="gzip"),
@@ -150,6 +153,7 @@ def write(d, rows, only=()):
         return
     start = time.perf_counter()
     held = []  # the batches of the GPU-friendly file's next row group
+    whole = []  # the batches of the one-row-group file
     for lo in range(0, rows, CHUNK):
         batch = gen_batch(pa, np, lo, min(lo + CHUNK, rows))
         for name, (w, _) in writers.items():
@@ -158,6 +162,11 @@ def write(d, rows, only=()):
                 if len(held) == GPU_GROUP or lo + CHUNK >= rows:
                     w.write_table(pa.Table.from_batches(held), row_group_size=GPU_GROUP * CHUNK)
                     held = []
+            elif name == "pa-snappy-one.parquet":
+                whole.append(batch)
+                if lo + CHUNK >= rows:
+                    w.write_table(pa.Table.from_batches(whole), row_group_size=rows)
+                    whole = []
             elif name.endswith(".parquet"):
                 w.write_batch(batch, row_group_size=CHUNK)
             else:
