@@ -573,7 +573,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				return
 			}
 			rd := &rowGroupRead{batches: make(chan decodedBatch, 1), first: firsts[rg], rows: md.RowGroups[rg].NumRows}
-			need, undict, keep, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial, &rd.skips)
+			need, undict, keep, window, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial, &rd.skips)
 			if err == nil {
 				rd.charge = r.budget.Holder(ctx)
 				err = rd.charge.Grow("a row group decoded for grouping", need)
@@ -586,7 +586,7 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 				go func() {
 					defer wg.Done()
 					defer close(rd.batches)
-					r.decodeRowGroup(ctx, src, fr, rg, undict, keep, serial, sink.prepare, rd.batches)
+					r.decodeRowGroup(ctx, src, fr, rg, undict, keep, window, serial, sink.prepare, rd.batches)
 				}()
 			}
 			select {
@@ -644,11 +644,16 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 // dictionary-encoded; those of strings and binaries pqarrow decodes, those
 // of integers the page path as values), and the rows that the page indexes
 // of the filter's columns may keep (keep: r.pages.keep; nil: every row),
-// what they skip said in skips.
+// what they skip said in skips. A row group whose leaves the page path
+// decodes would hold more than a quarter of the budget (groupWindowShare)
+// is decoded a window of rows at a time: window is its rows (all of the
+// row group's when it fits), and need counts two windows (one decoded
+// while the batches of the one before are grouped).
 func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool, skips *PageSkips) (
-	need int64, undict []bool, keep []rowRange, err error) {
+	need int64, undict []bool, keep []rowRange, window int64, err error) {
 	rows := md.RowGroups[rg].NumRows
 	needs := make([]int64, len(r.leaves))
+	pls := make([]*pageLeaf, len(r.leaves)) // the leaves whose rows the page path holds
 	undict = make([]bool, len(r.leaves))
 	starts := make([][]int64, len(r.leaves)) // of the filter's columns (pageFilter)
 	err = eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) error {
@@ -712,6 +717,7 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 				undict[k] = l.page.dictKey && g.walk.undict
 			}
 			pl := l.page.chunkLeaf(undict[k])
+			pls[k] = pl
 			needs[k] = arrowTaskBytes + pageRowsBytes(pl, rows) + largest + 16*max(g.walk.dict, 0)
 			if pl.dictKey { // the dictionary's entries and offsets, held with the rows
 				needs[k] += g.walk.dictBytes + 8*(max(g.walk.dict, 0)+1)
@@ -724,13 +730,30 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 		return nil
 	})
 	if err != nil {
-		return 0, nil, nil, err
+		return 0, nil, nil, 0, err
 	}
 	// The batches, counted once for all leaves; the page path's windows,
 	// for the chunks it decodes at once (decodePagedLeaves).
 	need = int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
 	for _, n := range needs {
 		need += n - arrowTaskBytes
+	}
+	held := func(n int64) (b int64) { // the page path's rows of n rows of each leaf
+		for _, pl := range pls {
+			if pl != nil {
+				b += pageRowsBytes(pl, n)
+			}
+		}
+		return b
+	}
+	window = rows
+	if all, share := held(rows), r.budget.Total()/groupWindowShare; all > 0 && need > share {
+		fixed := need - all
+		fit := int64(float64(max(share-fixed, 0)) / 2 / float64(all) * float64(rows))
+		window = min(rows, max(fit, minGroupWindow))
+		if window < rows {
+			need = fixed + 2*held(window)
+		}
 	}
 	if r.pages != nil {
 		// (run again when the budget is busy: what it counts is its own)
@@ -742,18 +765,31 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 			return err
 		})
 		if err != nil {
-			return 0, nil, nil, fmt.Errorf("row group %d: %w", rg, err)
+			return 0, nil, nil, 0, fmt.Errorf("row group %d: %w", rg, err)
 		}
 	}
-	return need, undict, keep, nil
+	return need, undict, keep, window, nil
 }
+
+// groupWindowShare: a row group whose page leaves' rows take more than
+// 1/groupWindowShare of the budget is decoded for grouping a window of rows
+// at a time (groupCost), of at least minGroupWindow rows.
+const (
+	groupWindowShare = 4
+	minGroupWindow   = 1 << 16
+)
+
+// groupWindows counts the windows of rows decoded after a row group's
+// first (for the tests).
+var groupWindows atomic.Int64
 
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
 // (those of undict not as dictionary indices: groupCost) into batches of
-// about groupBatchBytes of its rows keep (nil: all), sent to out in order;
-// an error is the last thing sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, keep []rowRange, serial bool,
-	prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
+// about groupBatchBytes of its rows keep (nil: all), sent to out in order,
+// the page path's leaves a window of rows at a time (groupCost); an error
+// is the last thing sent.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, keep []rowRange, window int64,
+	serial bool, prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
 	if keep == nil {
 		keep = []rowRange{{0, rows}}
@@ -771,6 +807,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 			return false
 		}
 	}
+	fail := func(err error) { send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)}) }
 	readers := make([]*pqarrow.ColumnReader, len(r.leaves))
 	fields := make([]arrow.Field, len(r.leaves))
 	defer func() {
@@ -780,35 +817,37 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 			}
 		}
 	}()
-	// The leaves the page path decodes: each chunk's rows at once, by a
-	// goroutine each (pageRows), sliced into the batches.
-	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, serial)
-	defer func() {
-		for _, a := range paged {
+	// The leaves the page path decodes: each chunk's rows of a window at
+	// once, by a goroutine each (pageRows), sliced into the batches.
+	window = max(1, window)
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, 0, min(window, rows), serial)
+	release := func() {
+		for k, a := range paged {
 			if a != nil {
 				a.Release()
+				paged[k] = nil
 			}
 		}
-	}()
+	}
+	defer func() { release() }()
 	if err != nil {
-		send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+		fail(err)
 		return
 	}
 	var w int64
 	for k := range r.leaves {
 		l := &r.leaves[k]
 		if paged[k] != nil {
-			fields[k] = arrow.Field{Name: l.name, Type: paged[k].DataType(), Nullable: true}
 			continue
 		}
 		var err error
 		if readers[k], fields[k], err = openLeafChunk(ctx, fr, rg, l); err != nil {
-			send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+			fail(err)
 			return
 		}
 		w += r.rowBytes(rg, l, rows)
 	}
-	batch := rows // (every leaf paged: the row group at once)
+	batch := window // (every leaf paged: a window at once)
 	if w > 0 {
 		batch = batchOf(groupBatchBytes, w, rows)
 	}
@@ -833,33 +872,56 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 	cols := make([]*arrow.Chunked, len(r.leaves))
 	pos := int64(0)  // the next row of the leaves pqarrow decodes
 	last := int64(0) // the end of the last range sent
-	for _, kr := range keep {
-		if kr.lo > pos {
-			if err := skip(kr.lo - pos); err != nil {
-				send(decodedBatch{err: fmt.Errorf("row group %d: %w", rg, err)})
+	for lo := int64(0); lo < rows; lo += window {
+		hi := min(lo+window, rows)
+		kept := clipRanges(keep, rows, lo, hi)
+		if kept == nil {
+			kept = []rowRange{{lo, hi}}
+		}
+		if len(kept) == 0 {
+			continue
+		}
+		if lo > 0 {
+			groupWindows.Add(1)
+			release()
+			if paged, err = r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, lo, hi, serial); err != nil {
+				fail(err)
 				return
 			}
-			pos = kr.lo
 		}
-		if !r.sendRows(ctx, rg, pos, kr.hi, kr.lo-last, batch, paged, readers, fields, cols, serial, send) {
-			return
+		for k, a := range paged {
+			if a != nil {
+				fields[k] = arrow.Field{Name: r.leaves[k].name, Type: a.DataType(), Nullable: true}
+			}
 		}
-		pos, last = kr.hi, kr.hi
+		for _, kr := range kept {
+			if kr.lo > pos {
+				if err := skip(kr.lo - pos); err != nil {
+					fail(err)
+					return
+				}
+				pos = kr.lo
+			}
+			if !r.sendRows(ctx, rg, pos, kr.hi, kr.lo-last, batch, paged, lo, readers, fields, cols, serial, send) {
+				return
+			}
+			pos, last = kr.hi, kr.hi
+		}
 	}
 }
 
 // sendRows decodes rows [done, end) of row group rg into batches of batch
 // rows, sent by send (false: stopped, by an error sent or a cancel), the
 // first after skip rows not decoded: the leaves the page path decoded
-// (paged) sliced, the others read by their readers, each leaf by a
-// goroutine of its own.
-func (r *parquetRun) sendRows(ctx context.Context, rg int, done, end, skip, batch int64, paged []arrow.Array, readers []*pqarrow.ColumnReader,
+// (paged, from row base on) sliced, the others read by their readers, each
+// leaf by a goroutine of its own.
+func (r *parquetRun) sendRows(ctx context.Context, rg int, done, end, skip, batch int64, paged []arrow.Array, base int64, readers []*pqarrow.ColumnReader,
 	fields []arrow.Field, cols []*arrow.Chunked, serial bool, send func(decodedBatch) bool) bool {
 	for done < end {
 		n := min(batch, end-done)
 		err := eachLeaf(len(r.leaves), serial, len(r.leaves), func(k int) (err error) {
 			if a := paged[k]; a != nil {
-				sl := array.NewSlice(a, done, done+n)
+				sl := array.NewSlice(a, done-base, done+n-base)
 				cols[k] = arrow.NewChunked(a.DataType(), []arrow.Array{sl})
 				sl.Release()
 				return nil
@@ -894,20 +956,21 @@ func (r *parquetRun) sendRows(ctx context.Context, rg int, done, end, skip, batc
 	return ctx.Err() == nil
 }
 
-// decodePagedLeaves decodes the chunks of the run's page leaves (l.page
-// set) in row group rg, of rows rows, through the page path (pageRows),
+// decodePagedLeaves decodes rows [lo, hi) of the chunks of the run's page
+// leaves (l.page set) in row group rg, of rows rows, through the page path
+// (pageRows),
 // those of undict not as dictionary indices (those of strings and
 // binaries not at all), each by a goroutine of its own (one after the
 // other when serial), and returns them as Arrow arrays at the leaves'
 // places (nil for the others).
-func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, undict []bool, keep []rowRange, serial bool) ([]arrow.Array, error) {
+func (r *parquetRun) decodePagedLeaves(ctx context.Context, src *sourceBytes, rg int, rows int64, undict []bool, keep []rowRange, lo, hi int64, serial bool) ([]arrow.Array, error) {
 	out := make([]arrow.Array, len(r.leaves))
 	err := eachLeaf(len(r.leaves), serial, pagedAtOnce(len(r.leaves)), func(k int) (err error) {
 		l := &r.leaves[k]
 		if l.page == nil || undict[k] && l.page.width() == 0 {
 			return nil
 		}
-		if out[k], err = r.decodePaged(ctx, src, rg, l, l.page.chunkLeaf(undict[k]), rows, keep); err != nil {
+		if out[k], err = r.decodePaged(ctx, src, rg, l, l.page.chunkLeaf(undict[k]), rows, keep, lo, hi); err != nil {
 			return fmt.Errorf("column %q: %w", l.name, err)
 		}
 		return nil
@@ -949,11 +1012,12 @@ func pagedAtOnce(leaves int) int {
 // values of up to 16 bytes, their indices, validity and spread copies).
 const pageWindowBytes = 64 * pageWindow
 
-// decodePaged decodes the chunk of leaf l in row group rg, of rows rows,
-// into an Arrow array through the page path, as page leaf pl (l.page or a
-// copy), its data pages none of whose rows are in keep not read (their
-// rows null); a fault of the mapped file, or a panic, is an error.
-func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, pl *pageLeaf, rows int64, keep []rowRange) (a arrow.Array, err error) {
+// decodePaged decodes rows [lo, hi) of the chunk of leaf l in row group rg,
+// of rows rows, into an Arrow array through the page path, as page leaf pl
+// (l.page or a copy), its data pages none of whose rows are in keep not
+// read (their rows null); a fault of the mapped file, or a panic, is an
+// error.
+func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, l *parquetLeaf, pl *pageLeaf, rows int64, keep []rowRange, lo, hi int64) (a arrow.Array, err error) {
 	debug.SetPanicOnFault(true) // (the mapped file's faults: mapped.go)
 	defer recoverTo(&err)
 	md := r.pqf.meta
@@ -979,7 +1043,7 @@ func (r *parquetRun) decodePaged(ctx context.Context, src *sourceBytes, rg int, 
 		wk = new(worker)
 	}
 	defer r.rowScratch.Put(wk)
-	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, pl, rows, keep, &r.rowBufs)
+	pr, err := wk.pages.decodeRows(ctx, &wk.guard, &c, pl, rows, keep, lo, hi, &r.rowBufs)
 	if err != nil {
 		return nil, err
 	}

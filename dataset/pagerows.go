@@ -26,7 +26,9 @@ type pageRows struct {
 	values []byte // rows * width
 	valid  []byte // a bit per row; nil while no null was met
 	nulls  int64
-	rows   int64
+	// rows are the rows held: rows [lo, lo+rows) of the chunk's chunk
+	// (a window of them; the others are dropped as they are decoded).
+	rows, lo, chunk int64
 	// dictKey: values are int32 indices into dict (pageLeaf.dictKey), the
 	// chunk's dictionary (nil: none met, an empty one); typ is then the
 	// dictionary type.
@@ -37,12 +39,13 @@ type pageRows struct {
 	bufs [2]*memory.Buffer
 }
 
-// newPageRows is the rows buffer of a chunk of rows values of leaf l, its
-// buffers from mem (not zeroed: a value under a null is any value, as
-// Arrow allows).
-func newPageRows(l *pageLeaf, rows int64, mem memory.Allocator) *pageRows {
+// newPageRows is the rows buffer of rows [lo, hi) of a chunk of chunk
+// values of leaf l, its buffers from mem (not zeroed: a value under a null
+// is any value, as Arrow allows).
+func newPageRows(l *pageLeaf, lo, hi, chunk int64, mem memory.Allocator) *pageRows {
 	w := pageRowWidth(l)
-	p := &pageRows{typ: l.typ, width: w, rows: rows, mem: mem, dictKey: l.dictKey}
+	rows := hi - lo
+	p := &pageRows{typ: l.typ, width: w, rows: rows, lo: lo, chunk: chunk, mem: mem, dictKey: l.dictKey}
 	if l.dictKey {
 		p.typ = dictKeyType(l.typ)
 	}
@@ -213,10 +216,21 @@ func pageRowsBytes(l *pageLeaf, rows int64) int64 {
 	return rows*int64(pageRowWidth(l)) + (rows+7)/8
 }
 
-// nullRows records rows [at, at+n) as null.
+// held is the rows of [at, at+n) of the chunk that p holds, from its own
+// row at on; ok is false when it holds none of them.
+func (p *pageRows) held(at, n int64) (from, m int64, ok bool) {
+	a, b := max(at, p.lo), min(at+n, p.lo+p.rows)
+	return a - p.lo, b - a, a < b
+}
+
+// nullRows records rows [at, at+n) of the chunk as null.
 func (p *pageRows) nullRows(at, n int64) error {
-	if at < 0 || n < 0 || at+n > p.rows {
-		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+n, p.rows)
+	if at < 0 || n < 0 || at+n > p.chunk {
+		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+n, p.chunk)
+	}
+	at, n, ok := p.held(at, n)
+	if !ok {
+		return nil
 	}
 	p.needValidity()
 	column.SetBits(p.valid, int(at), int(n), false)
@@ -238,24 +252,53 @@ func (p *pageRows) needValidity() {
 }
 
 // indicesAt is where the k dictionary indices of the window of e rows at
-// row at are decoded when they are the rows themselves: those of a dictKey
-// leaf (p not nil) of no null in the window (k == e), in place; nil
-// otherwise (decoded elsewhere, then placed). place leaves them there.
+// row at of the chunk are decoded when they are the rows themselves: those
+// of a dictKey leaf (p not nil) of no null in the window (k == e), all of
+// whose rows p holds, in place; nil otherwise (decoded elsewhere, then
+// placed). place leaves them there.
 func (p *pageRows) indicesAt(l *pageLeaf, at int64, k, e int) []byte {
-	if p == nil || !l.dictKey || !p.dictKey || k != e || at < 0 || at+int64(e) > p.rows {
+	if p == nil || !l.dictKey || !p.dictKey || k != e || at < p.lo || at+int64(e) > p.lo+p.rows {
 		return nil
 	}
+	at -= p.lo
 	return p.values[int(at)*4 : (int(at)+e)*4]
 }
 
-// place puts the rows [at, at+m) of a window at their rows: v's k dense
-// values (or their indices into v.Dict), valid the rows' validity (nil:
-// none is null, k == m).
+// place puts the rows [at, at+m) of the chunk, a window's, at their rows:
+// v's k dense values (or their indices into v.Dict), valid the rows'
+// validity (nil: none is null, k == m); those p does not hold are dropped.
 func (p *pageRows) place(v *column.View, valid []byte, at int64, m int) error {
 	k := v.Len
-	if at < 0 || at+int64(m) > p.rows || k > m {
-		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+int64(m), p.rows)
+	if at < 0 || at+int64(m) > p.chunk || k > m {
+		return fmt.Errorf("rows [%d, %d) of a column chunk of %d", at, at+int64(m), p.chunk)
 	}
+	from, n, ok := p.held(at, int64(m))
+	if !ok {
+		return nil
+	}
+	if skip := from + p.lo - at; skip > 0 || n < int64(m) {
+		// Some rows held: their dense values (or indices), and their
+		// validity from bit 0.
+		ew := p.width
+		if v.Dict != nil {
+			ew = 4
+		}
+		first, kept := int(skip), int(n)
+		var held []byte
+		if valid != nil {
+			first = bitutil.CountSetBits(valid, 0, int(skip))
+			kept = bitutil.CountSetBits(valid, int(skip), int(n))
+			held = make([]byte, bitutil.BytesForBits(n))
+			column.CopyBits(valid, int(skip), int(n), held, 0)
+		}
+		if len(v.Values) < (first+kept)*ew {
+			return fmt.Errorf("%d bytes of values for %d values of %d bytes", len(v.Values), first+kept, ew)
+		}
+		sub := *v
+		sub.Values, sub.Len = v.Values[first*ew:(first+kept)*ew], kept
+		return p.place(&sub, held, at+skip, int(n))
+	}
+	at = from
 	w := p.width
 	out := p.values[int(at)*w : (int(at)+m)*w]
 	if valid != nil {
@@ -372,15 +415,15 @@ func (p *pageRows) array() arrow.Array {
 	return array.NewDictionaryArray(p.typ, idx, p.dict)
 }
 
-// decodeRows decodes the chunk c of page leaf l, rows rows, into its rows
-// (pageRows) through the page path: the pages walked and checked by g as
-// they are read, and decoded as when they are aggregated; but a data page
-// none of whose rows is in keep (nil: every row) is not read, its rows
-// null.
-func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, keep []rowRange, mem memory.Allocator) (*pageRows, error) {
-	s.rows = newPageRows(l, rows, mem)
+// decodeRows decodes rows [lo, hi) of the chunk c of page leaf l, rows
+// rows, into its rows (pageRows) through the page path: the pages walked
+// and checked by g as they are read, and decoded as when they are
+// aggregated; but a data page none of whose rows is in keep (nil: every
+// row) and in [lo, hi) is not read, its rows null.
+func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChunk, l *pageLeaf, rows int64, keep []rowRange, lo, hi int64, mem memory.Allocator) (*pageRows, error) {
+	s.rows = newPageRows(l, lo, hi, rows, mem)
 	s.stats = 0
-	s.keep = keep
+	s.keep = clipRanges(keep, rows, lo, hi)
 	defer func() { s.rows, s.keep = nil, nil }()
 	rs := s.rows
 	if _, err := s.aggregateChunk(ctx, nil, g, c, l, rows, true); err != nil {
@@ -388,4 +431,22 @@ func (s *pageScratch) decodeRows(ctx context.Context, g *pageGuard, c *guardChun
 		return nil, err
 	}
 	return rs, nil
+}
+
+// clipRanges is keep (nil: every row of rows) within [lo, hi): nil when
+// that is every row.
+func clipRanges(keep []rowRange, rows, lo, hi int64) []rowRange {
+	if keep == nil {
+		if lo <= 0 && hi >= rows {
+			return nil
+		}
+		keep = []rowRange{{0, rows}}
+	}
+	out := []rowRange{}
+	for _, r := range keep {
+		if a, b := max(r.lo, lo), min(r.hi, hi); a < b {
+			out = append(out, rowRange{a, b})
+		}
+	}
+	return out
 }

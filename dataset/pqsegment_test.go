@@ -36,7 +36,7 @@ func TestPagePathSegments(t *testing.T) {
 	smallSegments(t)
 	dir := t.TempDir()
 	helped := segmentsHelped.Load()
-	for ci, cfg := range pqConfigs() {
+	for ci, cfg := range raceSubset(pqConfigs()) {
 		t.Run(cfg.name, func(t *testing.T) {
 			var mem memory.Allocator = memory.DefaultAllocator
 			if cfg.leaks == "" {

@@ -1,0 +1,203 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/column"
+	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/report"
+)
+
+// A row group too large to decode at once within the budget is grouped a
+// window of rows at a time: the groups are those of the whole row group,
+// to the last bit, with integer, string and two keys, the page path's
+// leaves and pqarrow's together, with and without filters.
+func TestGroupRowGroupWindows(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	const rows = 160_000
+	var cols []pqCol
+	for _, c := range pqCols() {
+		if slices.Contains([]string{"i32", "i64", "i64_low", "f64", "f32", "price", "ts_ns", "word", "point", "u64", "flag"}, c.field.Name) {
+			cols = append(cols, c)
+		}
+	}
+	rec := pqRecord(mem, cols, rows, 21)
+	path := filepath.Join(t.TempDir(), "one.parquet")
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1 << 20), parquet.WithDataPageSize(16 << 10),
+		parquet.WithBatchSize(4096)}})
+	rec.Release()
+	group := func(total int64, req engine.GroupRequest) string {
+		srcs, err := Expand([]string{path})
+		require.NoError(t, err)
+		d, err := Open(ctx, srcs, Options{Mem: mem, Budget: budget.New(total, "the test's budget")})
+		require.NoError(t, err)
+		defer d.Close()
+		sum, err := d.Group(ctx, newEngine(t, mem), req)
+		require.NoError(t, err)
+		defer sum.Groups.Release()
+		var out bytes.Buffer
+		require.NoError(t, report.WriteGroups(&out, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
+		return out.String()
+	}
+	positive, err := engine.Where("i32 > 0 or f64 < 0")
+	require.NoError(t, err)
+	for _, keys := range raceSubset([][]string{{"i64_low"}, {"word"}, {"flag", "i64_low"}}) {
+		for _, filter := range []engine.RowFilter{nil, positive} {
+			req := engine.GroupRequest{Keys: keys, Columns: []string{"i32", "i64", "f64", "f32", "price", "ts_ns", "word", "point.a", "u64"},
+				Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: filter}
+			whole := group(4<<30, req)
+			windows := groupWindows.Load()
+			got := group(200<<20, req)
+			assert.Greater(t, groupWindows.Load(), windows, "keys %v: not decoded in windows", keys)
+			assert.Equal(t, whole, got, "keys %v, filter %v", keys, filter)
+		}
+	}
+}
+
+// The rows that a filter's page indexes keep (ranges of rows) are grouped
+// the same when the row group is decoded a window at a time, ranges
+// crossing the windows' edges: the same groups to the last bit, the same
+// pages skipped.
+func TestGroupRowGroupWindowsPageIndex(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(3, 9))
+	const rows = 300_000
+	_, indexed := pageIndexFile(t, r, rows, rows, 2048, false, nil)
+	for _, where := range raceSubset([]string{"x >= 100000 and x < 250000", "x < 500 or x > 290000", "y = 3", "y is null", "t >= 't0065000' and t < 't0140000'"}) {
+		whole := groupFile(t, mem, indexed, where, Options{Budget: budget.New(4<<30, "the test's budget")})
+		windows := groupWindows.Load()
+		got := groupFile(t, mem, indexed, where, Options{Budget: budget.New(200<<20, "the test's budget")})
+		assert.Greater(t, groupWindows.Load(), windows, "%s: not decoded in windows", where)
+		assert.Equal(t, whole.Pages, got.Pages, where)
+		assert.Positive(t, got.Pages.Pages, "%s: no page skipped", where)
+		assert.True(t, array.RecordEqual(whole.Groups, got.Groups), "%s", where)
+		assert.Equal(t, whole.Kept, got.Kept, where)
+		whole.Groups.Release()
+		got.Groups.Release()
+	}
+}
+
+// pageRows holding a window of a chunk's rows holds what the rows of the
+// whole chunk hold there, whatever the windows of values placed across
+// its edges: values at their rows or gathered from a dictionary, with and
+// without nulls, and null rows.
+func TestPageRowsWindow(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	l := &pageLeaf{typ: arrow.PrimitiveTypes.Int64, kind: column.Int64}
+	dict := column.View{Type: l.typ, Kind: l.kind, Width: 8, Len: 5, Values: arrow.Int64Traits.CastToBytes([]int64{10, 20, 30, 40, 50})}
+	for trial := range 200 {
+		const chunk = 1000
+		lo := r.Int64N(chunk)
+		hi := lo + r.Int64N(chunk-lo+1)
+		whole, part := newPageRows(l, 0, chunk, chunk, mem), newPageRows(l, lo, hi, chunk, mem)
+		for at := int64(0); at < chunk; {
+			m := min(int64(1+r.IntN(120)), chunk-at)
+			switch r.IntN(3) {
+			case 0:
+				require.NoError(t, whole.nullRows(at, m))
+				require.NoError(t, part.nullRows(at, m))
+			default:
+				var valid []byte
+				k := int(m)
+				if r.IntN(2) == 0 {
+					valid = make([]byte, (m+7)/8)
+					k = 0
+					for i := range int(m) {
+						if r.IntN(4) != 0 {
+							valid[i/8] |= 1 << (i % 8)
+							k++
+						}
+					}
+				}
+				v := column.View{Type: l.typ, Kind: l.kind, Width: 8, Len: k}
+				if r.IntN(2) == 0 {
+					idx := make([]int32, k)
+					for i := range idx {
+						idx[i] = int32(r.IntN(5))
+					}
+					v.Values, v.IndexKind, v.Dict = arrow.Int32Traits.CastToBytes(idx), column.Int32, &dict
+				} else {
+					vals := make([]int64, k)
+					for i := range vals {
+						vals[i] = r.Int64()
+					}
+					v.Values = arrow.Int64Traits.CastToBytes(vals)
+				}
+				require.NoError(t, whole.place(&v, valid, at, int(m)))
+				require.NoError(t, part.place(&v, valid, at, int(m)))
+			}
+			at += m
+		}
+		want, got := whole.array(), part.array()
+		sl := array.NewSlice(want, lo, hi)
+		assert.True(t, array.Equal(sl, got), "trial %d: rows [%d, %d)", trial, lo, hi)
+		sl.Release()
+		want.Release()
+		got.Release()
+	}
+}
+
+// The dictionary indices of a key (pageLeaf.dictKey) decoded in place
+// (indicesAt) where a window holds all of a page window's rows, and placed
+// otherwise, are the whole chunk's there.
+func TestPageRowsWindowIndices(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	l := &pageLeaf{typ: arrow.PrimitiveTypes.Int64, kind: column.Int64, dictKey: true}
+	entries := arrow.Int64Traits.CastToBytes([]int64{10, 20, 30, 40, 50})
+	inPlace := 0
+	for trial := range 200 {
+		const chunk = 1000
+		lo := r.Int64N(chunk)
+		hi := lo + 1 + r.Int64N(chunk-lo)
+		whole, part := newPageRows(l, 0, chunk, chunk, mem), newPageRows(l, lo, hi, chunk, mem)
+		whole.setFixedDict(entries, 5)
+		part.setFixedDict(entries, 5)
+		for at := int64(0); at < chunk; {
+			m := min(int64(1+r.IntN(120)), chunk-at)
+			idx := make([]int32, m)
+			for i := range idx {
+				idx[i] = int32(r.IntN(5))
+			}
+			for _, p := range []*pageRows{whole, part} {
+				v := column.View{Type: l.typ, Kind: column.Int32, Width: 4, Len: int(m), Values: arrow.Int32Traits.CastToBytes(idx)}
+				if dst := p.indicesAt(l, at, int(m), int(m)); dst != nil {
+					copy(dst, v.Values)
+					v.Values = dst
+					if p == part {
+						inPlace++
+					}
+				}
+				require.NoError(t, p.place(&v, nil, at, int(m)))
+			}
+			at += m
+		}
+		want, got := whole.array(), part.array()
+		sl := array.NewSlice(want, lo, hi)
+		assert.True(t, array.Equal(sl, got), "trial %d: rows [%d, %d)", trial, lo, hi)
+		sl.Release()
+		want.Release()
+		got.Release()
+	}
+	assert.Positive(t, inPlace)
+}
