@@ -572,31 +572,66 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 			case <-ctx.Done():
 				return
 			}
-			rd := &rowGroupRead{batches: make(chan decodedBatch, 1), first: firsts[rg], rows: md.RowGroups[rg].NumRows}
-			need, undict, keep, window, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial, &rd.skips)
-			if err == nil {
-				rd.charge = r.budget.Holder(ctx)
-				err = rd.charge.Grow("a row group decoded for grouping", need)
-			}
-			if err != nil {
-				rd.batches <- decodedBatch{err: err}
-				close(rd.batches)
-			} else {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					defer close(rd.batches)
-					r.decodeRowGroup(ctx, src, fr, rg, undict, keep, window, serial, sink.prepare, rd.batches)
-				}()
-			}
-			select {
-			case reads <- rd:
-			case <-ctx.Done():
-				for b := range rd.batches {
-					b.release()
+			rows := md.RowGroups[rg].NumRows
+			rd := &rowGroupRead{batches: make(chan decodedBatch, 1), first: firsts[rg], rows: rows}
+			cost, undict, keep, err := r.groupCost(ctx, src, pf.MetaData(), rg, serial, &rd.skips)
+			// A row group whose leaves the page path decodes all is read
+			// as parts of its rows that decode at once (each a window),
+			// when it is read in windows or the file has fewer row groups
+			// than workers.
+			parts := int64(1)
+			if err == nil && !serial && rows > 0 && r.allPaged(undict) {
+				parts = (rows + cost.window - 1) / max(cost.window, 1)
+				if n := int64(len(todo)); n < int64(r.workers) {
+					parts = max(parts, min((int64(r.workers)+n-1)/n, rows/minGroupWindow))
 				}
-				rd.charge.Close()
-				return
+			}
+			step := max(1, (rows+parts-1)/parts)
+			for lo := int64(0); lo == 0 || lo < rows; lo += step {
+				hi := min(lo+step, rows)
+				if lo > 0 { // (the row group's first part took the place of it)
+					groupParts.Add(1)
+					select {
+					case sem <- struct{}{}:
+					case <-ctx.Done():
+						return
+					}
+					rd = &rowGroupRead{batches: make(chan decodedBatch, 1), first: firsts[rg] + lo, rows: hi - lo}
+				} else if parts > 1 {
+					rd.rows = hi
+				}
+				need, window := cost.need(), cost.window
+				if parts > 1 {
+					need, window = cost.fixed+cost.held(hi-lo), hi-lo
+				}
+				if err == nil {
+					rd.charge = r.budget.Holder(ctx)
+					err = rd.charge.Grow("a row group decoded for grouping", need)
+				}
+				if err != nil {
+					rd.batches <- decodedBatch{err: err}
+					close(rd.batches)
+				} else {
+					wg.Add(1)
+					batches := rd.batches
+					go func() {
+						defer wg.Done()
+						defer close(batches)
+						r.decodeRowGroup(ctx, src, fr, rg, undict, keep, lo, hi, window, serial, sink.prepare, batches)
+					}()
+				}
+				select {
+				case reads <- rd:
+				case <-ctx.Done():
+					for b := range rd.batches {
+						b.release()
+					}
+					rd.charge.Close()
+					return
+				}
+				if err != nil {
+					break
+				}
 			}
 		}
 	}()
@@ -646,11 +681,9 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 // of the filter's columns may keep (keep: r.pages.keep; nil: every row),
 // what they skip said in skips. A row group whose leaves the page path
 // decodes would hold more than a quarter of the budget (groupWindowShare)
-// is decoded a window of rows at a time: window is its rows (all of the
-// row group's when it fits), and need counts two windows (one decoded
-// while the batches of the one before are grouped).
+// is decoded a window of rows at a time (rowGroupCost.window).
 func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metadata.FileMetaData, rg int, serial bool, skips *PageSkips) (
-	need int64, undict []bool, keep []rowRange, window int64, err error) {
+	cost rowGroupCost, undict []bool, keep []rowRange, err error) {
 	rows := md.RowGroups[rg].NumRows
 	needs := make([]int64, len(r.leaves))
 	pls := make([]*pageLeaf, len(r.leaves)) // the leaves whose rows the page path holds
@@ -730,30 +763,20 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 		return nil
 	})
 	if err != nil {
-		return 0, nil, nil, 0, err
+		return cost, nil, nil, err
 	}
 	// The batches, counted once for all leaves; the page path's windows,
 	// for the chunks it decodes at once (decodePagedLeaves).
-	need = int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
+	need := int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
 	for _, n := range needs {
 		need += n - arrowTaskBytes
 	}
-	held := func(n int64) (b int64) { // the page path's rows of n rows of each leaf
-		for _, pl := range pls {
-			if pl != nil {
-				b += pageRowsBytes(pl, n)
-			}
-		}
-		return b
-	}
-	window = rows
-	if all, share := held(rows), r.budget.Total()/groupWindowShare; all > 0 && need > share {
-		fixed := need - all
-		fit := int64(float64(max(share-fixed, 0)) / 2 / float64(all) * float64(rows))
-		window = min(rows, max(fit, minGroupWindow))
-		if window < rows {
-			need = fixed + 2*held(window)
-		}
+	cost = rowGroupCost{pls: pls, rows: rows, window: rows}
+	all := cost.held(rows)
+	cost.fixed = need - all
+	if share := r.budget.Total() / groupWindowShare; all > 0 && need > share {
+		fit := int64(float64(max(share-cost.fixed, 0)) / 2 / float64(all) * float64(rows))
+		cost.window = min(rows, max(fit, minGroupWindow))
 	}
 	if r.pages != nil {
 		// (run again when the budget is busy: what it counts is its own)
@@ -765,10 +788,53 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 			return err
 		})
 		if err != nil {
-			return 0, nil, nil, 0, fmt.Errorf("row group %d: %w", rg, err)
+			return cost, nil, nil, fmt.Errorf("row group %d: %w", rg, err)
 		}
 	}
-	return need, undict, keep, window, nil
+	return cost, undict, keep, nil
+}
+
+// rowGroupCost is what decoding a row group for grouping holds (groupCost).
+type rowGroupCost struct {
+	// fixed is held whatever its rows; pls are the leaves whose rows the
+	// page path holds (nil for the others).
+	fixed int64
+	pls   []*pageLeaf
+	// rows are the row group's; window the rows decoded at once (rows
+	// when all fit a quarter of the budget).
+	rows, window int64
+}
+
+// held is what the page path's rows hold of n rows of each leaf.
+func (c rowGroupCost) held(n int64) (b int64) {
+	for _, pl := range c.pls {
+		if pl != nil {
+			b += pageRowsBytes(pl, n)
+		}
+	}
+	return b
+}
+
+// need is what decoding the row group holds: two windows when it is read
+// in windows (one decoded while the batches of the one before are
+// grouped).
+func (c rowGroupCost) need() int64 {
+	if c.window < c.rows {
+		return c.fixed + 2*c.held(c.window)
+	}
+	return c.fixed + c.held(c.rows)
+}
+
+// allPaged reports whether the page path decodes every leaf of the run
+// for grouping (decodePagedLeaves; undict as groupCost says): then any
+// range of a row group's rows decodes alone.
+func (r *parquetRun) allPaged(undict []bool) bool {
+	for k, l := range r.leaves {
+		if l.page == nil || undict[k] && l.page.width() == 0 {
+			return false
+		}
+	}
+	return len(r.leaves) > 0
 }
 
 // groupWindowShare: a row group whose page leaves' rows take more than
@@ -779,19 +845,21 @@ const (
 	minGroupWindow   = 1 << 16
 )
 
-// groupWindows counts the windows of rows decoded after a row group's
-// first (for the tests).
-var groupWindows atomic.Int64
+// groupWindows and groupParts count the windows of rows decoded after a
+// row group's first, and its parts after its first (for the tests).
+var groupWindows, groupParts atomic.Int64
 
 // decodeRowGroup decodes the chunks of the run's leaves in row group rg
 // (those of undict not as dictionary indices: groupCost) into batches of
-// about groupBatchBytes of its rows keep (nil: all), sent to out in order,
-// the page path's leaves a window of rows at a time (groupCost); an error
-// is the last thing sent.
-func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, keep []rowRange, window int64,
-	serial bool, prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
+// about groupBatchBytes of its rows [lo, hi) that keep keeps (nil: all),
+// sent to out in order, the page path's leaves a window of rows at a time
+// (groupCost); an error is the last thing sent. Only a run whose leaves
+// the page path decodes all (allPaged) starts past the row group's first
+// row.
+func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *pqarrow.FileReader, rg int, undict []bool, keep []rowRange,
+	lo, hi, window int64, serial bool, prepare func(arrow.Record) (*engine.Prepared, error), out chan<- decodedBatch) {
 	rows := r.pqf.meta.RowGroups[rg].NumRows
-	if keep == nil {
+	if keep = clipRanges(keep, rows, lo, hi); keep == nil {
 		keep = []rowRange{{0, rows}}
 	}
 	if len(keep) == 0 { // (no row the filter keeps)
@@ -820,7 +888,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 	// The leaves the page path decodes: each chunk's rows of a window at
 	// once, by a goroutine each (pageRows), sliced into the batches.
 	window = max(1, window)
-	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, 0, min(window, rows), serial)
+	paged, err := r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, lo, min(lo+window, hi), serial)
 	release := func() {
 		for k, a := range paged {
 			if a != nil {
@@ -852,7 +920,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 		batch = batchOf(groupBatchBytes, w, rows)
 	}
 	if len(r.leaves) == 0 { // (rows of none of the columns: their number)
-		send(decodedBatch{tbl: array.NewTable(arrow.NewSchema(nil, nil), nil, rows)})
+		send(decodedBatch{tbl: array.NewTable(arrow.NewSchema(nil, nil), nil, hi-lo)})
 		return
 	}
 	// skip reads n rows of the leaves pqarrow decodes, and drops them.
@@ -870,21 +938,21 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 		})
 	}
 	cols := make([]*arrow.Chunked, len(r.leaves))
-	pos := int64(0)  // the next row of the leaves pqarrow decodes
-	last := int64(0) // the end of the last range sent
-	for lo := int64(0); lo < rows; lo += window {
-		hi := min(lo+window, rows)
-		kept := clipRanges(keep, rows, lo, hi)
+	pos := lo  // the next row of the leaves pqarrow decodes
+	last := lo // the end of the last range sent
+	for wlo := lo; wlo < hi; wlo += window {
+		whi := min(wlo+window, hi)
+		kept := clipRanges(keep, rows, wlo, whi)
 		if kept == nil {
-			kept = []rowRange{{lo, hi}}
+			kept = []rowRange{{wlo, whi}}
 		}
 		if len(kept) == 0 {
 			continue
 		}
-		if lo > 0 {
+		if wlo > lo {
 			groupWindows.Add(1)
 			release()
-			if paged, err = r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, lo, hi, serial); err != nil {
+			if paged, err = r.decodePagedLeaves(ctx, src, rg, rows, undict, keep, wlo, whi, serial); err != nil {
 				fail(err)
 				return
 			}
@@ -902,7 +970,7 @@ func (r *parquetRun) decodeRowGroup(ctx context.Context, src *sourceBytes, fr *p
 				}
 				pos = kr.lo
 			}
-			if !r.sendRows(ctx, rg, pos, kr.hi, kr.lo-last, batch, paged, lo, readers, fields, cols, serial, send) {
+			if !r.sendRows(ctx, rg, pos, kr.hi, kr.lo-last, batch, paged, wlo, readers, fields, cols, serial, send) {
 				return
 			}
 			pos, last = kr.hi, kr.hi

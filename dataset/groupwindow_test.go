@@ -62,10 +62,25 @@ func TestGroupRowGroupWindows(t *testing.T) {
 			req := engine.GroupRequest{Keys: keys, Columns: []string{"i32", "i64", "f64", "f32", "price", "ts_ns", "word", "point.a", "u64"},
 				Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: filter}
 			whole := group(4<<30, req)
-			windows := groupWindows.Load()
+			windows := groupWindows.Load() + groupParts.Load()
 			got := group(200<<20, req)
-			assert.Greater(t, groupWindows.Load(), windows, "keys %v: not decoded in windows", keys)
+			assert.Greater(t, groupWindows.Load()+groupParts.Load(), windows, "keys %v: not decoded in windows or parts", keys)
 			assert.Equal(t, whole, got, "keys %v, filter %v", keys, filter)
+		}
+	}
+	// Every leaf the page path's (strings keys as dictionary indices): the
+	// row group is read as parts of its rows decoded at once, within the
+	// budget and beyond it.
+	for _, keys := range [][]string{{"i64_low"}, {"word"}} {
+		for _, filter := range []engine.RowFilter{nil, positive} {
+			req := engine.GroupRequest{Keys: keys, Columns: []string{"i32", "i64", "f64", "price", "ts_ns", "point.a"},
+				Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: filter}
+			parts := groupParts.Load()
+			want := group(1<<40, req) // (its parts: the workers')
+			assert.Greater(t, groupParts.Load(), parts, "keys %v: not read in parts", keys)
+			for _, total := range []int64{4 << 30, 200 << 20} {
+				assert.Equal(t, want, group(total, req), "keys %v, filter %v, budget %d", keys, filter, total)
+			}
 		}
 	}
 }
@@ -80,11 +95,15 @@ func TestGroupRowGroupWindowsPageIndex(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	const rows = 300_000
 	_, indexed := pageIndexFile(t, r, rows, rows, 2048, false, nil)
-	for _, where := range raceSubset([]string{"x >= 100000 and x < 250000", "x < 500 or x > 290000", "y = 3", "y is null", "t >= 't0065000' and t < 't0140000'"}) {
-		whole := groupFile(t, mem, indexed, where, Options{Budget: budget.New(4<<30, "the test's budget")})
-		windows := groupWindows.Load()
-		got := groupFile(t, mem, indexed, where, Options{Budget: budget.New(200<<20, "the test's budget")})
-		assert.Greater(t, groupWindows.Load(), windows, "%s: not decoded in windows", where)
+	for i, where := range raceSubset([]string{"x >= 100000 and x < 250000", "x < 500 or x > 290000", "y = 3", "y is null", "t >= 't0065000' and t < 't0140000'"}) {
+		var cols []string // (x, y, v and s: s through pqarrow, the row group in windows)
+		if i%2 == 1 {
+			cols = []string{"x", "y", "v"} // (the page path's all: in parts)
+		}
+		whole := groupFile(t, mem, indexed, where, Options{Budget: budget.New(1<<40, "the test's budget"), Workers: 1}, cols...)
+		windows := groupWindows.Load() + groupParts.Load()
+		got := groupFile(t, mem, indexed, where, Options{Budget: budget.New(200<<20, "the test's budget")}, cols...)
+		assert.Greater(t, groupWindows.Load()+groupParts.Load(), windows, "%s: not decoded in windows or parts", where)
 		assert.Equal(t, whole.Pages, got.Pages, where)
 		assert.Positive(t, got.Pages.Pages, "%s: no page skipped", where)
 		assert.True(t, array.RecordEqual(whole.Groups, got.Groups), "%s", where)
