@@ -837,8 +837,13 @@ func (f *chunkFold) help(ctx context.Context, wk *worker, seg *chunkSegment) {
 }
 
 // foldSegment folds the pages of seg into its result, with scratch s and
-// guard g (begun on the segment's chunk).
+// guard g (begun on the segment's chunk), then drops the mapping of their
+// bytes (releaseMapped): a chunk's pages are not all resident at once.
 func (s *pageScratch) foldSegment(ctx context.Context, g *pageGuard, f *chunkFold, seg *chunkSegment) error {
+	if n := len(seg.pages); n > 0 {
+		first, last := &seg.pages[0], &seg.pages[n-1]
+		defer releaseMapped(f.c.mapped, first.at, last.at+int64(last.compressed)-first.at)
+	}
 	for i := range seg.pages {
 		if _, err := s.foldPage(ctx, g, f, &seg.res, &seg.pages[i], &seg.dict, seg.hasDict); err != nil {
 			return err
