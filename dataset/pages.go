@@ -20,6 +20,7 @@ import (
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/column/arrow17"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/planner"
 )
 
 // The page path aggregates a Parquet column from its decompressed pages,
@@ -755,10 +756,11 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 }
 
 // segmentBytes is the decompressed bytes of the data pages of a segment of
-// a chunk (aggregateChunk), its last pages excepted: about 8 ms of a core's
-// decompressing and folding, and a state merged. (A variable for the
-// tests.)
-var segmentBytes int64 = 8 << 20
+// a chunk (aggregateChunk), its last pages excepted
+// (planner.PageSegmentBytes, which the planner counts the CPU's tasks by:
+// about 8 ms of a core's decompressing and folding, and a state merged).
+// (A variable for the tests.)
+var segmentBytes int64 = planner.PageSegmentBytes
 
 // segmentsHelped counts the segments that helpers folded (for the tests).
 var segmentsHelped atomic.Int64

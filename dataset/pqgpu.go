@@ -181,7 +181,6 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (ws []planner.PageWork, 
 		// of them wraps.)
 		stored, decoded := min(max(cc.TotalCompressedSize(), 0), 1<<40), min(max(cc.TotalUncompressedSize(), 0), 1<<40)
 		w := &ws[rg]
-		w.PageTasks = 1
 		switch {
 		case c == compress.Codecs.Snappy || c == compress.Codecs.Uncompressed:
 			w.AddKernel(planner.ClassOf(c == compress.Codecs.Snappy, dictionaryPages(cc)), stored, decoded)
@@ -190,6 +189,7 @@ func (r *parquetRun) chunksWork(col int, anyCodec bool) (ws []planner.PageWork, 
 		default:
 			return nil, false
 		}
+		w.OneChunk()
 	}
 	return ws, true
 }

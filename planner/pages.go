@@ -122,10 +122,12 @@ type PageWork struct {
 	// Stored and Decoded are the bytes as stored and decompressed of the
 	// pages that the kernels decompress themselves (snappy, uncompressed),
 	// every column's, which the CPU page path decodes on Threads goroutines
-	// (at PageCPURate each), or on as many as PageTasks, the columns'
-	// chunks, when fewer (a chunk is one goroutine's; 0: not known).
-	Stored, Decoded    int64
-	Threads, PageTasks int
+	// (at PageCPURate each), or on as many as CPUTasks, the segments of the
+	// columns' chunks (Segments), when fewer (a segment is one goroutine's;
+	// 0: PageTasks). PageTasks are the chunks, which the GPU route's walk
+	// reads a goroutine each (0: not known).
+	Stored, Decoded              int64
+	Threads, PageTasks, CPUTasks int
 	// Kernel is Decoded by the pages' class (AddKernel); the part of
 	// Decoded not classed here is taken at the slowest class's rate.
 	Kernel [NumPageClasses]int64
@@ -182,12 +184,29 @@ func (w *PageWork) AddHost(c Codec, stored, decoded int64) {
 	w.Host = append(w.Host, CodecWork{Codec: c, Stored: stored, Decoded: decoded})
 }
 
+// PageSegmentBytes is the decompressed bytes of the data pages of a
+// segment of a column chunk, the CPU page path's unit of work: a chunk's
+// pages are folded a segment at a time, by as many goroutines as are idle.
+const PageSegmentBytes = 8 << 20
+
+// Segments is the CPU page path's tasks for the pages of w, one column
+// chunk's: its segments (PageSegmentBytes of its pages decompressed each),
+// at least one.
+func (w PageWork) Segments() int {
+	n := w.Decoded
+	for _, h := range w.Host {
+		n += h.Decoded
+	}
+	return int(max(1, (n+PageSegmentBytes-1)/PageSegmentBytes))
+}
+
 // Add adds o's pages and chunks to w (its Threads are w's).
 func (w *PageWork) Add(o PageWork) {
 	w.Stored += o.Stored
 	w.Decoded += o.Decoded
 	w.Views += o.Views
 	w.PageTasks += o.PageTasks
+	w.CPUTasks += o.CPUTasks
 	for c, n := range o.Kernel {
 		w.Kernel[c] += n
 	}
@@ -248,8 +267,8 @@ const PageHostUploadRate = 20e9
 
 // cpuTime is the CPU's time for w.
 func (w PageWork) cpuTime() time.Duration {
-	t := pageCPUTime(w.Decoded, w.threads())
-	n := float64(w.threads())
+	t := pageCPUTime(w.Decoded, w.cpuThreads())
+	n := float64(w.cpuThreads())
 	t += rateTime(w.Views, min(ViewFoldRate*n, ViewFoldMax))
 	for _, h := range w.Host {
 		t += rateTime(h.Decoded, hostRate(h.Codec)*n) + rateTime(h.Decoded, PageFoldRate*n)
@@ -313,12 +332,27 @@ func rateTime(n int64, rate float64) time.Duration {
 	return time.Duration(float64(n) / rate * float64(time.Second))
 }
 
-// threads is the goroutines the CPU page path reads w on.
+// threads is the goroutines the GPU route's walk reads w's chunks on.
 func (w PageWork) threads() int {
 	if w.PageTasks > 0 {
 		return max(1, min(w.Threads, w.PageTasks))
 	}
 	return w.Threads
+}
+
+// cpuThreads is the goroutines the CPU page path reads w on: its
+// segments', or its chunks' when not known.
+func (w PageWork) cpuThreads() int {
+	if w.CPUTasks > 0 {
+		return max(1, min(w.Threads, w.CPUTasks))
+	}
+	return w.threads()
+}
+
+// OneChunk makes w the work of one column chunk: one task of the walk, and
+// the CPU page path's tasks of its segments.
+func (w *PageWork) OneChunk() {
+	w.PageTasks, w.CPUTasks = 1, w.Segments()
 }
 
 // PagesOnGPU says whether the Parquet pages of w are aggregated faster by
@@ -335,7 +369,7 @@ func (cal Calibration) PagesOnGPU(w PageWork, started bool) (bool, string) {
 	cpu := w.cpuTime()
 	gpu := cal.splitTime(w, PageWork{}, started)
 	if gains(gpu, cpu) {
-		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", shown(gpu), shown(cpu), w.threads())
+		return true, fmt.Sprintf("parquet pages decoded on the gpu: %v estimated there, %v on %d cpu threads", shown(gpu), shown(cpu), w.cpuThreads())
 	}
 	return false, fmt.Sprintf("parquet pages decoded on the cpu: %v estimated, %v on the gpu", shown(cpu), shown(gpu))
 }
@@ -401,7 +435,7 @@ func SplitAll(n int, gpu bool, why string) PageSplit {
 //
 // The chunks are ranked by what the GPU route costs for each against what
 // the CPU does, at the rates they would run at on the whole file (the CPU
-// on as many goroutines as the file's chunks keep busy; the route's walk
+// on as many goroutines as the file's chunks' segments keep busy; the route's walk
 // and copies cost a chunk's stored bytes, the kernels and the CPU its
 // decompressed ones): a chunk that compresses well, or of a class the
 // kernels decode fast, ranks first. The GPU takes the prefix of that
@@ -411,7 +445,7 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 	n := len(chunks)
 	all := PageWork{Threads: threads}
 	for _, c := range chunks {
-		c.PageTasks = 1
+		c.OneChunk()
 		all.Add(c)
 	}
 	every := func(ok bool, reason string) PageSplit { return SplitAll(n, ok, reason) }
@@ -420,12 +454,12 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 	}
 	// The ranking: each chunk's GPU time over its CPU time, on the whole
 	// file's goroutines.
-	busy := all.threads()
+	busy := all.cpuThreads()
 	ratio := make([]float64, n)
 	order := make([]int, n)
 	for i, c := range chunks {
 		order[i] = i
-		c.Threads, c.PageTasks = busy, 0
+		c.Threads, c.PageTasks, c.CPUTasks = busy, 0, 0
 		if cpu := c.cpuTime(); cpu > 0 {
 			ratio[i] = float64(c.gpuTime(cal)+c.walkTime()) / float64(cpu)
 		}
@@ -437,7 +471,7 @@ func (cal Calibration) SplitPages(chunks []PageWork, threads int, started bool) 
 	g, rest := PageWork{Threads: threads}, all.clone()
 	for k := 1; k <= n; k++ {
 		c := chunks[order[k-1]]
-		c.PageTasks = 1
+		c.OneChunk()
 		g.Add(c)
 		rest.remove(c)
 		t := cal.splitTime(g, rest, started)
@@ -481,6 +515,7 @@ func (w *PageWork) remove(o PageWork) {
 	w.Decoded -= o.Decoded
 	w.Views -= o.Views
 	w.PageTasks -= o.PageTasks
+	w.CPUTasks -= o.CPUTasks
 	for c, n := range o.Kernel {
 		w.Kernel[c] -= n
 	}

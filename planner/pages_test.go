@@ -162,15 +162,23 @@ func TestSplitPages(t *testing.T) {
 	assert.NotContains(t, s.GPU, true)
 	assert.Equal(t, "parquet pages decoded on the cpu: 268ms estimated, 695ms on the gpu", s.CPUWhy[0])
 
-	// Four of each of 1 GiB: the CPU reads a chunk on one goroutine, so
-	// the eight keep only eight busy (1.07 s); the GPU takes them all.
+	// Four of each of 1 GiB: the CPU reads a chunk's segments on every
+	// thread, so the eight keep all 16 busy (537 ms; on a goroutine a
+	// chunk, eight: 1.07 s); the GPU takes the snappy ones, the CPU reads
+	// the others meanwhile.
 	var big []PageWork
 	for i := 0; i < 4; i++ {
 		big = append(big, chunk(PagesPlain, 1<<30, 1<<30), chunk(PagesSnappy, 100<<20, 1<<30))
 	}
 	s = cal.SplitPages(big, 16, true)
-	assert.NotContains(t, s.GPU, false)
-	assert.Equal(t, "parquet pages decoded on the gpu: 929ms estimated there, 1.074s on 8 cpu threads", s.GPUWhy)
+	assert.Equal(t, []bool{false, true, false, true, false, true, false, true}, s.GPU)
+	assert.Equal(t, "parquet pages decoded on the gpu, the cpu reading the other chunks at once: 347ms estimated, 537ms on 16 cpu threads alone", s.GPUWhy)
+	one := big[0]
+	one.OneChunk()
+	assert.Equal(t, 128, one.CPUTasks, "1 GiB: 128 segments")
+	assert.Equal(t, 1, one.threads(), "the walk: a chunk a goroutine")
+	one.Threads = 16
+	assert.Equal(t, 16, one.cpuThreads())
 
 	// Chunks alike: the whole file's comparison, as PagesOnGPU gives it.
 	var like []PageWork
@@ -190,10 +198,11 @@ func TestSplitPages(t *testing.T) {
 	assert.Equal(t, why, s.CPUWhy[0])
 	assert.Equal(t, []CodecWork{{Codec: "ZSTD", Stored: 256 << 20, Decoded: 640 << 20}}, like[0].Host, "the chunks left as they were")
 
-	// On 2 threads the uncompressed chunks are the GPU's too, all of them.
+	// On 2 threads the uncompressed chunks are the GPU's too, but for one
+	// that the CPU's two threads read meanwhile (its 8 segments).
 	s = cal.SplitPages(chunks[:4], 2, true)
-	assert.Equal(t, []bool{true, true, true, true}, s.GPU)
-	assert.Contains(t, s.GPUWhy, "parquet pages decoded on the gpu: ")
+	assert.Equal(t, []bool{true, true, false, true}, s.GPU)
+	assert.Equal(t, "parquet pages decoded on the gpu, the cpu reading the other chunks at once: 64ms estimated, 134ms on 2 cpu threads alone", s.GPUWhy)
 
 	// No GPU in the calibration: none, and why.
 	s = Defaults(16).SplitPages(chunks, 16, true)

@@ -113,7 +113,7 @@ func (e *Engine) PagesOnGPU(ctx context.Context, cols []PageColumn) []PageRoute 
 	if !e.deviceOpen() {
 		w := planner.PageWork{Threads: e.threads}
 		for _, c := range chunks {
-			c.PageTasks = 1
+			c.OneChunk()
 			w.Add(c)
 		}
 		if worth, why := planner.PagesWorthAsking(w); !worth {
