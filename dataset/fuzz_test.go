@@ -18,8 +18,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/report"
 	"github.com/arrowagg/arrowagg/planner"
 )
 
@@ -63,7 +65,7 @@ func writeInput(t *testing.T, name string, data []byte) string {
 // column and aggregates it on the CPU, and checks the outcome: a summary,
 // or an error naming the input; no allocation outstanding; done within
 // fuzzTimeout.
-func fuzzAggregate(t *testing.T, src Source, stdin []byte) {
+func fuzzAggregate(t *testing.T, src Source, stdin []byte) (counts []int64, err error) {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
@@ -120,8 +122,12 @@ func fuzzAggregate(t *testing.T, src Source, stdin []byte) {
 		assert.Equal(t, 1, out.sum.Files)
 		assert.GreaterOrEqual(t, out.sum.Rows, int64(0))
 		assert.Len(t, out.sum.Results, len(out.sum.Plan))
+		for _, r := range out.sum.Results {
+			counts = append(counts, r.Count, r.NullCount)
+		}
 	}
 	mem.AssertSize(t, 0)
+	return counts, out.err
 }
 
 // FuzzDetect detects the format of arbitrary bytes: Detect on their ends,
@@ -177,7 +183,16 @@ func FuzzParquet(f *testing.F) {
 	addSeeds(f, "sample.parquet")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := writeInput(t, "input.parquet", data)
-		fuzzAggregate(t, Source{Path: path, Format: Parquet, Size: int64(len(data))}, nil)
+		src := Source{Path: path, Format: Parquet, Size: int64(len(data))}
+		counts, err := fuzzAggregate(t, src, nil)
+		// Every data page a segment of its own (aggregateChunk): the same
+		// counts, or the same error (its first bad page's).
+		was := segmentBytes
+		segmentBytes = 1
+		defer func() { segmentBytes = was }()
+		paged, perr := fuzzAggregate(t, src, nil)
+		assert.Equal(t, fmt.Sprint(err), fmt.Sprint(perr), "%s: in segments of a page", path)
+		assert.Equal(t, counts, paged, "%s: in segments of a page", path)
 	})
 }
 
@@ -301,15 +316,17 @@ func FuzzParquetGroup(f *testing.F) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
 		defer cancel()
-		err := func() error {
+		// group groups the input as read with budget b (nil: the default),
+		// its groups written out in JSON.
+		group := func(b *budget.Budget) (string, error) {
 			eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
 			if err != nil {
-				return err
+				return "", err
 			}
 			defer eng.Close()
-			d, err := Open(ctx, []Source{src}, Options{Mem: mem, Workers: 2})
+			d, err := Open(ctx, []Source{src}, Options{Mem: mem, Workers: 2, Budget: b})
 			if err != nil {
-				return err
+				return "", err
 			}
 			defer d.Close()
 			var keys []string
@@ -329,11 +346,25 @@ func FuzzParquetGroup(f *testing.F) {
 			}
 			sum, err := d.Group(ctx, eng, engine.GroupRequest{Keys: keys, Aggs: agg.Default, CountRows: true, Filter: where})
 			if err != nil {
-				return err
+				return "", err
 			}
-			sum.Groups.Release()
-			return nil
-		}()
+			defer sum.Groups.Release()
+			var out bytes.Buffer
+			err = report.WriteGroups(&out, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups})
+			return out.String(), err
+		}
+		out, err := group(nil)
+		// Row groups read a few rows at a time, in windows and in parts
+		// (groupCost): the same groups, or the same error.
+		was := minGroupWindow
+		minGroupWindow = 7
+		defer func() { minGroupWindow = was }()
+		windowed, werr := group(budget.New(200<<20, "the fuzz test's budget"))
+		var refused *budget.Error // (the smaller budget's own refusals)
+		if (err == nil || werr == nil) && !errors.As(werr, &refused) {
+			assert.Equal(t, fmt.Sprint(err), fmt.Sprint(werr), "%s: in windows", path)
+			assert.Equal(t, out, windowed, "%s: in windows", path)
+		}
 		require.NoError(t, ctx.Err(), "grouping %s took longer than %v", path, fuzzTimeout)
 		if err != nil {
 			var e *Error

@@ -840,10 +840,10 @@ func (r *parquetRun) allPaged(undict []bool) bool {
 // groupWindowShare: a row group whose page leaves' rows take more than
 // 1/groupWindowShare of the budget is decoded for grouping a window of rows
 // at a time (groupCost), of at least minGroupWindow rows.
-const (
-	groupWindowShare = 4
-	minGroupWindow   = 1 << 16
-)
+const groupWindowShare = 4
+
+// minGroupWindow is the fewest rows of a window (a variable for the tests).
+var minGroupWindow int64 = 1 << 16
 
 // groupWindows and groupParts count the windows of rows decoded after a
 // row group's first, and its parts after its first (for the tests).
