@@ -21,8 +21,8 @@ import (
 	"github.com/arrowagg/arrowagg/budget"
 	"github.com/arrowagg/arrowagg/column"
 	"github.com/arrowagg/arrowagg/engine"
-	"github.com/arrowagg/arrowagg/report"
 	"github.com/arrowagg/arrowagg/planner"
+	"github.com/arrowagg/arrowagg/report"
 )
 
 // The fuzz targets feed arbitrary bytes to format detection and to the
