@@ -166,12 +166,7 @@ func TestPageRowsWindow(t *testing.T) {
 			}
 			at += m
 		}
-		want, got := whole.array(), part.array()
-		sl := array.NewSlice(want, lo, hi)
-		assert.True(t, array.Equal(sl, got), "trial %d: rows [%d, %d)", trial, lo, hi)
-		sl.Release()
-		want.Release()
-		got.Release()
+		assertWindowRows(t, whole, part, lo, hi, trial)
 	}
 }
 
@@ -211,12 +206,19 @@ func TestPageRowsWindowIndices(t *testing.T) {
 			}
 			at += m
 		}
-		want, got := whole.array(), part.array()
-		sl := array.NewSlice(want, lo, hi)
-		assert.True(t, array.Equal(sl, got), "trial %d: rows [%d, %d)", trial, lo, hi)
-		sl.Release()
-		want.Release()
-		got.Release()
+		assertWindowRows(t, whole, part, lo, hi, trial)
 	}
 	assert.Positive(t, inPlace)
+}
+
+// assertWindowRows checks that part holds rows [lo, hi) of whole, and
+// releases both.
+func assertWindowRows(t *testing.T, whole, part *pageRows, lo, hi int64, trial int) {
+	t.Helper()
+	want, got := whole.array(), part.array()
+	defer want.Release()
+	defer got.Release()
+	sl := array.NewSlice(want, lo, hi)
+	defer sl.Release()
+	assert.True(t, array.Equal(sl, got), "trial %d: rows [%d, %d)", trial, lo, hi)
 }

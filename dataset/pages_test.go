@@ -425,18 +425,26 @@ func chunkRanges(t *testing.T, path string) [][2]int64 {
 	return out
 }
 
+// goodFile writes 1,500 rows of the page path's columns (seed ci) as
+// Parquet file dir/good.parquet in configuration cfg, and returns its path
+// and bytes: the file the corrupt-page tests damage.
+func goodFile(t *testing.T, dir string, ci int, cfg pqConfig) (string, []byte) {
+	t.Helper()
+	rec := pqRecord(memory.DefaultAllocator, pqCols()[:21], 1500, uint64(ci))
+	good := filepath.Join(dir, "good.parquet")
+	writePQ(t, good, rec, cfg)
+	rec.Release()
+	data, err := os.ReadFile(good)
+	require.NoError(t, err)
+	return good, data
+}
+
 // Damaged pages never crash or hang the page path: every failure is an
 // *Error naming the file, and nothing is reported for a file that failed.
 func TestPagePathCorruptPages(t *testing.T) {
 	dir := t.TempDir()
-	cols := pqCols()[:21] // the page path's columns
 	for ci, cfg := range pqConfigs()[:4] {
-		rec := pqRecord(memory.DefaultAllocator, cols, 1500, uint64(ci))
-		good := filepath.Join(dir, "good.parquet")
-		writePQ(t, good, rec, cfg)
-		rec.Release()
-		data, err := os.ReadFile(good)
-		require.NoError(t, err)
+		good, data := goodFile(t, dir, ci, cfg)
 		r := rand.New(rand.NewPCG(uint64(ci), 3))
 		failures := 0
 		for k, cr := range chunkRanges(t, good) {

@@ -101,15 +101,9 @@ func TestPagePathSegmentsDeterministic(t *testing.T) {
 func TestPagePathSegmentErrors(t *testing.T) {
 	smallSegments(t)
 	dir := t.TempDir()
-	cols := pqCols()[:21] // the page path's columns
 	failed := 0
 	for ci, cfg := range pqConfigs()[:4] {
-		rec := pqRecord(memory.DefaultAllocator, cols, 1500, uint64(ci))
-		good := filepath.Join(dir, "good.parquet")
-		writePQ(t, good, rec, cfg)
-		rec.Release()
-		data, err := os.ReadFile(good)
-		require.NoError(t, err)
+		good, data := goodFile(t, dir, ci, cfg)
 		r := rand.New(rand.NewPCG(uint64(ci), 5))
 		for k, cr := range chunkRanges(t, good) {
 			if k%4 != ci%4 {
