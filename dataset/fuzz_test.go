@@ -248,7 +248,7 @@ func fuzzIPCWork(t *testing.T, src Source) {
 	if err != nil {
 		return
 	}
-	r := &ipcFileRun{eng: eng, mem: mem, data: data}
+	r := &ipcFileRun{eng: eng, mem: trackingAllocator(mem), data: data}
 	r.ipcWork(footer) //nolint:errcheck // (no panic, no read outside the file: what is checked)
 }
 

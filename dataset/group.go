@@ -223,7 +223,17 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		}
 		return d.groupParquet(ctx, i, leaves, keys, req.Filter, sink, sum)
 	}
-	rdr, err := d.openReader(ctx, i, nil)
+	// IPC files, and stream files, are read in place (ipcSlices); standard
+	// input, and files of types the in-place decoder does not lay out, by
+	// the stream reader.
+	var rdr batchReader
+	err := errNotInPlace
+	if s := d.sources[i]; s.Path != Stdin && fi.stream == nil {
+		rdr, err = d.openIPCSlices(ctx, i, leaves)
+	}
+	if errors.Is(err, errNotInPlace) {
+		rdr, err = d.openReader(ctx, i, nil)
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -184,7 +184,7 @@ func (b *ipcFileBatch) release() {
 // ipcFileRun is the aggregation of one IPC file.
 type ipcFileRun struct {
 	eng    *engine.Engine
-	mem    memory.Allocator
+	mem    *guardAllocator // (tracking: freed by close)
 	data   *ipcData
 	schema *arrow.Schema
 	fields []ipcField
@@ -196,6 +196,9 @@ type ipcFileRun struct {
 	// dictCharged is what the dictionaries in use hold of the budget, by
 	// id.
 	dictCharged map[int64]int64
+	// footerCharged is what the footer (or a stream's messages listed)
+	// holds of the budget until close.
+	footerCharged int64
 }
 
 // aggregateIPCFile aggregates the leaves of IPC file source i (as the file
@@ -206,8 +209,7 @@ type ipcFileRun struct {
 // element columns are selected: the accumulator views the elements that
 // exist, batch by batch).
 func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i int, leaves []arrow17.Leaf, aggs agg.Set, src *partial, byName map[string]int, prog *tracker) (rows int64, err error) {
-	s, fi := d.sources[i], &d.files[i]
-	if s.Format == IPCStream {
+	if d.sources[i].Format == IPCStream {
 		defer func() { err = asIPCStream(err) }()
 	}
 	for _, l := range leaves {
@@ -215,58 +217,15 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 			return 0, errNotInPlace
 		}
 	}
-	data, err := openIPCData(s, d.opts.Mem)
+	r, footer, err := d.openIPCRun(ctx, i, eng, leaves, aggs)
 	if err != nil {
 		return 0, err
 	}
 	defer func() {
-		if cerr := data.close(); err == nil && cerr != nil {
+		if cerr := r.close(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}()
-	var footer *ipcFooter
-	if s.Format == IPCStream {
-		// A stream's messages walked in place, listed as a footer would
-		// list them: charged while the file is read.
-		var charged int64
-		defer func() { d.opts.Budget.Release(charged) }()
-		footer, err = streamFooter(data, func(n int64) error {
-			if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC stream's messages listed", n); err != nil {
-				return err
-			}
-			charged = n
-			return nil
-		})
-		if err != nil {
-			return 0, err
-		}
-	} else {
-		// The footer, read and its blocks listed: charged while the file
-		// is read (ipcFooterMemory times its bytes).
-		start, err := ipcFooterStart(data.f, data.size)
-		if err != nil {
-			return 0, err
-		}
-		footerCharge := ipcFooterMemory * (data.size - ipcFileTrailer - start)
-		if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC file footer", footerCharge); err != nil {
-			return 0, err
-		}
-		defer d.opts.Budget.Release(footerCharge)
-		if footer, err = readIPCFooter(data.f, data.size); err != nil {
-			return 0, err
-		}
-	}
-	// The file's own schema says its byte order (the schema probed through
-	// Arrow's reader is already the native one: that reader swaps the bytes).
-	if footer.bigEndian() != (endian.NativeEndian == endian.BigEndian) {
-		return 0, errNotInPlace
-	}
-	mem := trackingAllocator(d.opts.Mem)
-	defer mem.freeAll() // after every batch is released: what a panic left
-	r := &ipcFileRun{eng: eng, mem: mem, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}, budget: d.opts.Budget}
-	if r.fields, err = ipcLayout(fi.schema, footer.schema, r.dtypes); err != nil {
-		return 0, err
-	}
 	if r.smallFile(footer) {
 		// (Under --device auto, no calibration, no driver for this file.)
 		ctx = engine.WithSmallJob(ctx)
@@ -275,7 +234,7 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	if err != nil {
 		return 0, err
 	}
-	if err := data.unchanged(); err != nil {
+	if err := r.data.unchanged(); err != nil {
 		return 0, err
 	}
 	for k, l := range leaves {
@@ -283,6 +242,77 @@ func (d *Dataset) aggregateIPCFile(ctx context.Context, eng *engine.Engine, i in
 	}
 	prog.finish()
 	return rows, nil
+}
+
+// openIPCRun opens IPC source i to be read in place from its footer (an
+// IPC stream file: its messages walked in place and listed as a footer
+// would list them), for the leaves (aggregated by eng, with aggs) or for
+// grouping (eng nil): the run, and its footer, charged to the budget until
+// the run is closed. errNotInPlace, before anything is read, says that the
+// file is to be read as a stream by the stream reader.
+func (d *Dataset) openIPCRun(ctx context.Context, i int, eng *engine.Engine, leaves []arrow17.Leaf, aggs agg.Set) (r *ipcFileRun, footer *ipcFooter, err error) {
+	s, fi := d.sources[i], &d.files[i]
+	data, err := openIPCData(s, d.opts.Mem)
+	if err != nil {
+		return nil, nil, err
+	}
+	run := &ipcFileRun{eng: eng, data: data, schema: fi.schema, leaves: leaves, aggs: aggs, dtypes: map[int64]arrow.DataType{}, budget: d.opts.Budget}
+	r = run
+	defer func() {
+		if err != nil {
+			run.close() //nolint:errcheck // (the error is err)
+		}
+	}()
+	if s.Format == IPCStream {
+		// A stream's messages walked in place, listed as a footer would
+		// list them: charged while the file is read.
+		footer, err = streamFooter(data, func(n int64) error {
+			if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC stream's messages listed", n); err != nil {
+				return err
+			}
+			r.footerCharged = n
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+	} else {
+		// The footer, read and its blocks listed: charged while the file
+		// is read (ipcFooterMemory times its bytes).
+		start, err := ipcFooterStart(data.f, data.size)
+		if err != nil {
+			return nil, nil, err
+		}
+		footerCharge := ipcFooterMemory * (data.size - ipcFileTrailer - start)
+		if err := d.opts.Budget.Acquire(ctx, "the Arrow IPC file footer", footerCharge); err != nil {
+			return nil, nil, err
+		}
+		r.footerCharged = footerCharge
+		if footer, err = readIPCFooter(data.f, data.size); err != nil {
+			return nil, nil, err
+		}
+	}
+	// The file's own schema says its byte order (the schema probed through
+	// Arrow's reader is already the native one: that reader swaps the bytes).
+	if footer.bigEndian() != (endian.NativeEndian == endian.BigEndian) {
+		return nil, nil, errNotInPlace
+	}
+	r.mem = trackingAllocator(d.opts.Mem)
+	if r.fields, err = ipcLayout(fi.schema, footer.schema, r.dtypes); err != nil {
+		return nil, nil, err
+	}
+	return r, footer, nil
+}
+
+// close releases what the run holds once its batches are released: what a
+// panic left allocated, the footer's charge, the file.
+func (r *ipcFileRun) close() error {
+	if r.mem != nil {
+		r.mem.freeAll()
+	}
+	r.budget.Release(r.footerCharged)
+	r.footerCharged = 0
+	return r.data.close()
 }
 
 // smallFile reports whether the CPU is estimated to read every batch of

@@ -139,7 +139,7 @@ func TestIPCWorkCountsDecompressedBytes(t *testing.T) {
 	defer eng.Close()
 	work := func(path string) planner.PageWork {
 		data, footer := openIPCFooter(t, path, mem)
-		r := &ipcFileRun{eng: eng, mem: mem, data: data}
+		r := &ipcFileRun{eng: eng, mem: trackingAllocator(mem), data: data}
 		w, ok := r.ipcWork(footer)
 		require.True(t, ok)
 		return w

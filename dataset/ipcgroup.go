@@ -1,0 +1,244 @@
+package dataset
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime/debug"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+
+	"github.com/arrowagg/arrowagg/column/arrow17"
+)
+
+// ipcSlices reads an IPC file's record batches (or a mapped stream file's,
+// its messages walked in place) for grouping, where Arrow's reader would
+// copy every column of a whole batch into memory first (a file of one batch
+// of 80M rows needed 1.2 GiB for its string column alone, over the default
+// budget): each batch is decoded in place (ipcload.go: its buffers views
+// of the mapped file), and handed on as slices of about groupBatchBytes of
+// the columns the grouping reads, copied out of the mapping under the
+// budget. So a batch of any size is grouped in bounded memory, the other
+// columns are not copied, and the grouper never reads the mapping, whose
+// faults (the file cut while it is read) are errors of the copy
+// (mapped.go).
+type ipcSlices struct {
+	r      *ipcFileRun
+	footer *ipcFooter
+	stream bool // (its errors worded as the stream's)
+	// cols are the top-level fields copied, and schema theirs.
+	cols   []int
+	schema *arrow.Schema
+	at     int // the next block of the footer
+	index  int // the next record batch's
+	dicts  map[int64]*array.Data
+	// cur is the batch being sliced, row its next row, batch the rows of
+	// a slice; charged is the last slice's copy, held until the next call.
+	cur     *ipcFileBatch
+	row     int64
+	batch   int64
+	charged int64
+}
+
+// openIPCSlices opens IPC source i for grouping its leaves in place
+// (ipcSlices); errNotInPlace, before anything is read, says that it is to
+// be read by the stream reader.
+func (d *Dataset) openIPCSlices(ctx context.Context, i int, leaves []arrow17.Leaf) (*ipcSlices, error) {
+	r, footer, err := d.openIPCRun(ctx, i, nil, leaves, 0)
+	if err != nil {
+		return nil, err
+	}
+	s := &ipcSlices{r: r, footer: footer, stream: d.sources[i].Format == IPCStream, dicts: map[int64]*array.Data{}}
+	var fields []arrow.Field
+	for k, f := range r.schema.Fields() {
+		for _, l := range leaves {
+			if len(l.Path) > 0 && l.Path[0] == k {
+				s.cols = append(s.cols, k)
+				fields = append(fields, f)
+				break
+			}
+		}
+	}
+	md := r.schema.Metadata()
+	s.schema = arrow.NewSchema(fields, &md)
+	return s, nil
+}
+
+// next returns the next slice of the file's batches, or io.EOF.
+func (s *ipcSlices) next(ctx context.Context) (rec arrow.Record, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			rec, err = nil, faultError(p)
+		}
+		if s.stream {
+			err = asIPCStream(err)
+		}
+	}()
+	s.r.budget.Release(s.charged)
+	s.charged = 0
+	acquire := func(what string, n int64) error { return s.r.budget.Acquire(ctx, what, n) }
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if b := s.cur; b != nil && s.row < b.rec.NumRows() {
+			rec, err := s.slice(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("record batch %d: %w", b.index, err)
+			}
+			return rec, nil
+		}
+		if s.cur != nil {
+			s.cur.release()
+			s.cur = nil
+		}
+		if s.at >= len(s.footer.blocks) {
+			if err := s.r.data.unchanged(); err != nil {
+				return nil, err
+			}
+			return nil, io.EOF
+		}
+		blk := s.footer.blocks[s.at]
+		s.at++
+		if blk.dict {
+			if err := s.r.dictionary(ctx, blk, s.dicts, acquire); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		b := &ipcFileBatch{block: blk, index: s.index, budget: s.r.budget}
+		s.index++
+		s.cur = b
+		if err := s.decode(ctx, b, acquire); err != nil {
+			return nil, fmt.Errorf("record batch %d: %w", b.index, err)
+		}
+		s.row = 0
+	}
+}
+
+// decode reads batch b and decodes it in place, charging what decoding it
+// allocates (ipcFileRun.charge), and sizes its slices: groupBatchBytes of
+// the copied columns' bytes, by their bytes a row.
+func (s *ipcSlices) decode(ctx context.Context, b *ipcFileBatch, acquire func(string, int64) error) error {
+	if err := s.r.charge(b, acquire); err != nil {
+		return err
+	}
+	b.dicts = make(map[int64]*array.Data, len(s.dicts))
+	for id, d := range s.dicts {
+		d.Retain()
+		b.dicts[id] = d
+	}
+	dec, err := newBatchDecoder(b.msg.hdr, b.msg.body, s.r.mem, b.dicts, b.msg.version)
+	if err != nil {
+		return err
+	}
+	if b.rec, err = dec.record(ctx, s.r.schema, s.r.fields); err != nil {
+		return err
+	}
+	var perRow int64 = 1
+	if n := b.rec.NumRows(); n > 0 {
+		for _, k := range s.cols {
+			col := b.rec.Column(k)
+			if err := checkArray(col); err != nil {
+				return asIPCFile(fmt.Errorf("column %q: %w", b.rec.ColumnName(k), err))
+			}
+			perRow += sliceBytes(col, 0, n) / n
+		}
+	}
+	s.batch = max(1, ipcSliceBytes/perRow)
+	return nil
+}
+
+// ipcSliceBytes is the copied bytes of a slice (a variable for the tests).
+var ipcSliceBytes int64 = groupBatchBytes
+
+// slice copies the next rows of the current batch's columns cols out of
+// the mapping, charged first (sliceBytes).
+func (s *ipcSlices) slice(ctx context.Context) (arrow.Record, error) {
+	b := s.cur
+	lo := s.row
+	hi := min(lo+s.batch, b.rec.NumRows())
+	var need int64
+	for _, k := range s.cols {
+		need += sliceBytes(b.rec.Column(k), lo, hi)
+	}
+	if err := s.r.budget.Acquire(ctx, "a record batch's rows copied for grouping", need); err != nil {
+		return nil, err
+	}
+	s.charged = need
+	cols := make([]arrow.Array, len(s.cols))
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for j, k := range s.cols {
+		sl := array.NewSlice(b.rec.Column(k), lo, hi)
+		c, err := array.Concatenate([]arrow.Array{sl}, s.r.mem)
+		sl.Release()
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", b.rec.ColumnName(k), runtimeFailure(err))
+		}
+		cols[j] = c
+	}
+	s.row = hi
+	return array.NewRecord(s.schema, cols, hi-lo), nil
+}
+
+// sliceBytes bounds what copying rows [i, j) of a takes (array.Concatenate
+// of the slice): exactly for fixed-width, boolean, binary and string
+// values and dictionary indices (their dictionary whole), the whole array
+// for the others.
+func sliceBytes(a arrow.Array, i, j int64) int64 {
+	const pad = 3 * 64 // (each buffer rounded up to 64 bytes)
+	n := j - i
+	bitmap := (n + 7) / 8
+	switch a := a.(type) {
+	case *array.String:
+		offs := a.ValueOffsets()
+		return pad + bitmap + 4*(n+1) + int64(offs[j]-offs[i])
+	case *array.Binary:
+		offs := a.ValueOffsets()
+		return pad + bitmap + 4*(n+1) + int64(offs[j]-offs[i])
+	case *array.LargeString:
+		offs := a.ValueOffsets()
+		return pad + bitmap + 8*(n+1) + offs[j] - offs[i]
+	case *array.LargeBinary:
+		offs := a.ValueOffsets()
+		return pad + bitmap + 8*(n+1) + offs[j] - offs[i]
+	case *array.Boolean:
+		return pad + 2*bitmap
+	case *array.Dictionary:
+		return pad + bitmap + sliceBytes(a.Indices(), i, j) + 2*int64(a.Dictionary().Data().SizeInBytes())
+	}
+	if fw, ok := a.DataType().(arrow.FixedWidthDataType); ok {
+		return pad + bitmap + n*int64((fw.BitWidth()+7)/8)
+	}
+	return pad + int64(a.Data().SizeInBytes())
+}
+
+// abort implements batchReader (a file never waits for input).
+func (s *ipcSlices) abort() {}
+
+// close releases the batch being sliced, the dictionaries and the run.
+func (s *ipcSlices) close() error {
+	s.r.budget.Release(s.charged)
+	s.charged = 0
+	if s.cur != nil {
+		s.cur.release()
+		s.cur = nil
+	}
+	for id, d := range s.dicts {
+		d.Release()
+		delete(s.dicts, id)
+	}
+	for id, n := range s.r.dictCharged {
+		s.r.budget.Release(n)
+		delete(s.r.dictCharged, id)
+	}
+	return s.r.close()
+}

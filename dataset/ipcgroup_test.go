@@ -1,0 +1,78 @@
+package dataset
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/arrowagg/arrowagg/agg"
+	"github.com/arrowagg/arrowagg/budget"
+	"github.com/arrowagg/arrowagg/engine"
+	"github.com/arrowagg/arrowagg/report"
+)
+
+// IPC files and stream files are grouped in place, a few rows at a time
+// copied out of the mapping: the groups are those of the rows in memory,
+// to the last bit, for a file of one batch larger than the budget (which
+// Arrow's reader, copying the whole batch, could not read), a stream file
+// and a zstd file of several batches; with integer, string and two keys,
+// strings, decimals, struct fields and the ordered aggregates.
+func TestGroupIPCInPlace(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	var cols []pqCol
+	for _, c := range pqCols() {
+		if slices.Contains([]string{"i32", "i64_low", "f64", "u64", "day", "point", "price", "flag", "word"}, c.field.Name) {
+			cols = append(cols, c)
+		}
+	}
+	const rows = 60_000
+	rec := pqRecord(mem, cols, rows, 31)
+	defer rec.Release()
+	dir := t.TempDir()
+	files := map[string]string{"one batch": filepath.Join(dir, "one.arrow"), "stream": filepath.Join(dir, "s.arrows"), "zstd": filepath.Join(dir, "z.arrow")}
+	writeIPC(t, files["one batch"], rec)
+	writeIPCSlices(t, files["stream"], false, rec, 7000)
+	writeIPCSlices(t, files["zstd"], true, rec, 9000, ipc.WithZstd())
+	was := ipcSliceBytes
+	ipcSliceBytes = 16 << 10
+	t.Cleanup(func() { ipcSliceBytes = was })
+	for _, keys := range [][]string{{"i64_low"}, {"word"}, {"flag", "day"}} {
+		req := engine.GroupRequest{Keys: keys, Columns: []string{"i32", "f64", "word", "price", "point.a", "u64"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
+		eng := newEngine(t, mem)
+		g, err := eng.NewGrouper(rec.Schema(), req)
+		require.NoError(t, err)
+		for lo := int64(0); lo < rows; lo += 5000 {
+			s := rec.NewSlice(lo, lo+5000)
+			require.NoError(t, g.Add(ctx, s))
+			s.Release()
+		}
+		groups, err := g.Result(mem)
+		require.NoError(t, err)
+		var want bytes.Buffer
+		require.NoError(t, report.WriteGroups(&want, report.JSON, report.Groups{Rows: rows, Files: 1, Kept: rows, Record: groups}))
+		groups.Release()
+		g.Close()
+		for name, path := range files {
+			srcs, err := Expand([]string{path})
+			require.NoError(t, err)
+			d, err := Open(ctx, srcs, Options{Mem: mem, Budget: budget.New(2<<20, "the test's budget")})
+			require.NoError(t, err)
+			sum, err := d.Group(ctx, eng, req)
+			require.NoError(t, err, "%s, keys %v", name, keys)
+			var got bytes.Buffer
+			require.NoError(t, report.WriteGroups(&got, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
+			sum.Groups.Release()
+			require.NoError(t, d.Close())
+			assert.Equal(t, want.String(), got.String(), "%s, keys %v", name, keys)
+		}
+	}
+}
