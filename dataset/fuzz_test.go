@@ -223,6 +223,22 @@ func FuzzIPCFile(f *testing.F) {
 		}
 		useMmap = true
 		fuzzIPCWork(t, Source{Path: path, Format: IPCFile, Size: int64(len(data))})
+		// Grouped in place (ipcSlices), in slices of its default size and
+		// of a few rows: the same groups, or the same error.
+		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+		ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
+		defer cancel()
+		src := Source{Path: path, Format: IPCFile, Size: int64(len(data))}
+		out, err := fuzzGroup(ctx, mem, src, nil)
+		was := ipcSliceBytes
+		ipcSliceBytes = 64
+		defer func() { ipcSliceBytes = was }()
+		sliced, serr := fuzzGroup(ctx, mem, src, nil)
+		require.NoError(t, ctx.Err(), "grouping %s took longer than %v", path, fuzzTimeout)
+		assert.Equal(t, fmt.Sprint(err), fmt.Sprint(serr), "%s: in slices of a few rows", path)
+		assert.Equal(t, out, sliced, "%s: in slices of a few rows", path)
+		assertFuzzError(t, path, err)
+		mem.AssertSize(t, 0)
 	})
 }
 
@@ -316,43 +332,7 @@ func FuzzParquetGroup(f *testing.F) {
 		mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 		ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
 		defer cancel()
-		// group groups the input as read with budget b (nil: the default),
-		// its groups written out in JSON.
-		group := func(b *budget.Budget) (string, error) {
-			eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
-			if err != nil {
-				return "", err
-			}
-			defer eng.Close()
-			d, err := Open(ctx, []Source{src}, Options{Mem: mem, Workers: 2, Budget: b})
-			if err != nil {
-				return "", err
-			}
-			defer d.Close()
-			var keys []string
-			for _, l := range d.Leaves(0) {
-				if l.Repeated == 0 && (l.Kind == column.Binary || l.Kind == column.LargeBinary) && len(keys) < 2 {
-					keys = append(keys, l.Name)
-				}
-			}
-			if len(keys) == 0 && len(d.Leaves(0)) > 0 && d.Leaves(0)[0].Repeated == 0 {
-				keys = []string{d.Leaves(0)[0].Name}
-			}
-			var where engine.RowFilter
-			for _, l := range d.Leaves(0) {
-				if l.Repeated == 0 && l.Kind.Family() == column.FamilySigned && where == nil {
-					where, _ = engine.Where(fmt.Sprintf("%s > 3 or %s is null", l.Name, l.Name)) // (nil: a name the grammar does not take)
-				}
-			}
-			sum, err := d.Group(ctx, eng, engine.GroupRequest{Keys: keys, Aggs: agg.Default, CountRows: true, Filter: where})
-			if err != nil {
-				return "", err
-			}
-			defer sum.Groups.Release()
-			var out bytes.Buffer
-			err = report.WriteGroups(&out, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups})
-			return out.String(), err
-		}
+		group := func(b *budget.Budget) (string, error) { return fuzzGroup(ctx, mem, src, b) }
 		out, err := group(nil)
 		// Row groups read a few rows at a time, in windows and in parts
 		// (groupCost): the same groups, or the same error.
@@ -366,15 +346,63 @@ func FuzzParquetGroup(f *testing.F) {
 			assert.Equal(t, out, windowed, "%s: in windows", path)
 		}
 		require.NoError(t, ctx.Err(), "grouping %s took longer than %v", path, fuzzTimeout)
-		if err != nil {
-			var e *Error
-			if assert.True(t, errors.As(err, &e), "the error %q is not an *Error", err) {
-				assert.Equal(t, path, e.Path, "the error %q does not name the input", err)
-			}
-			for _, w := range runtimeWords {
-				assert.NotContains(t, err.Error(), w, "the error quotes Go's runtime")
-			}
-		}
+		assertFuzzError(t, path, err)
 		mem.AssertSize(t, 0)
 	})
+}
+
+// fuzzGroup groups src, read with budget b (nil: the default), by its
+// string and binary columns (or its first column when it has none), every
+// other column aggregated, the rows filtered by its first integer column;
+// its groups written out in JSON.
+func fuzzGroup(ctx context.Context, mem memory.Allocator, src Source, b *budget.Budget) (string, error) {
+	eng, err := engine.New(engine.WithDevice(engine.DeviceCPU), engine.WithAllocator(mem), engine.WithThreads(2))
+	if err != nil {
+		return "", err
+	}
+	defer eng.Close()
+	d, err := Open(ctx, []Source{src}, Options{Mem: mem, Workers: 2, Budget: b})
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	var keys []string
+	for _, l := range d.Leaves(0) {
+		if l.Repeated == 0 && (l.Kind == column.Binary || l.Kind == column.LargeBinary) && len(keys) < 2 {
+			keys = append(keys, l.Name)
+		}
+	}
+	if len(keys) == 0 && len(d.Leaves(0)) > 0 && d.Leaves(0)[0].Repeated == 0 {
+		keys = []string{d.Leaves(0)[0].Name}
+	}
+	var where engine.RowFilter
+	for _, l := range d.Leaves(0) {
+		if l.Repeated == 0 && l.Kind.Family() == column.FamilySigned && where == nil {
+			where, _ = engine.Where(fmt.Sprintf("%s > 3 or %s is null", l.Name, l.Name)) // (nil: a name the grammar does not take)
+		}
+	}
+	sum, err := d.Group(ctx, eng, engine.GroupRequest{Keys: keys, Aggs: agg.Default, CountRows: true, Filter: where})
+	if err != nil {
+		return "", err
+	}
+	defer sum.Groups.Release()
+	var out bytes.Buffer
+	err = report.WriteGroups(&out, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups})
+	return out.String(), err
+}
+
+// assertFuzzError checks that err, when not nil, is an *Error naming the
+// input at path, and quotes nothing of Go's runtime.
+func assertFuzzError(t *testing.T, path string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	var e *Error
+	if assert.True(t, errors.As(err, &e), "the error %q is not an *Error", err) {
+		assert.Equal(t, path, e.Path, "the error %q does not name the input", err)
+	}
+	for _, w := range runtimeWords {
+		assert.NotContains(t, err.Error(), w, "the error quotes Go's runtime")
+	}
 }
