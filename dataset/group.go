@@ -226,14 +226,20 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 	// IPC files, and stream files, are read in place (ipcSlices); standard
 	// input, and files of types the in-place decoder does not lay out, by
 	// the stream reader.
-	var rdr batchReader
-	err := errNotInPlace
 	if s := d.sources[i]; s.Path != Stdin && fi.stream == nil {
-		rdr, err = d.openIPCSlices(ctx, i, leaves)
+		sl, err := d.openIPCSlices(ctx, i, leaves)
+		if err == nil {
+			rows, err := sl.group(ctx, sink, d.opts.Workers)
+			if cerr := sl.close(); err == nil && cerr != nil {
+				err = cerr
+			}
+			return rows, err
+		}
+		if !errors.Is(err, errNotInPlace) {
+			return 0, err
+		}
 	}
-	if errors.Is(err, errNotInPlace) {
-		rdr, err = d.openReader(ctx, i, nil)
-	}
+	rdr, err := d.openReader(ctx, i, nil)
 	if err != nil {
 		return 0, err
 	}

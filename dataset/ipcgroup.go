@@ -2,14 +2,17 @@ package dataset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
 
 	"github.com/arrowagg/arrowagg/column/arrow17"
+	"github.com/arrowagg/arrowagg/engine"
 )
 
 // ipcSlices reads an IPC file's record batches (or a mapped stream file's,
@@ -34,11 +37,10 @@ type ipcSlices struct {
 	index  int // the next record batch's
 	dicts  map[int64]*array.Data
 	// cur is the batch being sliced, row its next row, batch the rows of
-	// a slice; charged is the last slice's copy, held until the next call.
-	cur     *ipcFileBatch
-	row     int64
-	batch   int64
-	charged int64
+	// a slice.
+	cur   *ipcFileBatch
+	row   int64
+	batch int64
 }
 
 // openIPCSlices opens IPC source i for grouping its leaves in place
@@ -65,30 +67,116 @@ func (d *Dataset) openIPCSlices(ctx context.Context, i int, leaves []arrow17.Lea
 	return s, nil
 }
 
-// next returns the next slice of the file's batches, or io.EOF.
-func (s *ipcSlices) next(ctx context.Context) (rec arrow.Record, err error) {
+// group hands the file's slices to sink in order, each prepared
+// (sink.prepare: engine.Grouper.Prepare) by one of workers goroutines
+// while the slices before it are added (sink.add): an IPC file grouped on
+// every core, in its order. It returns the rows added.
+func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (rows int64, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type slice struct {
+		rec     arrow.Record
+		prep    *engine.Prepared
+		charged int64 // (the budget's, until it is added)
+		err     error
+		done    chan struct{} // closed once prepared
+	}
+	free := func(sl *slice) {
+		if sl.prep != nil {
+			sl.prep.Release()
+		}
+		if sl.rec != nil {
+			sl.rec.Release()
+		}
+		s.r.budget.Release(sl.charged)
+	}
+	workers = max(1, workers)
+	queue := make(chan *slice, workers) // in the file's order
+	sem := make(chan struct{}, workers)
+	var wg sync.WaitGroup
+	go func() {
+		defer close(queue)
+		for {
+			rec, charged, err := s.nextSlice(ctx)
+			if errors.Is(err, io.EOF) {
+				return
+			}
+			sl := &slice{rec: rec, charged: charged, err: err, done: make(chan struct{})}
+			if err != nil {
+				close(sl.done)
+				queue <- sl // (the consumer drains the queue whatever happens)
+				return
+			}
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				free(sl)
+				return
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				defer close(sl.done)
+				sl.prep, sl.err = sink.prepare(sl.rec)
+			}()
+			queue <- sl
+		}
+	}()
+	defer func() {
+		cancel()
+		for sl := range queue { // (the producer stops: ctx is done)
+			<-sl.done
+			free(sl)
+		}
+		wg.Wait()
+	}()
+	for sl := range queue {
+		<-sl.done
+		if sl.err != nil {
+			err := sl.err
+			free(sl)
+			return rows, err
+		}
+		rows += sl.rec.NumRows()
+		p := sl.prep
+		sl.prep = nil // (add releases it)
+		err := sink.add(sl.rec, p)
+		free(sl)
+		if err != nil {
+			return rows, err
+		}
+	}
+	return rows, ctx.Err()
+}
+
+// nextSlice returns the next slice of the file's batches, and what it
+// holds of the budget until it is released; io.EOF after the last.
+func (s *ipcSlices) nextSlice(ctx context.Context) (rec arrow.Record, charged int64, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
 			rec, err = nil, faultError(p)
 		}
+		if err != nil && rec == nil {
+			s.r.budget.Release(charged)
+			charged = 0
+		}
 		if s.stream {
 			err = asIPCStream(err)
 		}
 	}()
-	s.r.budget.Release(s.charged)
-	s.charged = 0
 	acquire := func(what string, n int64) error { return s.r.budget.Acquire(ctx, what, n) }
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if b := s.cur; b != nil && s.row < b.rec.NumRows() {
-			rec, err := s.slice(ctx)
+			rec, charged, err := s.slice(ctx)
 			if err != nil {
-				return nil, fmt.Errorf("record batch %d: %w", b.index, err)
+				return nil, charged, fmt.Errorf("record batch %d: %w", b.index, err)
 			}
-			return rec, nil
+			return rec, charged, nil
 		}
 		if s.cur != nil {
 			s.cur.release()
@@ -96,15 +184,15 @@ func (s *ipcSlices) next(ctx context.Context) (rec arrow.Record, err error) {
 		}
 		if s.at >= len(s.footer.blocks) {
 			if err := s.r.data.unchanged(); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			return nil, io.EOF
+			return nil, 0, io.EOF
 		}
 		blk := s.footer.blocks[s.at]
 		s.at++
 		if blk.dict {
 			if err := s.r.dictionary(ctx, blk, s.dicts, acquire); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			continue
 		}
@@ -112,7 +200,7 @@ func (s *ipcSlices) next(ctx context.Context) (rec arrow.Record, err error) {
 		s.index++
 		s.cur = b
 		if err := s.decode(ctx, b, acquire); err != nil {
-			return nil, fmt.Errorf("record batch %d: %w", b.index, err)
+			return nil, 0, fmt.Errorf("record batch %d: %w", b.index, err)
 		}
 		s.row = 0
 	}
@@ -155,8 +243,9 @@ func (s *ipcSlices) decode(ctx context.Context, b *ipcFileBatch, acquire func(st
 var ipcSliceBytes int64 = groupBatchBytes
 
 // slice copies the next rows of the current batch's columns cols out of
-// the mapping, charged first (sliceBytes).
-func (s *ipcSlices) slice(ctx context.Context) (arrow.Record, error) {
+// the mapping, charged first (sliceBytes): the charge is returned, also
+// with an error.
+func (s *ipcSlices) slice(ctx context.Context) (_ arrow.Record, charged int64, err error) {
 	b := s.cur
 	lo := s.row
 	hi := min(lo+s.batch, b.rec.NumRows())
@@ -165,9 +254,14 @@ func (s *ipcSlices) slice(ctx context.Context) (arrow.Record, error) {
 		need += sliceBytes(b.rec.Column(k), lo, hi)
 	}
 	if err := s.r.budget.Acquire(ctx, "a record batch's rows copied for grouping", need); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	s.charged = need
+	defer func() {
+		if p := recover(); p != nil { // (a fault of the mapping: nextSlice's error)
+			s.r.budget.Release(need)
+			panic(p)
+		}
+	}()
 	cols := make([]arrow.Array, len(s.cols))
 	defer func() {
 		for _, c := range cols {
@@ -181,12 +275,12 @@ func (s *ipcSlices) slice(ctx context.Context) (arrow.Record, error) {
 		c, err := array.Concatenate([]arrow.Array{sl}, s.r.mem)
 		sl.Release()
 		if err != nil {
-			return nil, fmt.Errorf("column %q: %w", b.rec.ColumnName(k), runtimeFailure(err))
+			return nil, need, fmt.Errorf("column %q: %w", b.rec.ColumnName(k), runtimeFailure(err))
 		}
 		cols[j] = c
 	}
 	s.row = hi
-	return array.NewRecord(s.schema, cols, hi-lo), nil
+	return array.NewRecord(s.schema, cols, hi-lo), need, nil
 }
 
 // sliceBytes bounds what copying rows [i, j) of a takes (array.Concatenate
@@ -221,13 +315,8 @@ func sliceBytes(a arrow.Array, i, j int64) int64 {
 	return pad + int64(a.Data().SizeInBytes())
 }
 
-// abort implements batchReader (a file never waits for input).
-func (s *ipcSlices) abort() {}
-
 // close releases the batch being sliced, the dictionaries and the run.
 func (s *ipcSlices) close() error {
-	s.r.budget.Release(s.charged)
-	s.charged = 0
 	if s.cur != nil {
 		s.cur.release()
 		s.cur = nil

@@ -5,6 +5,7 @@ import (
 	"context"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow/go/v17/arrow/ipc"
@@ -23,7 +24,8 @@ import (
 // to the last bit, for a file of one batch larger than the budget (which
 // Arrow's reader, copying the whole batch, could not read), a stream file
 // and a zstd file of several batches; with integer, string and two keys,
-// strings, decimals, struct fields and the ordered aggregates.
+// strings, decimals, struct fields and the ordered aggregates; its slices
+// prepared by one worker or by several.
 func TestGroupIPCInPlace(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -62,17 +64,61 @@ func TestGroupIPCInPlace(t *testing.T) {
 		groups.Release()
 		g.Close()
 		for name, path := range files {
-			srcs, err := Expand([]string{path})
-			require.NoError(t, err)
-			d, err := Open(ctx, srcs, Options{Mem: mem, Budget: budget.New(2<<20, "the test's budget")})
-			require.NoError(t, err)
-			sum, err := d.Group(ctx, eng, req)
-			require.NoError(t, err, "%s, keys %v", name, keys)
-			var got bytes.Buffer
-			require.NoError(t, report.WriteGroups(&got, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
-			sum.Groups.Release()
-			require.NoError(t, d.Close())
-			assert.Equal(t, want.String(), got.String(), "%s, keys %v", name, keys)
+			for _, workers := range []int{1, 4} {
+				srcs, err := Expand([]string{path})
+				require.NoError(t, err)
+				d, err := Open(ctx, srcs, Options{Mem: mem, Budget: budget.New(2<<20, "the test's budget"), Workers: workers})
+				require.NoError(t, err)
+				sum, err := d.Group(ctx, eng, req)
+				require.NoError(t, err, "%s, keys %v", name, keys)
+				var got bytes.Buffer
+				require.NoError(t, report.WriteGroups(&got, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
+				sum.Groups.Release()
+				require.NoError(t, d.Close())
+				assert.Equal(t, want.String(), got.String(), "%s, keys %v, %d workers", name, keys, workers)
+			}
 		}
 	}
+}
+
+// Grouping an IPC file in place stops when its context is cancelled while
+// slices are prepared (here by the 400th allocation of the slices' copies,
+// of about 1,600): the context's error, nothing leaked, the budget whole
+// again.
+func TestGroupIPCInPlaceCancel(t *testing.T) {
+	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer checked.AssertSize(t, 0)
+	rec := pqRecord(checked, pqCols()[:12], 50_000, 8)
+	path := filepath.Join(t.TempDir(), "c.arrow")
+	writeIPC(t, path, rec)
+	rec.Release()
+	was := ipcSliceBytes
+	ipcSliceBytes = 4 << 10 // (hundreds of slices)
+	t.Cleanup(func() { ipcSliceBytes = was })
+	ctx, cancel := context.WithCancel(context.Background())
+	mem := &cancellingAllocator{Allocator: checked, cancel: cancel}
+	mem.after.Store(400)
+	b := budget.New(64<<20, "the test's budget")
+	srcs, err := Expand([]string{path})
+	require.NoError(t, err)
+	d, err := Open(context.Background(), srcs, Options{Mem: mem, Budget: b, Workers: 4})
+	require.NoError(t, err)
+	_, err = d.Group(ctx, newEngine(t, checked), engine.GroupRequest{Keys: []string{"i64_low"}, Columns: []string{"i32", "f64"}, Aggs: agg.Default | agg.Ordered})
+	require.ErrorIs(t, err, context.Canceled)
+	require.NoError(t, d.Close())
+	assert.Zero(t, b.Used(), "the budget's charges given back")
+}
+
+// cancellingAllocator calls cancel at its after-th allocation.
+type cancellingAllocator struct {
+	memory.Allocator
+	n, after atomic.Int64
+	cancel   func()
+}
+
+func (a *cancellingAllocator) Allocate(size int) []byte {
+	if a.n.Add(1) == a.after.Load() {
+		a.cancel()
+	}
+	return a.Allocator.Allocate(size)
 }
