@@ -626,8 +626,8 @@ func (s *pageScratch) aggregateChunk(ctx context.Context, eng *engine.Engine, g 
 		s.dict = dropCharged(c.charge, s.dict)
 		s.levels = dropCharged(c.charge, s.levels)
 	}()
-	// The segments (segmented), in page order; helped: those a helper
-	// folds, done when helping is.
+	// The segments (segmented), in page order, cur the one being made;
+	// helping waits for the helpers folding some of them.
 	segmented := eng != nil && s.rows == nil && s.keep == nil && l.exists == 0 && !l.dictKey
 	var (
 		segs    []*chunkSegment
