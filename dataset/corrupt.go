@@ -49,12 +49,17 @@ var runtimeWords = []string{"runtime error", "makeslice", "makemap", "makechan",
 // corrupt. A runtime error (or a text quoting one) is told in words of the
 // data, its text kept only in the CorruptError's Runtime; any other panic's
 // first line is the detail. A refusal of the memory budget is no corruption:
-// it is returned as it is.
+// it is returned as it is; nor is a fault of a mapped file that a decoder
+// recovered and returned (arrow-go's Concatenate does): faultError's.
 func panicError(p any) error {
 	if err, ok := p.(error); ok {
 		var be *budget.Error
 		if errors.As(err, &be) {
 			return err
+		}
+		var fault interface{ Addr() uintptr }
+		if errors.As(err, &fault) {
+			return faultError(fault)
 		}
 	}
 	text := fmt.Sprint(p)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v17/arrow"
 	"github.com/apache/arrow/go/v17/arrow/array"
@@ -38,7 +39,7 @@ type ipcSlices struct {
 	dicts  map[int64]*array.Data
 	// cur is the batch being sliced, row its next row, batch the rows of
 	// a slice.
-	cur   *ipcFileBatch
+	cur   *slicedBatch
 	row   int64
 	batch int64
 }
@@ -67,19 +68,20 @@ func (d *Dataset) openIPCSlices(ctx context.Context, i int, leaves []arrow17.Lea
 	return s, nil
 }
 
-// group hands the file's slices to sink in order, each prepared
-// (sink.prepare: engine.Grouper.Prepare) by one of workers goroutines
-// while the slices before it are added (sink.add): an IPC file grouped on
-// every core, in its order. It returns the rows added.
+// group hands the file's slices to sink in order, each copied out of the
+// mapping (copySlice) and prepared (sink.prepare: engine.Grouper.Prepare)
+// by one of workers goroutines while the slices before it are added
+// (sink.add): an IPC file grouped on every core, in its order. It returns
+// the rows added.
 func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (rows int64, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type slice struct {
-		rec     arrow.Record
-		prep    *engine.Prepared
-		charged int64 // (the budget's, until it is added)
-		err     error
-		done    chan struct{} // closed once prepared
+		ipcSliceRows
+		rec  arrow.Record
+		prep *engine.Prepared
+		err  error
+		done chan struct{} // closed once copied and prepared
 	}
 	free := func(sl *slice) {
 		if sl.prep != nil {
@@ -88,6 +90,7 @@ func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (row
 		if sl.rec != nil {
 			sl.rec.Release()
 		}
+		sl.drop()
 		s.r.budget.Release(sl.charged)
 	}
 	workers = max(1, workers)
@@ -97,11 +100,11 @@ func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (row
 	go func() {
 		defer close(queue)
 		for {
-			rec, charged, err := s.nextSlice(ctx)
+			rows, err := s.nextSlice(ctx)
 			if errors.Is(err, io.EOF) {
 				return
 			}
-			sl := &slice{rec: rec, charged: charged, err: err, done: make(chan struct{})}
+			sl := &slice{ipcSliceRows: rows, err: err, done: make(chan struct{})}
 			if err != nil {
 				close(sl.done)
 				queue <- sl // (the consumer drains the queue whatever happens)
@@ -118,7 +121,9 @@ func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (row
 				defer wg.Done()
 				defer func() { <-sem }()
 				defer close(sl.done)
-				sl.prep, sl.err = sink.prepare(sl.rec)
+				if sl.rec, sl.err = s.copySlice(&sl.ipcSliceRows); sl.err == nil {
+					sl.prep, sl.err = sink.prepare(sl.rec)
+				}
 			}()
 			queue <- sl
 		}
@@ -150,17 +155,52 @@ func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (row
 	return rows, ctx.Err()
 }
 
-// nextSlice returns the next slice of the file's batches, and what it
-// holds of the budget until it is released; io.EOF after the last.
-func (s *ipcSlices) nextSlice(ctx context.Context) (rec arrow.Record, charged int64, err error) {
+// slicedBatch is a decoded record batch whose rows are being copied: the
+// slicing holds it while it is the current batch, and each slice until its
+// rows are copied; the last to let go releases it (its views of the
+// mapping, its charge).
+type slicedBatch struct {
+	b    *ipcFileBatch
+	refs atomic.Int32
+}
+
+func (h *slicedBatch) retain() { h.refs.Add(1) }
+
+func (h *slicedBatch) release() {
+	if h.refs.Add(-1) == 0 {
+		h.b.release()
+	}
+}
+
+// ipcSliceRows is a slice to copy: rows [lo, hi) of a batch, and what the
+// copy holds of the budget (charged before it is made, until the slice is
+// added).
+type ipcSliceRows struct {
+	src     *slicedBatch // nil once copied
+	lo, hi  int64
+	charged int64
+}
+
+// drop lets go of the slice's batch, if it still holds it.
+func (r *ipcSliceRows) drop() {
+	if r.src != nil {
+		r.src.release()
+		r.src = nil
+	}
+}
+
+// nextSlice returns the next slice of the file's batches to copy, its copy
+// charged; io.EOF after the last.
+func (s *ipcSlices) nextSlice(ctx context.Context) (rows ipcSliceRows, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			rec, err = nil, faultError(p)
+			err = faultError(p)
 		}
-		if err != nil && rec == nil {
-			s.r.budget.Release(charged)
-			charged = 0
+		if err != nil {
+			rows.drop()
+			s.r.budget.Release(rows.charged)
+			rows = ipcSliceRows{}
 		}
 		if s.stream {
 			err = asIPCStream(err)
@@ -169,14 +209,10 @@ func (s *ipcSlices) nextSlice(ctx context.Context) (rec arrow.Record, charged in
 	acquire := func(what string, n int64) error { return s.r.budget.Acquire(ctx, what, n) }
 	for {
 		if err := ctx.Err(); err != nil {
-			return nil, 0, err
+			return ipcSliceRows{}, err
 		}
-		if b := s.cur; b != nil && s.row < b.rec.NumRows() {
-			rec, charged, err := s.slice(ctx)
-			if err != nil {
-				return nil, charged, fmt.Errorf("record batch %d: %w", b.index, err)
-			}
-			return rec, charged, nil
+		if h := s.cur; h != nil && s.row < h.b.rec.NumRows() {
+			return s.slice(ctx)
 		}
 		if s.cur != nil {
 			s.cur.release()
@@ -184,23 +220,24 @@ func (s *ipcSlices) nextSlice(ctx context.Context) (rec arrow.Record, charged in
 		}
 		if s.at >= len(s.footer.blocks) {
 			if err := s.r.data.unchanged(); err != nil {
-				return nil, 0, err
+				return ipcSliceRows{}, err
 			}
-			return nil, 0, io.EOF
+			return ipcSliceRows{}, io.EOF
 		}
 		blk := s.footer.blocks[s.at]
 		s.at++
 		if blk.dict {
 			if err := s.r.dictionary(ctx, blk, s.dicts, acquire); err != nil {
-				return nil, 0, err
+				return ipcSliceRows{}, err
 			}
 			continue
 		}
 		b := &ipcFileBatch{block: blk, index: s.index, budget: s.r.budget}
 		s.index++
-		s.cur = b
+		s.cur = &slicedBatch{b: b}
+		s.cur.refs.Store(1) // (the slicing's)
 		if err := s.decode(ctx, b, acquire); err != nil {
-			return nil, 0, fmt.Errorf("record batch %d: %w", b.index, err)
+			return ipcSliceRows{}, fmt.Errorf("record batch %d: %w", b.index, err)
 		}
 		s.row = 0
 	}
@@ -242,24 +279,40 @@ func (s *ipcSlices) decode(ctx context.Context, b *ipcFileBatch, acquire func(st
 // ipcSliceBytes is the copied bytes of a slice (a variable for the tests).
 var ipcSliceBytes int64 = groupBatchBytes
 
-// slice copies the next rows of the current batch's columns cols out of
-// the mapping, charged first (sliceBytes): the charge is returned, also
-// with an error.
-func (s *ipcSlices) slice(ctx context.Context) (_ arrow.Record, charged int64, err error) {
-	b := s.cur
+// slice charges the copy of the next rows of the current batch's columns
+// cols (sliceBytes) and returns them to copy.
+func (s *ipcSlices) slice(ctx context.Context) (ipcSliceRows, error) {
+	h := s.cur
 	lo := s.row
-	hi := min(lo+s.batch, b.rec.NumRows())
+	hi := min(lo+s.batch, h.b.rec.NumRows())
 	var need int64
 	for _, k := range s.cols {
-		need += sliceBytes(b.rec.Column(k), lo, hi)
+		need += sliceBytes(h.b.rec.Column(k), lo, hi)
 	}
 	if err := s.r.budget.Acquire(ctx, "a record batch's rows copied for grouping", need); err != nil {
-		return nil, 0, err
+		return ipcSliceRows{}, fmt.Errorf("record batch %d: %w", h.b.index, err)
 	}
+	s.row = hi
+	h.retain()
+	return ipcSliceRows{src: h, lo: lo, hi: hi, charged: need}, nil
+}
+
+// copySlice copies rows r of its batch's columns cols out of the mapping
+// (on any goroutine: a fault of the mapping, the file cut while it is
+// read, is the slice's error) and lets go of the batch.
+func (s *ipcSlices) copySlice(r *ipcSliceRows) (rec arrow.Record, err error) {
+	b := r.src.b
+	defer r.drop()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
-		if p := recover(); p != nil { // (a fault of the mapping: nextSlice's error)
-			s.r.budget.Release(need)
-			panic(p)
+		if p := recover(); p != nil {
+			rec, err = nil, faultError(p)
+		}
+		if err != nil {
+			err = fmt.Errorf("record batch %d: %w", b.index, err)
+			if s.stream {
+				err = asIPCStream(err)
+			}
 		}
 	}()
 	cols := make([]arrow.Array, len(s.cols))
@@ -271,16 +324,15 @@ func (s *ipcSlices) slice(ctx context.Context) (_ arrow.Record, charged int64, e
 		}
 	}()
 	for j, k := range s.cols {
-		sl := array.NewSlice(b.rec.Column(k), lo, hi)
+		sl := array.NewSlice(b.rec.Column(k), r.lo, r.hi)
 		c, err := array.Concatenate([]arrow.Array{sl}, s.r.mem)
 		sl.Release()
 		if err != nil {
-			return nil, need, fmt.Errorf("column %q: %w", b.rec.ColumnName(k), runtimeFailure(err))
+			return nil, fmt.Errorf("column %q: %w", b.rec.ColumnName(k), runtimeFailure(err))
 		}
 		cols[j] = c
 	}
-	s.row = hi
-	return array.NewRecord(s.schema, cols, hi-lo), need, nil
+	return array.NewRecord(s.schema, cols, r.hi-r.lo), nil
 }
 
 // sliceBytes bounds what copying rows [i, j) of a takes (array.Concatenate
