@@ -781,9 +781,26 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 	if err != nil {
 		return cost, nil, nil, err
 	}
-	// The batches, counted once for all leaves; the page path's windows,
-	// for the chunks it decodes at once (decodePagedLeaves).
-	need := int64(groupBatchesHeld*groupBatchBytes) + int64(pagedAtOnce(len(r.leaves)))*pageWindowBytes
+	// The batches (decodeRowGroup's: the rows pqarrow decodes, the page
+	// path's sliced), counted once for all leaves; the page path's windows,
+	// for the chunks it decodes at once (decodePagedLeaves), no larger than
+	// the row group. A small row group holds little of either.
+	var w int64 // bytes a row of the leaves pqarrow decodes
+	paged := 0
+	for k := range r.leaves {
+		if pls[k] != nil {
+			paged++
+		} else {
+			w += r.rowBytes(rg, &r.leaves[k], rows)
+		}
+	}
+	var need int64
+	if w > 0 {
+		need += groupBatchesHeld * batchOf(groupBatchBytes, w, rows) * w
+	}
+	if paged > 0 {
+		need += int64(pagedAtOnce(paged)) * pageWindowBytes / pageWindow * min(pageWindow, rows)
+	}
 	for _, n := range needs {
 		need += n - arrowTaskBytes
 	}

@@ -63,7 +63,7 @@ func TestGroupRowGroupWindows(t *testing.T) {
 				Aggs: agg.Default | agg.Ordered, CountRows: true, Filter: filter}
 			whole := group(4<<30, req)
 			windows := groupWindows.Load() + groupParts.Load()
-			got := group(200<<20, req)
+			got := group(64<<20, req)
 			assert.Greater(t, groupWindows.Load()+groupParts.Load(), windows, "keys %v: not decoded in windows or parts", keys)
 			assert.Equal(t, whole, got, "keys %v, filter %v", keys, filter)
 		}
@@ -102,7 +102,7 @@ func TestGroupRowGroupWindowsPageIndex(t *testing.T) {
 		}
 		whole := groupFile(t, mem, indexed, where, Options{Budget: budget.New(1<<40, "the test's budget"), Workers: 1}, cols...)
 		windows := groupWindows.Load() + groupParts.Load()
-		got := groupFile(t, mem, indexed, where, Options{Budget: budget.New(200<<20, "the test's budget")}, cols...)
+		got := groupFile(t, mem, indexed, where, Options{Budget: budget.New(32<<20, "the test's budget")}, cols...)
 		assert.Greater(t, groupWindows.Load()+groupParts.Load(), windows, "%s: not decoded in windows or parts", where)
 		assert.Equal(t, whole.Pages, got.Pages, where)
 		assert.Positive(t, got.Pages.Pages, "%s: no page skipped", where)
@@ -221,4 +221,38 @@ func assertWindowRows(t *testing.T, whole, part *pageRows, lo, hi int64, trial i
 	sl := array.NewSlice(want, lo, hi)
 	defer sl.Release()
 	assert.True(t, array.Equal(sl, got), "trial %d: rows [%d, %d)", trial, lo, hi)
+}
+
+// A file of small row groups groups within a small budget: what a row
+// group's decoding holds (groupCost) is bounded by its rows, the batches of
+// the leaves pqarrow decodes and the page path's windows no larger than the
+// row group (a file of 180 KB once needed 104 MiB of --memory to group).
+func TestGroupSmallRowGroupsSmallBudget(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	rec := pqRecord(mem, pqCols(), 30_000, 5)
+	path := filepath.Join(t.TempDir(), "small.parquet")
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(5000)}})
+	rec.Release()
+	for _, req := range []engine.GroupRequest{
+		{Keys: []string{"i64_low"}, Columns: []string{"i32", "f64", "price"}, Aggs: agg.Default, CountRows: true}, // (the page path's all)
+		{Keys: []string{"word"}, Columns: []string{"i32", "word", "point.a", "flag"}, Aggs: agg.Default | agg.Ordered, CountRows: true},
+	} {
+		var outs []string
+		for _, total := range []int64{1 << 40, 4 << 20} {
+			srcs, err := Expand([]string{path})
+			require.NoError(t, err)
+			d, err := Open(ctx, srcs, Options{Mem: mem, Budget: budget.New(total, "the test's budget")})
+			require.NoError(t, err)
+			sum, err := d.Group(ctx, newEngine(t, mem), req)
+			require.NoError(t, err, "keys %v, a budget of %d", req.Keys, total)
+			var out bytes.Buffer
+			require.NoError(t, report.WriteGroups(&out, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
+			sum.Groups.Release()
+			require.NoError(t, d.Close())
+			outs = append(outs, out.String())
+		}
+		assert.Equal(t, outs[0], outs[1], "keys %v", req.Keys)
+	}
 }

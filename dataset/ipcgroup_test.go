@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
+	"github.com/apache/arrow/go/v17/parquet"
+	"github.com/apache/arrow/go/v17/parquet/compress"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -124,28 +126,35 @@ func (a *hookAllocator) Allocate(size int) []byte {
 	return a.Allocator.Allocate(size)
 }
 
-// An IPC file cut while it is grouped in place (its slices copied out of
-// the mapping by the workers, or out of the batches read) gives an error
-// naming it that says the file changed, or the groups of the whole file
-// when the read was over, never a crash (a SIGBUS of the mapping), and
-// leaks nothing: the cut comes from the goroutine of one of the copies'
-// allocations, at several points of the read.
-func TestGroupIPCTruncatedWhileRead(t *testing.T) {
+// A file cut while it is grouped in place gives an error naming it that
+// says the file changed, or the groups of the whole file when the read was
+// over, never a crash (a SIGBUS of the mapping) or "corrupt", and leaks
+// nothing. The cut comes once the file is open, before its rows are read,
+// or from the goroutine of one of the run's allocations (the reader's and
+// the engine's), at several points of the read: an IPC file's slices are
+// copied out of the mapping by the workers (or out of the batches read),
+// and cut among them; a Parquet file's pages are read with few allocations
+// of the run, its later cuts come after its pages are read (the whole
+// file's groups, or the error of the check at its end).
+func TestGroupTruncatedWhileRead(t *testing.T) {
 	checked := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer checked.AssertSize(t, 0)
 	rec := pqRecord(checked, pqCols()[:12], 50_000, 8)
 	dir := t.TempDir()
-	orig := filepath.Join(dir, "orig.arrow")
-	writeIPCSlices(t, orig, true, rec, 20_000) // (three batches)
+	files := map[string]string{"ipc": filepath.Join(dir, "orig.arrow"), "snappy": filepath.Join(dir, "snappy.parquet"),
+		"zstd": filepath.Join(dir, "zstd.parquet")}
+	writeIPCSlices(t, files["ipc"], true, rec, 20_000) // (three batches)
+	rg := parquet.WithMaxRowGroupLength(20_000)
+	writePQ(t, files["snappy"], rec, pqConfig{props: []parquet.WriterProperty{rg, parquet.WithCompression(compress.Codecs.Snappy)}})
+	writePQ(t, files["zstd"], rec, pqConfig{props: []parquet.WriterProperty{rg, parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithDataPageVersion(parquet.DataPageV2)}})
 	rec.Release()
-	data, err := os.ReadFile(orig)
-	require.NoError(t, err)
-	size := int64(len(data))
 	was := ipcSliceBytes
 	ipcSliceBytes = 4 << 10 // (hundreds of slices)
 	t.Cleanup(func() { ipcSliceBytes = was })
 	req := engine.GroupRequest{Keys: []string{"i64_low"}, Columns: []string{"i32", "f64", "u64"}, Aggs: agg.Default}
-	group := func(path string, mem memory.Allocator) (string, error) {
+	// group groups path, calling opened once it is open.
+	group := func(path string, mem memory.Allocator, opened func()) (string, error) {
 		srcs, err := Expand([]string{path})
 		require.NoError(t, err)
 		b := budget.New(64<<20, "the test's budget")
@@ -155,7 +164,8 @@ func TestGroupIPCTruncatedWhileRead(t *testing.T) {
 			require.NoError(t, d.Close())
 			assert.Zero(t, b.Used(), "the budget's charges given back")
 		}()
-		sum, err := d.Group(context.Background(), newEngine(t, checked), req)
+		opened()
+		sum, err := d.Group(context.Background(), newEngine(t, mem), req)
 		if err != nil {
 			return "", err
 		}
@@ -164,30 +174,46 @@ func TestGroupIPCTruncatedWhileRead(t *testing.T) {
 		require.NoError(t, report.WriteGroups(&out, report.JSON, report.Groups{Rows: sum.Rows, Files: sum.Files, Kept: sum.Kept, Record: sum.Groups}))
 		return out.String(), nil
 	}
-	want, err := group(orig, checked)
-	require.NoError(t, err)
-	for _, mapped := range []bool{true, false} {
-		withMmap(t, mapped, func(t *testing.T) {
-			errs := 0
-			path := filepath.Join(dir, "cut.arrow")
-			for _, at := range raceSubset([]int64{30, 300, 900}) {
-				for _, to := range raceSubset([]int64{0, size / 4, size / 2, size - 4096}) {
-					require.NoError(t, os.WriteFile(path, data, 0o644))
-					mem := &hookAllocator{Allocator: checked, hook: func() { assert.NoError(t, os.Truncate(path, to)) }}
-					mem.after.Store(at)
-					got, err := group(path, mem)
-					if err != nil {
-						errs++
-						var e *Error
-						require.ErrorAs(t, err, &e, "cut at allocation %d to %d", at, to)
-						assert.Equal(t, path, e.Path)
-						assert.ErrorIs(t, err, errFileChanged, "the change, not corrupt bytes: %v", err)
-						continue
+	for _, name := range []string{"ipc", "snappy", "zstd"} {
+		orig := files[name]
+		data, err := os.ReadFile(orig)
+		require.NoError(t, err)
+		size := int64(len(data))
+		counting := &hookAllocator{Allocator: checked, hook: func() {}}
+		want, err := group(orig, counting, func() {})
+		require.NoError(t, err)
+		t.Logf("%s: %d allocations", name, counting.n.Load())
+		for _, mapped := range []bool{true, false} {
+			t.Run(name, func(t *testing.T) {
+				withMmap(t, mapped, func(t *testing.T) {
+					errs := 0
+					path := filepath.Join(dir, "cut")
+					n := counting.n.Load()
+					for _, at := range raceSubset([]int64{0, n / 8, n / 3, 2 * n / 3}) { // (0: once open)
+						for _, to := range raceSubset([]int64{0, size / 4, size / 2, size - 4096}) {
+							require.NoError(t, os.WriteFile(path, data, 0o644))
+							cut := func() { assert.NoError(t, os.Truncate(path, to)) }
+							mem := &hookAllocator{Allocator: checked, hook: cut}
+							mem.after.Store(at)
+							got, err := group(path, mem, func() {
+								if at == 0 {
+									cut()
+								}
+							})
+							if err != nil {
+								errs++
+								var e *Error
+								require.ErrorAs(t, err, &e, "cut at allocation %d to %d", at, to)
+								assert.Equal(t, path, e.Path)
+								assert.ErrorIs(t, err, errFileChanged, "the change, not corrupt bytes: %v", err)
+								continue
+							}
+							assert.Equal(t, want, got, "cut at allocation %d to %d: no error, so the whole file's groups", at, to)
+						}
 					}
-					assert.Equal(t, want, got, "cut at allocation %d to %d: no error, so the whole file's groups", at, to)
-				}
-			}
-			assert.Positive(t, errs)
-		})
+					assert.Positive(t, errs)
+				})
+			})
+		}
 	}
 }

@@ -53,7 +53,7 @@ func mapSource(src *sourceBytes, size int64) (*mappedFile, error) {
 		return nil, err
 	}
 	if fi.Size() != size {
-		return nil, fmt.Errorf("the file changed while it was read: %d bytes, %d before", fi.Size(), size)
+		return nil, fmt.Errorf("%w: %d bytes, %d before", errFileChanged, fi.Size(), size)
 	}
 	m.modTime = fi.ModTime()
 	if useMmap && size > 0 && int64(int(size)) == size {
