@@ -38,10 +38,11 @@ type ipcSlices struct {
 	index  int // the next record batch's
 	dicts  map[int64]*array.Data
 	// cur is the batch being sliced, row its next row, batch the rows of
-	// a slice.
-	cur   *slicedBatch
-	row   int64
-	batch int64
+	// a slice; sliceBytes the copied bytes of a slice (group sets it).
+	cur        *slicedBatch
+	row        int64
+	batch      int64
+	sliceBytes int64
 }
 
 // openIPCSlices opens IPC source i for grouping its leaves in place
@@ -76,13 +77,20 @@ func (d *Dataset) openIPCSlices(ctx context.Context, i int, leaves []arrow17.Lea
 func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (rows int64, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	workers = max(1, workers)
 	type slice struct {
 		ipcSliceRows
 		rec  arrow.Record
 		prep *engine.Prepared
 		err  error
 		done chan struct{} // closed once copied and prepared
+		held bool          // holds a place of sem
 	}
+	// sem bounds the slices copied and not yet added (each holds its
+	// copy, and its batch's mapped pages until it is copied) to workers,
+	// of ipcSliceSize each.
+	sem := make(chan struct{}, workers)
+	s.sliceBytes = ipcSliceSize(workers)
 	free := func(sl *slice) {
 		if sl.prep != nil {
 			sl.prep.Release()
@@ -92,34 +100,37 @@ func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (row
 		}
 		sl.drop()
 		s.r.budget.Release(sl.charged)
+		if sl.held {
+			<-sem
+			sl.held = false
+		}
 	}
-	workers = max(1, workers)
 	queue := make(chan *slice, workers) // in the file's order
-	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	go func() {
 		defer close(queue)
 		for {
-			rows, err := s.nextSlice(ctx)
-			if errors.Is(err, io.EOF) {
+			// A place first, then the slice's charge: at most a slice a
+			// worker is charged at once.
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
 				return
 			}
-			sl := &slice{ipcSliceRows: rows, err: err, done: make(chan struct{})}
+			rows, err := s.nextSlice(ctx)
+			if errors.Is(err, io.EOF) {
+				<-sem
+				return
+			}
+			sl := &slice{ipcSliceRows: rows, err: err, done: make(chan struct{}), held: true}
 			if err != nil {
 				close(sl.done)
 				queue <- sl // (the consumer drains the queue whatever happens)
 				return
 			}
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				free(sl)
-				return
-			}
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				defer func() { <-sem }()
 				defer close(sl.done)
 				if sl.rec, sl.err = s.copySlice(&sl.ipcSliceRows); sl.err == nil {
 					sl.prep, sl.err = sink.prepare(sl.rec)
@@ -244,8 +255,8 @@ func (s *ipcSlices) nextSlice(ctx context.Context) (rows ipcSliceRows, err error
 }
 
 // decode reads batch b and decodes it in place, charging what decoding it
-// allocates (ipcFileRun.charge), and sizes its slices: groupBatchBytes of
-// the copied columns' bytes, by their bytes a row.
+// allocates (ipcFileRun.charge), and sizes its slices: sliceBytes of the
+// copied columns' bytes, by their bytes a row.
 func (s *ipcSlices) decode(ctx context.Context, b *ipcFileBatch, acquire func(string, int64) error) error {
 	if err := s.r.charge(b, acquire); err != nil {
 		return err
@@ -272,12 +283,27 @@ func (s *ipcSlices) decode(ctx context.Context, b *ipcFileBatch, acquire func(st
 			perRow += sliceBytes(col, 0, n) / n
 		}
 	}
-	s.batch = max(1, ipcSliceBytes/perRow)
+	s.batch = max(1, s.sliceBytes/perRow)
 	return nil
 }
 
-// ipcSliceBytes is the copied bytes of a slice (a variable for the tests).
+// ipcSliceBytes is the most copied bytes of a slice (a variable for the
+// tests); ipcSlicesHeld the copied bytes of the slices of a file held at
+// once, about: workers slices of ipcSlicesHeld/workers bytes each, but no
+// smaller than minIPCSliceBytes, so that many workers do not hold many
+// whole slices (and the mapped pages of their batches, until they are
+// copied).
 var ipcSliceBytes int64 = groupBatchBytes
+
+const (
+	ipcSlicesHeld    = 128 << 20
+	minIPCSliceBytes = 4 << 20
+)
+
+// ipcSliceSize is the copied bytes of a slice of a file grouped by workers.
+func ipcSliceSize(workers int) int64 {
+	return min(ipcSliceBytes, max(minIPCSliceBytes, ipcSlicesHeld/int64(max(1, workers))))
+}
 
 // slice charges the copy of the next rows of the current batch's columns
 // cols (sliceBytes) and returns them to copy.

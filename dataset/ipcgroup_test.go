@@ -217,3 +217,34 @@ func TestGroupTruncatedWhileRead(t *testing.T) {
 		}
 	}
 }
+
+// Grouping an IPC file in place holds at most a slice a worker of the
+// budget at once (copied and not yet added), whatever the workers' speed
+// against the adding's: a file of many slices, the peak of the budget's
+// charges within the workers' slices and the batches' charges.
+func TestGroupIPCSlicesHeld(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := pqRecord(mem, pqCols()[:12], 200_000, 3)
+	path := filepath.Join(t.TempDir(), "many.arrow")
+	writeIPCSlices(t, path, true, rec, 25_000)
+	rec.Release()
+	was := ipcSliceBytes
+	ipcSliceBytes = 64 << 10
+	t.Cleanup(func() { ipcSliceBytes = was })
+	req := engine.GroupRequest{Keys: []string{"i64_low"}, Columns: []string{"i32", "f64", "u64"}, Aggs: agg.Default}
+	for _, workers := range []int{1, 3, 8} {
+		b := budget.New(1<<40, "the test's budget")
+		srcs, err := Expand([]string{path})
+		require.NoError(t, err)
+		d, err := Open(context.Background(), srcs, Options{Mem: mem, Budget: b, Workers: workers})
+		require.NoError(t, err)
+		before := b.Used() // (the footer's)
+		sum, err := d.Group(context.Background(), newEngine(t, mem), req)
+		require.NoError(t, err)
+		sum.Groups.Release()
+		require.NoError(t, d.Close())
+		slice := ipcSliceSize(workers) + 4096 // (sliceBytes' padding, bitmaps and rounding)
+		assert.LessOrEqual(t, b.Peak()-before, int64(workers)*slice, "%d workers", workers)
+	}
+}
