@@ -296,7 +296,7 @@ func (s *ipcSlices) decode(ctx context.Context, b *ipcFileBatch, acquire func(st
 var ipcSliceBytes int64 = groupBatchBytes
 
 const (
-	ipcSlicesHeld    = 128 << 20
+	ipcSlicesHeld    = 64 << 20
 	minIPCSliceBytes = 4 << 20
 )
 
