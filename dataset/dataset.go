@@ -620,6 +620,15 @@ func (p *partial) results() []engine.Result {
 	return out
 }
 
+// progress is the tracker of source i's bytes read (Options.Progress), nil
+// when there is none or the source's size is not known.
+func (d *Dataset) progress(i int) *tracker {
+	if s := d.sources[i]; d.opts.Progress != nil && s.Size >= 0 {
+		return &tracker{report: d.opts.Progress, size: s.Size}
+	}
+	return nil
+}
+
 // openReader opens the batch reader of an IPC source i; prog, when set,
 // gets the progress of its bytes.
 func (d *Dataset) openReader(ctx context.Context, i int, prog *tracker) (batchReader, error) {
@@ -664,10 +673,7 @@ func (d *Dataset) aggregateSource(ctx context.Context, eng *engine.Engine, i int
 			outIdx = append(outIdx, k)
 		}
 	}
-	var prog *tracker
-	if d.opts.Progress != nil && s.Size >= 0 {
-		prog = &tracker{report: d.opts.Progress, size: s.Size}
-	}
+	prog := d.progress(i)
 	if fi.parquet != nil {
 		// newRun is a read of the file that leaves to the CPU the chunks
 		// of the columns in short.

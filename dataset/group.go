@@ -216,12 +216,14 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 		leaves = append(leaves, l)
 	}
 	sink := d.newGroupSink(ctx, eng, req, extra, g, pending, sum)
+	prog := d.progress(i)
+	defer prog.finish()
 	if fi.parquet != nil {
 		keys := map[string]bool{}
 		for _, k := range req.Keys {
 			keys[k] = true
 		}
-		return d.groupParquet(ctx, i, leaves, keys, req.Filter, sink, sum)
+		return d.groupParquet(ctx, i, leaves, keys, req.Filter, sink, sum, prog)
 	}
 	// IPC files, and stream files, are read in place (ipcSlices); standard
 	// input, and files of types the in-place decoder does not lay out, by
@@ -229,7 +231,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 	if s := d.sources[i]; s.Path != Stdin && fi.stream == nil {
 		sl, err := d.openIPCSlices(ctx, i, leaves)
 		if err == nil {
-			rows, err := sl.group(ctx, sink, d.opts.Workers)
+			rows, err := sl.group(ctx, sink, d.opts.Workers, prog)
 			if cerr := sl.close(); err == nil && cerr != nil {
 				err = cerr
 			}
@@ -239,7 +241,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 			return 0, err
 		}
 	}
-	rdr, err := d.openReader(ctx, i, nil)
+	rdr, err := d.openReader(ctx, i, prog)
 	if err != nil {
 		return 0, err
 	}
@@ -348,7 +350,8 @@ func (d *Dataset) newGroupSink(ctx context.Context, eng *engine.Engine, req engi
 // of the leaves, under their names. A row group whose statistics (stats.go:
 // the exact ones) exclude every row filter f keeps is skipped, and counted
 // in sum.
-func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, sink groupSink, sum *GroupSummary) (int64, error) {
+func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf, keys map[string]bool, f engine.RowFilter, sink groupSink, sum *GroupSummary,
+	prog *tracker) (int64, error) {
 	fi := &d.files[i]
 	pls, err := parquetLeaves(fi.parquet, leaves, make([]int, len(leaves)), !fi.parquet.crypt.encrypted && !d.opts.ArrowDecode)
 	if err != nil {
@@ -470,7 +473,7 @@ func (d *Dataset) groupParquet(ctx context.Context, i int, leaves []arrow17.Leaf
 	}
 	defer m.unmap() //nolint:errcheck // (an unmap fails only for a bad range)
 	run.mapped = m.mapped
-	err = run.groupRowGroups(ctx, src, pf, fr, todo, sink)
+	err = run.groupRowGroups(ctx, src, pf, fr, todo, sink, prog)
 	if run.pages != nil {
 		sk, ps := &sum.Pages, &run.pages.skips
 		sk.RowGroups, sk.Pages, sk.Rows = sk.RowGroups+ps.RowGroups, sk.Pages+ps.Pages, sk.Rows+ps.Rows
@@ -549,7 +552,8 @@ type groupSink struct {
 // the chunks aggregated without grouping. Each batch's leaves are decoded
 // by a goroutine each (one after the other for an encrypted file, whose
 // decryptors are not safe for concurrent use).
-func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *file.Reader, fr *pqarrow.FileReader, todo []int, sink groupSink) error {
+func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *file.Reader, fr *pqarrow.FileReader, todo []int, sink groupSink,
+	prog *tracker) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	serial := r.pqf.crypt.encrypted
@@ -676,6 +680,8 @@ func (r *parquetRun) groupRowGroups(ctx context.Context, src *sourceBytes, pf *f
 		}
 		sink.skip(rd.first + rd.rows - next)
 		next = rd.first + rd.rows
+		// Progress: the file's bytes in proportion to its rows grouped.
+		prog.to(int64(float64(prog.total()) * float64(next) / float64(max(firsts[len(md.RowGroups)], 1))))
 		if r.pages != nil {
 			r.pages.add(rd.skips)
 		}

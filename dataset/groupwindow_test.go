@@ -256,3 +256,45 @@ func TestGroupSmallRowGroupsSmallBudget(t *testing.T) {
 		assert.Equal(t, outs[0], outs[1], "keys %v", req.Keys)
 	}
 }
+
+// Grouping reports its progress (Options.Progress) as it goes, not only
+// at its end: a Parquet file of several row groups, the same rows in one
+// row group (read as parts of its rows by the workers), an IPC file of
+// several batches and of one; the reports add up to the file's bytes.
+func TestGroupProgress(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := context.Background()
+	rec := pqRecord(mem, pqCols()[:12], 40_000, 5)
+	dir := t.TempDir()
+	files := map[string]string{"row groups": filepath.Join(dir, "rg.parquet"), "one row group": filepath.Join(dir, "one.parquet"),
+		"batches": filepath.Join(dir, "b.arrow"), "one batch": filepath.Join(dir, "one.arrow")}
+	writePQ(t, files["row groups"], rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(5000)}})
+	writePQ(t, files["one row group"], rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(1 << 20)}})
+	writeIPCSlices(t, files["batches"], true, rec, 5000)
+	writeIPC(t, files["one batch"], rec)
+	rec.Release()
+	was, wasWindow := ipcSliceBytes, minGroupWindow
+	ipcSliceBytes, minGroupWindow = 16<<10, 4096 // (parts of the row group of 40,000 rows)
+	t.Cleanup(func() { ipcSliceBytes, minGroupWindow = was, wasWindow })
+	req := engine.GroupRequest{Keys: []string{"i64_low"}, Columns: []string{"i32", "f64"}, Aggs: agg.Default}
+	for name, path := range files {
+		var reports []int64
+		srcs, err := Expand([]string{path})
+		require.NoError(t, err)
+		d, err := Open(ctx, srcs, Options{Mem: mem, Budget: budget.New(1<<40, "the test's budget"), Workers: 4,
+			Progress: func(n int64) { reports = append(reports, n) }})
+		require.NoError(t, err)
+		sum, err := d.Group(ctx, newEngine(t, mem), req)
+		require.NoError(t, err, name)
+		sum.Groups.Release()
+		require.NoError(t, d.Close())
+		var added int64
+		for _, n := range reports {
+			assert.Positive(t, n, name)
+			added += n
+		}
+		assert.Equal(t, srcs[0].Size, added, "%s: the file's bytes", name)
+		assert.Greater(t, len(reports), 2, "%s: reported as it goes", name)
+	}
+}

@@ -72,9 +72,9 @@ func (d *Dataset) openIPCSlices(ctx context.Context, i int, leaves []arrow17.Lea
 // group hands the file's slices to sink in order, each copied out of the
 // mapping (copySlice) and prepared (sink.prepare: engine.Grouper.Prepare)
 // by one of workers goroutines while the slices before it are added
-// (sink.add): an IPC file grouped on every core, in its order. It returns
-// the rows added.
-func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (rows int64, err error) {
+// (sink.add): an IPC file grouped on every core, in its order; prog gets
+// the file's bytes as its slices are added. It returns the rows added.
+func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int, prog *tracker) (rows int64, err error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers = max(1, workers)
@@ -158,10 +158,12 @@ func (s *ipcSlices) group(ctx context.Context, sink groupSink, workers int) (row
 		p := sl.prep
 		sl.prep = nil // (add releases it)
 		err := sink.add(sl.rec, p)
+		pos := sl.pos
 		free(sl)
 		if err != nil {
 			return rows, err
 		}
+		prog.to(pos)
 	}
 	return rows, ctx.Err()
 }
@@ -190,6 +192,7 @@ type ipcSliceRows struct {
 	src     *slicedBatch // nil once copied
 	lo, hi  int64
 	charged int64
+	pos     int64 // the file's bytes read once it is added (the progress)
 }
 
 // drop lets go of the slice's batch, if it still holds it.
@@ -320,7 +323,9 @@ func (s *ipcSlices) slice(ctx context.Context) (ipcSliceRows, error) {
 	}
 	s.row = hi
 	h.retain()
-	return ipcSliceRows{src: h, lo: lo, hi: hi, charged: need}, nil
+	blk := h.b.block
+	pos := blk.offset + blk.meta + int64(float64(blk.body)*float64(hi)/float64(h.b.rec.NumRows()))
+	return ipcSliceRows{src: h, lo: lo, hi: hi, charged: need, pos: pos}, nil
 }
 
 // copySlice copies rows r of its batch's columns cols out of the mapping

@@ -71,6 +71,14 @@ func (t *tracker) add(n int64) {
 	}
 }
 
+// total is the bytes tracked (0 for nil).
+func (t *tracker) total() int64 {
+	if t == nil {
+		return 0
+	}
+	return t.size
+}
+
 func (t *tracker) finish() {
 	if t != nil {
 		t.to(t.size)
