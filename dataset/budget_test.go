@@ -265,3 +265,20 @@ func TestBudgetPagePlan(t *testing.T) {
 		assert.Zero(t, b.Used())
 	}
 }
+
+// A small file of fixed-width columns that pqarrow decodes is aggregated
+// within a small budget: a decoding task is charged what its chunk's
+// batches can hold (arrowTaskCost), not arrowTaskBytes whatever the chunk
+// (a file of 180 KB once needed 16.2 MiB of --memory), and the answers are
+// those of an unbounded budget.
+func TestAggregateSmallChunksSmallBudget(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	rec := pqRecord(mem, pqCols()[:12], 20_000, 9)
+	path := filepath.Join(t.TempDir(), "small.parquet")
+	writePQ(t, path, rec, pqConfig{props: []parquet.WriterProperty{parquet.WithMaxRowGroupLength(5000)}})
+	rec.Release()
+	want, _ := aggregateFile(t, mem, []string{path}, Options{ArrowDecode: true, Budget: budget.New(1<<40, "the test's budget")}, agg.Default)
+	got, _ := aggregateFile(t, mem, []string{path}, Options{ArrowDecode: true, Budget: budget.New(4<<20, "the test's budget")}, agg.Default)
+	assert.Equal(t, want, got)
+}

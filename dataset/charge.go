@@ -11,7 +11,8 @@ import "github.com/arrowagg/arrowagg/budget"
 //     path grow past keepBytes (pages read when the file is not mapped,
 //     pages decompressed, the dictionary page copied, the levels of a page read as a stream, the window of a
 //     zstd stream: pqstream.go), and, for a chunk that pqarrow decodes, what arrow-go
-//     holds for it (arrowTaskBytes, its largest page twice: read and
+//     holds for it (arrowTaskCost: arrowTaskBytes, less for a small chunk of
+//     fixed-width values; its largest page twice: read and
 //     decompressed, and its dictionary as the decoders hold it; for an
 //     encrypted chunk, twice its bytes more: read whole and its page
 //     headers unpadded, pqpadded.go).

@@ -752,7 +752,8 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 				if !paged {
 					need, _, _, err := r.arrowCost(ctx, src, src.Size(), &g, c, md, cc, l)
 					if err != nil || l.page == nil || g.walk.undict {
-						needs[k], undict[k] = need, l.page != nil
+						// (its batches are counted with the row group's, below)
+						needs[k], undict[k] = need-arrowTaskCost(l, cc.NumValues()), l.page != nil
 						return err
 					}
 					largest = g.walk.largest
@@ -773,7 +774,7 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 			}
 			pl := l.page.chunkLeaf(undict[k])
 			pls[k] = pl
-			needs[k] = arrowTaskBytes + pageRowsBytes(pl, rows) + largest + 16*max(g.walk.dict, 0)
+			needs[k] = pageRowsBytes(pl, rows) + largest + 16*max(g.walk.dict, 0)
 			if pl.dictKey { // the dictionary's entries and offsets, held with the rows
 				needs[k] += g.walk.dictBytes + 8*(max(g.walk.dict, 0)+1)
 			}
@@ -808,7 +809,7 @@ func (r *parquetRun) groupCost(ctx context.Context, src *sourceBytes, md *metada
 		need += int64(pagedAtOnce(paged)) * pageWindowBytes / pageWindow * min(pageWindow, rows)
 	}
 	for _, n := range needs {
-		need += n - arrowTaskBytes
+		need += n
 	}
 	cost = rowGroupCost{pls: pls, rows: rows, window: rows}
 	all := cost.held(rows)

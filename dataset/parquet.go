@@ -738,5 +738,25 @@ func (r *parquetRun) arrowCost(ctx context.Context, f io.ReaderAt, size int64, g
 		// does not read cannot be read in another unit.)
 		return 0, false, false, fmt.Errorf("%w: INT96 timestamps read as %s through pqarrow, which decodes them as timestamp[ns]", arrow.ErrNotImplemented, ts)
 	}
-	return arrowTaskBytes + 2*largest + c.dictCost + unpadded, g.allNull, !ok, nil
+	return arrowTaskCost(l, cc.NumValues()) + 2*largest + c.dictCost + unpadded, g.allNull, !ok, nil
+}
+
+// arrowTaskScratch is the part of a pqarrow decoding task's memory that
+// does not grow with its chunk (arrowTaskCost).
+const arrowTaskScratch = 1 << 20
+
+// arrowTaskCost is what a task decoding a chunk of values values of leaf l
+// through pqarrow holds: arrowTaskBytes, or, for a flat leaf of fixed
+// width whose chunk fills less than that, its batches as they can grow
+// (the values, validity and levels of up to a batch of its values, in
+// buffers grown to powers of two, the next batch's while the last is
+// folded: 8 times (width + 5) bytes a value) and arrowTaskScratch.
+func arrowTaskCost(l *parquetLeaf, values int64) int64 {
+	k, err := arrow17.KindOf(l.typ)
+	if err != nil || k.Width() <= 0 || l.list != nil {
+		return arrowTaskBytes
+	}
+	w := int64(k.Width())
+	n := min(max(values, 0), batchOf(batchBytes, w, max(values, 1)))
+	return min(arrowTaskBytes, arrowTaskScratch+8*(w+5)*n)
 }
