@@ -217,7 +217,18 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 	}
 	sink := d.newGroupSink(ctx, eng, req, extra, g, pending, sum)
 	prog := d.progress(i)
-	defer prog.finish()
+	rows, err := d.groupRead(ctx, i, leaves, req, sink, sum, prog)
+	if err == nil {
+		prog.finish()
+	}
+	return rows, err
+}
+
+// groupRead reads source i's leaves into sink (groupSource), its progress
+// to prog.
+func (d *Dataset) groupRead(ctx context.Context, i int, leaves []arrow17.Leaf, req engine.GroupRequest, sink groupSink, sum *GroupSummary,
+	prog *tracker) (int64, error) {
+	fi := &d.files[i]
 	if fi.parquet != nil {
 		keys := map[string]bool{}
 		for _, k := range req.Keys {
@@ -262,6 +273,7 @@ func (d *Dataset) groupSource(ctx context.Context, eng *engine.Engine, i int, re
 			return 0, err
 		}
 	}
+
 }
 
 // newGroupSink is the sink of a source's record batches (extra: the
