@@ -15,11 +15,15 @@ var (
 	_ encoding.BinaryUnmarshaler = (*State)(nil)
 )
 
-// stateVersion is the encoding's version: 4 adds the sums of squares and the
+// stateVersion is the encoding's version: 5 is 4's layout with the sketches
+// of numbers hashed by today's HashInt (4, still read, hashed them by
+// SplitMix64's finalizer: its sketches of strings and binaries are read, a
+// sketch of numbers is refused, as it would merge wrongly with today's); 4
+// adds the sums of squares and the
 // sketch of the statistics after the ordered aggregates; 3, still read, has
 // the tracked aggregates (none of the statistics), where 2, still read, had
 // a flag for the ordered ones.
-const stateVersion = 4
+const stateVersion = 5
 
 // v3All is every aggregate a version 3 state can track.
 const v3All = Default | Ordered
@@ -96,7 +100,7 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	if len(b) < fixed {
 		return fmt.Errorf("%w: %d bytes, want at least %d", ErrState, len(b), fixed)
 	}
-	if b[0] != stateVersion && b[0] != 3 && b[0] != 2 {
+	if b[0] != stateVersion && b[0] != 4 && b[0] != 3 && b[0] != 2 {
 		return fmt.Errorf("%w: version %d, want %d", ErrState, b[0], stateVersion)
 	}
 	if column.Family(b[1]) > column.FamilyCounts {
@@ -170,6 +174,9 @@ func (s *State) UnmarshalBinary(b []byte) error {
 	}
 	if err := n.unmarshalStats(&p); err != nil {
 		return err
+	}
+	if b[0] == 4 && n.Sketch != nil && n.Family != column.FamilyBytes {
+		return fmt.Errorf("%w: a version 4 sketch of %s values hashed by an earlier function: approx_distinct cannot merge it with this version's; encode the state again", ErrState, n.Family)
 	}
 	if len(p) != 0 {
 		return fmt.Errorf("%w: %d trailing bytes", ErrState, len(p))

@@ -15,7 +15,8 @@ import (
 //
 //   - the hash: integers by value (signed values sign-extended, unsigned
 //     zero-extended to 64 bits, so an int32 and an int64 column of the same
-//     values hash alike), through the SplitMix64 finalizer (HashInt); floats
+//     values hash alike), through a three-round Feistel network of 32-bit
+//     multiplies (HashInt, defined there); floats
 //     by their float64 value with -0 as +0 and every NaN as one value
 //     (HashFloat); decimal128 values by their two words (HashDecimal);
 //     strings and binaries by their bytes with XXH3-64, seed 0 (HashBytes).
@@ -30,8 +31,9 @@ import (
 //     for collisions of 64-bit hashes (about one in 2^45 at that size);
 //   - beyond, the estimate is Ertl's improved estimator (O. Ertl, "New
 //     cardinality estimation algorithms for HyperLogLog sketches", 2017),
-//     unbiased from 0 to far beyond 2^40 distinct values without empirical
-//     bias tables: a relative standard error of 1.04/sqrt(2^14) = 0.81%.
+//     unbiased without empirical bias tables (measured from 1 to 2^28
+//     distinct values): a relative standard error of 1.04/sqrt(2^14) =
+//     0.81%.
 //
 // Booleans need no sketch: their distinct values follow from the counts.
 
@@ -193,22 +195,42 @@ func mergeSketches(a, b *Sketch) *Sketch {
 	return &out
 }
 
-// The SplitMix64 finalizer's constants (Steele, Lea and Flood; the stream
-// of java.util.SplittableRandom): the hash of consecutive integers is the
-// SplitMix64 sequence.
+// The sketch hash of a 64-bit word is a Feistel network of three rounds on
+// its 32-bit halves (hi, lo): lo ^= F1(hi), hi ^= F2(lo), lo ^= F3(hi), and
+// the hash is lo<<32 | hi. A round function is a multiply of 32 by 32 bits
+// plus a 64-bit constant, folded: F(a) = low ^ high half of a*k + d (mod
+// 2^64). Each round is one multiply and one xor where the previous hash
+// (SplitMix64's finalizer) took two 64-bit multiplies and three 64-bit
+// shifts, which bounded the GPU's sketch kernels. F1's d is 0, so that F1
+// of a sign word is that word (the fold of (2^32-1)k is -k ^ (k-1) = ^0):
+// the first round of an int32 widened is lo ^= hi, one instruction on the
+// GPU. Every round is invertible, so distinct integers
+// hash apart. The top word's bits (a register and the first 18 bits of its
+// rank) follow a flip of any input bit as SplitMix64's do (about 1% from
+// one half), and the estimates on runs, strides, timestamps and floats are
+// as close (agg's tests).
 const (
-	mixGamma = 0x9e3779b97f4a7c15
-	mixM1    = 0xbf58476d1ce4e5b9
-	mixM2    = 0x94d049bb133111eb
+	hashK1 = 0x9e3779b9
+	hashK2 = 0x85ebca6b
+	hashK3 = 0xc2b2ae35
+	hashD2 = 0x27d4eb2f165667b1
+	hashD3 = 0x94d049bb133111eb
 )
+
+// hashRound is a round function: the folded a*k + d.
+func hashRound(a, k uint32, d uint64) uint32 {
+	p := uint64(a)*uint64(k) + d
+	return uint32(p) ^ uint32(p>>32)
+}
 
 // HashInt is the sketch hash of an integer, signed values sign-extended to
 // 64 bits, unsigned ones zero-extended.
 func HashInt(x uint64) uint64 {
-	z := x + mixGamma
-	z = (z ^ z>>30) * mixM1
-	z = (z ^ z>>27) * mixM2
-	return z ^ z>>31
+	hi, lo := uint32(x>>32), uint32(x)
+	lo ^= hashRound(hi, hashK1, 0)
+	hi ^= hashRound(lo, hashK2, hashD2)
+	lo ^= hashRound(hi, hashK3, hashD3)
+	return uint64(lo)<<32 | uint64(hi)
 }
 
 // canonicalNaN is the one bit pattern every NaN hashes as.

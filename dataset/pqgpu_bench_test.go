@@ -83,7 +83,12 @@ func BenchmarkPageCodecs(b *testing.B) {
 // codecBenchRecord is n rows of the file benchmark's int64 and float64
 // columns (bench/cmd/duckfiles/data.go says how they are drawn).
 func codecBenchRecord(n int) arrow.Record {
-	mix := agg.HashInt // (splitmix64's mix of x + its gamma, as gen.Mix)
+	mix := func(x uint64) uint64 { // splitmix64's mix of x + its gamma, as gen.Mix
+		z := x + 0x9e3779b97f4a7c15
+		z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+		z = (z ^ z>>27) * 0x94d049bb133111eb
+		return z ^ z>>31
+	}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "i64", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "f64", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)

@@ -699,7 +699,8 @@ template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, i
 // The approx_distinct sketch is agg.Sketch of the Go package: the same
 // 64-bit hash of each valid value (integers sign- or zero-extended to 64
 // bits, floats widened to double with -0 as +0 and every NaN as one value,
-// through the SplitMix64 finalizer), the same registers (the top
+// through agg.HashInt's three Feistel rounds of 32-bit multiplies), the
+// same registers (the top
 // AGG_SKETCH_PRECISION bits pick one, the rank is one plus the leading zeros
 // of the bits below), and, while there are at most AGG_SKETCH_EXACT of them,
 // the distinct hashes themselves. Registers merge by max and hashes by
@@ -718,7 +719,9 @@ template <> __device__ __forceinline__ Dec128 vec_lane<Dec128>(const uint4& v, i
 // gives the same maxima), so that once the registers are warm a hash
 // rarely raises one, and from whether its table has already overflowed, in
 // which case the block keeps no hashes at all. The hash of every value is
-// computed, null or not; a null's rank is 0, which raises nothing.
+// computed, null or not; a null raises nothing. Once the registers are
+// warm, a hash is tested against their floor by the bits of its top word
+// alone (floor_mask), its rank found only where it passes.
 //
 // A table's probe is bounded by its size: a probe that finds no room
 // means more than AGG_SKETCH_EXACT distinct hashes (the table holds at most
@@ -746,12 +749,25 @@ struct DeviceSketch {
 };
 static_assert(sizeof(DeviceSketch) == AGG_SKETCH_BYTES, "DeviceSketch is AGG_SKETCH_BYTES (gpuagg/cuda)");
 
-// mix64 is the SplitMix64 finalizer (agg.HashInt).
+// hash_round is a round of agg.HashInt's Feistel network: the low ^ the
+// high half of a*k + d (one IMAD.WIDE.U32 and the xor).
+__device__ __forceinline__ uint32_t hash_round(uint32_t a, uint32_t k, uint64_t d) {
+  const uint64_t p = (uint64_t)a * k + d;
+  return (uint32_t)p ^ (uint32_t)(p >> 32);
+}
+
+// feistel is agg.HashInt of the word hi:lo, after its first round (lo ^=
+// F1(hi), done by the caller).
+__device__ __forceinline__ uint64_t feistel(uint32_t hi, uint32_t lo) {
+  hi ^= hash_round(lo, 0x85ebca6bu, 0x27d4eb2f165667b1ULL);
+  lo ^= hash_round(hi, 0xc2b2ae35u, 0x94d049bb133111ebULL);
+  return (uint64_t)lo << 32 | hi;
+}
+
+// mix64 is agg.HashInt.
 __device__ __forceinline__ uint64_t mix64(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  const uint32_t hi = (uint32_t)(x >> 32);
+  return feistel(hi, (uint32_t)x ^ hash_round(hi, 0x9e3779b9u, 0));
 }
 
 // float_hash is agg.HashFloat.
@@ -762,8 +778,15 @@ __device__ __forceinline__ uint64_t float_hash(double x) {
   return mix64(b);
 }
 
+// sketch_hash is the hash of a value. A value of 32 bits or fewer has a
+// high word of 0 or (signed, negative) all ones, and F1 of all ones is all
+// ones (the fold of (2^32-1)k is (-k) ^ (k-1)): its first round is lo ^= hi.
+__device__ __forceinline__ uint64_t hash32(int32_t x) {
+  const uint32_t hi = (uint32_t)(x >> 31);
+  return feistel(hi, (uint32_t)x ^ hi);
+}
 template <typename T> __device__ __forceinline__ uint64_t sketch_hash(T x) {
-  return mix64(T(-1) < T(0) ? (uint64_t)(int64_t)x : (uint64_t)x);
+  return sizeof(T) == 8 ? mix64((uint64_t)x) : T(-1) < T(0) ? hash32((int32_t)x) : feistel(0u, (uint32_t)x);
 }
 template <> __device__ __forceinline__ uint64_t sketch_hash<float>(float x) { return float_hash((double)x); }
 template <> __device__ __forceinline__ uint64_t sketch_hash<double>(double x) { return float_hash(x); }
@@ -816,6 +839,18 @@ __device__ __forceinline__ unsigned min_byte(unsigned int w) {
   return a < c ? a : c;
 }
 
+// floor_mask is the mask of a hash's top word that decides whether its rank
+// may exceed floor f: the rank (one plus the leading zeros of the hash's
+// 50 bits below the register's) exceeds f where those bits' top f are zero;
+// the top word holds 18 of them, so the mask is their top f, and for a
+// floor above 18 all 18 (a hash that passes may still rank at most f: its
+// rank is found and its register read, as for any hash that passes).
+__device__ __forceinline__ uint32_t floor_mask(unsigned f) {
+  constexpr unsigned kTop = 32 - kSketchP;  // rank bits in the top word
+  if (f >= kTop) return (1u << kTop) - 1;
+  return ((1u << f) - 1) << (kTop - f);
+}
+
 // BlockSketch is a block's sketch in shared memory.
 struct BlockSketch {
   unsigned int regs[kSketchRegs / 4];      // four 8-bit registers a word
@@ -847,17 +882,18 @@ struct BlockSketch {
     __syncthreads();
   }
 
-  // add folds hash h of a value, valid or not (ok); floor is the block's
-  // (init), and collecting whether the block kept its hashes at init (it
-  // keeps none once its table overflowed, which stays so). The common case
-  // once the registers are warm, a rank at most the floor and no hashes to
-  // keep, reads no shared memory; a register that the hash does not raise
-  // is inline too; the rest (raise, keep) is a call, which keeps the
-  // unrolled loops of the thread layer small.
-  __device__ __forceinline__ void add(uint64_t h, bool ok, unsigned floor_, bool collecting) {
-    const unsigned rank = ok ? clz64(h << kSketchP | 1ULL << (kSketchP - 1)) + 1 : 0u;
+  // add folds hash h of a value, valid or not (ok); mask is the block's
+  // floor_mask, and collecting whether the block kept its hashes at init
+  // (it keeps none once its table overflowed, which stays so). The common
+  // case once the registers are warm, a hash whose top word says its rank
+  // is at most the floor and no hashes to keep, reads no shared memory and
+  // finds no rank; a register that the hash does not raise is inline too;
+  // the rest (raise, keep) is a call, which keeps the unrolled loops of the
+  // thread layer small.
+  __device__ __forceinline__ void add(uint64_t h, bool ok, uint32_t mask, bool collecting) {
     const bool keep = collecting && ok && *(volatile unsigned int*)&overflow == 0;
-    if (rank <= floor_ && !keep) return;
+    if (!keep && (!ok || ((uint32_t)(h >> 32) & mask) != 0)) return;
+    const unsigned rank = clz64(h << kSketchP | 1ULL << (kSketchP - 1)) + 1;
     const unsigned r = (unsigned)(h >> (64 - kSketchP));
     const unsigned int old = *(volatile unsigned int*)&regs[r >> 2];
     const bool raise = ((old >> ((r & 3) * 8)) & 0xffu) < rank;
@@ -913,10 +949,10 @@ struct BlockSketch {
 // thread layers' default, does nothing.
 struct SketchHook {
   BlockSketch* bs;
-  unsigned floor;   // bs->floor, in a register
+  uint32_t mask;    // floor_mask(bs->floor), in a register
   bool collecting;  // bs kept its hashes at init
   template <typename T> __device__ __forceinline__ void operator()(T x, bool ok) const {
-    bs->add(sketch_hash<T>(x), ok, floor, collecting);
+    bs->add(sketch_hash<T>(x), ok, mask, collecting);
   }
 };
 struct NoHook {
@@ -1068,7 +1104,7 @@ __device__ __forceinline__ void sketch_grid(const Chunk& c, uint64_t* partials, 
   __shared__ BlockSketch bs;
   bs.init(g);
   const typename Agg::Family::State s =
-      Agg::thread_state(c, grid_share(), SketchHook{&bs, bs.floor, bs.overflow == 0});
+      Agg::thread_state(c, grid_share(), SketchHook{&bs, floor_mask(bs.floor), bs.overflow == 0});
   __syncthreads();
   bs.flush(g);
   grid_finish<typename Agg::Family>(s, partials, ticket, out);

@@ -820,27 +820,43 @@ GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
 
 // The sketch hashes of approx_distinct (agg.HashInt, agg.HashFloat), 8
 // values an iteration: n (a multiple of 8) values at vals, their 64-bit
-// hashes to out. SplitMix64's finalizer: z = x + gamma; z = (z ^ z>>30) * m1;
-// z = (z ^ z>>27) * m2; z ^ z>>31.
+// hashes to out. agg.HashInt's three Feistel rounds on the halves of each
+// lane: lo ^= F1(hi), hi ^= F2(lo), lo ^= F3(hi), the hash lo<<32 | hi, a
+// round F(a) = the low ^ the high dword of a*k + d (VPMULUDQ takes the low
+// dword of each lane; the high dwords of the working lanes are don't-cares
+// until the last two instructions). Z28-Z30: k1-k3; Z26, Z23: d2, d3; Z21:
+// 2^32-1.
 
 #define MIXCONSTS \
-	MOVQ         $0x9e3779b97f4a7c15, AX \
+	MOVQ         $0x9e3779b9, AX \
 	VPBROADCASTQ AX, Z28                 \
-	MOVQ         $0xbf58476d1ce4e5b9, AX \
+	MOVQ         $0x85ebca6b, AX \
 	VPBROADCASTQ AX, Z29                 \
+	MOVQ         $0xc2b2ae35, AX \
+	VPBROADCASTQ AX, Z30                 \
+	MOVQ         $0x27d4eb2f165667b1, AX \
+	VPBROADCASTQ AX, Z26                 \
 	MOVQ         $0x94d049bb133111eb, AX \
-	VPBROADCASTQ AX, Z30
+	VPBROADCASTQ AX, Z23                 \
+	MOVQ         $0xffffffff, AX \
+	VPBROADCASTQ AX, Z21
 
-#define MIX(Z, T) \
-	VPADDQ  Z28, Z, Z     \
-	VPSRLQ  $30, Z, T     \
-	VPXORQ  T, Z, Z       \
-	VPMULLQ Z29, Z, Z     \
-	VPSRLQ  $27, Z, T     \
-	VPXORQ  T, Z, Z       \
-	VPMULLQ Z30, Z, Z     \
-	VPSRLQ  $31, Z, T     \
-	VPXORQ  T, Z, Z
+// MIX hashes the lanes of Z in place (T, U, V: scratch).
+#define MIX(Z, T, U, V) \
+	VPSRLQ     $32, Z, T         \
+	VPMULUDQ   Z28, T, U         \
+	VPSRLQ     $32, U, V         \
+	VPTERNLOGQ $0x96, V, U, Z    \
+	VPMULUDQ   Z29, Z, U         \
+	VPADDQ     Z26, U, U         \
+	VPSRLQ     $32, U, V         \
+	VPTERNLOGQ $0x96, V, U, T    \
+	VPMULUDQ   Z30, T, U         \
+	VPADDQ     Z23, U, U         \
+	VPSRLQ     $32, U, V         \
+	VPTERNLOGQ $0x96, V, U, Z    \
+	VPSLLQ     $32, Z, Z         \
+	VPTERNLOGQ $0xf8, Z21, T, Z
 
 // CANONFLOAT makes the float64 lanes of Z hash as agg.HashFloat: ±0 as +0,
 // every NaN as the canonical NaN (Z31: zero, Z27: the canonical NaN).
@@ -863,7 +879,7 @@ GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
 hloop:                      \
 	LOAD 0(SI), Z0          \
 	CANON                   \
-	MIX(Z0, Z1)             \
+	MIX(Z0, Z1, Z8, Z9)     \
 	VMOVDQU64 Z0, 0(DI)     \
 	ADDQ $STRIDE, SI        \
 	ADDQ $64, DI            \
@@ -927,7 +943,7 @@ rall:                       \
 rload:                      \
 	LOADZ 0(SI), K3, Z0     \
 	CANON                   \
-	MIX(Z0, Z1)             \
+	MIX(Z0, Z1, Z8, Z9)     \
 	VPSLLQ    $14, Z0, Z3   \
 	VPLZCNTQ  Z3, Z3        \
 	VPCMPUQ   $5, Z22, Z3, K3, K1 \

@@ -602,12 +602,17 @@ typedef void (*SKern)(const void*, unsigned long long, const uint32_t*, unsigned
                       uint64_t*, unsigned int*, uint64_t*, DeviceSketch*);
 
 // ref_hash is agg.HashInt / agg.HashFloat, written again from their
-// definition (SplitMix64's finalizer).
+// definition (three Feistel rounds on the 32-bit halves, the hash lo:hi).
+static uint32_t ref_round(uint32_t a, uint32_t k, uint64_t d) {
+  const uint64_t p = (uint64_t)a * k + d;
+  return (uint32_t)p ^ (uint32_t)(p >> 32);
+}
 static uint64_t ref_mix(uint64_t x) {
-  uint64_t z = x + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  uint32_t hi = (uint32_t)(x >> 32), lo = (uint32_t)x;
+  lo ^= ref_round(hi, 0x9e3779b9u, 0);
+  hi ^= ref_round(lo, 0x85ebca6bu, 0x27d4eb2f165667b1ULL);
+  lo ^= ref_round(hi, 0xc2b2ae35u, 0x94d049bb133111ebULL);
+  return (uint64_t)lo << 32 | hi;
 }
 template <typename T> static uint64_t ref_hash(T x) {
   if constexpr (std::is_floating_point_v<T>) {
