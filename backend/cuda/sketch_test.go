@@ -147,3 +147,48 @@ func TestDecodeSketch(t *testing.T) {
 	_, err = decodeSketch(b)
 	require.ErrorContains(t, err, "register 9 holds rank 52")
 }
+
+// TestSketchLongColumns runs the sketch kernels over columns of 24M values,
+// every block of the grid folding many of them and every register raised
+// many times, with and without nulls, from an unaligned start: the states
+// are the CPU's (integers the same bytes, floats within the sums' bound),
+// the registers and the estimate the same.
+func TestSketchLongColumns(t *testing.T) {
+	small, hows := gpuPaths(t)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	r := rand.New(rand.NewPCG(13, 17))
+	const n = 24 << 20
+	for _, dt := range []arrow.DataType{arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64,
+		arrow.PrimitiveTypes.Float32, arrow.PrimitiveTypes.Float64} {
+		for _, nf := range []float64{0, 0.3} {
+			arr := randomArray(t, mem, r, dt, n+3, nf)
+			part := array.NewSlice(arr, 3, int64(n+3)) // (an unaligned start)
+			v := viewOf(t, part)
+			set := agg.Default | agg.Moments | agg.ApproxDistinct
+			want := agg.New(v.Kind.Family(), set)
+			c := &cpu.CPU{Threads: 4}
+			require.NoError(t, c.Update(t.Context(), []*column.View{v}, []*agg.State{&want}))
+			require.NotNil(t, want.Sketch)
+			require.True(t, want.Sketch.Overflowed())
+			for _, how := range hows {
+				name := fmt.Sprintf("%s nulls=%v (%s)", dt, nf, how)
+				got := gpuStateVia(t, small, how, v, set)
+				require.NotNil(t, got.Sketch, name)
+				require.Equal(t, want.Sketch.Registers, got.Sketch.Registers, name)
+				require.Equal(t, want.Finalize(set).Distinct, got.Finalize(set).Distinct, name)
+				if v.Kind.Family() == column.FamilyFloat {
+					requireSame(t, v, want, got, name)
+					continue
+				}
+				wb, err := want.MarshalBinary()
+				require.NoError(t, err)
+				gb, err := got.MarshalBinary()
+				require.NoError(t, err)
+				require.Equal(t, wb, gb, name)
+			}
+			part.Release()
+			arr.Release()
+		}
+	}
+}
