@@ -57,7 +57,7 @@ FUZZTIME ?= 10m
 FUZZ_AS ?= 4294967296
 FUZZ_TARGETS ?= dataset:FuzzDetect dataset:FuzzParquet dataset:FuzzParquetGroup dataset:FuzzColumnIndex dataset:FuzzIPCFile \
 	dataset:FuzzIPCStream dataset:FuzzHybrid \
-	engine:FuzzGroupStates filter:FuzzParse internal/snappy:FuzzDecode internal/emugpu:FuzzUnsnap:emu internal/emugpu:FuzzPageKernels:emu \
+	agg:FuzzUnmarshalState engine:FuzzGroupStates filter:FuzzParse internal/snappy:FuzzDecode internal/emugpu:FuzzUnsnap:emu internal/emugpu:FuzzPageKernels:emu \
 	dataset:FuzzGPURoute:emu
 fuzz:
 	@for pt in $(FUZZ_TARGETS); do \

@@ -575,3 +575,55 @@ func TestHashIntAvalanche(t *testing.T) {
 		}
 	}
 }
+
+// FuzzUnmarshalState: a partial state from outside (a state of any family,
+// with the statistics and a sketch, of today's version or an earlier one)
+// decodes or is refused with ErrState, never a panic; what decodes encodes
+// again to bytes that decode to the same state, and finalizes.
+func FuzzUnmarshalState(f *testing.F) {
+	k := new(Sketch)
+	for i := range 1000 {
+		k.Add(HashInt(uint64(i)))
+	}
+	wide := new(Sketch)
+	for i := range 3000 {
+		wide.Add(HashInt(uint64(i)))
+	}
+	sig := Signed(3, 1, Int192From(6), 1, 3)
+	sig.SetSquares(Uint320{14, 0, 0, 0, 1})
+	sig.SetSketch(k)
+	fl := Float(2, 0, 3, 1e-20, 0, 1, 2)
+	fl.SetFloatSquares([]float64{5}, []float64{1e-30}, 0)
+	fl.SetSketch(wide)
+	by := Bytes(2, 0, []byte("a"), []byte("b"))
+	strs := new(Sketch)
+	strs.Add(HashBytes([]byte("a")))
+	by.SetSketch(strs)
+	dec := Decimal(1, 0, Int192From(-5), [2]uint64{uint64(1<<64 - 5), math.MaxUint64}, [2]uint64{uint64(1<<64 - 5), math.MaxUint64})
+	dec.SetPositions(Positions{FirstRow: 0, LastRow: 0, MinRow: 0, MaxRow: 0})
+	for _, s := range []State{sig, fl, by, Bool(3, 0, 2), dec, Signed(2, 0, Int192From(3), 1, 2)} {
+		b, err := s.MarshalBinary()
+		require.NoError(f, err)
+		f.Add(b)
+		for _, v := range []byte{4, 3, 2} {
+			old := append([]byte{}, b...)
+			old[0] = v
+			f.Add(old)
+		}
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var s State
+		if err := s.UnmarshalBinary(b); err != nil {
+			require.ErrorIs(t, err, ErrState)
+			return
+		}
+		again, err := s.MarshalBinary()
+		require.NoError(t, err)
+		var back State
+		require.NoError(t, back.UnmarshalBinary(again))
+		b2, err := back.MarshalBinary()
+		require.NoError(t, err)
+		require.Equal(t, again, b2)
+		_ = back.Finalize(back.Tracks)
+	})
+}
