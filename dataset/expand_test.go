@@ -140,9 +140,9 @@ func TestSkipBad(t *testing.T) {
 	_, err = Expand([]string{dir})
 	assert.ErrorContains(t, err, "b.parquet")
 
-	d, err := Open(context.Background(), srcs, Options{})
+	_, err = Open(context.Background(), srcs, Options{})
 	assert.Error(t, err, "c.arrow's schema cannot be read")
-	d, err = Open(context.Background(), srcs, Options{SkipBad: true})
+	d, err := Open(context.Background(), srcs, Options{SkipBad: true})
 	require.NoError(t, err)
 	defer d.Close()
 	require.Len(t, d.Skipped, 1)

@@ -40,11 +40,6 @@ func (o Op) String() string {
 	return "op(" + strconv.Itoa(int(o)) + ")"
 }
 
-// negate is the operator of NOT (x o v) for values that are ordered (not NaN).
-func (o Op) negate() Op {
-	return [...]Op{Eq: Ne, Ne: Eq, Lt: Ge, Le: Gt, Gt: Le, Ge: Lt}[o]
-}
-
 // LiteralKind says which field of a Literal holds its value.
 type LiteralKind uint8
 

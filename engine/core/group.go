@@ -697,15 +697,13 @@ func (g *Grouper) selectMorsel(keys, filters []*column.View, lo, hi int, mr *mor
 	if err := sc.hasher.Hash(keys, lo, hi, sc.hashes); err != nil {
 		return 0, fmt.Errorf("grouping by %s: %w", g.keyNames(), err)
 	}
-	kept := n
 	var sel []uint64
 	if g.req.Filter != nil {
 		sc.sel = slices.Grow(sc.sel[:0], (n+63)/64)[:(n+63)/64]
-		k, err := g.req.Filter.Select(filters, lo, hi, sc.sel)
-		if err != nil {
+		if _, err := g.req.Filter.Select(filters, lo, hi, sc.sel); err != nil {
 			return 0, err // (the filter's errors say "where:")
 		}
-		kept, sel = k, sc.sel
+		sel = sc.sel
 	}
 	shift := 64 - bits.TrailingZeros(groupPartitions)
 	var count [groupPartitions]int32
@@ -724,7 +722,7 @@ func (g *Grouper) selectMorsel(keys, filters []*column.View, lo, hi int, mr *mor
 		at += count[p]
 	}
 	mr.off[groupPartitions] = at
-	kept = int(at)
+	kept := int(at)
 	mr.rows = slices.Grow(mr.rows[:0], kept)[:kept]
 	mr.hashes = slices.Grow(mr.hashes[:0], kept)[:kept]
 	next := mr.off
