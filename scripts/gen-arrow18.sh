@@ -7,6 +7,12 @@
 #   scripts/gen-arrow18.sh [OUT]   (default: arrow18; the module's go.mod,
 #                                   README and hand-written files are kept)
 #
+# v18's own names replace the ones it deprecates (arrow.Record is
+# arrow.RecordBatch there, array.NewRecord array.NewRecordBatch, a record
+# builder's NewRecord and a record reader's Record their RecordBatch), so
+# that the v18 front end's API and examples show no deprecated name; the
+# types are the same (arrow.Record is an alias of arrow.RecordBatch).
+#
 # Generated files start with the standard "Code generated ... DO NOT EDIT."
 # line. A file named *_v17.go is the v17 front end's alone (version-specific
 # code); its v18 counterpart, *_v18.go in the arrow18 module, is written by
@@ -47,6 +53,10 @@ for p in "${pkgs[@]}"; do
 				-e 's#"github\.com/arrowagg/arrowagg/gpuagg(/aggcompute)?"#"github.com/arrowagg/arrowagg/arrow18/gpuagg\1"#g' \
 				-e 's#\barrow17(_test)?\b#arrow18\1#g' \
 				-e 's#Arrow Go v17#Arrow Go v18#g; s#Arrow v17#Arrow v18#g' \
+				-e 's#\barrow\.Record\b#arrow.RecordBatch#g' \
+				-e 's#\barray\.NewRecord\(#array.NewRecordBatch(#g' \
+				-e 's#\.NewRecord\(\)#.NewRecordBatch()#g' \
+				-e 's#\brdr\.Record\(\)#rdr.RecordBatch()#g' \
 				"$f"
 		} >"$dst/$base"
 	done

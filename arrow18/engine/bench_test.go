@@ -47,7 +47,7 @@ func BenchmarkAggregateRecord(b *testing.B) {
 		{Name: "i32", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "region", Type: cols[3].DataType(), Nullable: true},
 	}, nil)
-	rec := array.NewRecord(schema, cols, n)
+	rec := array.NewRecordBatch(schema, cols, n)
 	for _, c := range cols {
 		c.Release()
 	}

@@ -154,7 +154,7 @@ var cancelColumns = []struct {
 }
 
 // cancelRecord is a record of every cancelColumns column, n rows.
-func cancelRecord(mem memory.Allocator, n int) arrow.Record {
+func cancelRecord(mem memory.Allocator, n int) arrow.RecordBatch {
 	fields := make([]arrow.Field, len(cancelColumns))
 	cols := make([]arrow.Array, len(cancelColumns))
 	for i, c := range cancelColumns {
@@ -162,7 +162,7 @@ func cancelRecord(mem memory.Allocator, n int) arrow.Record {
 		defer cols[i].Release()
 		fields[i] = arrow.Field{Name: c.name, Type: cols[i].DataType(), Nullable: true}
 	}
-	return array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(n))
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
 }
 
 // Cancelling an Add half-way returns context.Canceled, frees the engine's
@@ -231,7 +231,7 @@ func BenchmarkCancel(b *testing.B) {
 			arr := c.make(memory.DefaultAllocator, n)
 			defer arr.Release()
 			schema := arrow.NewSchema([]arrow.Field{{Name: c.name, Type: arr.DataType(), Nullable: true}}, nil)
-			rec := array.NewRecord(schema, []arrow.Array{arr}, int64(n))
+			rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(n))
 			defer rec.Release()
 			eng := cpuEngine(b, memory.DefaultAllocator, threads)
 			batches := 1

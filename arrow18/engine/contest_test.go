@@ -24,7 +24,7 @@ type contested struct {
 	f    *fakeResidentGPU
 	rz   *Residency
 	res  *Resident
-	rec  arrow.Record
+	rec  arrow.RecordBatch
 	want []Result
 }
 

@@ -166,7 +166,7 @@ func TestOpaqueLeavesOfStructs(t *testing.T) {
 	st := arrow.StructOf(arrow.Field{Name: "tags", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true},
 		arrow.Field{Name: "m", Type: arrow.MapOf(arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int8), Nullable: true})
 	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: st, Nullable: true}}, nil)
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	var wantTags, wantM [2]int64 // count, null_count
 	for b := 0; b < 3; b++ {
 		bld := array.NewStructBuilder(mem, st)
@@ -199,7 +199,7 @@ func TestOpaqueLeavesOfStructs(t *testing.T) {
 		}
 		arr := bld.NewArray()
 		bld.Release()
-		recs = append(recs, array.NewRecord(schema, []arrow.Array{arr}, int64(arr.Len())))
+		recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len())))
 		arr.Release()
 	}
 	tbl := array.NewTableFromRecords(schema, recs)

@@ -192,7 +192,7 @@ func TestElementColumns(t *testing.T) {
 				}
 				var want []arrow.Array
 				for k, c := range chunks {
-					rec := array.NewRecord(schema, []arrow.Array{c}, int64(c.Len()))
+					rec := array.NewRecordBatch(schema, []arrow.Array{c}, int64(c.Len()))
 					require.NoError(t, whole.Add(ctx, rec), msg)
 					require.NoError(t, parts[min(k, 1)].Add(ctx, rec), msg)
 					rec.Release()
@@ -253,7 +253,7 @@ func TestElementHandMade(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: list.DataType(), Nullable: true}, {Name: "s", Type: st.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{list, st}, 5)
+	rec := array.NewRecordBatch(schema, []arrow.Array{list, st}, 5)
 	defer rec.Release()
 	e := cpuEngine(t, mem, 2)
 	res, err := e.AggregateRecord(context.Background(), rec, Request{Columns: []string{"l[]", "s.l[]"}, Aggs: agg.Default | agg.Ordered})
@@ -309,9 +309,9 @@ func TestElementColumnsNotResident(t *testing.T) {
 	require.NoError(t, err)
 	defer arr.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arr.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{arr}, 3)
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, 3)
 	defer rec.Release()
-	tbl := array.NewTableFromRecords(schema, []arrow.Record{rec})
+	tbl := array.NewTableFromRecords(schema, []arrow.RecordBatch{rec})
 	defer tbl.Release()
 	res, err := rz.UploadTable(ctx, tbl)
 	require.NoError(t, err)

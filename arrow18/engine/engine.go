@@ -212,7 +212,7 @@ func (a *Accumulator) Rows() int64 { return a.c.Rows() }
 func (a *Accumulator) Plan() []ColumnPlan { return a.c.Plan() }
 
 // Add folds one record batch into the states.
-func (a *Accumulator) Add(ctx context.Context, rec arrow.Record) error {
+func (a *Accumulator) Add(ctx context.Context, rec arrow.RecordBatch) error {
 	if !rec.Schema().Equal(a.schema) {
 		return fmt.Errorf("record batch schema %s does not match %s", rec.Schema(), a.schema)
 	}
@@ -274,7 +274,7 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 		return nil, err
 	}
 	for rdr.Next() {
-		if err := acc.Add(ctx, rdr.Record()); err != nil {
+		if err := acc.Add(ctx, rdr.RecordBatch()); err != nil {
 			return nil, err
 		}
 	}
@@ -285,7 +285,7 @@ func (e *Engine) Aggregate(ctx context.Context, rdr array.RecordReader, req Requ
 }
 
 // AggregateRecord aggregates the columns of one record batch.
-func (e *Engine) AggregateRecord(ctx context.Context, rec arrow.Record, req Request) ([]Result, error) {
+func (e *Engine) AggregateRecord(ctx context.Context, rec arrow.RecordBatch, req Request) ([]Result, error) {
 	acc, err := e.NewAccumulator(rec.Schema(), req)
 	if err != nil {
 		return nil, err
@@ -329,7 +329,7 @@ func (e *Engine) AggregateChunked(ctx context.Context, ch *arrow.Chunked, aggs a
 		return Result{}, acc.leaves[0].Err
 	}
 	for _, chunk := range ch.Chunks() {
-		rec := array.NewRecord(schema, []arrow.Array{chunk}, int64(chunk.Len()))
+		rec := array.NewRecordBatch(schema, []arrow.Array{chunk}, int64(chunk.Len()))
 		err := acc.Add(ctx, rec)
 		rec.Release()
 		if err != nil {

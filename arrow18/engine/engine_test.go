@@ -21,7 +21,7 @@ import (
 // nestedRecord builds a record with a struct column whose struct-level nulls
 // hide child values, a list column, a plain column and a union (whose
 // nulls are its child's).
-func nestedRecord(t *testing.T, mem memory.Allocator) arrow.Record {
+func nestedRecord(t *testing.T, mem memory.Allocator) arrow.RecordBatch {
 	t.Helper()
 	const n = 10
 	ab := array.NewInt64Builder(mem)
@@ -78,7 +78,7 @@ func nestedRecord(t *testing.T, mem memory.Allocator) arrow.Record {
 		{Name: "x", Type: x.DataType(), Nullable: true},
 		{Name: "u", Type: u.DataType(), Nullable: true},
 	}, nil)
-	return array.NewRecord(schema, []arrow.Array{outer, l, x, u}, n)
+	return array.NewRecordBatch(schema, []arrow.Array{outer, l, x, u}, n)
 }
 
 func TestStructLeavesAndUnsupported(t *testing.T) {
@@ -187,12 +187,12 @@ func TestStatesRoundTrip(t *testing.T) {
 		fields = append(fields, arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true})
 	}
 	schema := arrow.NewSchema(fields, nil)
-	mkRec := func(n int) arrow.Record {
+	mkRec := func(n int) arrow.RecordBatch {
 		cols := make([]arrow.Array, len(fields))
 		for i, f := range fields {
 			cols[i] = randArray(mem, r, f.Type, n, 0.2)
 		}
-		rec := array.NewRecord(schema, cols, int64(n))
+		rec := array.NewRecordBatch(schema, cols, int64(n))
 		for _, c := range cols {
 			c.Release()
 		}

@@ -155,7 +155,7 @@ func (e *Engine) NewGrouper(schema *arrow.Schema, req GroupRequest) (*Grouper, e
 
 // Add folds one record batch into the groups. It is Prepare, then
 // AddPrepared.
-func (g *Grouper) Add(ctx context.Context, rec arrow.Record) error {
+func (g *Grouper) Add(ctx context.Context, rec arrow.RecordBatch) error {
 	p, err := g.Prepare(ctx, rec)
 	if err != nil {
 		return err
@@ -188,7 +188,7 @@ func (p *Prepared) Release() {
 // any goroutine, for several batches at once and while AddPrepared runs.
 // AddPrepared then adds the prepared batches one at a time, in the order
 // of their rows; the groups are the same bytes as Add's.
-func (g *Grouper) Prepare(ctx context.Context, rec arrow.Record) (*Prepared, error) {
+func (g *Grouper) Prepare(ctx context.Context, rec arrow.RecordBatch) (*Prepared, error) {
 	leaves, err := g.bind(rec.Schema())
 	if err != nil {
 		return nil, err
@@ -379,7 +379,7 @@ func (g *Grouper) layout(wide map[int]bool) ([]arrow.Field, []outCol) {
 // Grouper.Sorted: nulls last). Release it when done. Groups that spilled to
 // disk are read back a partition at a time (resultByParts), after which the
 // grouper is spent: a second Result is an error.
-func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
+func (g *Grouper) Result(mem memory.Allocator) (arrow.RecordBatch, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -411,7 +411,7 @@ func (g *Grouper) Result(mem memory.Allocator) (arrow.Record, error) {
 	if empty {
 		n = 1
 	}
-	return array.NewRecord(schema, arrs, int64(n)), nil
+	return array.NewRecordBatch(schema, arrs, int64(n)), nil
 }
 
 // wideSums are the output columns of sums that overflow their type in
@@ -619,7 +619,7 @@ func (g *Grouper) columns(mem memory.Allocator, refs []core.GroupRef, empty bool
 // holds by their size on disk, and their states are dropped once built
 // (the grouper is then spent): what is held at once is the partitions
 // being loaded, the keys and the result.
-func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
+func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.RecordBatch, error) {
 	ctx := context.Background()
 	if len(g.keys) == 0 { // (one group: Results reads its states too)
 		if err := g.c.LoadAll(ctx); err != nil {
@@ -722,7 +722,7 @@ func (g *Grouper) resultByParts(mem memory.Allocator) (arrow.Record, error) {
 		}
 	}
 	defer releaseAll(arrs)
-	return array.NewRecord(arrow.NewSchema(fields, nil), arrs, int64(len(refs))), nil
+	return array.NewRecordBatch(arrow.NewSchema(fields, nil), arrs, int64(len(refs))), nil
 }
 
 // gatherColumn is the column whose pieces are parts (a partition's each,
@@ -903,14 +903,14 @@ func (g *Grouper) MergeBinary(b []byte) error { return g.c.MergeBinary(b) }
 
 // GroupBy reads every record batch of rdr and returns its groups (Grouper's
 // Result). It does not release rdr.
-func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupRequest, mem memory.Allocator) (arrow.Record, error) {
+func (e *Engine) GroupBy(ctx context.Context, rdr array.RecordReader, req GroupRequest, mem memory.Allocator) (arrow.RecordBatch, error) {
 	g, err := e.NewGrouper(rdr.Schema(), req)
 	if err != nil {
 		return nil, err
 	}
 	defer g.Close() //nolint:errcheck // (its spill files and states, the record built or not; a failed close changes no answer)
 	for rdr.Next() {
-		if err := g.Add(ctx, rdr.Record()); err != nil {
+		if err := g.Add(ctx, rdr.RecordBatch()); err != nil {
 			return nil, err
 		}
 	}

@@ -41,7 +41,7 @@ func BenchmarkGroupBy(b *testing.B) {
 		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 			{Name: "f", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
 		cols := []arrow.Array{kb.NewArray(), ib.NewArray(), fb.NewArray()}
-		rec := array.NewRecord(schema, cols, n)
+		rec := array.NewRecordBatch(schema, cols, n)
 		b.Run(fmt.Sprintf("groups=%d", card), func(b *testing.B) {
 			e := cpuEngine(b, mem, 0)
 			req := GroupRequest{Keys: []string{"k"}, Aggs: agg.Count | agg.Sum | agg.Min | agg.Max, CountRows: true}

@@ -131,7 +131,7 @@ func TestGroupOnGPUMatchesCPU(t *testing.T) {
 			fields := []arrow.Field{{Name: "k", Type: c.key, Nullable: true}, {Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 				{Name: "y", Type: arrow.PrimitiveTypes.Float64, Nullable: true}, {Name: "z", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}
 			schema := arrow.NewSchema(fields, nil)
-			var recs []arrow.Record
+			var recs []arrow.RecordBatch
 			for range 3 {
 				recs = append(recs, groupGPURecord(mem, r, schema, 5000+r.IntN(3000), c.card))
 			}
@@ -154,7 +154,7 @@ func TestGroupOnGPUMatchesCPU(t *testing.T) {
 				require.NoError(t, err)
 				req.Filter = f
 			}
-			group := func(e *Engine) (arrow.Record, int) {
+			group := func(e *Engine) (arrow.RecordBatch, int) {
 				g, err := e.NewGrouper(schema, req)
 				require.NoError(t, err)
 				for _, rec := range recs {
@@ -187,7 +187,7 @@ func TestGroupOnGPUMatchesCPU(t *testing.T) {
 // int32): keys of card values (a range of card integers around 0, or card
 // dictionary entries of card/2 distinct strings), a tenth of each column
 // null.
-func groupGPURecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n, card int) arrow.Record {
+func groupGPURecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n, card int) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, schema)
 	defer b.Release()
 	kb := b.Field(0)
@@ -226,12 +226,12 @@ func groupGPURecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n,
 			}
 		}
 	}
-	return b.NewRecord()
+	return b.NewRecordBatch()
 }
 
 // requireSameGroups compares two results of a grouping: the same schema and
 // keys, integers exactly, floats within 1e-12 relative.
-func requireSameGroups(t *testing.T, want, got arrow.Record) {
+func requireSameGroups(t *testing.T, want, got arrow.RecordBatch) {
 	t.Helper()
 	require.True(t, want.Schema().Equal(got.Schema()), "%s\n%s", want.Schema(), got.Schema())
 	require.Equal(t, want.NumRows(), got.NumRows())
@@ -264,7 +264,7 @@ func TestGroupResidentMatchesCPU(t *testing.T) {
 		{Name: "z", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, nil)
 	for _, card := range []int{30, 500} {
 		t.Run(fmt.Sprintf("%d keys", card), func(t *testing.T) {
-			var recs []arrow.Record
+			var recs []arrow.RecordBatch
 			for range 3 {
 				recs = append(recs, groupGPURecord(mem, r, schema, 4000+r.IntN(2000), card))
 			}

@@ -24,7 +24,7 @@ import (
 // least) are near int64's largest, so that its sum overflows int64 in one
 // partition alone, whichever keys group it (rows 0 and 1 share every key
 // and have v).
-func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Schema, []arrow.Record) {
+func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Schema, []arrow.RecordBatch) {
 	schema := arrow.NewSchema([]arrow.Field{
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "j", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
@@ -33,7 +33,7 @@ func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Sc
 		{Name: "d", Type: &arrow.Decimal128Type{Precision: 20, Scale: 2}, Nullable: true},
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	for b := range 6 {
 		n := rows + r.IntN(rows)
 		cols := make([]arrow.Array, schema.NumFields())
@@ -86,7 +86,7 @@ func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Sc
 				cols[i] = randArray(mem, r, f.Type, n, 0.05)
 			}
 		}
-		recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+		recs = append(recs, array.NewRecordBatch(schema, cols, int64(n)))
 		for _, c := range cols {
 			c.Release()
 		}
@@ -96,7 +96,7 @@ func spillBatches(mem memory.Allocator, r *rand.Rand, card, rows int) (*arrow.Sc
 
 // groupAll groups recs with req on an engine of threads threads and
 // returns the result; the grouper is closed.
-func groupAll(t *testing.T, mem memory.Allocator, threads int, schema *arrow.Schema, recs []arrow.Record, req GroupRequest) (arrow.Record, int) {
+func groupAll(t *testing.T, mem memory.Allocator, threads int, schema *arrow.Schema, recs []arrow.RecordBatch, req GroupRequest) (arrow.RecordBatch, int) {
 	g, err := cpuEngine(t, mem, threads).NewGrouper(schema, req)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, g.Close()) }()
@@ -129,7 +129,7 @@ func TestGroupSpill(t *testing.T) {
 		require.Zero(t, times, name)
 		dir := t.TempDir()
 		req.MemoryLimitName, req.SpillDir = "--memory", dir
-		var first arrow.Record
+		var first arrow.RecordBatch
 		// (A small budget loads the partitions back one at a time, a
 		// larger one several at once.)
 		for _, run := range []struct{ threads, limit int }{{1, 32 << 10}, {3, 32 << 10}, {3, 1 << 20}} {
@@ -322,7 +322,7 @@ func TestGroupSortedSegments(t *testing.T) {
 	}
 	arr := b.NewArray()
 	b.Release()
-	rec := array.NewRecord(schema, []arrow.Array{arr}, n)
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, n)
 	arr.Release()
 	defer rec.Release()
 	want := len(distinct)
@@ -363,7 +363,7 @@ func TestGroupClose(t *testing.T) {
 	k, v := kb.NewArray(), vb.NewArray()
 	kb.Release()
 	vb.Release()
-	rec := array.NewRecord(schema, []arrow.Array{k, v}, 1000)
+	rec := array.NewRecordBatch(schema, []arrow.Array{k, v}, 1000)
 	k.Release()
 	v.Release()
 	defer rec.Release()

@@ -197,7 +197,7 @@ func TestGroupByProperty(t *testing.T) {
 		fields = append(fields, arrow.Field{Name: "f", Type: arrow.PrimitiveTypes.Int32, Nullable: true})
 		schema := arrow.NewSchema(fields, nil)
 		card := []int{1, 3, 17, 200}[r.IntN(4)]
-		var recs []arrow.Record
+		var recs []arrow.RecordBatch
 		for range 1 + r.IntN(3) {
 			n := r.IntN(3000)
 			if r.IntN(4) == 0 && !raceEnabled {
@@ -214,7 +214,7 @@ func TestGroupByProperty(t *testing.T) {
 					cols[i] = randArray(mem, r, f.Type, n, []float64{0, 0.05, 0.5}[r.IntN(3)])
 				}
 			}
-			recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+			recs = append(recs, array.NewRecordBatch(schema, cols, int64(n)))
 			for _, c := range cols {
 				c.Release()
 			}
@@ -412,12 +412,12 @@ func TestGroupMergeAndSerialize(t *testing.T) {
 		{Name: "j", Type: arrow.PrimitiveTypes.Int8, Nullable: true},
 		{Name: "i", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "d", Type: &arrow.Decimal128Type{Precision: 30, Scale: 2}, Nullable: true},
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	for range 4 {
 		n := 500 + r.IntN(2000)
 		cols := []arrow.Array{keyArray(mem, r, schema.Field(0).Type, n, 40), keyArray(mem, r, schema.Field(1).Type, n, 5),
 			randArray(mem, r, schema.Field(2).Type, n, 0.1), randArray(mem, r, schema.Field(3).Type, n, 0.1), randArray(mem, r, schema.Field(4).Type, n, 0.1)}
-		recs = append(recs, array.NewRecord(schema, cols, int64(n)))
+		recs = append(recs, array.NewRecordBatch(schema, cols, int64(n)))
 		for _, c := range cols {
 			c.Release()
 		}
@@ -429,7 +429,7 @@ func TestGroupMergeAndSerialize(t *testing.T) {
 	}()
 	req := GroupRequest{Keys: []string{"k", "j"}, Aggs: agg.Default | agg.Ordered, CountRows: true}
 	e := cpuEngine(t, mem, 2)
-	newGrouper := func(recs ...arrow.Record) *Grouper {
+	newGrouper := func(recs ...arrow.RecordBatch) *Grouper {
 		g, err := e.NewGrouper(schema, req)
 		require.NoError(t, err)
 		for _, rec := range recs {
@@ -485,7 +485,7 @@ func FuzzGroupStates(f *testing.F) {
 	for _, n := range []int{0, 1, 50} {
 		cols := []arrow.Array{keyArray(mem, r, schema.Field(0).Type, n, 7), randArray(mem, r, schema.Field(1).Type, n, 0.2),
 			randArray(mem, r, schema.Field(2).Type, n, 0.2)}
-		rec := array.NewRecord(schema, cols, int64(n))
+		rec := array.NewRecordBatch(schema, cols, int64(n))
 		g, err := e.NewGrouper(schema, req)
 		require.NoError(f, err)
 		require.NoError(f, g.Add(context.Background(), rec))
@@ -517,7 +517,7 @@ func TestGroupMemoryLimit(t *testing.T) {
 	arr := b.NewArray()
 	b.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{arr}, int64(arr.Len()))
+	rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
 	arr.Release()
 	defer rec.Release()
 	g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true, MemoryLimit: 1 << 20, MemoryLimitName: "--memory"})
@@ -545,7 +545,7 @@ func TestGroupFixedSizeBinaryValues(t *testing.T) {
 	vb.Append([]byte("aaa"))
 	vb.AppendNull()
 	vb.Append([]byte("ccc"))
-	rec := rb.NewRecord()
+	rec := rb.NewRecordBatch()
 	defer rec.Release()
 	g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Columns: []string{"v"},
 		Aggs: agg.Count | agg.Min | agg.Max | agg.Ordered})
@@ -585,7 +585,7 @@ func TestGroupResultRanges(t *testing.T) {
 			rb.Field(1).(*array.Int32Builder).Append(int32(2 * p))
 		}
 	}
-	rec := rb.NewRecord()
+	rec := rb.NewRecordBatch()
 	defer rec.Release()
 	g, err := cpuEngine(t, mem, 3).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, Columns: []string{"x"}, Aggs: agg.Sum | agg.Count, CountRows: true})
 	require.NoError(t, err)
@@ -631,7 +631,7 @@ func TestGroupDictionaryIndexOutside(t *testing.T) {
 		keys := array.NewDictionaryArray(dt, idx, dict)
 		idx.Release()
 		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: dt, Nullable: true}}, nil)
-		rec := array.NewRecord(schema, []arrow.Array{keys}, int64(keys.Len()))
+		rec := array.NewRecordBatch(schema, []arrow.Array{keys}, int64(keys.Len()))
 		keys.Release()
 		g, err := cpuEngine(t, mem, 2).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true})
 		require.NoError(t, err)
@@ -689,12 +689,12 @@ func TestGroupResultDirectColumns(t *testing.T) {
 	big.Release()
 	names = append(names, "big")
 	schema := arrow.NewSchema(fields, nil)
-	rec := array.NewRecord(schema, cols, int64(n))
+	rec := array.NewRecordBatch(schema, cols, int64(n))
 	defer rec.Release()
 	for _, c := range cols {
 		c.Release()
 	}
-	results := make([]arrow.Record, 2)
+	results := make([]arrow.RecordBatch, 2)
 	for k, direct := range []bool{true, false} {
 		directResult = direct
 		g, err := cpuEngine(t, mem, 3).NewGrouper(schema, GroupRequest{Keys: []string{"k", "f"}, Columns: names, Aggs: agg.Default | agg.Ordered, CountRows: true})
@@ -783,9 +783,9 @@ func TestGroupSortedWordKeys(t *testing.T) {
 		}
 		keys := b.NewArray()
 		b.Release()
-		rec := array.NewRecord(schema, []arrow.Array{keys}, n)
+		rec := array.NewRecordBatch(schema, []arrow.Array{keys}, n)
 		keys.Release()
-		var first arrow.Record
+		var first arrow.RecordBatch
 		for _, threads := range []int{1, 3} {
 			g, err := cpuEngine(t, mem, threads).NewGrouper(schema, GroupRequest{Keys: []string{"k"}, CountRows: true})
 			require.NoError(t, err)
@@ -899,7 +899,7 @@ func TestGroupDenseKeysWithoutNulls(t *testing.T) {
 	for _, key := range []arrow.Array{keys, dkeys} {
 		schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: key.DataType()}, {Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 			{Name: "f", Type: arrow.PrimitiveTypes.Int32}}, nil)
-		rec := array.NewRecord(schema, []arrow.Array{key, vals, f}, n)
+		rec := array.NewRecordBatch(schema, []arrow.Array{key, vals, f}, n)
 		for fi, filter := range []bool{false, true} {
 			for _, threads := range []int{1, 3} {
 				req := GroupRequest{Keys: []string{"k"}, Columns: []string{"v"}, Aggs: agg.Count | agg.Sum, CountRows: true}

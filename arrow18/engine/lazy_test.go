@@ -42,7 +42,7 @@ func (g *lazyGPU) DeviceName() string {
 
 var _ backend.Prober = (*lazyGPU)(nil)
 
-func lazyRecord(t *testing.T, n int) arrow.Record {
+func lazyRecord(t *testing.T, n int) arrow.RecordBatch {
 	b := array.NewInt64Builder(memory.DefaultAllocator)
 	defer b.Release()
 	for i := range n {
@@ -51,7 +51,7 @@ func lazyRecord(t *testing.T, n int) arrow.Record {
 	arr := b.NewArray()
 	defer arr.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	return array.NewRecord(schema, []arrow.Array{arr}, int64(n))
+	return array.NewRecordBatch(schema, []arrow.Array{arr}, int64(n))
 }
 
 // TestTinyInputTouchesNoGPU: under DeviceAuto a batch whose columns are all

@@ -369,7 +369,7 @@ func TestNativeNarrowDecimalsInARecord(t *testing.T) {
 		{Name: "dict", Type: dt, Nullable: true},
 		{Name: "s", Type: st, Nullable: true},
 	}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col64, dict, strct}, 4)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col64, dict, strct}, 4)
 	defer rec.Release()
 
 	res, err := e.AggregateRecord(ctx, rec, Request{Aggs: agg.Default | agg.Ordered})

@@ -48,7 +48,7 @@ func TestOrderedAggregates(t *testing.T) {
 					require.NoError(t, err)
 				}
 				for i, c := range chunks {
-					rec := array.NewRecord(schema, []arrow.Array{c}, int64(c.Len()))
+					rec := array.NewRecordBatch(schema, []arrow.Array{c}, int64(c.Len()))
 					require.NoError(t, whole.Add(ctx, rec))
 					require.NoError(t, parts[min(i, 2)].Add(ctx, rec))
 					rec.Release()

@@ -77,7 +77,7 @@ func TestSplitExecution(t *testing.T) {
 		parent.Release()
 		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true}
 	}
-	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(n))
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
 	for _, c := range cols {
 		c.Release()
 	}
@@ -152,7 +152,7 @@ func TestFailedBatchChangesNothing(t *testing.T) {
 		cols[i] = randArray(mem, r, dt, n, 0.1)
 		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true}
 	}
-	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, n)
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n)
 	for _, c := range cols {
 		c.Release()
 	}

@@ -59,8 +59,8 @@ type Resident struct {
 }
 
 // UploadRecord makes a record batch resident (see Upload).
-func (r *Residency) UploadRecord(ctx context.Context, rec arrow.Record) (*Resident, error) {
-	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.Record{rec})
+func (r *Residency) UploadRecord(ctx context.Context, rec arrow.RecordBatch) (*Resident, error) {
+	rdr, err := array.NewRecordReader(rec.Schema(), []arrow.RecordBatch{rec})
 	if err != nil {
 		return nil, fmt.Errorf("reading the record batch: %w", err)
 	}
@@ -85,7 +85,7 @@ func (r *Residency) Upload(ctx context.Context, rdr array.RecordReader) (*Reside
 	schema := rdr.Schema()
 	leaves := arrow18.Leaves(schema)
 	var (
-		recs []arrow.Record
+		recs []arrow.RecordBatch
 		cols [][]arrow18.Column // per batch, per leaf
 	)
 	free := func() {
@@ -105,7 +105,7 @@ func (r *Residency) Upload(ctx context.Context, rdr array.RecordReader) (*Reside
 	res := &Resident{Resident: cr, r: r, schema: schema, leaves: leaves}
 	views := make([]*column.View, len(leaves))
 	for rdr.Next() {
-		rec := rdr.Record()
+		rec := rdr.RecordBatch()
 		if !rec.Schema().Equal(schema) {
 			res.Release()
 			return nil, fmt.Errorf("record batch schema %s does not match %s", rec.Schema(), schema)

@@ -25,7 +25,7 @@ func BenchmarkSmallCall(b *testing.B) {
 	}
 	arr := bld.NewArray()
 	defer arr.Release()
-	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{arr}, 1024)
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int32}}, nil), []arrow.Array{arr}, 1024)
 	defer rec.Release()
 	f := newFakeResident()
 	e, err := New(WithGPU(f), WithCalibration(splitCalibration()), WithThreads(2))

@@ -155,7 +155,7 @@ func oracleSchema() *arrow.Schema {
 
 // oracleRecord makes a record batch of schema with n random rows, every
 // column a slice at an odd offset (bit offsets in bitmaps).
-func oracleRecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n int) arrow.Record {
+func oracleRecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n int) arrow.RecordBatch {
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		off := 1 + r.IntN(13)
@@ -163,7 +163,7 @@ func oracleRecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n in
 		cols[i] = array.NewSlice(parent, int64(off), int64(off+n))
 		parent.Release()
 	}
-	rec := array.NewRecord(schema, cols, int64(n))
+	rec := array.NewRecordBatch(schema, cols, int64(n))
 	for _, c := range cols {
 		c.Release()
 	}
@@ -171,11 +171,11 @@ func oracleRecord(mem memory.Allocator, r *rand.Rand, schema *arrow.Schema, n in
 }
 
 // int64Record is a record batch of one int64 column "x" of n values.
-func int64Record(mem memory.Allocator, r *rand.Rand, n int) arrow.Record {
+func int64Record(mem memory.Allocator, r *rand.Rand, n int) arrow.RecordBatch {
 	arr := randArray(mem, r, arrow.PrimitiveTypes.Int64, n, 0)
 	defer arr.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	return array.NewRecord(schema, []arrow.Array{arr}, int64(n))
+	return array.NewRecordBatch(schema, []arrow.Array{arr}, int64(n))
 }
 
 // requireSameResults checks that two aggregations agree exactly: states and
@@ -241,7 +241,7 @@ func TestResidencyMatchesEngine(t *testing.T) {
 	require.NoError(t, err)
 
 	schema := oracleSchema()
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	for _, n := range []int{70_001, 5, 130_017} {
 		recs = append(recs, oracleRecord(mem, r, schema, n))
 	}
@@ -362,13 +362,13 @@ func TestResidencyEvictsLeastRecentlyUsed(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, rz.Close()) }()
 
-	upload := func() (arrow.Record, *Resident) {
+	upload := func() (arrow.RecordBatch, *Resident) {
 		rec := int64Record(mem, r, n)
 		res, err := rz.UploadRecord(ctx, rec)
 		require.NoError(t, err)
 		return rec, res
 	}
-	check := func(rec arrow.Record, res *Resident, reason string) {
+	check := func(rec arrow.RecordBatch, res *Resident, reason string) {
 		t.Helper()
 		req := Request{Aggs: agg.Default | agg.Ordered}
 		want, err := cpu.AggregateRecord(ctx, rec, req)
@@ -407,7 +407,7 @@ func TestResidencyEvictsLeastRecentlyUsed(t *testing.T) {
 	for _, x := range []*Resident{a, b, c, bigRes} {
 		x.Release()
 	}
-	for _, rec := range []arrow.Record{recA, recB, recC, big} {
+	for _, rec := range []arrow.RecordBatch{recA, recB, recC, big} {
 		rec.Release()
 	}
 	require.Zero(t, f.inUse.Load())
@@ -429,7 +429,7 @@ func TestResidencyCountsFreesInProgress(t *testing.T) {
 	rz, err := e.NewResidency(2 * 8 * n)
 	require.NoError(t, err)
 	defer rz.Close()
-	var recs []arrow.Record
+	var recs []arrow.RecordBatch
 	defer func() {
 		for _, rec := range recs {
 			rec.Release()
@@ -517,7 +517,7 @@ func TestResidencyKeepsColumnsInUse(t *testing.T) {
 		defer cols[i].Release()
 		fields[i] = arrow.Field{Name: fmt.Sprintf("x%d", i), Type: arrow.PrimitiveTypes.Int64}
 	}
-	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, n)
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, n)
 	defer rec.Release()
 	res, err := rz.UploadRecord(ctx, rec)
 	require.NoError(t, err)
@@ -574,7 +574,7 @@ func TestResidencyConcurrent(t *testing.T) {
 	}
 	schema := arrow.NewSchema(fields, nil)
 	all := Request{Aggs: agg.Default | agg.Ordered}
-	recs := make([]arrow.Record, 6)
+	recs := make([]arrow.RecordBatch, 6)
 	want := make([][]Result, len(recs))
 	var total int64
 	for i := range recs {

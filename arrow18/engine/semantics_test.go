@@ -109,7 +109,7 @@ func TestUnsupportedColumnIsOneError(t *testing.T) {
 	defer emptyData.Release()
 	empty := array.NewStructData(emptyData)
 	defer empty.Release()
-	rec := array.NewRecord(arrow.NewSchema([]arrow.Field{{Name: "x", Type: nested.Column(2).DataType(), Nullable: true},
+	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "x", Type: nested.Column(2).DataType(), Nullable: true},
 		{Name: "e", Type: empty.DataType(), Nullable: true}}, nil), []arrow.Array{nested.Column(2), empty}, nested.NumRows())
 	defer rec.Release()
 	e := cpuEngine(t, mem, 2)

@@ -24,7 +24,7 @@ var StatesSchema = arrow.NewSchema([]arrow.Field{
 
 // StatesRecord serializes the accumulator's partial states into a record batch
 // (StatesSchema), to be sent elsewhere and merged with MergeRecord.
-func (a *Accumulator) StatesRecord(mem memory.Allocator) (arrow.Record, error) {
+func (a *Accumulator) StatesRecord(mem memory.Allocator) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(mem, StatesSchema)
 	defer b.Release()
 	names := b.Field(0).(*array.StringBuilder)
@@ -41,12 +41,12 @@ func (a *Accumulator) StatesRecord(mem memory.Allocator) (arrow.Record, error) {
 		states.Append(enc)
 		rows.Append(a.c.Rows())
 	}
-	return b.NewRecord(), nil
+	return b.NewRecordBatch(), nil
 }
 
 // MergeRecord merges partial states serialized by StatesRecord (of the same
 // request) into the accumulator, after its own.
-func (a *Accumulator) MergeRecord(rec arrow.Record) error {
+func (a *Accumulator) MergeRecord(rec arrow.RecordBatch) error {
 	if !rec.Schema().Equal(StatesSchema) {
 		return fmt.Errorf("%w: record schema %s", agg.ErrState, rec.Schema())
 	}

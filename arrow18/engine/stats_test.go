@@ -483,7 +483,7 @@ func TestStatsRouting(t *testing.T) {
 		defer cols[i].Release()
 		fields[i] = arrow.Field{Name: fmt.Sprintf("c%d", i), Type: dt, Nullable: true}
 	}
-	rec := array.NewRecord(arrow.NewSchema(fields, nil), cols, int64(n))
+	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
 	defer rec.Release()
 	const cpuOnly = "does not compute an aggregate asked for"
 	for _, tc := range []struct {

@@ -32,7 +32,7 @@ func Example_gpu() {
 	col := b.NewArray()
 	defer col.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col}, n)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, n)
 	defer rec.Release()
 
 	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceGPU))

@@ -24,7 +24,7 @@ func Example() {
 	col := b.NewArray()
 	defer col.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col}, int64(col.Len()))
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
 	defer rec.Release()
 
 	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceAuto))

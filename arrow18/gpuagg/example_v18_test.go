@@ -107,7 +107,7 @@ func Example_mergeV17States() {
 	col := b.NewArray()
 	b.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col}, 2)
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, 2)
 	col.Release()
 	defer rec.Release()
 	eng, err := gpuagg.New(gpuagg.WithDevice(gpuagg.DeviceCPU))
@@ -124,7 +124,7 @@ func Example_mergeV17States() {
 	}
 	defer r.Release()
 	for r.Next() {
-		if err := acc.MergeRecord(r.Record()); err != nil {
+		if err := acc.MergeRecord(r.RecordBatch()); err != nil {
 			log.Fatal(err)
 		}
 	}

@@ -70,7 +70,7 @@ func ExampleExtract() {
 	}
 	defer pos.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "pos", Type: pos.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{pos}, int64(pos.Len()))
+	rec := array.NewRecordBatch(schema, []arrow.Array{pos}, int64(pos.Len()))
 	defer rec.Release()
 
 	leaf, _ := arrow18.Find(arrow18.Leaves(schema), "pos.x")

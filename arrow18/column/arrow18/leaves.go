@@ -379,7 +379,7 @@ func (c *Column) Array() arrow.Array { return c.arr }
 // allocated from mem. For an element column (l.Repeated > 0) the views are
 // those of the elements that exist (path.go): View and Rest, their Row
 // counting elements from 0 in the batch.
-func Extract(c *Column, rec arrow.Record, l Leaf, mem memory.Allocator) error {
+func Extract(c *Column, rec arrow.RecordBatch, l Leaf, mem memory.Allocator) error {
 	*c = Column{}
 	if l.Err != nil {
 		return l.Err

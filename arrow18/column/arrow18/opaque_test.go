@@ -228,7 +228,7 @@ func TestExtractListInStruct(t *testing.T) {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: st, Nullable: true}}, nil)
 	for _, bounds := range [][2]int{{0, 6}, {1, 5}} {
 		sl := array.NewSlice(arr, int64(bounds[0]), int64(bounds[1]))
-		rec := array.NewRecord(schema, []arrow.Array{sl}, int64(sl.Len()))
+		rec := array.NewRecordBatch(schema, []arrow.Array{sl}, int64(sl.Len()))
 		leaves := Leaves(schema)
 		require.Equal(t, "s.l", Names(leaves))
 		var c Column

@@ -222,7 +222,7 @@ type span struct{ lo, hi int64 }
 // a struct or a list that a list follows, its valid entries. Structs after
 // the last list fold their nulls into the leaf's validity, as for flat
 // struct leaves. Each span of the leaf array is a view.
-func extractElements(c *Column, rec arrow.Record, l Leaf, mem memory.Allocator) error {
+func extractElements(c *Column, rec arrow.RecordBatch, l Leaf, mem memory.Allocator) error {
 	arr := rec.Column(l.Path[0])
 	spans := []span{{0, int64(arr.Len())}}
 	lists := 0 // lists crossed

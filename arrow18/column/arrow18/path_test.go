@@ -82,7 +82,7 @@ func TestExtractElementsBadOffsets(t *testing.T) {
 	list := array.MakeFromData(data)
 	defer list.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "l", Type: list.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{list}, 2)
+	rec := array.NewRecordBatch(schema, []arrow.Array{list}, 2)
 	defer rec.Release()
 	l, found, err := ResolveElement(schema, "l[]")
 	require.NoError(t, err)

@@ -178,7 +178,7 @@ func TestExtractUnionInStruct(t *testing.T) {
 	require.NoError(t, err)
 	defer st.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: st.DataType(), Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{st}, 8)
+	rec := array.NewRecordBatch(schema, []arrow.Array{st}, 8)
 	defer rec.Release()
 	leaves := Leaves(schema)
 	require.Len(t, leaves, 1)

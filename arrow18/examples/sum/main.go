@@ -28,7 +28,7 @@ func main() {
 	col := b.NewArray()
 	defer col.Release()
 	schema := arrow.NewSchema([]arrow.Field{{Name: "price", Type: arrow.PrimitiveTypes.Float64, Nullable: true}}, nil)
-	rec := array.NewRecord(schema, []arrow.Array{col}, int64(col.Len()))
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(col.Len()))
 	defer rec.Release()
 
 	eng, err := gpuagg.New() // DeviceAuto: the GPU where there is one and it pays
