@@ -19,10 +19,9 @@ var (
 // of numbers hashed by today's HashInt (4, still read, hashed them by
 // SplitMix64's finalizer: its sketches of strings and binaries are read, a
 // sketch of numbers is refused, as it would merge wrongly with today's); 4
-// adds the sums of squares and the
-// sketch of the statistics after the ordered aggregates; 3, still read, has
-// the tracked aggregates (none of the statistics), where 2, still read, had
-// a flag for the ordered ones.
+// adds the sums of squares and the sketch of the statistics after the
+// ordered aggregates; 3, still read, has the tracked aggregates (none of the
+// statistics), where 2, still read, had a flag for the ordered ones.
 const stateVersion = 5
 
 // v3All is every aggregate a version 3 state can track.

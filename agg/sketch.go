@@ -204,11 +204,11 @@ func mergeSketches(a, b *Sketch) *Sketch {
 // shifts, which bounded the GPU's sketch kernels. F1's d is 0, so that F1
 // of a sign word is that word (the fold of (2^32-1)k is -k ^ (k-1) = ^0):
 // the first round of an int32 widened is lo ^= hi, one instruction on the
-// GPU. Every round is invertible, so distinct integers
-// hash apart. The top word's bits (a register and the first 18 bits of its
-// rank) follow a flip of any input bit as SplitMix64's do (about 1% from
-// one half), and the estimates on runs, strides, timestamps and floats are
-// as close (agg's tests).
+// GPU. Every round is invertible, so distinct integers hash apart. The
+// top word's bits (a register and the first 18 bits of its rank) follow a
+// flip of any input bit as SplitMix64's do (about 1% from one half), and
+// the estimates on runs, strides, timestamps and floats are as close (agg's
+// tests).
 const (
 	hashK1 = 0x9e3779b9
 	hashK2 = 0x85ebca6b
