@@ -364,27 +364,37 @@ func TestVarianceFloats(t *testing.T) {
 	require.True(t, math.IsInf(sd, 1))
 }
 
+// statsStates is a state of each family with the statistics: sums of
+// squares, and sketches of numbers (sig, fl: exact hashes) and of strings
+// (by: one hash).
+func statsStates() (sig, fl, by, bo, dec State) {
+	k := new(Sketch)
+	for i := range 1000 {
+		k.Add(HashInt(uint64(i)))
+	}
+	sig = Signed(3, 1, Int192From(6), 1, 3)
+	sig.SetSquares(Uint320{14, 0, 0, 0, 1})
+	sig.SetSketch(k)
+	fl = Float(2, 0, 3, 1e-20, 0, 1, 2)
+	fl.SetFloatSquares([]float64{5}, []float64{1e-30}, 0)
+	fl.SetSketch(k)
+	by = Bytes(2, 0, []byte("a"), []byte("b"))
+	strs := new(Sketch)
+	strs.Add(HashBytes([]byte("a")))
+	by.SetSketch(strs)
+	bo = Bool(3, 0, 2)
+	dec = Decimal(1, 0, Int192From(-5), [2]uint64{uint64(1<<64 - 5), math.MaxUint64}, [2]uint64{uint64(1<<64 - 5), math.MaxUint64})
+	dec.SetSquares(SquareDecimal(uint64(1<<64-5), math.MaxUint64))
+	dec.SetPositions(Positions{FirstRow: 0, LastRow: 0, MinRow: 0, MaxRow: 0})
+	return sig, fl, by, bo, dec
+}
+
 // Version 5 states carry the sums of squares and the sketch; version 4
 // states decode but for a sketch of numbers (hashed by an earlier
 // function), version 3 states (without the statistics) still decode, and
 // one that claims them is refused.
 func TestSerializeStats(t *testing.T) {
-	k := new(Sketch)
-	for i := range 1000 {
-		k.Add(HashInt(uint64(i)))
-	}
-	sig := Signed(3, 1, Int192From(6), 1, 3)
-	sig.SetSquares(Uint320{14, 0, 0, 0, 1})
-	sig.SetSketch(k)
-	fl := Float(2, 0, 3, 1e-20, 0, 1, 2)
-	fl.SetFloatSquares([]float64{5}, []float64{1e-30}, 0)
-	fl.SetSketch(k)
-	by := Bytes(2, 0, []byte("a"), []byte("b"))
-	by.SetSketch(nil)
-	bo := Bool(3, 0, 2)
-	dec := Decimal(1, 0, Int192From(-5), [2]uint64{uint64(1<<64 - 5), math.MaxUint64}, [2]uint64{uint64(1<<64 - 5), math.MaxUint64})
-	dec.SetSquares(SquareDecimal(uint64(1<<64-5), math.MaxUint64))
-	dec.SetPositions(Positions{FirstRow: 0, LastRow: 0, MinRow: 0, MaxRow: 0})
+	sig, fl, by, bo, dec := statsStates()
 	for _, s := range []State{sig, fl, by, bo, dec} {
 		b := marshal(t, s)
 		require.Equal(t, byte(5), b[0])
@@ -581,27 +591,14 @@ func TestHashIntAvalanche(t *testing.T) {
 // decodes or is refused with ErrState, never a panic; what decodes encodes
 // again to bytes that decode to the same state, and finalizes.
 func FuzzUnmarshalState(f *testing.F) {
-	k := new(Sketch)
-	for i := range 1000 {
-		k.Add(HashInt(uint64(i)))
-	}
-	wide := new(Sketch)
+	sig, fl, by, bo, dec := statsStates()
+	wide := new(Sketch) // (dense: more hashes than it keeps)
 	for i := range 3000 {
 		wide.Add(HashInt(uint64(i)))
 	}
-	sig := Signed(3, 1, Int192From(6), 1, 3)
-	sig.SetSquares(Uint320{14, 0, 0, 0, 1})
-	sig.SetSketch(k)
-	fl := Float(2, 0, 3, 1e-20, 0, 1, 2)
-	fl.SetFloatSquares([]float64{5}, []float64{1e-30}, 0)
-	fl.SetSketch(wide)
-	by := Bytes(2, 0, []byte("a"), []byte("b"))
-	strs := new(Sketch)
-	strs.Add(HashBytes([]byte("a")))
-	by.SetSketch(strs)
-	dec := Decimal(1, 0, Int192From(-5), [2]uint64{uint64(1<<64 - 5), math.MaxUint64}, [2]uint64{uint64(1<<64 - 5), math.MaxUint64})
-	dec.SetPositions(Positions{FirstRow: 0, LastRow: 0, MinRow: 0, MaxRow: 0})
-	for _, s := range []State{sig, fl, by, Bool(3, 0, 2), dec, Signed(2, 0, Int192From(3), 1, 2)} {
+	dense := Float(2, 0, 3, 1e-20, 0, 1, 2)
+	dense.SetSketch(wide)
+	for _, s := range []State{sig, fl, by, bo, dec, dense, Signed(2, 0, Int192From(3), 1, 2)} {
 		b, err := s.MarshalBinary()
 		require.NoError(f, err)
 		f.Add(b)
