@@ -56,7 +56,7 @@ for p in "${pkgs[@]}"; do
 				-e 's#\barrow\.Record\b#arrow.RecordBatch#g' \
 				-e 's#\barray\.NewRecord\(#array.NewRecordBatch(#g' \
 				-e 's#\.NewRecord\(\)#.NewRecordBatch()#g' \
-				-e 's#\brdr\.Record\(\)#rdr.RecordBatch()#g' \
+				-e 's#\.Record\(\)#.RecordBatch()#g' \
 				"$f"
 		} >"$dst/$base"
 	done
