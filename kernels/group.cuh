@@ -991,31 +991,34 @@ template <typename VT> struct FloatExactTable {
   }
 
   // add_digits adds digits d0, d1, d2 from limb k of entry e up (or takes
-  // them away: neg), each with the carry (borrow) out of the limb below;
+  // them away: neg), each with the carry (or borrow) out of the limb below;
   // a carry out of the digits' limbs goes on up, out of the top limb into
   // top. A limb past the top has no digit (the value is below 2^E).
   //
-  // neg is a mask (all ones: take away), so that the operand is y = (x ^
-  // neg) - neg, x or 0 - x, and the carry out of old + y, (old + y < y),
-  // is a borrow's absence when taking away (x != 0): old >= x.
-  __device__ __forceinline__ void add_digits(uint64_t stride, uint64_t e, int k, uint32_t d0, uint32_t d1,
-                                             uint32_t d2, uint32_t neg) {
+  // A digit and its carry in are dd = d + carry, up to 2^32: its low word
+  // lo and high word hi. The limb's operand is y = (lo ^ nm) - nm (nm the
+  // mask of neg), lo or 0 - lo, and the carry out of old + y, (old + y <
+  // y), is a borrow's absence when taking away a nonzero lo (old >= lo).
+  // A zero lo adds nothing: its carry out is hi. Every digit takes its
+  // atomic, zero or not, so that a row's path has no branch a digit.
+  __device__ __forceinline__ void add_digits(unsigned stride, unsigned e, int k, uint32_t d0, uint32_t d1,
+                                             uint32_t d2, bool neg) {
+    const uint32_t nm = neg ? ~0u : 0u;
+    unsigned* p = a + (unsigned)k * stride + e;
     unsigned carry = 0;
 #pragma unroll
-    for (int j = 0; j < 3; j++, k++) {
+    for (int j = 0; j < 3; j++, k++, p += stride) {
       if (k >= kExactLimbs) break;
-      const uint64_t dd = (uint64_t)(j == 0 ? d0 : j == 1 ? d1 : d2) + carry;
-      if ((uint32_t)dd == 0) {  // nothing to add here (a digit of 2^32: its carry)
-        carry = (unsigned)(dd >> 32);
-        continue;
-      }
-      const uint32_t y = ((uint32_t)dd ^ neg) - neg;
-      const unsigned old = atomicAdd(&a[k * stride + e], y);
-      carry = (unsigned)(old + y < y) ^ (neg & 1u);
+      const uint32_t d = j == 0 ? d0 : j == 1 ? d1 : d2;
+      const uint32_t lo = d + carry;
+      const unsigned hi = lo < carry;  // (d + carry = 2^32)
+      const uint32_t y = (lo ^ nm) - nm;
+      const unsigned old = atomicAdd(p, y);
+      carry = (((unsigned)(old + y < y) ^ (unsigned)neg) & (unsigned)(lo != 0)) | hi;
     }
-    const uint32_t one = (1u ^ neg) - neg;  // 1 or 0xffffffff
+    const uint32_t one = (1u ^ nm) - nm;  // 1 or 0xffffffff
     // A carry goes on past a limb that was all ones (a borrow past a zero).
-    for (; carry != 0 && k < kExactLimbs; k++) carry = atomicAdd(&a[k * stride + e], one) == ~neg;
+    for (; carry != 0 && k < kExactLimbs; k++, p += stride) carry = atomicAdd(p, one) == ~nm;
     if (carry != 0) atomicAdd(&top[e], (int)one);
   }
 
@@ -1027,11 +1030,11 @@ template <typename VT> struct FloatExactTable {
     if (!scale.fits) return;  // (uniform: the launch's scale; the host folds it again)
     GroupRows<VT> rs;
     rs.load(in, base, bad);
-    const uint64_t copy = threadIdx.x % kWarpThreads & (reps - 1), stride = in.window * reps;
+    const unsigned copy = threadIdx.x % kWarpThreads & (unsigned)(reps - 1), stride = (unsigned)(in.window * reps);
 #pragma unroll
     for (int i = 0; i < kGroupItems; i++) {
       if (rs.g[i] == kGroupSkip) continue;
-      const uint64_t e = (uint64_t)rs.g[i] * reps + copy;
+      const unsigned e = (unsigned)rs.g[i] * (unsigned)reps + copy;
       if (!count_row(rows, nulls, kmn, kmx, e, rs.ok[i], rs.x[i])) continue;
       const double v = (double)rs.x[i];
       if (!isfinite(v)) {
@@ -1045,7 +1048,7 @@ template <typename VT> struct FloatExactTable {
       if (sh < 0) m >>= -sh, sh = 0;  // (the bits below are zero: scale.fits)
       const int k0 = sh >> 5, b = sh & 31;
       const uint64_t t = m >> (32 - b);  // the digits above the first: m * 2^b / 2^32
-      add_digits(stride, e, k0, (uint32_t)(m << b), (uint32_t)t, (uint32_t)(t >> 32), v < 0 ? ~0u : 0u);
+      add_digits(stride, e, k0, (uint32_t)(m << b), (uint32_t)t, (uint32_t)(t >> 32), v < 0);
     }
   }
 
