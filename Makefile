@@ -24,7 +24,7 @@ run: build
 ## run in full without it here, its other packages under it), then a
 ## capped run of the fuzz targets on their seed corpora (fuzz-short)
 ENGINE_PROPERTY_TESTS = ^(TestPropertyAgainstOracle|TestOrderedAggregates|TestGroupResultDirectColumns)$$
-DATASET_FULL_TESTS = ^(TestPagePathStreamsMatchWholePages|TestStreamedPageErrorsMatchWholePages|TestStreamCancelStopsWithinAPiece|TestIPCFileInPlaceMatchesStream|TestIPCFileTruncatedWhileRead)$$
+DATASET_FULL_TESTS = ^(TestPagePathStreamsMatchWholePages|TestStreamedPageErrorsMatchWholePages|TestStreamCancelStopsWithinAPiece|TestIPCFileInPlaceMatchesStream|TestIPCFileTruncatedWhileRead|TestGroupIPCInPlace)$$
 test:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi

@@ -12,7 +12,7 @@
 # this holds with or without the driver installed): --device cpu and auto must
 # answer like the CPU build, --device gpu must fail with the no-GPU error.
 #
-# Usage, from anywhere: scripts/ci-cuda.sh
+# Usage, from anywhere: [GEN_PTX_DIR=DIR] scripts/ci-cuda.sh
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -23,11 +23,25 @@ scripts/install-cuda-toolkit.sh
 echo "ci-cuda: checking kernels/policy.go against kernels/policy.h"
 go test -count=1 ./kernels/...
 
-echo "ci-cuda: regenerating the PTX and the fatbins"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-scripts/gen-ptx.sh "$tmp" >/dev/null
-for gen in "$tmp"/*.ptx "$tmp"/*.fatbin; do
+# GEN_PTX_DIR: a directory where scripts/gen-ptx.sh has already written the
+# PTX and fatbins of this tree, which are compared instead of made again
+# (.ci/run makes them beside its Go tests).
+gendir="${GEN_PTX_DIR:-}"
+if [ -n "$gendir" ]; then
+  echo "ci-cuda: comparing the PTX and the fatbins regenerated in $gendir"
+else
+  echo "ci-cuda: regenerating the PTX and the fatbins"
+  gendir="$tmp"
+  scripts/gen-ptx.sh "$gendir" >/dev/null
+fi
+for cu in kernels/*.cu; do
+  for ext in ptx fatbin; do
+    [ -f "$gendir/$(basename "${cu%.cu}").$ext" ] || { echo "ci-cuda: gen-ptx made no $ext for $cu" >&2; exit 1; }
+  done
+done
+for gen in "$gendir"/*.ptx "$gendir"/*.fatbin; do
   name="$(basename "$gen")"
   if ! cmp -s "$gen" "kernels/$name"; then
     echo "ci-cuda: kernels/$name differs from what scripts/gen-ptx.sh generates; run 'make kernels' and commit it" >&2
