@@ -237,7 +237,8 @@ func BenchmarkStats(b *testing.B) {
 // registers let no hash through (all at the largest rank: the floor drops
 // them all), where every hash passes the floor and the gathered registers
 // drop them all (floor 0, registers at the largest rank), and where every
-// hash raises its register (all 0).
+// hash raises its register (all 0); then the hashes and the floor's filter
+// of 32-bit values.
 func BenchmarkSketchKernels(b *testing.B) {
 	vals := make([]int64, 512)
 	for i := range vals {
@@ -266,6 +267,14 @@ func BenchmarkSketchKernels(b *testing.B) {
 	run("raises-floor-drops-all", func() { kernelRaises(vals, nil, &full, 51, out[:]) })
 	run("raises-registers-drop-all", func() { kernelRaises(vals, nil, &full, 0, out[:]) })
 	run("raises-all", func() { kernelRaises(vals, nil, &empty, 0, out[:]) })
+	// 32-bit values, whose first round is cheaper (sign- or zero-extended).
+	i32, u32 := make([]int32, len(vals)), make([]uint32, len(vals))
+	for i, v := range vals {
+		i32[i], u32[i] = int32(v>>32), uint32(v>>32)
+	}
+	run("int32-hashes", func() { kernelHashes(i32, out[:]) })
+	run("uint32-hashes", func() { kernelHashes(u32, out[:]) })
+	run("int32-raises-floor-drops-all", func() { kernelRaises(i32, nil, &full, 51, out[:]) })
 }
 
 // BenchmarkZeroExtremes: 8M float64 values on one worker, normal ones and

@@ -841,12 +841,9 @@ GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
 	MOVQ         $0xffffffff, AX \
 	VPBROADCASTQ AX, Z21
 
-// MIX hashes the lanes of Z in place (T, U, V: scratch).
-#define MIX(Z, T, U, V) \
-	VPSRLQ     $32, Z, T         \
-	VPMULUDQ   Z28, T, U         \
-	VPSRLQ     $32, U, V         \
-	VPTERNLOGQ $0x96, V, U, Z    \
+// MIX23 is MIX after its first round: the second and third rounds, then
+// the hash lo<<32 | hi.
+#define MIX23(Z, T, U, V) \
 	VPMULUDQ   Z29, Z, U         \
 	VPADDQ     Z26, U, U         \
 	VPSRLQ     $32, U, V         \
@@ -858,6 +855,28 @@ GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
 	VPSLLQ     $32, Z, Z         \
 	VPTERNLOGQ $0xf8, Z21, T, Z
 
+// MIX hashes the lanes of Z in place (T, U, V: scratch): the first round
+// (T: hi), then MIX23, the other two.
+#define MIX(Z, T, U, V) \
+	VPSRLQ     $32, Z, T         \
+	VPMULUDQ   Z28, T, U         \
+	VPSRLQ     $32, U, V         \
+	VPTERNLOGQ $0x96, V, U, Z    \
+	MIX23(Z, T, U, V)
+
+// MIXS and MIXU are MIX of sign- and zero-extended 32-bit values, whose
+// high dword hi is 0 or 2^32-1, where F1(hi) = hi (the fold of (2^32-1)k
+// is (-k) ^ (k-1), all ones; of 0, 0): the first round is lo ^= hi (for
+// MIXU nothing).
+#define MIXS(Z, T, U, V) \
+	VPSRLQ     $32, Z, T         \
+	VPXORQ     T, Z, Z           \
+	MIX23(Z, T, U, V)
+
+#define MIXU(Z, T, U, V) \
+	VPXORQ     T, T, T           \
+	MIX23(Z, T, U, V)
+
 // CANONFLOAT makes the float64 lanes of Z hash as agg.HashFloat: ±0 as +0,
 // every NaN as the canonical NaN (Z31: zero, Z27: the canonical NaN).
 #define CANONFLOAT(Z) \
@@ -866,7 +885,7 @@ GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
 	VCMPPD    $3, Z, Z, K2     \
 	VMOVDQU64 Z27, K2, Z
 
-#define HASHLOOP(LOAD, STRIDE, CANON) \
+#define HASHLOOP(LOAD, STRIDE, CANON, HASH) \
 	MOVQ vals+0(FP), SI     \
 	MOVQ n+8(FP), CX        \
 	MOVQ out+16(FP), DI     \
@@ -879,7 +898,7 @@ GLOBL nibblemask<>(SB), RODATA|NOPTR, $512
 hloop:                      \
 	LOAD 0(SI), Z0          \
 	CANON                   \
-	MIX(Z0, Z1, Z8, Z9)     \
+	HASH                    \
 	VMOVDQU64 Z0, 0(DI)     \
 	ADDQ $STRIDE, SI        \
 	ADDQ $64, DI            \
@@ -913,7 +932,7 @@ hdone:                      \
 // pass's hashes, the gather's mask (which the gather clears); K5: the
 // second pass's hashes; K2: those that may raise.
 
-#define RAISELOOP(LOADZ, STRIDE, CANON) \
+#define RAISELOOP(LOADZ, STRIDE, CANON, HASH) \
 	MOVQ vals+0(FP), SI     \
 	MOVQ n+8(FP), CX        \
 	MOVQ valid+16(FP), R8   \
@@ -943,7 +962,7 @@ rall:                       \
 rload:                      \
 	LOADZ 0(SI), K3, Z0     \
 	CANON                   \
-	MIX(Z0, Z1, Z8, Z9)     \
+	HASH                    \
 	VPSLLQ    $14, Z0, Z3   \
 	VPLZCNTQ  Z3, Z3        \
 	VPCMPUQ   $5, Z22, Z3, K3, K1 \
@@ -1133,43 +1152,43 @@ TEXT ·floatSquares32AVX512(SB), NOSPLIT, $0-32
 
 // func hash64AVX512(vals *uint64, n int, out *uint64)
 TEXT ·hash64AVX512(SB), NOSPLIT, $0-24
-	HASHLOOP(VMOVDQU64, 64, NOCANON)
+	HASHLOOP(VMOVDQU64, 64, NOCANON, MIX(Z0, Z1, Z8, Z9))
 
 // func hashInt32AVX512(vals *int32, n int, out *uint64)
 TEXT ·hashInt32AVX512(SB), NOSPLIT, $0-24
-	HASHLOOP(VPMOVSXDQ, 32, NOCANON)
+	HASHLOOP(VPMOVSXDQ, 32, NOCANON, MIXS(Z0, Z1, Z8, Z9))
 
 // func hashUint32AVX512(vals *uint32, n int, out *uint64)
 TEXT ·hashUint32AVX512(SB), NOSPLIT, $0-24
-	HASHLOOP(VPMOVZXDQ, 32, NOCANON)
+	HASHLOOP(VPMOVZXDQ, 32, NOCANON, MIXU(Z0, Z1, Z8, Z9))
 
 // func hashFloat64AVX512(vals *float64, n int, out *uint64)
 TEXT ·hashFloat64AVX512(SB), NOSPLIT, $0-24
-	HASHLOOP(VMOVDQU64, 64, CANONFLOAT(Z0))
+	HASHLOOP(VMOVDQU64, 64, CANONFLOAT(Z0), MIX(Z0, Z1, Z8, Z9))
 
 // func hashFloat32AVX512(vals *float32, n int, out *uint64)
 TEXT ·hashFloat32AVX512(SB), NOSPLIT, $0-24
-	HASHLOOP(VCVTPS2PD, 32, CANONFLOAT(Z0))
+	HASHLOOP(VCVTPS2PD, 32, CANONFLOAT(Z0), MIX(Z0, Z1, Z8, Z9))
 
 // func raise64AVX512(vals *uint64, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
 TEXT ·raise64AVX512(SB), NOSPLIT, $0-56
-	RAISELOOP(VMOVDQU64.Z, 64, NOCANON)
+	RAISELOOP(VMOVDQU64.Z, 64, NOCANON, MIX(Z0, Z1, Z8, Z9))
 
 // func raiseInt32AVX512(vals *int32, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
 TEXT ·raiseInt32AVX512(SB), NOSPLIT, $0-56
-	RAISELOOP(VPMOVSXDQ.Z, 32, NOCANON)
+	RAISELOOP(VPMOVSXDQ.Z, 32, NOCANON, MIXS(Z0, Z1, Z8, Z9))
 
 // func raiseUint32AVX512(vals *uint32, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
 TEXT ·raiseUint32AVX512(SB), NOSPLIT, $0-56
-	RAISELOOP(VPMOVZXDQ.Z, 32, NOCANON)
+	RAISELOOP(VPMOVZXDQ.Z, 32, NOCANON, MIXU(Z0, Z1, Z8, Z9))
 
 // func raiseFloat64AVX512(vals *float64, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
 TEXT ·raiseFloat64AVX512(SB), NOSPLIT, $0-56
-	RAISELOOP(VMOVDQU64.Z, 64, CANONFLOAT(Z0))
+	RAISELOOP(VMOVDQU64.Z, 64, CANONFLOAT(Z0), MIX(Z0, Z1, Z8, Z9))
 
 // func raiseFloat32AVX512(vals *float32, n int, valid *byte, regs *[16384]uint8, floor uint8, out *uint64) int
 TEXT ·raiseFloat32AVX512(SB), NOSPLIT, $0-56
-	RAISELOOP(VCVTPS2PD.Z, 32, CANONFLOAT(Z0))
+	RAISELOOP(VCVTPS2PD.Z, 32, CANONFLOAT(Z0), MIX(Z0, Z1, Z8, Z9))
 
 // func minRegisterAVX512(regs *[16384]uint8) uint8
 TEXT ·minRegisterAVX512(SB), NOSPLIT, $0-9
