@@ -37,9 +37,12 @@ else
   gendir="$tmp"
   scripts/gen-ptx.sh "$gendir" >/dev/null
 fi
+# Each kernel source has its committed PTX and fatbin, and gen-ptx made both.
 for cu in kernels/*.cu; do
   for ext in ptx fatbin; do
-    [ -f "$gendir/$(basename "${cu%.cu}").$ext" ] || { echo "ci-cuda: gen-ptx made no $ext for $cu" >&2; exit 1; }
+    name="$(basename "${cu%.cu}").$ext"
+    [ -f "kernels/$name" ] || { echo "ci-cuda: no committed $ext for $cu" >&2; exit 1; }
+    [ -f "$gendir/$name" ] || { echo "ci-cuda: gen-ptx made no $ext for $cu" >&2; exit 1; }
   done
 done
 for gen in "$gendir"/*.ptx "$gendir"/*.fatbin; do
@@ -51,11 +54,6 @@ for gen in "$gendir"/*.ptx "$gendir"/*.fatbin; do
     esac
     exit 1
   fi
-done
-for cu in kernels/*.cu; do
-  for ext in ptx fatbin; do
-    [ -f "kernels/$(basename "${cu%.cu}").$ext" ] || { echo "ci-cuda: no committed $ext for $cu" >&2; exit 1; }
-  done
 done
 
 if [ "${EMU_HARNESSES_PASSED:-}" = 1 ]; then
