@@ -1437,21 +1437,22 @@ enum KindCode : uint32_t { ARROWAGG_KINDS(ARROWAGG_KIND_CODE) kKinds };
 ARROWAGG_KINDS(ARROWAGG_KERNEL)
 
 // The moments kernels arrowagg_moments_<kind>: the per-kind kernels with
-// the sum of the squares (stddev, variance), for integers and floats.
-#define ARROWAGG_MOMENT_KINDS(X)                        \
-  X(int8, IntSqAgg<int8_t, SignedFamily>)               \
-  X(int16, IntSqAgg<int16_t, SignedFamily>)             \
-  X(int32, IntSqAgg<int32_t, SignedFamily>)             \
-  X(int64, IntSqAgg<int64_t, SignedFamily>)             \
-  X(uint8, IntSqAgg<uint8_t, UnsignedFamily>)           \
-  X(uint16, IntSqAgg<uint16_t, UnsignedFamily>)         \
-  X(uint32, IntSqAgg<uint32_t, UnsignedFamily>)         \
-  X(uint64, IntSqAgg<uint64_t, UnsignedFamily>)         \
-  X(float32, FloatSqAgg<float>)                         \
-  X(float64, FloatSqAgg<double>)
+// the sum of the squares (stddev, variance), for integers and floats, each
+// compiled for the blocks per multiprocessor its family's policy asks.
+#define ARROWAGG_MOMENT_KINDS(X)                                                 \
+  X(int8, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<int8_t, SignedFamily>)       \
+  X(int16, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<int16_t, SignedFamily>)     \
+  X(int32, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<int32_t, SignedFamily>)     \
+  X(int64, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<int64_t, SignedFamily>)     \
+  X(uint8, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<uint8_t, UnsignedFamily>)   \
+  X(uint16, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<uint16_t, UnsignedFamily>) \
+  X(uint32, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<uint32_t, UnsignedFamily>) \
+  X(uint64, AGG_INT_MOMENT_MIN_BLOCKS, IntSqAgg<uint64_t, UnsignedFamily>) \
+  X(float32, AGG_FLOAT_MOMENT_MIN_BLOCKS, FloatSqAgg<float>)               \
+  X(float64, AGG_FLOAT_MOMENT_MIN_BLOCKS, FloatSqAgg<double>)
 
-#define ARROWAGG_MOMENT_KERNEL(name, ...)                                                                       \
-  extern "C" __global__ void __launch_bounds__(kBlockThreads, AGG_MOMENT_MIN_BLOCKS)                                                 \
+#define ARROWAGG_MOMENT_KERNEL(name, min_blocks, ...)                                                         \
+  extern "C" __global__ void __launch_bounds__(kBlockThreads, min_blocks)                                     \
       arrowagg_moments_##name(const void* values, unsigned long long voff, const uint32_t* validity,          \
                               unsigned long long vbit, unsigned long long n, uint64_t* partials,              \
                               unsigned int* ticket, uint64_t* out) {                                          \
@@ -1460,8 +1461,11 @@ ARROWAGG_KINDS(ARROWAGG_KERNEL)
 ARROWAGG_MOMENT_KINDS(ARROWAGG_MOMENT_KERNEL)
 
 // The sketch kernels arrowagg_sketch_<kind>: the moments kernels with the
-// approx_distinct sketch, raised into the column's DeviceSketch at sketch.
-#define ARROWAGG_SKETCH_KERNEL(name, ...)                                                                        \
+// approx_distinct sketch, raised into the column's DeviceSketch at sketch
+// (without the moments kernels' blocks bound: the block's sketch in shared
+// memory allows three blocks a multiprocessor, and the hash's registers
+// spilled under a bound of four).
+#define ARROWAGG_SKETCH_KERNEL(name, min_blocks, ...)                                                         \
   extern "C" __global__ void __launch_bounds__(kBlockThreads)                                                 \
       arrowagg_sketch_##name(const void* values, unsigned long long voff, const uint32_t* validity,            \
                              unsigned long long vbit, unsigned long long n, uint64_t* partials,               \
