@@ -622,29 +622,57 @@ struct DecAcc {
   }
 };
 
+// add96 adds x to the 96-bit sum {lo, hi}: one carry chain (three 32-bit
+// additions).
+__device__ __forceinline__ void add96(uint64_t& lo, uint32_t& hi, uint64_t x) {
+#ifdef __CUDA_ARCH__
+  asm("add.cc.u64 %0, %0, %2;\n\taddc.u32 %1, %1, 0;" : "+l"(lo), "+r"(hi) : "l"(x));
+#else
+  lo += x;
+  hi += lo < x;
+#endif
+}
+
 // IntSqAcc is IntAcc with the exact sum of the squares: 128-bit squares
-// of 64-bit values summed in 192 bits, squares of narrower values (below
-// 2^64) in 128.
+// of 64-bit values summed in 192 bits; the square of a narrower value
+// (below 2^64) is one 32x32 -> 64-bit multiply (signed: its sign no matter,
+// no absolute value needed), summed in 96 bits, which hold the sum of up to
+// 2^32 such squares: a launch gives a thread at most 2^31 + 2 elements
+// (backend/cuda's maxLaunch). (64-bit values squared as three products of
+// their 32-bit halves, each summed in 96 bits, took fewer instructions
+// without nulls but ran 5-20% slower on an H200.)
 template <typename T, class Fam> struct IntSqAcc {
+  static constexpr bool kWide = sizeof(T) == 8;
+  static constexpr bool kSigned = T(-1) < T(0);
   IntAcc<T, Fam> base;
-  uint64_t q0 = 0, q1 = 0, q2 = 0;
+  uint64_t q0 = 0, q1 = 0, q2 = 0;  // 64-bit values: the 192-bit sum
+  uint64_t nlo = 0;                 // narrower values: the 96-bit sum
+  uint32_t nhi = 0;
 
   __device__ __forceinline__ void operator()(T x, bool ok) {
     base(x, ok);
     const T xs = ok ? x : T(0);
-    const uint64_t m = T(-1) < T(0) && xs < T(0) ? (uint64_t)0 - (uint64_t)(int64_t)xs : (uint64_t)xs;
-    if (sizeof(T) == 8) {
+    if (kWide) {
+      const uint64_t m = kSigned && xs < T(0) ? (uint64_t)0 - (uint64_t)(int64_t)xs : (uint64_t)xs;
 #ifdef __CUDA_ARCH__
       const uint64_t hi = __umul64hi(m, m);
 #else
       const uint64_t hi = (uint64_t)(((unsigned __int128)m * m) >> 64);
 #endif
       add192(q0, q1, q2, m * m, hi, 0);
+    } else if (kSigned) {
+      add96(nlo, nhi, (uint64_t)((int64_t)(int32_t)xs * (int32_t)xs));
     } else {
-      // |x| < 2^32: one 32x32 -> 64-bit multiply (IMAD.WIDE.U32), not a
-      // 64-bit product built of several.
-      const uint32_t m32 = (uint32_t)m;
-      add128(q0, q1, (uint64_t)m32 * m32, 0);
+      add96(nlo, nhi, (uint64_t)(uint32_t)xs * (uint32_t)xs);
+    }
+  }
+
+  // squares gives the sum of the squares in 192 bits.
+  __device__ __forceinline__ void squares(uint64_t& w0, uint64_t& w1, uint64_t& w2) const {
+    if (kWide) {
+      w0 = q0, w1 = q1, w2 = q2;
+    } else {
+      w0 = nlo, w1 = nhi, w2 = 0;
     }
   }
 };
@@ -1062,7 +1090,9 @@ template <typename T, class Base> struct IntSqAgg {
     Hooked<IntSqAcc<T, Base>, Hook> fn{acc, hook};
     const uint64_t count = thread_pass(static_cast<const T*>(c.values) + c.voff, c.validity, c.vbit, c.n, sh, fn);
     const typename Base::State b = acc.base.state(count);
-    return typename Family::State{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], acc.q0, acc.q1, acc.q2}};
+    uint64_t q0, q1, q2;
+    acc.squares(q0, q1, q2);
+    return typename Family::State{{b.w[0], b.w[1], b.w[2], b.w[3], b.w[4], q0, q1, q2}};
   }
 };
 

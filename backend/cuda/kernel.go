@@ -135,10 +135,19 @@ func (d *device) grid(k column.Kind, n uint64, maxGrid int) int {
 	return int(max(1, min(g, uint64(maxGrid))))
 }
 
-// maxLaunch is the most elements one launch of kind k takes: thread sums of
-// narrow integers are 64-bit, exact while a thread sees < 2^32 elements.
+// maxLaunch is the most elements one launch of kind k takes: 2^31 a thread
+// of the smallest grid among the kind's kernels (the six's, the ordered,
+// moments and sketch kernels'), so that whichever runs, a thread's 64-bit
+// sums of narrow integers and its 96-bit sums of squares (the kernels'
+// IntSqAcc) see at most 2^31 + 2 elements and stay exact.
 func (d *device) maxLaunch(k column.Kind) uint64 {
-	return uint64(d.maxGrid[k]) * blockThreads << 31
+	g := d.maxGrid[k]
+	for _, o := range []int{d.ordMaxGrid[k], d.momMaxGrid[k], d.skMaxGrid[k]} {
+		if o > 0 {
+			g = min(g, o)
+		}
+	}
+	return uint64(g) * blockThreads << 31
 }
 
 // passes are the kernels a launch runs: the fused kernel (with the sums of
