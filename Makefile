@@ -17,7 +17,8 @@ run: build
 ## engine's property tests again without it (under it, their largest arrays
 ## are of one type: see engine's bigSizes; the grouped result's test of every
 ## type likewise takes seven types under it), dataset's largest combinatorial
-## tests again without it (under it they take every other case: raceSubset),
+## tests again without it (under it they take every other case: raceSubset;
+## TestRaceSubsetsRunInFull checks that each test taking one is listed here),
 ## then the Arrow Go v18 front end's tests (module arrow18, generated
 ## from the v17 one) without the race detector: its engine's tests are the
 ## v17 engine's and its other packages start no goroutine of their own, the
@@ -26,7 +27,7 @@ run: build
 ## over a minute of CI; then a capped run of the fuzz targets on their seed
 ## corpora (fuzz-short)
 ENGINE_PROPERTY_TESTS = ^(TestPropertyAgainstOracle|TestOrderedAggregates|TestGroupResultDirectColumns)$$
-DATASET_FULL_TESTS = ^(TestPagePathStreamsMatchWholePages|TestStreamedPageErrorsMatchWholePages|TestStreamCancelStopsWithinAPiece|TestIPCFileInPlaceMatchesStream|TestIPCFileTruncatedWhileRead|TestGroupIPCInPlace)$$
+DATASET_FULL_TESTS = ^(TestPagePathStreamsMatchWholePages|TestStreamedPageErrorsMatchWholePages|TestStreamCancelStopsWithinAPiece|TestIPCFileInPlaceMatchesStream|TestIPCFileTruncatedWhileRead|TestGroupIPCInPlace|TestGroupRowGroupWindows|TestGroupRowGroupWindowsPageIndex|TestGroupTruncatedWhileRead|TestPagePathSegments)$$
 test:
 	@unformatted="$$(gofmt -l .)"; \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
